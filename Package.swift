@@ -1,0 +1,33 @@
+// swift-tools-version:6.0
+import PackageDescription
+
+let package = Package(
+    name: "forcescale",
+    products: [
+        .executable(name: "forcescale", targets: ["forcescale"]),
+        .executable(name: "forcescaled", targets: ["forcescaled"]),
+    ],
+    targets: [
+        // Pure: no clock, no file descriptor. Events in; readings, peaks and deadlines out.
+        .target(name: "ScaleCore"),
+        // Everything that touches the operating system.
+        .target(name: "ScaleSystem", dependencies: ["ScaleCore"]),
+        // swift-argument-parser's conventions, written by hand (no outside packages here).
+        .target(name: "ArgumentParsing"),
+        // How readings look to a person: the gauge line, the bar, units.
+        .target(name: "ScaleDisplay", dependencies: ["ScaleCore"]),
+        .executableTarget(
+            name: "forcescale",
+            dependencies: ["ScaleCore", "ScaleSystem", "ScaleDisplay", "ArgumentParsing"]),
+        .executableTarget(
+            name: "forcescaled",
+            dependencies: ["ArgumentParsing"]),
+        .executableTarget(
+            name: "forcescale-bench",
+            dependencies: ["ScaleCore", "ScaleSystem"],
+            path: "bench/Sources/forcescale-bench"),
+        .testTarget(name: "ScaleCoreTests", dependencies: ["ScaleCore"]),
+        .testTarget(name: "ArgumentParsingTests", dependencies: ["ArgumentParsing"]),
+        .testTarget(name: "ForcescaleCLITests", dependencies: ["ScaleCore"]),
+    ]
+)

@@ -1,0 +1,38 @@
+/// A whole recording held in memory: a device and its events. Streaming consumers use
+/// `EvemuReader` directly; this is for small files, tests and the built-in demo.
+public struct Recording: Hashable, Sendable {
+    public var device: DeviceDescription
+    public var events: [InputEvent]
+    /// Lines written as `#` comments at the top when the recording is saved.
+    public var comments: [String]
+
+    public init(device: DeviceDescription, events: [InputEvent], comments: [String] = []) {
+        self.device = device
+        self.events = events
+        self.comments = comments
+    }
+
+    /// Parses a complete recording from text.
+    /// - Parameters:
+    ///   - text: The evemu text.
+    ///   - fileName: Named in errors.
+    /// - Throws: `EvemuParseError` for a malformed line or a missing device description.
+    public init(evemuText text: String, fileName: String) throws(EvemuParseError) {
+        var reader = EvemuReader(fileName: fileName)
+        var events: [InputEvent] = []
+        var failure: EvemuParseError?
+        Array(text.utf8).withUnsafeBytes { buffer in
+            do throws(EvemuParseError) {
+                try reader.feed(buffer) { events.append($0) }
+                try reader.finish { events.append($0) }
+            } catch {
+                failure = error
+            }
+        }
+        if let failure { throw failure }
+        guard let device = reader.device else {
+            throw EvemuParseError(file: fileName, line: 1, problem: "no device description (N:, I:, B:, A: lines)")
+        }
+        self.init(device: device, events: events)
+    }
+}

@@ -1,0 +1,49 @@
+/// Which conversion produced a reading's grams; every reading names it.
+public enum GramModelKind: String, Sendable, CaseIterable {
+    /// A per-device curve taken with known weights.
+    case calibrated
+    /// The driver's pressure resolution, which the kernel documents as units per gram.
+    case physical
+    /// Force times 385 g, the full scale of the classic iPhone 3D Touch scale.
+    case nominal
+}
+
+/// Converts pressure to grams by the best model the device allows: calibrated, then
+/// physical, then nominal. A tare offset applies to every model.
+public struct GramModel: Hashable, Sendable {
+    /// The full scale of the original iPhone scale at 100% force.
+    public static let nominalFullScale = 385.0
+
+    public let kind: GramModelKind
+    public let axis: AxisRange
+    public let calibration: Calibration
+
+    public init(axis: AxisRange, calibration: Calibration = .none) {
+        self.axis = axis
+        self.calibration = calibration
+        if calibration.hasCurve {
+            kind = .calibrated
+        } else if axis.resolution > 0 {
+            kind = .physical
+        } else {
+            kind = .nominal
+        }
+    }
+
+    /// Grams for a frame, after tare.
+    /// - Parameters:
+    ///   - raw: The frame's raw pressure.
+    ///   - force: The same pressure normalised to 0…1.
+    public func grams(raw: Int32, force: Double) -> Double {
+        let untared: Double
+        switch kind {
+        case .calibrated:
+            untared = calibration.curveGrams(raw: Double(raw), axisMinimum: axis.minimum) ?? 0
+        case .physical:
+            untared = Swift.max(0, Double(raw) - Double(axis.minimum)) / Double(axis.resolution)
+        case .nominal:
+            untared = force * Self.nominalFullScale
+        }
+        return untared - calibration.tareGrams
+    }
+}

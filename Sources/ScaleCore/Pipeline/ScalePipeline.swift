@@ -1,0 +1,79 @@
+/// The whole measuring pipeline of one device: events in; readings, peaks and the time it
+/// next needs waking out. It never reads a clock: time is the events' own, so a replay and
+/// a live run of the same events give the same output.
+public struct ScalePipeline: Sendable {
+    public let device: DeviceDescription
+    public let settings: ScaleSettings
+    public let source: PressureSource
+    public private(set) var gramModel: GramModel
+
+    private let scale: ForceScale
+    private var tracker: ContactTracker
+    private var throttle: ReadingThrottle
+    private var peaks: PeakDetector
+    private var stability: StabilityDetector
+    private var touching = false
+
+    /// - Parameters:
+    ///   - device: The device whose events will arrive.
+    ///   - settings: Validated settings (`ScaleSettings.validate()`).
+    ///   - calibration: The device's calibration and tare, if any.
+    /// - Throws: `DeviceSetupError` when the device has no usable pressure axis.
+    public init(device: DeviceDescription, settings: ScaleSettings = ScaleSettings(), calibration: Calibration = .none) throws(DeviceSetupError) {
+        self.device = device
+        self.settings = settings
+        source = try PressureSource.select(for: device)
+        scale = ForceScale(axis: source.axis)
+        gramModel = GramModel(axis: source.axis, calibration: calibration)
+        tracker = ContactTracker(source: source, mode: settings.contactMode)
+        throttle = ReadingThrottle(interval: settings.throttleInterval)
+        peaks = PeakDetector(threshold: settings.peakThreshold, hysteresis: settings.peakHysteresis)
+        stability = StabilityDetector(window: settings.stabilityWindow, maximumSpan: settings.stabilitySpan)
+    }
+
+    /// When a held reading falls due; wake the pipeline then with `advance(to:)`.
+    public var nextDeadline: EventTime? { throttle.deadline }
+
+    /// Replaces the calibration (after a tare or a new point); later frames use it.
+    public mutating func setCalibration(_ calibration: Calibration) {
+        gramModel = GramModel(axis: source.axis, calibration: calibration)
+    }
+
+    /// Takes one event and appends what it causes to `output`.
+    public mutating func process(_ event: InputEvent, into output: inout [ScaleOutput]) {
+        guard let frame = tracker.consume(event) else { return }
+        advance(to: frame.time, into: &output)
+        if frame.contacts == 0 {
+            guard touching else { return }
+            touching = false
+            _ = peaks.update(force: 0, touching: false)
+            stability.reset()
+            let zero = Reading(
+                time: frame.time, raw: source.axis.minimum, force: 0, grams: 0, saturated: false,
+                contacts: 0, stable: false, model: gramModel.kind)
+            output.append(.reading(throttle.release(zero)))
+            return
+        }
+        touching = true
+        let force = scale.force(raw: frame.raw)
+        let grams = gramModel.grams(raw: frame.raw, force: force)
+        let reading = Reading(
+            time: frame.time, raw: frame.raw, force: force, grams: grams,
+            saturated: scale.isSaturated(raw: frame.raw), contacts: frame.contacts,
+            stable: stability.update(time: frame.time, grams: grams), model: gramModel.kind)
+        if let now = throttle.offer(reading) { output.append(.reading(now)) }
+        if peaks.update(force: force, touching: true) {
+            output.append(.peak(Peak(time: frame.time, raw: frame.raw, force: force, grams: grams)))
+        }
+    }
+
+    /// Lets out the held reading if its window has ended by `time` (the live timer).
+    public mutating func advance(to time: EventTime, into output: inout [ScaleOutput]) {
+        if let due = throttle.due(at: time) { output.append(.reading(due)) }
+    }
+
+    /// The end of the input: the held reading goes out so the last value is never lost.
+    public mutating func finish(into output: inout [ScaleOutput]) {
+        if let held = throttle.drain() { output.append(.reading(held)) }
+    }
+}

@@ -1,0 +1,77 @@
+/// Builds one JSON object with its keys in the order written, which the protocol fixes so
+/// that output can be compared byte for byte. Fields without a value are left out rather
+/// than written as `null`.
+public struct JSONLineWriter: Sendable {
+    private var text = "{"
+    private var isFirst = true
+
+    public init() {}
+
+    public mutating func add(_ key: String, string value: String?) {
+        guard let value else { return }
+        addKey(key)
+        Self.appendQuoted(value, to: &text)
+    }
+
+    public mutating func add(_ key: String, integer value: Int?) {
+        guard let value else { return }
+        addKey(key)
+        text += String(value)
+    }
+
+    public mutating func add(_ key: String, bool value: Bool?) {
+        guard let value else { return }
+        addKey(key)
+        text += value ? "true" : "false"
+    }
+
+    /// A number rounded to `decimals` places and written in its shortest form (`0.2`, `77.0`).
+    public mutating func add(_ key: String, number value: Double?, decimals: Int) {
+        guard let value, value.isFinite else { return }
+        addKey(key)
+        text += Self.rounded(value, decimals: decimals)
+    }
+
+    /// A number written exactly as given (event times keep all six decimals).
+    public mutating func add(_ key: String, literal value: String?) {
+        guard let value else { return }
+        addKey(key)
+        text += value
+    }
+
+    /// The object followed by a newline.
+    public var line: String { text + "}\n" }
+
+    private mutating func addKey(_ key: String) {
+        if !isFirst { text += "," }
+        isFirst = false
+        Self.appendQuoted(key, to: &text)
+        text += ":"
+    }
+
+    static func rounded(_ value: Double, decimals: Int) -> String {
+        var scale = 1.0
+        for _ in 0..<decimals { scale *= 10 }
+        let result = (value * scale).rounded() / scale
+        // -0.0 would print as "-0.0"; a reading of nothing is just 0.
+        return (result == 0 ? 0.0 : result).description
+    }
+
+    static func appendQuoted(_ value: String, to text: inout String) {
+        text += "\""
+        for scalar in value.unicodeScalars {
+            switch scalar {
+            case "\"": text += "\\\""
+            case "\\": text += "\\\\"
+            case "\n": text += "\\n"
+            case "\r": text += "\\r"
+            case "\t": text += "\\t"
+            case _ where scalar.value < 0x20:
+                let digits = String(scalar.value, radix: 16)
+                text += "\\u" + String(repeating: "0", count: 4 - digits.count) + digits
+            default: text.unicodeScalars.append(scalar)
+            }
+        }
+        text += "\""
+    }
+}

@@ -1,0 +1,115 @@
+import ScaleCore
+
+/// How the gauge may draw: block characters need a UTF-8 terminal, colour needs a terminal
+/// and no `NO_COLOR`. Colour only ever repeats what the words already say.
+public struct GaugeStyle: Hashable, Sendable {
+    public var unicode: Bool
+    public var color: Bool
+    /// Width of the bar in character cells.
+    public var barWidth: Int
+
+    public init(unicode: Bool, color: Bool, barWidth: Int = 24) {
+        self.unicode = unicode
+        self.color = color
+        self.barWidth = barWidth
+    }
+
+    public static let plain = GaugeStyle(unicode: false, color: false)
+}
+
+/// Renders readings and peaks as one line of text each: time since the start, force in
+/// percent (`100%+` when saturated), the weight in the chosen unit, a bar that grows with
+/// force like the original's circle, and words for the state.
+public struct Gauge: Sendable {
+    public let style: GaugeStyle
+    public let unit: MassUnit
+    /// Times are shown relative to this, so a recording from 2012 starts at 0.000 s.
+    public let origin: EventTime
+
+    public init(style: GaugeStyle, unit: MassUnit, origin: EventTime) {
+        self.style = style
+        self.unit = unit
+        self.origin = origin
+    }
+
+    public func line(for reading: Reading) -> String {
+        let percent = reading.saturated ? "100%+" : pad(String(Int((reading.force * 100).rounded())) + "%", 5)
+        var words: [String] = []
+        if reading.contacts == 0 { words.append("lifted") }
+        if reading.contacts > 1 { words.append("\(reading.contacts) contacts") }
+        if reading.stable { words.append("stable") }
+        if reading.saturated { words.append("saturated") }
+        let bar = paint(bar(reading.force), reading.saturated ? .red : reading.stable ? .green : .yellow)
+        let state = words.isEmpty ? "" : "  " + words.joined(separator: ", ")
+        return "\(time(reading.time))  \(percent)  \(weight(reading.grams))  \(bar)\(state)"
+    }
+
+    public func line(for peak: Peak) -> String {
+        "\(time(peak.time))  " + paint("PEAK", .boldRed) + "   \(weight(peak.grams))  raw \(peak.raw) reached the peak threshold"
+    }
+
+    /// The line left behind when a weight is lifted: what it weighed, if it settled.
+    public func liftLine(at time: EventTime, lastStable: Reading?) -> String {
+        let summary = lastStable.map { "weighed " + weight($0.grams).drop { $0 == " " } + " (stable)" }
+            ?? "lifted before the weight settled"
+        return "\(self.time(time))  \(summary)"
+    }
+
+    /// `12.345 s`, right-aligned so that columns line up for the first few minutes.
+    func time(_ time: EventTime) -> String {
+        let elapsed = time.microseconds - origin.microseconds
+        let milliseconds = (elapsed + (elapsed >= 0 ? 500 : -500)) / 1000
+        let sign = milliseconds < 0 ? "-" : ""
+        let magnitude = milliseconds.magnitude
+        let fraction = String(magnitude % 1000)
+        let text = sign + String(magnitude / 1000) + "." + String(repeating: "0", count: 3 - fraction.count) + fraction
+        return pad(text, 8) + " s"
+    }
+
+    func weight(_ grams: Double) -> String {
+        pad(fixed(unit.fromGrams(grams), decimals: unit.displayDecimals), 9) + " " + pad(unit.rawValue, 2, left: false)
+    }
+
+    func bar(_ force: Double) -> String {
+        let cells = style.barWidth
+        let clamped = Swift.min(1, Swift.max(0, force))
+        if style.unicode {
+            // Eighth blocks give the bar eight steps per cell.
+            let eighths = Int((clamped * Double(cells * 8)).rounded())
+            let partials = ["", "▏", "▎", "▍", "▌", "▋", "▊", "▉"]
+            var text = String(repeating: "█", count: eighths / 8) + partials[eighths % 8]
+            text += String(repeating: " ", count: cells - eighths / 8 - (eighths % 8 == 0 ? 0 : 1))
+            return "▕" + text + "▏"
+        }
+        let filled = Int((clamped * Double(cells)).rounded())
+        return "[" + String(repeating: "#", count: filled) + String(repeating: " ", count: cells - filled) + "]"
+    }
+
+    enum Color: String {
+        case red = "31", green = "32", yellow = "33", boldRed = "1;31"
+    }
+
+    func paint(_ text: String, _ color: Color) -> String {
+        style.color ? "\u{1B}[\(color.rawValue)m\(text)\u{1B}[0m" : text
+    }
+}
+
+/// `value` with exactly `decimals` decimals, rounded half away from zero.
+func fixed(_ value: Double, decimals: Int) -> String {
+    var scale: Int64 = 1
+    for _ in 0..<decimals { scale *= 10 }
+    // Beyond what a whole number of steps can hold (a broken calibration, say), show the
+    // number as it is rather than trap on the conversion.
+    guard value.isFinite, (value * Double(scale)).magnitude < 9e15 else { return value.description }
+    let scaled = Int64((value * Double(scale)).rounded())
+    let sign = scaled < 0 ? "-" : ""
+    let magnitude = scaled.magnitude
+    guard decimals > 0 else { return sign + String(magnitude) }
+    let fraction = String(magnitude % UInt64(scale))
+    return sign + String(magnitude / UInt64(scale)) + "." + String(repeating: "0", count: decimals - fraction.count) + fraction
+}
+
+func pad(_ text: String, _ width: Int, left: Bool = true) -> String {
+    let padding = String(repeating: " ", count: Swift.max(0, width - text.count))
+    return left ? padding + text : text + padding
+}

@@ -1,0 +1,62 @@
+import ScaleCore
+import ScaleSystem
+
+/// Exit statuses from sysexits.h, which swift-argument-parser also follows for usage (64).
+enum ExitStatus {
+    static let success: Int32 = 0
+    static let failure: Int32 = 1
+    /// `EX_DATAERR`: a malformed recording or a device that cannot weigh.
+    static let dataError: Int32 = 65
+    /// `EX_NOINPUT`: a file that does not exist or cannot be read.
+    static let noInput: Int32 = 66
+    /// `EX_IOERR`: output could not be written.
+    static let ioError: Int32 = 74
+}
+
+/// A command that could not do its job: the message for standard error and the status.
+struct CommandFailure: Error, CustomStringConvertible {
+    var description: String
+    var status: Int32
+
+    /// Maps the errors of the modules onto a message and an exit status.
+    init(_ error: any Error) {
+        switch error {
+        case let failure as CommandFailure:
+            self = failure
+        case let error as RecordingError:
+            switch error {
+            case .file(let failure):
+                self.init(message: failure.description, status: failure.errno == .noSuchFile || failure.errno == .permissionDenied || failure.errno == .isDirectory ? ExitStatus.noInput : ExitStatus.ioError)
+            case .parse, .noDescription:
+                self.init(message: error.description, status: ExitStatus.dataError)
+            }
+        case let error as DeviceSetupError:
+            self.init(message: error.description, status: ExitStatus.dataError)
+        case let error as SystemError:
+            self.init(message: error.description, status: ExitStatus.ioError)
+        default:
+            self.init(message: "\(error)", status: ExitStatus.failure)
+        }
+    }
+
+    init(message: String, status: Int32) {
+        description = message
+        self.status = status
+    }
+}
+
+/// Runs a command body, printing a failure as `error: …` and returning its status.
+func reportingFailures(_ body: () throws -> Void) -> Int32 {
+    do {
+        try body()
+        return ExitStatus.success
+    } catch let error as Errno where error == .brokenPipe {
+        // The reader went away (`forcescale replay … | head`): nothing left to do.
+        return ExitStatus.success
+    } catch {
+        let failure = CommandFailure(error)
+        try? OutputChannel.standardOutput.flush()
+        printError("error: \(failure)")
+        return failure.status
+    }
+}

@@ -1,0 +1,46 @@
+import ArgumentParsing
+import ScaleCore
+import ScaleSystem
+
+enum DemoCommand {
+    static let declaration = Command(
+        name: "demo",
+        abstract: "Weigh three objects on a built-in synthetic touchpad session.",
+        discussion: """
+            Needs no pressure device: forcescale generates a session of a letter, an apple \
+            and a mug of tea put on a 0-255 pressure touchpad, with sensor noise (synthetic, \
+            not a recording of real hardware), and plays it through the same pipeline as a \
+            real device, at its real pace.
+            """,
+        options: PipelineOptions.declarations + [
+            Option(long: "fast", help: "Go as fast as possible instead of at the session's pace."),
+            Option(long: "write", valueName: "file", help: "Write the session as an evemu recording to <file> ('-' for standard output) and exit."),
+        ])
+
+    static func run(_ command: ParsedCommand) throws -> Int32 {
+        var options = try PipelineOptions(command)
+        options.realtime = !command.flag("fast")
+        let recording = DemoSession.recording()
+        return reportingFailures {
+            if let path = command.string("write") {
+                try write(EvemuWriter.text(of: recording), to: path)
+                return
+            }
+            if !options.json, OutputChannel.standardOutput.isTerminal {
+                try OutputChannel.standardOutput.write("Demo: a synthetic session, no device needed. Ctrl-C stops it.\n")
+            }
+            let driver = ReplayDriver(
+                settings: options.settings, presenter: options.makePresenter(liveGauge: true), realtime: options.realtime)
+            try driver.play(recording)
+        }
+    }
+
+    private static func write(_ text: String, to path: String) throws {
+        if path == "-" {
+            try OutputChannel.standardOutput.write(text)
+            try OutputChannel.standardOutput.flush()
+        } else {
+            try FileOutput.replace(path: path, with: text)
+        }
+    }
+}

@@ -1,0 +1,108 @@
+import ScaleCore
+import ScaleDisplay
+import ScaleSystem
+
+/// Shows pipeline output: JSON lines, gauge lines, or a gauge redrawn in place.
+protocol Presenter {
+    func begin(device: DeviceDescription, pipeline: ScalePipeline, firstEventTime: EventTime) throws
+    func show(_ output: ScaleOutput) throws
+    func end() throws
+}
+
+/// The protocol's JSON lines, one per reading or peak.
+final class JSONPresenter: Presenter {
+    let output: OutputChannel
+    let flushEachLine: Bool
+
+    init(output: OutputChannel, flushEachLine: Bool) {
+        self.output = output
+        self.flushEachLine = flushEachLine
+    }
+
+    func begin(device: DeviceDescription, pipeline: ScalePipeline, firstEventTime: EventTime) throws {}
+
+    func show(_ value: ScaleOutput) throws {
+        try output.write(ProtocolMessage.line(for: value))
+        if flushEachLine { try output.flush() }
+    }
+
+    func end() throws { try output.flush() }
+}
+
+/// The human gauge. As plain lines it prints every reading; redrawn in place (on a
+/// terminal, in real time) it keeps one live line and leaves a line behind for each PEAK
+/// and for each weight when it is lifted.
+final class GaugePresenter: Presenter {
+    let output: OutputChannel
+    let style: GaugeStyle
+    let unit: MassUnit
+    let inPlace: Bool
+    let flushEachLine: Bool
+    private var gauge: Gauge?
+    private var lastStable: Reading?
+    private var liveLine = ""
+
+    init(output: OutputChannel, style: GaugeStyle, unit: MassUnit, inPlace: Bool, flushEachLine: Bool) {
+        self.output = output
+        self.style = style
+        self.unit = unit
+        self.inPlace = inPlace
+        self.flushEachLine = flushEachLine
+    }
+
+    func begin(device: DeviceDescription, pipeline: ScalePipeline, firstEventTime: EventTime) throws {
+        gauge = Gauge(style: style, unit: unit, origin: firstEventTime)
+        let axis = pipeline.source.axis
+        var model = pipeline.gramModel.kind.rawValue
+        if pipeline.gramModel.kind == .physical { model += " (\(axis.resolution) units per gram)" }
+        try output.write("\(device.name): \(pipeline.source.axisCode.absoluteAxisName) \(axis.minimum)..\(axis.maximum), \(model) model\n")
+    }
+
+    func show(_ value: ScaleOutput) throws {
+        guard let gauge else { return }
+        switch value {
+        case .peak(let peak):
+            try leaveLine(gauge.line(for: peak))
+        case .reading(let reading) where inPlace:
+            if reading.contacts == 0 {
+                try leaveLine(gauge.liftLine(at: reading.time, lastStable: lastStable))
+                lastStable = nil
+            } else {
+                if reading.stable { lastStable = reading }
+                liveLine = gauge.line(for: reading)
+                try output.write("\r\u{1B}[K" + liveLine)
+                try output.flush()
+            }
+        case .reading(let reading):
+            try output.write(gauge.line(for: reading) + "\n")
+            if flushEachLine { try output.flush() }
+        }
+    }
+
+    func end() throws {
+        if inPlace, !liveLine.isEmpty { try output.write("\n") }
+        try output.flush()
+    }
+
+    /// Prints a permanent line above the live one.
+    private func leaveLine(_ line: String) throws {
+        if inPlace {
+            try output.write("\r\u{1B}[K" + line + "\n" + liveLine)
+            try output.flush()
+        } else {
+            try output.write(line + "\n")
+            if flushEachLine { try output.flush() }
+        }
+    }
+}
+
+extension PipelineOptions {
+    /// The presenter these options ask for, fitted to where standard output goes.
+    func makePresenter(liveGauge: Bool) -> Presenter {
+        let output = OutputChannel.standardOutput
+        if json { return JSONPresenter(output: output, flushEachLine: realtime) }
+        let terminal = output.isTerminal
+        let style = GaugeStyle(unicode: terminal && Environment.usesUTF8, color: terminal && !Environment.prefersNoColor)
+        return GaugePresenter(output: output, style: style, unit: unit, inPlace: liveGauge && realtime && terminal, flushEachLine: realtime)
+    }
+}

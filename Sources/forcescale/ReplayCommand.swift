@@ -1,0 +1,30 @@
+import ArgumentParsing
+import ScaleSystem
+
+enum ReplayCommand {
+    static let declaration = Command(
+        name: "replay",
+        abstract: "Replay an evemu recording through the scale pipeline.",
+        discussion: """
+            Reads a recording made with evemu-record (EVEMU 1.0 to 1.3), or the older split \
+            pair of a NAME.desc and a NAME.*.events file, and prints the readings and peaks \
+            the scale would have produced live. An .events file given alone finds its .desc \
+            beside it.
+            """,
+        arguments: [
+            Argument(name: "file", help: "The recording, or the .desc file of a split pair."),
+            Argument(name: "events-file", help: "The .events file of a split pair.", isOptional: true),
+        ],
+        options: PipelineOptions.declarations + [PipelineOptions.realtimeDeclaration])
+
+    static func run(_ command: ParsedCommand) throws -> Int32 {
+        var options = try PipelineOptions(command)
+        options.realtime = command.flag("realtime")
+        let files = RecordingFiles(file: command.argument("file")!, eventsFile: command.argument("events-file"))
+        return reportingFailures {
+            let driver = ReplayDriver(
+                settings: options.settings, presenter: options.makePresenter(liveGauge: true), realtime: options.realtime)
+            try driver.play(files)
+        }
+    }
+}

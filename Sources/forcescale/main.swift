@@ -1,0 +1,17 @@
+import ArgumentParsing
+
+let version = "0.1.0"
+
+let root = Command(
+    name: "forcescale",
+    abstract: "Weigh light objects and log force with a pressure touchpad or pen tablet.",
+    subcommands: [DemoCommand.declaration, ReplayCommand.declaration],
+    defaultSubcommand: "demo",
+    version: version)
+
+runMain(root: root) { command in
+    switch command.path.dropFirst().first {
+    case "replay": return try ReplayCommand.run(command)
+    default: return try DemoCommand.run(command)
+    }
+}

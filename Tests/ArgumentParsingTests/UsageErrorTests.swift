@@ -1,0 +1,190 @@
+import ArgumentParsing
+import Testing
+
+@Suite struct UsageErrorTests {
+    static let replayUsage = """
+        Usage: forcescale replay <file> [<events-file>] [--json] [--interval-ms <n>] [--unit <unit>]
+          See 'forcescale replay --help' for more information.
+        """
+
+    static let demoUsage = """
+        Usage: forcescale demo [--threshold <grams>] [--scale <factor>] [--output <file>] [--tag <tag> ...] [--speed <speed>] [--mode <mode>]
+          See 'forcescale demo --help' for more information.
+        """
+
+    @Test func unknownOption() {
+        #expect(usageErrorText(["replay", "rec.txt", "--bogus"]) == """
+            Error: Unknown option '--bogus'
+            \(Self.replayUsage)
+            """)
+    }
+
+    @Test func unknownOptionWithAValueIsNamedWithoutIt() {
+        #expect(usageErrorText(["replay", "--bogus=3"]) == "Error: Unknown option '--bogus'\n\(Self.replayUsage)")
+    }
+
+    @Test func unknownOptionCloseToADeclaredOneGetsASuggestion() {
+        #expect(usageErrorText(["replay", "--jsn"]) == """
+            Error: Unknown option '--jsn'. Did you mean '--json'?
+            \(Self.replayUsage)
+            """)
+    }
+
+    @Test func unknownShortOption() {
+        #expect(usageErrorText(["replay", "-x"]) == "Error: Unknown option '-x'\n\(Self.replayUsage)")
+    }
+
+    @Test func missingExpectedArgument() {
+        #expect(usageErrorText(["replay", "--json"]) == """
+            Error: Missing expected argument '<file>'
+            Help:  <file>  The evemu recording, or the .desc of a split pair.
+            \(Self.replayUsage)
+            """)
+    }
+
+    @Test func unexpectedArgument() {
+        #expect(usageErrorText(["replay", "a.desc", "a.events", "x"]) == """
+            Error: Unexpected argument 'x'
+            \(Self.replayUsage)
+            """)
+    }
+
+    @Test func severalUnexpectedArguments() {
+        #expect(usageErrorText(["replay", "a", "b", "c", "d"]) == """
+            Error: 2 unexpected arguments: 'c', 'd'
+            \(Self.replayUsage)
+            """)
+    }
+
+    @Test func missingValueAtTheEnd() {
+        #expect(usageErrorText(["replay", "rec.txt", "--unit"]) == """
+            Error: Missing value for '--unit <unit>'
+            Help:  --unit <unit>  Unit of the human output.
+            \(Self.replayUsage)
+            """)
+    }
+
+    @Test func missingValueBeforeAnotherOption() {
+        #expect(usageErrorText(["replay", "rec.txt", "--unit", "--json"])?
+            .hasPrefix("Error: Missing value for '--unit <unit>'\n") == true)
+    }
+
+    @Test func missingValueNamesTheShortSpellingWhenTyped() {
+        #expect(usageErrorText(["demo", "-o"]) == """
+            Error: Missing value for '-o <file>'
+            Help:  -o <file>  Write the readings here.
+            \(Self.demoUsage)
+            """)
+    }
+
+    @Test func valueGivenToAFlag() {
+        #expect(usageErrorText(["replay", "rec.txt", "--json=yes"]) == """
+            Error: The option '--json' does not take any value, but 'yes' was specified.
+            \(Self.replayUsage)
+            """)
+    }
+
+    @Test func invalidIntegerFromTheAccessor() throws {
+        let command = try parsedCommand(["replay", "rec.txt", "--interval-ms", "abc"])
+        #expect(throws: UsageError.self) { try command.int("interval-ms") }
+        do {
+            _ = try command.int("interval-ms")
+        } catch {
+            #expect(error.description == """
+                Error: The value 'abc' is invalid for '--interval-ms <n>'
+                Help:  --interval-ms <n>  Minimum time between two readings.
+                \(Self.replayUsage)
+                """)
+            #expect(error.message == "The value 'abc' is invalid for '--interval-ms <n>'")
+            #expect(error.usage == "forcescale replay <file> [<events-file>] [--json] [--interval-ms <n>] [--unit <unit>]")
+            #expect(error.helpHint == "See 'forcescale replay --help' for more information.")
+        }
+    }
+
+    @Test(arguments: ["nan", "inf", "-inf", "infinity", "1.5x", ""])
+    func nonFiniteOrMalformedDoublesAreRejected(value: String) throws {
+        let command = try parsedCommand(["demo", "--scale=\(value)"])
+        do {
+            _ = try command.double("scale")
+            Issue.record("'\(value)' was accepted")
+        } catch {
+            #expect(error.message == "The value '\(value)' is invalid for '--scale <factor>'")
+        }
+    }
+
+    @Test func invalidValueNamesTheShortSpellingWhenTyped() throws {
+        let command = try parsedCommand(["demo", "-s", "abc"])
+        #expect(throws: UsageError(
+            message: "The value 'abc' is invalid for '-s <factor>'",
+            argumentHelp: "-s <factor>  Multiply every reading.",
+            usage: "forcescale demo [--threshold <grams>] [--scale <factor>] [--output <file>] [--tag <tag> ...] [--speed <speed>] [--mode <mode>]",
+            helpHint: "See 'forcescale demo --help' for more information.")) { try command.double("scale") }
+    }
+
+    @Test func valueOutsideSixAllowedValuesListsThemAsBullets() {
+        #expect(usageErrorText(["replay", "rec.txt", "--unit", "stone"]) == """
+            Error: The value 'stone' is invalid for '--unit <unit>'. Please provide one of the following:
+              - g
+              - kg
+              - oz
+              - lb
+              - ct
+              - N
+            Help:  --unit <unit>  Unit of the human output.
+            \(Self.replayUsage)
+            """)
+    }
+
+    @Test func valueOutsideThreeAllowedValuesListsThemInline() {
+        #expect(usageErrorText(["demo", "--speed=warp"])?.hasPrefix("""
+            Error: The value 'warp' is invalid for '--speed <speed>'. Please provide one of 'slow', 'normal' or 'fast'.
+            Help:  --speed <speed>  Playback speed.
+
+            """) == true)
+    }
+
+    @Test func valueOutsideTwoAllowedValuesJoinsThemWithAnd() {
+        #expect(usageErrorText(["demo", "--mode", "pie"])?.hasPrefix(
+            "Error: The value 'pie' is invalid for '--mode <mode>'. Please provide one of 'bar' and 'dial'.\n") == true)
+    }
+
+    @Test func unknownSubcommandWithoutADefault() {
+        #expect(usageErrorText(["frobnicate"], root: Sample.rootWithoutDefault) == """
+            Error: Unexpected argument 'frobnicate'
+            Usage: forcescale <subcommand>
+              See 'forcescale --help' for more information.
+            """)
+    }
+
+    @Test func unknownOptionBeforeTheSubcommandWithoutADefault() {
+        #expect(usageErrorText(["--bogus", "replay"], root: Sample.rootWithoutDefault) == """
+            Error: Unknown option '--bogus'
+            Usage: forcescale <subcommand>
+              See 'forcescale --help' for more information.
+            """)
+    }
+
+    @Test func unknownWordGoesToTheDefaultSubcommand() {
+        #expect(usageErrorText(["frobnicate"]) == "Error: Unexpected argument 'frobnicate'\n\(Self.demoUsage)")
+    }
+
+    @Test func missingRequiredOption() {
+        let command = Command(name: "export", options: [
+            Option(long: "output", short: "o", valueName: "file", help: "Where to write.", isRequired: true),
+        ])
+        #expect(usageErrorText([], root: command) == """
+            Error: Missing expected argument '--output <file>'
+            Help:  --output <file>  Where to write.
+            Usage: export --output <file>
+              See 'export --help' for more information.
+            """)
+    }
+
+    @Test func commandsCanReportTheirOwnUsageErrors() throws {
+        let command = try parsedCommand(["replay", "rec.txt"])
+        #expect(command.usageError("The file is empty.").description == """
+            Error: The file is empty.
+            \(Self.replayUsage)
+            """)
+    }
+}
