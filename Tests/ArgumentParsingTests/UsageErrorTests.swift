@@ -30,6 +30,12 @@ import Testing
             """)
     }
 
+    @Test func suggestionsStopAtThreeEdits() {
+        #expect(usageErrorText(["replay", "--jabc"])?
+            .hasPrefix("Error: Unknown option '--jabc'. Did you mean '--json'?\n") == true)
+        #expect(usageErrorText(["replay", "--jabcd"])?.hasPrefix("Error: Unknown option '--jabcd'\n") == true)
+    }
+
     @Test func unknownShortOption() {
         #expect(usageErrorText(["replay", "-x"]) == "Error: Unknown option '-x'\n\(Self.replayUsage)")
     }
