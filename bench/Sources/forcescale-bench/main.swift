@@ -1,1 +1,131 @@
-print("stub")
+// forcescale-bench: timings that `bench/replay` runs side by side with a baseline.
+//
+//   forcescale-bench pipeline FILE [REPETITIONS]
+//       The pipeline alone: FILE is parsed into memory first (not timed), then
+//       `ScalePipeline.process` runs over the array REPETITIONS times (default 5), and so
+//       does a trivial loop over the same array, as the floor of merely visiting each event.
+//   forcescale-bench parse FILE [REPETITIONS]
+//       Parsing alone: `RecordingFiles.read` with a consumer that only counts, to split the
+//       replay figure into its parse and pipeline parts.
+//
+// Speed targets are checked here, in a benchmark, rather than in timed tests; the machine is
+// noisy, so every figure is the median of several repetitions and is quoted next to its
+// baseline from the same run.
+
+import Glibc
+import ScaleCore
+import ScaleSystem
+
+/// `CLOCK_MONOTONIC` in nanoseconds. The benchmark may read a clock; ScaleCore never does.
+func nanoseconds() -> UInt64 {
+    var spec = timespec()
+    clock_gettime(CLOCK_MONOTONIC, &spec)
+    return UInt64(spec.tv_sec) * 1_000_000_000 + UInt64(spec.tv_nsec)
+}
+
+/// Runs `body` `repetitions` times and returns the median wall time in seconds, and what
+/// the last run returned (printed by the caller, so the optimiser cannot drop the work).
+func medianSeconds<R>(_ repetitions: Int, _ body: () throws -> R) rethrows -> (seconds: Double, result: R) {
+    var times: [Double] = []
+    var result: R?
+    for _ in 0..<repetitions {
+        let start = nanoseconds()
+        result = try body()
+        times.append(Double(nanoseconds() - start) / 1e9)
+    }
+    times.sort()
+    return (times[times.count / 2], result!)
+}
+
+func fail(_ message: String) -> Never {
+    var line = "forcescale-bench: \(message)\n"
+    line.withUTF8 { _ = write(2, $0.baseAddress, $0.count) }
+    exit(2)
+}
+
+func format(_ value: Double, _ decimals: Int) -> String {
+    var buffer = [CChar](repeating: 0, count: 64)
+    _ = withVaList([value]) { vsnprintf(&buffer, buffer.count, "%.\(decimals)f", $0) }
+    return String(decoding: buffer.prefix { $0 != 0 }.map { UInt8(bitPattern: $0) }, as: UTF8.self)
+}
+
+/// Prints one result line: `LABEL  seconds  events/s`, and a `key=value` line for the script.
+func report(_ label: String, key: String, events: Int, seconds: Double) {
+    let rate = Double(events) / seconds
+    print("\(label)  median \(format(seconds, 4)) s  \(format(rate / 1e6, 2)) M events/s")
+    print("result \(key)_seconds=\(format(seconds, 6)) \(key)_eps=\(format(rate, 0))")
+}
+
+// MARK: - Modes
+
+/// Loads every event of `path` into memory, with the device it describes.
+func load(_ path: String) throws -> (DeviceDescription, [InputEvent]) {
+    var device: DeviceDescription?
+    var events: [InputEvent] = []
+    try RecordingFiles(file: path).read(onDevice: { device = $0 }, onEvent: { events.append($0) })
+    guard let device else { fail("\(path): no device description") }
+    return (device, events)
+}
+
+/// The pipeline over an in-memory array, next to a loop that only sums the values.
+func benchPipeline(_ path: String, repetitions: Int) throws {
+    let (device, events) = try load(path)
+    print("events \(events.count) (loaded into memory, not timed)")
+
+    // What replay does per event: process, then hand the outputs on and clear the buffer.
+    let pipelineRun = try medianSeconds(repetitions) { () throws -> Int in
+        var pipeline = try ScalePipeline(device: device)
+        var outputs: [ScaleOutput] = []
+        outputs.reserveCapacity(16)
+        var produced = 0
+        for event in events {
+            pipeline.process(event, into: &outputs)
+            if !outputs.isEmpty {
+                produced += outputs.count
+                outputs.removeAll(keepingCapacity: true)
+            }
+        }
+        pipeline.finish(into: &outputs)
+        return produced + outputs.count
+    }
+    // The floor: touch every event once. The sum is printed, so the loop must run.
+    let baselineRun = medianSeconds(repetitions) { () -> Int64 in
+        var sum: Int64 = 0
+        for event in events { sum &+= Int64(event.value) &+ event.time.microseconds }
+        return sum
+    }
+    report("pipeline (ScalePipeline.process)", key: "pipeline", events: events.count, seconds: pipelineRun.seconds)
+    report("baseline (sum of values)        ", key: "baseline", events: events.count, seconds: baselineRun.seconds)
+    print("outputs \(pipelineRun.result)  checksum \(baselineRun.result)")
+    print("ratio pipeline/baseline \(format(pipelineRun.seconds / baselineRun.seconds, 1))x")
+}
+
+/// Parsing from disk with a consumer that only counts.
+func benchParse(_ path: String, repetitions: Int) throws {
+    let run = try medianSeconds(repetitions) { () throws -> Int in
+        var count = 0
+        try RecordingFiles(file: path).read(onDevice: { _ in }, onEvent: { _ in count += 1 })
+        return count
+    }
+    print("events \(run.result)")
+    report("parse (RecordingFiles.read)", key: "parse", events: run.result, seconds: run.seconds)
+}
+
+// MARK: - Main
+
+let arguments = CommandLine.arguments.dropFirst()
+guard arguments.count == 2 || arguments.count == 3, let mode = arguments.first else {
+    fail("usage: forcescale-bench pipeline|parse FILE [REPETITIONS]")
+}
+let path = arguments[arguments.startIndex + 1]
+let repetitions = arguments.count == 3 ? Int(arguments.last!) ?? 0 : 5
+guard repetitions > 0 else { fail("REPETITIONS must be a positive whole number") }
+do {
+    switch mode {
+    case "pipeline": try benchPipeline(path, repetitions: repetitions)
+    case "parse": try benchParse(path, repetitions: repetitions)
+    default: fail("unknown mode '\(mode)'; use pipeline or parse")
+    }
+} catch {
+    fail("\(error)")
+}

@@ -1,0 +1,55 @@
+import Foundation
+import Testing
+
+/// Runs the built `forcescale` binary as a user would, and finds the shared recordings.
+enum CLI {
+    static let packageRoot = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent().deletingLastPathComponent()
+
+    /// `FORCESCALE_BIN_DIR` (set by `make test`) or the debug build directory.
+    static var binDirectory: URL {
+        if let dir = ProcessInfo.processInfo.environment["FORCESCALE_BIN_DIR"] { return URL(fileURLWithPath: dir) }
+        return packageRoot.appendingPathComponent(".build/debug")
+    }
+
+    /// The shared evemu recordings; CI has them, so their absence is a failure, not a skip.
+    static var recordings: URL {
+        if let dir = ProcessInfo.processInfo.environment["FORCESCALE_RECORDINGS"] { return URL(fileURLWithPath: dir) }
+        return packageRoot.appendingPathComponent("../shared/recordings").standardizedFileURL
+    }
+
+    static let goldenDirectory = packageRoot.appendingPathComponent("Tests/Golden")
+
+    struct Result {
+        var status: Int32
+        var stdout: String
+        var stderr: String
+    }
+
+    /// Runs a product of the package with arguments, in a clean environment.
+    static func run(_ arguments: [String], product: String = "forcescale", environment: [String: String] = [:]) throws -> Result {
+        let process = Process()
+        process.executableURL = binDirectory.appendingPathComponent(product)
+        process.arguments = arguments
+        process.environment = ["PATH": "/usr/bin:/bin", "LANG": "C.UTF-8"].merging(environment) { $1 }
+        // Standard error goes to a file, so that neither pipe can fill up and stall the child
+        // while the other is read.
+        let errorFile = FileManager.default.temporaryDirectory.appendingPathComponent("forcescale-stderr-\(UUID().uuidString)")
+        _ = FileManager.default.createFile(atPath: errorFile.path, contents: nil)
+        defer { try? FileManager.default.removeItem(at: errorFile) }
+        let out = Pipe()
+        process.standardOutput = out
+        process.standardError = try FileHandle(forWritingTo: errorFile)
+        try process.run()
+        let stdout = out.fileHandleForReading.readDataToEndOfFile()
+        process.waitUntilExit()
+        let stderr = try Data(contentsOf: errorFile)
+        return Result(status: process.terminationStatus, stdout: String(decoding: stdout, as: UTF8.self), stderr: String(decoding: stderr, as: UTF8.self))
+    }
+
+    /// A scratch directory removed by the caller.
+    static func temporaryDirectory() throws -> URL {
+        let url = FileManager.default.temporaryDirectory.appendingPathComponent("forcescale-test-\(UUID().uuidString)")
+        try FileManager.default.createDirectory(at: url, withIntermediateDirectories: true)
+        return url
+    }
+}
