@@ -33,7 +33,8 @@ public struct Gauge: Sendable {
     }
 
     public func line(for reading: Reading) -> String {
-        let percent = reading.saturated ? "100%+" : pad(String(Int((reading.force * 100).rounded())) + "%", 5)
+        // Rounded down, so "100%" never shows for a press that has not saturated.
+        let percent = reading.saturated ? "100%+" : pad(String(Int((reading.force * 100).rounded(.down))) + "%", 5)
         var words: [String] = []
         if reading.contacts == 0 { words.append("lifted") }
         if reading.contacts > 1 { words.append("\(reading.contacts) contacts") }
@@ -50,7 +51,7 @@ public struct Gauge: Sendable {
 
     /// The line left behind when a weight is lifted: what it weighed, if it settled.
     public func liftLine(at time: EventTime, lastStable: Reading?) -> String {
-        let summary = lastStable.map { "weighed " + weight($0.grams).drop { $0 == " " } + " (stable)" }
+        let summary = lastStable.map { "weighed \(fixed(unit.fromGrams($0.grams), decimals: unit.displayDecimals)) \(unit.rawValue) (stable)" }
             ?? "lifted before the weight settled"
         return "\(self.time(time))  \(summary)"
     }

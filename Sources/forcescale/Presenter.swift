@@ -65,6 +65,7 @@ final class GaugePresenter: Presenter {
             try leaveLine(gauge.line(for: peak))
         case .reading(let reading) where inPlace:
             if reading.contacts == 0 {
+                liveLine = ""
                 try leaveLine(gauge.liftLine(at: reading.time, lastStable: lastStable))
                 lastStable = nil
             } else {

@@ -12,9 +12,13 @@ enum CLI {
     }
 
     /// The shared evemu recordings; CI has them, so their absence is a failure, not a skip.
+    /// `FORCESCALE_RECORDINGS`, else `../shared/recordings` beside the checkout, else the
+    /// workplace's `/work/shared/recordings`.
     static var recordings: URL {
         if let dir = ProcessInfo.processInfo.environment["FORCESCALE_RECORDINGS"] { return URL(fileURLWithPath: dir) }
-        return packageRoot.appendingPathComponent("../shared/recordings").standardizedFileURL
+        let beside = packageRoot.appendingPathComponent("../shared/recordings").standardizedFileURL
+        if FileManager.default.fileExists(atPath: beside.path) { return beside }
+        return URL(fileURLWithPath: "/work/shared/recordings")
     }
 
     static let goldenDirectory = packageRoot.appendingPathComponent("Tests/Golden")

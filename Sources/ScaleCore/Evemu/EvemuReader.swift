@@ -1,3 +1,5 @@
+import Glibc  // memchr only: ScaleCore does no I/O and reads no clock.
+
 /// Reads the evemu text format incrementally: feed it chunks of a file as they arrive and it
 /// hands back each `E:` event at once, so a recording of any length streams through in
 /// constant memory.
@@ -41,20 +43,21 @@ public struct EvemuReader: Sendable {
         guard let base = chunk.baseAddress?.assumingMemoryBound(to: UInt8.self) else { return }
         let end = chunk.count
         var lineStart = 0
-        var index = 0
-        while index < end {
-            if base[index] == UInt8(ascii: "\n") {
-                if partialLine.isEmpty {
-                    try readLine(UnsafeBufferPointer(start: base + lineStart, count: index - lineStart), onEvent)
-                } else {
-                    partialLine.append(contentsOf: UnsafeBufferPointer(start: base + lineStart, count: index - lineStart))
-                    let line = partialLine
-                    partialLine.removeAll(keepingCapacity: true)
-                    try line.withUnsafeBufferPointer { line throws(EvemuParseError) in try readLine(line, onEvent) }
-                }
-                lineStart = index + 1
+        // memchr finds the newlines many bytes at a time; a byte loop here was the single
+        // largest cost of a replay. Lines are read in place: only a line cut by the end of
+        // a chunk is copied, into `partialLine`.
+        while lineStart < end, let found = memchr(base + lineStart, Int32(UInt8(ascii: "\n")), end - lineStart) {
+            let newline = base.distance(to: found.assumingMemoryBound(to: UInt8.self))
+            let line = UnsafeBufferPointer(start: base + lineStart, count: newline - lineStart)
+            if partialLine.isEmpty {
+                try readLine(line, onEvent)
+            } else {
+                partialLine.append(contentsOf: line)
+                let joined = partialLine
+                partialLine.removeAll(keepingCapacity: true)
+                try joined.withUnsafeBufferPointer { joined throws(EvemuParseError) in try readLine(joined, onEvent) }
             }
-            index += 1
+            lineStart = newline + 1
         }
         if lineStart < end {
             partialLine.append(contentsOf: UnsafeBufferPointer(start: base + lineStart, count: end - lineStart))
@@ -223,19 +226,23 @@ extension EvemuReader {
         let fractionStart = cursor.position
         guard let fraction = cursor.decimal(maxDigits: 6) else { return nil }
         var microseconds = fraction
-        for _ in (cursor.position - fractionStart)..<6 { microseconds *= 10 }
+        for _ in (cursor.position - fractionStart)..<6 { microseconds &*= 10 }
         guard cursor.skipSpaces(), let type = cursor.hex(maxDigits: 4),
               cursor.skipSpaces(), let code = cursor.hex(maxDigits: 4),
               cursor.skipSpaces(), let value = cursor.signedDecimal32()
         else { return nil }
         guard cursor.atEndOrComment() else { return nil }
+        // At most 12 digits of seconds, so the sum stays below 10^18 and cannot wrap.
         return InputEvent(
-            time: EventTime(microseconds: seconds * 1_000_000 + microseconds),
+            time: EventTime(microseconds: seconds &* 1_000_000 &+ microseconds),
             type: EventType(rawValue: UInt16(type)), code: EventCode(rawValue: UInt16(code)), value: value)
     }
 }
 
-/// A forward-only reader over the bytes of one line.
+/// A forward-only reader over the bytes of one line. Every method runs once or more for
+/// each event of a recording, so they are inlined into `parseEvent`, and the digit loops use
+/// wrapping arithmetic: `maxDigits` (at most 12 here) keeps every returned value far from
+/// overflowing, and the overflow check in a loop of ten digits was a measurable cost.
 struct ByteCursor {
     let bytes: UnsafeBufferPointer<UInt8>
     var position: Int
@@ -246,31 +253,36 @@ struct ByteCursor {
     }
 
     /// Skips one or more spaces or tabs. - Returns: whether there was at least one.
+    @inline(__always)
     mutating func skipSpaces() -> Bool {
         let start = position
         while position < bytes.count, bytes[position] == 0x20 || bytes[position] == 0x09 { position += 1 }
         return position > start
     }
 
+    @inline(__always)
     mutating func consume(_ byte: UInt8) -> Bool {
         guard position < bytes.count, bytes[position] == byte else { return false }
         position += 1
         return true
     }
 
+    /// A value that wrapped is never returned: it would have more than `maxDigits` digits.
+    @inline(__always)
     mutating func decimal(maxDigits: Int) -> Int64? {
         var value: Int64 = 0
         let start = position
         while position < bytes.count {
             let digit = bytes[position] &- 0x30
             guard digit < 10 else { break }
-            value = value * 10 + Int64(digit)
+            value = value &* 10 &+ Int64(digit)
             position += 1
             if position - start > maxDigits { return nil }
         }
         return position > start ? value : nil
     }
 
+    @inline(__always)
     mutating func hex(maxDigits: Int) -> Int64? {
         var value: Int64 = 0
         let start = position
@@ -283,13 +295,14 @@ struct ByteCursor {
             case 0x41...0x46: digit = byte - 0x41 + 10
             default: return position > start ? value : nil
             }
-            value = value << 4 | Int64(digit)
+            value = value &<< 4 | Int64(digit)
             position += 1
             if position - start > maxDigits { return nil }
         }
         return position > start ? value : nil
     }
 
+    @inline(__always)
     mutating func signedDecimal32() -> Int32? {
         let negative = consume(UInt8(ascii: "-"))
         guard let magnitude = decimal(maxDigits: 10) else { return nil }
@@ -299,6 +312,7 @@ struct ByteCursor {
     }
 
     /// Whether only spaces and an optional `#` comment remain.
+    @inline(__always)
     mutating func atEndOrComment() -> Bool {
         _ = skipSpaces()
         return position == bytes.count || bytes[position] == UInt8(ascii: "#")
