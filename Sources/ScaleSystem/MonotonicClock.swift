@@ -34,3 +34,12 @@ public enum Environment {
         return lowered.contains("utf-8") || lowered.contains("utf8")
     }
 }
+
+/// Process-wide signal dispositions.
+public enum Signals {
+    /// Turns a vanished reader (`forcescale replay … | head`) into an `EPIPE` error from
+    /// `write`, which the commands end on quietly, instead of a death by `SIGPIPE`.
+    public static func ignoreBrokenPipe() {
+        signal(SIGPIPE, SIG_IGN)
+    }
+}

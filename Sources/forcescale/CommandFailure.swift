@@ -26,7 +26,8 @@ struct CommandFailure: Error, CustomStringConvertible {
         case let error as RecordingError:
             switch error {
             case .file(let failure):
-                self.init(message: failure.description, status: failure.errno == .noSuchFile || failure.errno == .permissionDenied || failure.errno == .isDirectory ? ExitStatus.noInput : ExitStatus.ioError)
+                let cannotOpen: Set<Errno> = [.noSuchFile, .permissionDenied, .isDirectory]
+                self.init(message: failure.description, status: cannotOpen.contains(failure.errno) ? ExitStatus.noInput : ExitStatus.ioError)
             case .parse, .noDescription:
                 self.init(message: error.description, status: ExitStatus.dataError)
             }

@@ -37,7 +37,7 @@ struct PipelineOptions {
         do {
             try settings.validate()
         } catch {
-            throw command.usageError(error.description.prefix(1).uppercased() + error.description.dropFirst())
+            throw command.usageError(error.description)
         }
     }
 }

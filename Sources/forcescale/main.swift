@@ -1,4 +1,5 @@
 import ArgumentParsing
+import ScaleSystem
 
 let version = "0.1.0"
 
@@ -8,6 +9,8 @@ let root = Command(
     subcommands: [DemoCommand.declaration, ReplayCommand.declaration],
     defaultSubcommand: "demo",
     version: version)
+
+Signals.ignoreBrokenPipe()
 
 runMain(root: root) { command in
     switch command.path.dropFirst().first {

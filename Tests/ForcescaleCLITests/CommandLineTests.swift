@@ -110,6 +110,23 @@ import Testing
         #expect(json.stdout.contains("\"grams\":385.0") && jsonInOunces.stdout == json.stdout)
     }
 
+    @Test func aReaderThatGoesAwayEndsTheReplayQuietly() throws {
+        // Like `forcescale replay --json BIG | head -1`: the pipe closes after one line.
+        let process = Process()
+        process.executableURL = CLI.binDirectory.appendingPathComponent("forcescale")
+        process.arguments = ["replay", "--json", "--interval-ms", "0", CLI.recordings.appendingPathComponent("tablets/Wacom Cintiq 13HD.events").path]
+        let out = Pipe(), err = Pipe()
+        process.standardOutput = out
+        process.standardError = err
+        try process.run()
+        _ = out.fileHandleForReading.readData(ofLength: 1)
+        try out.fileHandleForReading.close()
+        process.waitUntilExit()
+        #expect(process.terminationReason == .exit)
+        #expect(process.terminationStatus == 0)
+        #expect(err.fileHandleForReading.readDataToEndOfFile().isEmpty)
+    }
+
     @Test func daemonStubSaysItIsNotThereYet() throws {
         let result = try CLI.run([], product: "forcescaled")
         #expect(result.status == 69)

@@ -253,12 +253,14 @@ struct ByteCursor {
     }
 
     /// Skips one or more spaces or tabs. - Returns: whether there was at least one.
+    @inline(__always)
     mutating func skipSpaces() -> Bool {
         let start = position
         while position < bytes.count, bytes[position] == 0x20 || bytes[position] == 0x09 { position += 1 }
         return position > start
     }
 
+    @inline(__always)
     mutating func consume(_ byte: UInt8) -> Bool {
         guard position < bytes.count, bytes[position] == byte else { return false }
         position += 1
@@ -266,6 +268,7 @@ struct ByteCursor {
     }
 
     /// A value that wrapped is never returned: it would have more than `maxDigits` digits.
+    @inline(__always)
     mutating func decimal(maxDigits: Int) -> Int64? {
         var value: Int64 = 0
         let start = position
@@ -279,6 +282,7 @@ struct ByteCursor {
         return position > start ? value : nil
     }
 
+    @inline(__always)
     mutating func hex(maxDigits: Int) -> Int64? {
         var value: Int64 = 0
         let start = position
@@ -298,6 +302,7 @@ struct ByteCursor {
         return position > start ? value : nil
     }
 
+    @inline(__always)
     mutating func signedDecimal32() -> Int32? {
         let negative = consume(UInt8(ascii: "-"))
         guard let magnitude = decimal(maxDigits: 10) else { return nil }
@@ -307,6 +312,7 @@ struct ByteCursor {
     }
 
     /// Whether only spaces and an optional `#` comment remain.
+    @inline(__always)
     mutating func atEndOrComment() -> Bool {
         _ = skipSpaces()
         return position == bytes.count || bytes[position] == UInt8(ascii: "#")

@@ -28,15 +28,15 @@ public struct ScaleSettings: Hashable, Sendable {
     /// Checks that the settings make sense together.
     /// - Throws: `SettingsError` naming the setting and the accepted values.
     public func validate() throws(SettingsError) {
-        guard throttleInterval >= 0 else { throw SettingsError("the throttle interval must be 0 or more") }
+        guard throttleInterval >= 0 else { throw SettingsError("The throttle interval must be 0 or more") }
         guard peakThreshold > 0, peakThreshold <= 1 else {
-            throw SettingsError("the peak threshold must be greater than 0 and at most 1 (it is a force fraction)")
+            throw SettingsError("The peak threshold must be greater than 0 and at most 1 (it is a force fraction)")
         }
         guard peakHysteresis >= 0, peakHysteresis <= peakThreshold else {
-            throw SettingsError("the peak hysteresis must be between 0 and the threshold (\(peakThreshold))")
+            throw SettingsError("The peak hysteresis must be between 0 and the threshold (\(peakThreshold))")
         }
-        guard stabilityWindow > 0 else { throw SettingsError("the stability window must be greater than 0") }
-        guard stabilitySpan >= 0, stabilitySpan.isFinite else { throw SettingsError("the stability span must be 0 or more grams") }
+        guard stabilityWindow > 0 else { throw SettingsError("The stability window must be greater than 0") }
+        guard stabilitySpan >= 0, stabilitySpan.isFinite else { throw SettingsError("The stability span must be 0 or more grams") }
     }
 }
 
