@@ -8,10 +8,14 @@ let package = Package(
         .executable(name: "forcescaled", targets: ["forcescaled"]),
     ],
     targets: [
+        // libevdev and the kernel's evdev/uinput ioctls, with shims for the macros.
+        .systemLibrary(name: "CEvdev", pkgConfig: "libevdev", providers: [.apt(["libevdev-dev"])]),
+        // epoll, timerfd, signalfd and inotify, which the Glibc module leaves out.
+        .systemLibrary(name: "CLinux"),
         // Pure: no clock, no file descriptor. Events in; readings, peaks and deadlines out.
         .target(name: "ScaleCore"),
         // Everything that touches the operating system.
-        .target(name: "ScaleSystem", dependencies: ["ScaleCore"]),
+        .target(name: "ScaleSystem", dependencies: ["ScaleCore", "CEvdev", "CLinux"]),
         // swift-argument-parser's conventions, written by hand (no outside packages here).
         .target(name: "ArgumentParsing"),
         // How readings look to a person: the gauge line, the bar, units.

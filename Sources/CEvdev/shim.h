@@ -1,0 +1,64 @@
+#ifndef FORCESCALE_CEVDEV_SHIM_H
+#define FORCESCALE_CEVDEV_SHIM_H
+
+// libevdev and the kernel's input and uinput interfaces. The ioctl request numbers are
+// function-like macros, which Swift cannot call, so each gets a static inline shim here,
+// prefixed with the module's name as swift-nio does (CNIOLinux_*). Each returns what the
+// ioctl returns: -1 with errno set on failure.
+
+#include <errno.h>
+#include <sys/ioctl.h>
+#include <linux/input.h>
+#include <linux/uinput.h>
+#include <libevdev/libevdev.h>
+
+// Kernel 6.18 names property 0x07 INPUT_PROP_PRESSUREPAD (earlier INPUT_PROP_HAPTIC_TOUCHPAD);
+// Debian 12's headers have neither.
+#ifndef INPUT_PROP_PRESSUREPAD
+#define INPUT_PROP_PRESSUREPAD 0x07
+#endif
+
+// MARK: evdev force feedback
+
+/// Uploads (id -1) or updates an effect; the kernel writes the new id into effect->id.
+static inline int CEvdev_upload_effect(int fd, struct ff_effect *effect) {
+    return ioctl(fd, EVIOCSFF, effect);
+}
+
+/// Erases an uploaded effect.
+static inline int CEvdev_erase_effect(int fd, int effect_id) {
+    return ioctl(fd, EVIOCRMFF, effect_id);
+}
+
+/// How many effects the device can hold at once.
+static inline int CEvdev_effects_capacity(int fd, int *count) {
+    return ioctl(fd, EVIOCGEFFECTS, count);
+}
+
+/// Selects the clock of event timestamps (CLOCK_MONOTONIC keeps them comparable with timerfd).
+static inline int CEvdev_set_clock(int fd, int clock_id) {
+    return ioctl(fd, EVIOCSCLOCKID, &clock_id);
+}
+
+// MARK: uinput (virtual devices for tests)
+
+static inline int CEvdev_uinput_set_event_bit(int fd, int type) { return ioctl(fd, UI_SET_EVBIT, type); }
+static inline int CEvdev_uinput_set_key_bit(int fd, int code) { return ioctl(fd, UI_SET_KEYBIT, code); }
+static inline int CEvdev_uinput_set_abs_bit(int fd, int code) { return ioctl(fd, UI_SET_ABSBIT, code); }
+static inline int CEvdev_uinput_set_ff_bit(int fd, int code) { return ioctl(fd, UI_SET_FFBIT, code); }
+static inline int CEvdev_uinput_set_property_bit(int fd, int property) { return ioctl(fd, UI_SET_PROPBIT, property); }
+static inline int CEvdev_uinput_setup(int fd, const struct uinput_setup *setup) { return ioctl(fd, UI_DEV_SETUP, setup); }
+static inline int CEvdev_uinput_abs_setup(int fd, const struct uinput_abs_setup *setup) { return ioctl(fd, UI_ABS_SETUP, setup); }
+static inline int CEvdev_uinput_create(int fd) { return ioctl(fd, UI_DEV_CREATE); }
+static inline int CEvdev_uinput_destroy(int fd) { return ioctl(fd, UI_DEV_DESTROY); }
+static inline int CEvdev_uinput_begin_upload(int fd, struct uinput_ff_upload *upload) { return ioctl(fd, UI_BEGIN_FF_UPLOAD, upload); }
+static inline int CEvdev_uinput_end_upload(int fd, struct uinput_ff_upload *upload) { return ioctl(fd, UI_END_FF_UPLOAD, upload); }
+static inline int CEvdev_uinput_begin_erase(int fd, struct uinput_ff_erase *erase) { return ioctl(fd, UI_BEGIN_FF_ERASE, erase); }
+static inline int CEvdev_uinput_end_erase(int fd, struct uinput_ff_erase *erase) { return ioctl(fd, UI_END_FF_ERASE, erase); }
+
+/// The sysfs name of the created device (e.g. "input12"), to find its event node.
+static inline int CEvdev_uinput_sysname(int fd, char *buffer, unsigned int length) {
+    return ioctl(fd, UI_GET_SYSNAME(length), buffer);
+}
+
+#endif

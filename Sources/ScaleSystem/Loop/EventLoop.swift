@@ -1,0 +1,147 @@
+import CLinux
+import Glibc
+
+/// One thread, one `epoll`: every source (device, timer, signals, hotplug, sockets) is a
+/// file descriptor with a handler, and nothing wakes the process unless one of them has
+/// something to say. No polling timers.
+public final class EventLoop {
+    private let epoll: Int32
+    private var handlers: [Int32: () -> Void] = [:]
+    private var isRunning = false
+
+    public init() throws(Errno) {
+        epoll = epoll_create1(Int32(EPOLL_CLOEXEC))
+        guard epoll >= 0 else { throw Errno.current }
+    }
+
+    deinit { close(epoll) }
+
+    /// Calls `handler` whenever `descriptor` is readable (or has hung up).
+    public func watch(_ descriptor: Int32, handler: @escaping () -> Void) throws(Errno) {
+        var event = epoll_event()
+        event.events = EPOLLIN.rawValue
+        event.data.fd = descriptor
+        guard epoll_ctl(epoll, EPOLL_CTL_ADD, descriptor, &event) == 0 else { throw Errno.current }
+        handlers[descriptor] = handler
+    }
+
+    /// Stops watching; call before closing the descriptor.
+    public func unwatch(_ descriptor: Int32) {
+        guard handlers.removeValue(forKey: descriptor) != nil else { return }
+        _ = epoll_ctl(epoll, EPOLL_CTL_DEL, descriptor, nil)
+    }
+
+    /// Dispatches until `stop()` is called from a handler.
+    public func run() throws(Errno) {
+        isRunning = true
+        var events = [epoll_event](repeating: epoll_event(), count: 16)
+        while isRunning {
+            let count = epoll_wait(epoll, &events, Int32(events.count), -1)
+            if count < 0 {
+                if Errno.current == .interrupted { continue }
+                throw Errno.current
+            }
+            for index in 0..<Int(count) where isRunning {
+                // A handler may have unwatched a later descriptor of this batch.
+                handlers[events[index].data.fd]?()
+            }
+        }
+    }
+
+    public func stop() { isRunning = false }
+}
+
+/// A `timerfd` on `CLOCK_MONOTONIC`, armed for one absolute deadline at a time.
+public final class DeadlineTimer {
+    public let descriptor: Int32
+
+    public init() throws(Errno) {
+        descriptor = timerfd_create(CLOCK_MONOTONIC, Int32(TFD_NONBLOCK | TFD_CLOEXEC))
+        guard descriptor >= 0 else { throw Errno.current }
+    }
+
+    deinit { close(descriptor) }
+
+    /// Fires once at `microseconds` of `CLOCK_MONOTONIC`; `nil` disarms.
+    public func arm(atMicroseconds deadline: Int64?) {
+        var setting = itimerspec()
+        if let deadline {
+            // A zero it_value would disarm; a deadline already past still fires at once.
+            let clamped = max(deadline, 1)
+            setting.it_value = timespec(tv_sec: Int(clamped / 1_000_000), tv_nsec: Int(clamped % 1_000_000) * 1_000)
+        }
+        _ = timerfd_settime(descriptor, Int32(TFD_TIMER_ABSTIME), &setting, nil)
+    }
+
+    /// Consumes the expiry so the descriptor stops being readable.
+    public func acknowledge() {
+        var expirations: UInt64 = 0
+        _ = read(descriptor, &expirations, MemoryLayout<UInt64>.size)
+    }
+}
+
+/// Delivers SIGINT, SIGTERM and SIGHUP through a `signalfd`, so they are handled in the
+/// loop like any other input instead of interrupting whatever runs.
+public final class SignalWatcher {
+    public let descriptor: Int32
+
+    public init(signals: [Int32] = [SIGINT, SIGTERM, SIGHUP]) throws(Errno) {
+        var set = sigset_t()
+        sigemptyset(&set)
+        for signal in signals { sigaddset(&set, signal) }
+        guard sigprocmask(SIG_BLOCK, &set, nil) == 0 else { throw Errno.current }
+        descriptor = signalfd(-1, &set, Int32(SFD_NONBLOCK | SFD_CLOEXEC))
+        guard descriptor >= 0 else { throw Errno.current }
+    }
+
+    deinit { close(descriptor) }
+
+    /// The next pending signal, or `nil` when none is left.
+    public func next() -> Int32? {
+        var info = signalfd_siginfo()
+        let size = MemoryLayout<signalfd_siginfo>.size
+        return read(descriptor, &info, size) == size ? Int32(info.ssi_signo) : nil
+    }
+}
+
+/// Reports changes in a directory through inotify: device nodes appearing, disappearing,
+/// or having their permissions fixed by udev a moment after they appear.
+public final class DirectoryWatcher {
+    public let descriptor: Int32
+    public let directory: String
+
+    public init(directory: String) throws(SystemError) {
+        self.directory = directory
+        descriptor = inotify_init1(Int32(IN_NONBLOCK | IN_CLOEXEC))
+        guard descriptor >= 0 else { throw SystemError(path: directory, errno: .current) }
+        let mask = UInt32(IN_CREATE | IN_ATTRIB | IN_DELETE | IN_MOVED_TO)
+        guard inotify_add_watch(descriptor, directory, mask) >= 0 else {
+            let error = Errno.current
+            close(descriptor)
+            throw SystemError(path: directory, errno: error)
+        }
+    }
+
+    deinit { close(descriptor) }
+
+    /// Reads all pending notifications. - Returns: the names that changed.
+    public func drain() -> [String] {
+        var names: [String] = []
+        let buffer = UnsafeMutableRawBufferPointer.allocate(byteCount: 4096, alignment: 8)
+        defer { buffer.deallocate() }
+        while true {
+            let count = read(descriptor, buffer.baseAddress, buffer.count)
+            guard count > 0 else { return names }
+            var offset = 0
+            while offset + MemoryLayout<inotify_event>.size <= count {
+                let event = buffer.load(fromByteOffset: offset, as: inotify_event.self)
+                let nameStart = offset + MemoryLayout<inotify_event>.size
+                if event.len > 0 {
+                    let bytes = UnsafeRawBufferPointer(rebasing: buffer[nameStart..<(nameStart + Int(event.len))])
+                    names.append(String(decoding: bytes.prefix { $0 != 0 }, as: UTF8.self))
+                }
+                offset = nameStart + Int(event.len)
+            }
+        }
+    }
+}
