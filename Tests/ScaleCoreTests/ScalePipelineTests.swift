@@ -136,3 +136,45 @@ import Testing
         #expect(again.events == recording.events)
     }
 }
+
+@Suite struct ResynchronizationTests {
+    @Test func theRebuiltFrameCannotFireAPeakButLaterCrossingsDo() throws {
+        var pipeline = try ScalePipeline(device: TestDevice.singleTouch(), settings: { var s = ScaleSettings(); s.throttleInterval = 0; return s }())
+        var script = EventScript()
+        script.press(at: 0, 100)
+        var output = pipeline.run(script.events, finish: false)
+        // Events were dropped; libevdev's rebuilt state says the press is now at the maximum.
+        pipeline.beginResynchronization()
+        var rebuilt = EventScript()
+        rebuilt.pressure(at: 50, 255)
+        rebuilt.pressure(at: 60, 255)
+        output += pipeline.run(rebuilt.events, finish: false)
+        #expect(output.peaks.isEmpty)
+        #expect(output.readings.map(\.raw) == [100, 255, 255])
+        // Falling below the band and rising again is a real crossing.
+        var later = EventScript()
+        later.pressure(at: 70, 100)
+        later.pressure(at: 80, 255)
+        #expect(pipeline.run(later.events).peaks.map(\.time) == [ms(80)])
+    }
+
+    @Test func aPressBelowTheThresholdAfterResyncIsArmed() throws {
+        var pipeline = try ScalePipeline(device: TestDevice.singleTouch())
+        pipeline.beginResynchronization()
+        var script = EventScript()
+        script.press(at: 0, 200)
+        script.pressure(at: 20, 255)
+        #expect(pipeline.run(script.events).peaks.map(\.time) == [ms(20)])
+    }
+
+    @Test func aReleaseDuringTheDropIsSeenInTheRebuiltState() throws {
+        var pipeline = try ScalePipeline(device: TestDevice.singleTouch())
+        var script = EventScript()
+        script.press(at: 0, 100)
+        _ = pipeline.run(script.events, finish: false)
+        pipeline.beginResynchronization()
+        var rebuilt = EventScript()
+        rebuilt.lift(at: 50)
+        #expect(pipeline.run(rebuilt.events).readings.map(\.contacts) == [0])
+    }
+}

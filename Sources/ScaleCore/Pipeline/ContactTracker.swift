@@ -46,6 +46,12 @@ public struct ContactTracker: Sendable {
         pressure = source.axis.minimum
     }
 
+    /// Stops discarding after a `SYN_DROPPED`: libevdev follows it with events that rebuild
+    /// the device's state, and those are to be read, not thrown away.
+    public mutating func acceptResynchronizedState() {
+        discardingUntilReport = false
+    }
+
     /// Takes one event.
     /// - Returns: The frame's sample when the event ends a frame, otherwise `nil`.
     public mutating func consume(_ event: InputEvent) -> FrameSample? {

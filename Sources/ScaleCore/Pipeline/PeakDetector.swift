@@ -27,4 +27,11 @@ public struct PeakDetector: Sendable {
         if !isArmed, force < threshold - hysteresis { isArmed = true }
         return false
     }
+
+    /// Takes up a touch whose history was lost (events dropped by the kernel): this frame
+    /// fires nothing, since the crossing, if any, was not seen; a press already at the
+    /// threshold counts as having fired, one below it is armed.
+    public mutating func resume(force: Double, touching: Bool) {
+        isArmed = !touching || force < threshold
+    }
 }

@@ -13,6 +13,7 @@ public struct ScalePipeline: Sendable {
     private var peaks: PeakDetector
     private var stability: StabilityDetector
     private var touching = false
+    private var resynchronizing = false
 
     /// - Parameters:
     ///   - device: The device whose events will arrive.
@@ -39,14 +40,25 @@ public struct ScalePipeline: Sendable {
         gramModel = GramModel(axis: source.axis, calibration: calibration)
     }
 
+    /// The kernel dropped events and libevdev is about to deliver the device's current state
+    /// (up to a `SYN_REPORT`). That frame is taken as a fresh state: readings go on from it,
+    /// but it cannot fire a PEAK (the crossing was not seen) and stability starts over.
+    public mutating func beginResynchronization() {
+        tracker.acceptResynchronizedState()
+        resynchronizing = true
+    }
+
     /// Takes one event and appends what it causes to `output`.
     public mutating func process(_ event: InputEvent, into output: inout [ScaleOutput]) {
         guard let frame = tracker.consume(event) else { return }
         advance(to: frame.time, into: &output)
+        let isFreshState = resynchronizing
+        resynchronizing = false
+        if isFreshState { stability.reset() }
         if frame.contacts == 0 {
+            _ = peaks.update(force: 0, touching: false)
             guard touching else { return }
             touching = false
-            _ = peaks.update(force: 0, touching: false)
             stability.reset()
             let zero = Reading(
                 time: frame.time, raw: source.axis.minimum, force: 0, grams: 0, saturated: false,
@@ -62,7 +74,9 @@ public struct ScalePipeline: Sendable {
             saturated: scale.isSaturated(raw: frame.raw), contacts: frame.contacts,
             stable: stability.update(time: frame.time, grams: grams), model: gramModel.kind)
         if let now = throttle.offer(reading) { output.append(.reading(now)) }
-        if peaks.update(force: force, touching: true) {
+        if isFreshState {
+            peaks.resume(force: force, touching: true)
+        } else if peaks.update(force: force, touching: true) {
             output.append(.peak(Peak(time: frame.time, raw: frame.raw, force: force, grams: grams)))
         }
     }
