@@ -9,8 +9,12 @@ enum ExitStatus {
     static let dataError: Int32 = 65
     /// `EX_NOINPUT`: a file that does not exist or cannot be read.
     static let noInput: Int32 = 66
+    /// `EX_UNAVAILABLE`: no usable device (none found, no pressure, no force feedback).
+    static let unavailable: Int32 = 69
     /// `EX_IOERR`: output could not be written.
     static let ioError: Int32 = 74
+    /// `EX_NOPERM`: a device this user may not open.
+    static let noPermission: Int32 = 77
 }
 
 /// A command that could not do its job: the message for standard error and the status.
@@ -33,6 +37,12 @@ struct CommandFailure: Error, CustomStringConvertible {
             }
         case let error as DeviceSetupError:
             self.init(message: error.description, status: ExitStatus.dataError)
+        case let error as DeviceSelectionError:
+            self.init(message: error.description, status: ExitStatus.unavailable)
+        case let error as DeviceOpenError:
+            self.init(message: error.description, status: error.errno == .permissionDenied ? ExitStatus.noPermission : ExitStatus.unavailable)
+        case let error as ForceFeedbackError:
+            self.init(message: error.description, status: ExitStatus.unavailable)
         case let error as SystemError:
             self.init(message: error.description, status: ExitStatus.ioError)
         default:

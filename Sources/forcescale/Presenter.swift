@@ -4,7 +4,8 @@ import ScaleSystem
 
 /// Shows pipeline output: JSON lines, gauge lines, or a gauge redrawn in place.
 protocol Presenter {
-    func begin(device: DeviceDescription, pipeline: ScalePipeline, firstEventTime: EventTime) throws
+    /// - Parameter origin: The time shown as 0.000 s.
+    func begin(device: DeviceDescription, source: PressureSource, model: GramModelKind, origin: EventTime) throws
     func show(_ output: ScaleOutput) throws
     func end() throws
 }
@@ -19,7 +20,7 @@ final class JSONPresenter: Presenter {
         self.flushEachLine = flushEachLine
     }
 
-    func begin(device: DeviceDescription, pipeline: ScalePipeline, firstEventTime: EventTime) throws {}
+    func begin(device: DeviceDescription, source: PressureSource, model: GramModelKind, origin: EventTime) throws {}
 
     func show(_ value: ScaleOutput) throws {
         try output.write(ProtocolMessage.line(for: value))
@@ -50,12 +51,13 @@ final class GaugePresenter: Presenter {
         self.flushEachLine = flushEachLine
     }
 
-    func begin(device: DeviceDescription, pipeline: ScalePipeline, firstEventTime: EventTime) throws {
-        gauge = Gauge(style: style, unit: unit, origin: firstEventTime)
-        let axis = pipeline.source.axis
-        var model = pipeline.gramModel.kind.rawValue
-        if pipeline.gramModel.kind == .physical { model += " (\(axis.resolution) units per gram)" }
-        try output.write("\(device.name): \(pipeline.source.axisCode.absoluteAxisName) \(axis.minimum)..\(axis.maximum), \(model) model\n")
+    func begin(device: DeviceDescription, source: PressureSource, model: GramModelKind, origin: EventTime) throws {
+        gauge = Gauge(style: style, unit: unit, origin: origin)
+        let axis = source.axis
+        var modelText = model.rawValue
+        if model == .physical { modelText += " (\(axis.resolution) units per gram)" }
+        try output.write("\(device.name): \(source.axisCode.absoluteAxisName) \(axis.minimum)..\(axis.maximum), \(modelText) model\n")
+        try output.flush()
     }
 
     func show(_ value: ScaleOutput) throws {

@@ -39,7 +39,9 @@ final class ReplayDriver {
     private func start(_ device: DeviceDescription, firstEvent: InputEvent?) throws {
         let pipeline = try ScalePipeline(device: device, settings: settings)
         self.pipeline = pipeline
-        try presenter.begin(device: device, pipeline: pipeline, firstEventTime: firstEvent?.time ?? EventTime(microseconds: 0))
+        try presenter.begin(
+            device: device, source: pipeline.source, model: pipeline.gramModel.kind,
+            origin: firstEvent?.time ?? EventTime(microseconds: 0))
     }
 
     private func take(_ event: InputEvent) throws {

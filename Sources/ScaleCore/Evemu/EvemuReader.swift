@@ -1,5 +1,7 @@
 import Glibc  // memchr only: ScaleCore does no I/O and reads no clock.
 
+import Glibc  // memchr only: ScaleCore does no I/O and reads no clock.
+
 /// Reads the evemu text format incrementally: feed it chunks of a file as they arrive and it
 /// hands back each `E:` event at once, so a recording of any length streams through in
 /// constant memory.

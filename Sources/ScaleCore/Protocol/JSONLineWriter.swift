@@ -39,6 +39,32 @@ public struct JSONLineWriter: Sendable {
         text += value
     }
 
+    /// A list of strings.
+    public mutating func add(_ key: String, strings values: [String]?) {
+        guard let values else { return }
+        addKey(key)
+        text += "["
+        for (index, value) in values.enumerated() {
+            if index > 0 { text += "," }
+            Self.appendQuoted(value, to: &text)
+        }
+        text += "]"
+    }
+
+    /// A nested object, or a list of them when given several.
+    public mutating func add(_ key: String, object value: JSONLineWriter?) {
+        guard let value else { return }
+        add(key, literal: value.object)
+    }
+
+    public mutating func add(_ key: String, objects values: [JSONLineWriter]?) {
+        guard let values else { return }
+        add(key, literal: "[" + values.map(\.object).joined(separator: ",") + "]")
+    }
+
+    /// The object on its own, for nesting.
+    public var object: String { text + "}" }
+
     /// The object followed by a newline.
     public var line: String { text + "}\n" }
 

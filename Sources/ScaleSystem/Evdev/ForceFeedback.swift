@@ -134,6 +134,18 @@ public final class RumbleEffect {
     }
 }
 
+extension RumbleEffect {
+    /// Plays a pattern segment by segment through this one effect slot, waiting out each
+    /// segment and its pause.
+    public func play(_ pattern: HapticPattern) throws(ForceFeedbackError) {
+        for segment in pattern.segments {
+            try upload(strong: segment.strongMagnitude, weak: segment.weakMagnitude, milliseconds: segment.durationMilliseconds)
+            try play()
+            MonotonicClock.sleep(until: MonotonicClock.now() + Int64(segment.durationMilliseconds + segment.pauseMilliseconds) * 1000)
+        }
+    }
+}
+
 /// Tries each kind of effect on a device, as fftest does, to show what really works.
 public enum ForceFeedbackProbe {
     /// Uploads a small effect of `type` and erases it again.

@@ -1,0 +1,125 @@
+import Glibc
+import ScaleCore
+
+/// One `/dev/input/event*` node as found: what it is, or why it could not be opened.
+public struct DiscoveredDevice: Sendable {
+    public var path: String
+    /// Its `/dev/input/by-id` and `/dev/input/by-path` links.
+    public var links: [String]
+    public var details: Result<Details, DeviceOpenError>
+
+    public struct Details: Sendable {
+        public var description: DeviceDescription
+        public var forceFeedback: ForceFeedbackCapabilities
+        /// Opened read-write: rumble possible. Read-only still allows weighing.
+        public var isWritable: Bool
+    }
+
+    public var candidate: DeviceCandidate? {
+        guard case .success(let details) = details else { return nil }
+        return DeviceCandidate(path: path, description: details.description, links: links)
+    }
+}
+
+/// Why no device could be chosen, with what to do.
+public struct DeviceSelectionError: Error, Sendable, CustomStringConvertible {
+    public var description: String
+}
+
+/// Finds input devices and picks the one to weigh with.
+public enum DeviceDiscovery {
+    public static let inputDirectory = "/dev/input"
+
+    /// Opens every event node briefly to describe it.
+    public static func scan(directory: String = inputDirectory) -> [DiscoveredDevice] {
+        let links = symlinks(in: directory)
+        return eventNodes(in: directory).map { path in
+            let details: Result<DiscoveredDevice.Details, DeviceOpenError>
+            do throws(DeviceOpenError) {
+                let device = try EvdevDevice(path: path, wantsWrite: true)
+                details = .success(.init(
+                    description: device.description, forceFeedback: ForceFeedbackCapabilities(of: device),
+                    isWritable: device.isWritable))
+            } catch {
+                details = .failure(error)
+            }
+            return DiscoveredDevice(path: path, links: links[path] ?? [], details: details)
+        }
+    }
+
+    /// Chooses the device to weigh with.
+    /// - Parameters:
+    ///   - query: What the user asked for with `--device`, or `nil` for the best device
+    ///     (pressure pads and pen tablets first).
+    ///   - devices: The result of `scan`.
+    /// - Throws: `DeviceSelectionError` saying what was found and what to do.
+    public static func choose(_ query: DeviceQuery?, from devices: [DiscoveredDevice]) throws(DeviceSelectionError) -> DeviceCandidate {
+        let candidates = devices.compactMap(\.candidate)
+        let unopenable = devices.compactMap { device -> DeviceOpenError? in
+            if case .failure(let error) = device.details { return error }
+            return nil
+        }
+        guard let query else {
+            if let best = DeviceRanking.ranked(candidates).first { return best }
+            var message = "no pressure device found: none of the \(devices.count) input devices reports usable pressure"
+            if let first = unopenable.first {
+                message += "; \(unopenable.count) could not be opened, e.g. \(first)"
+            }
+            throw DeviceSelectionError(description: message + ". 'forcescale devices' lists what is there; 'forcescale demo' runs without one")
+        }
+        let matches = candidates.filter(query.matches)
+        if let usable = DeviceRanking.ranked(matches).first { return usable }
+        if let refused = matches.first {
+            do {
+                _ = try PressureSource.select(for: refused.description)
+            } catch {
+                throw DeviceSelectionError(description: "\(refused.path): \(error)")
+            }
+        }
+        if case .path(let path) = query.criterion,
+           let failure = devices.first(where: { $0.path == path || $0.links.contains(path) }),
+           case .failure(let error) = failure.details {
+            throw DeviceSelectionError(description: error.description)
+        }
+        var message = "no input device matches \(query)"
+        if !unopenable.isEmpty { message += " among those that could be opened (\(unopenable.count) could not: \(unopenable[0]))" }
+        throw DeviceSelectionError(description: message + "; 'forcescale devices' lists them")
+    }
+
+    /// `/dev/input/eventN` paths in natural order (event2 before event10).
+    static func eventNodes(in directory: String) -> [String] {
+        entries(of: directory).filter { $0.hasPrefix("event") }
+            .sorted { (Int($0.dropFirst(5)) ?? 0, $0) < (Int($1.dropFirst(5)) ?? 0, $1) }
+            .map { directory + "/" + $0 }
+    }
+
+    /// The by-id and by-path links, keyed by the event node they point to.
+    static func symlinks(in directory: String) -> [String: [String]] {
+        var result: [String: [String]] = [:]
+        for folder in ["by-id", "by-path"] {
+            let linkDirectory = directory + "/" + folder
+            for name in entries(of: linkDirectory) {
+                let link = linkDirectory + "/" + name
+                var buffer = [CChar](repeating: 0, count: 4096)
+                let length = readlink(link, &buffer, buffer.count - 1)
+                guard length > 0 else { continue }
+                let target = String(decoding: buffer[0..<length].map { UInt8(bitPattern: $0) }, as: UTF8.self)
+                // Links are relative ("../event5").
+                guard let base = target.split(separator: "/").last, base.hasPrefix("event") else { continue }
+                result[directory + "/" + base, default: []].append(link)
+            }
+        }
+        return result.mapValues { $0.sorted() }
+    }
+
+    static func entries(of directory: String) -> [String] {
+        guard let stream = opendir(directory) else { return [] }
+        defer { closedir(stream) }
+        var names: [String] = []
+        while let entry = readdir(stream) {
+            let name = withUnsafeBytes(of: entry.pointee.d_name) { String(decoding: $0.prefix { $0 != 0 }, as: UTF8.self) }
+            if name != "." && name != ".." { names.append(name) }
+        }
+        return names
+    }
+}

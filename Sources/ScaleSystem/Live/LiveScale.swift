@@ -1,0 +1,220 @@
+import Glibc
+import ScaleCore
+
+/// Which device rumbles on a PEAK.
+public enum RumbleChoice: Sendable {
+    /// The pressure device itself, when it has force feedback.
+    case pressureDevice
+    /// Another device (a gamepad) for pressure devices without `EV_FF`.
+    case device(DeviceQuery)
+    case off
+}
+
+/// What happened to the devices, for the user to be told once each.
+public enum LiveNotice: Sendable {
+    case opened(path: String, device: DeviceDescription, source: PressureSource, model: GramModelKind)
+    case rumbleReady(path: String)
+    case rumbleUnavailable(reason: String)
+    case resynchronized(path: String)
+    case removed(path: String)
+    case readFailed(path: String, errno: Errno)
+    case waiting(for: String)
+}
+
+/// A scale reading a live device: one thread, one epoll loop over the device, a timer for
+/// the throttle's trailing edge, signals and hotplug. It follows its device through unplug
+/// and replug and rumbles on peaks. The pipeline is the same one replay uses.
+public final class LiveScale {
+    public struct Options: Sendable {
+        public var query: DeviceQuery?
+        public var settings: ScaleSettings
+        public var grab: Bool
+        public var rumble: RumbleChoice
+        public var directory: String
+
+        public init(query: DeviceQuery?, settings: ScaleSettings, grab: Bool = false, rumble: RumbleChoice = .pressureDevice, directory: String = DeviceDiscovery.inputDirectory) {
+            self.query = query
+            self.settings = settings
+            self.grab = grab
+            self.rumble = rumble
+            self.directory = directory
+        }
+    }
+
+    public let options: Options
+    private let onOutput: (ScaleOutput) throws -> Void
+    private let onNotice: (LiveNotice) -> Void
+
+    private let loop: EventLoop
+    private let timer: DeadlineTimer
+    private let signals: SignalWatcher
+    private let hotplug: DirectoryWatcher
+    private var device: EvdevDevice?
+    private var pipeline: ScalePipeline?
+    private var rumble: RumbleEffect?
+    private var outputs: [ScaleOutput] = []
+    private var failure: (any Error)?
+    private var rumbleUnavailableSaid = false
+
+    /// Opens the chosen device and sets up the loop.
+    /// - Throws: `DeviceSelectionError`, `DeviceOpenError`, `DeviceSetupError` or a
+    ///   `SystemError` when there is nothing to read.
+    public init(options: Options, onOutput: @escaping (ScaleOutput) throws -> Void, onNotice: @escaping (LiveNotice) -> Void) throws {
+        self.options = options
+        self.onOutput = onOutput
+        self.onNotice = onNotice
+        // The device first: "no pressure device" says more than any failure after it.
+        let candidate = try DeviceDiscovery.choose(options.query, from: DeviceDiscovery.scan(directory: options.directory))
+        loop = try EventLoop()
+        timer = try DeadlineTimer()
+        signals = try SignalWatcher()
+        hotplug = try DirectoryWatcher(directory: options.directory)
+        try open(candidate.path)
+    }
+
+    /// Runs until SIGINT or SIGTERM, or until output fails.
+    public func run() throws {
+        try loop.watch(timer.descriptor) { [unowned self] in
+            timer.acknowledge()
+            guard pipeline != nil else { return }
+            pipeline!.advance(to: EventTime(microseconds: MonotonicClock.now()), into: &outputs)
+            deliver()
+        }
+        try loop.watch(signals.descriptor) { [unowned self] in
+            if let signal = signals.next(), signal == SIGINT || signal == SIGTERM { loop.stop() }
+        }
+        try loop.watch(hotplug.descriptor) { [unowned self] in
+            let names = hotplug.drain()
+            if device == nil, names.contains(where: { $0.hasPrefix("event") }) { reopen() }
+        }
+        try loop.run()
+        close(finishing: true)
+        if let failure { throw failure }
+    }
+
+    // MARK: - Devices
+
+    private func open(_ path: String) throws {
+        let opened = try EvdevDevice(path: path, wantsWrite: true)
+        let pipeline = try ScalePipeline(device: opened.description, settings: options.settings)
+        if options.grab { try opened.grab() }
+        try loop.watch(opened.descriptor) { [unowned self] in readDevice() }
+        device = opened
+        self.pipeline = pipeline
+        onNotice(.opened(path: path, device: opened.description, source: pipeline.source, model: pipeline.gramModel.kind))
+        prepareRumble(for: opened)
+    }
+
+    /// Uploads the peak effect once, so that firing it later is a single write.
+    private func prepareRumble(for pressureDevice: EvdevDevice) {
+        let target: EvdevDevice
+        switch options.rumble {
+        case .off:
+            return
+        case .pressureDevice:
+            target = pressureDevice
+        case .device(let query):
+            do {
+                let candidate = try DeviceDiscovery.choose(query, fromAll: DeviceDiscovery.scan(directory: options.directory))
+                target = try EvdevDevice(path: candidate, wantsWrite: true)
+            } catch {
+                sayRumbleUnavailable("\(error)")
+                return
+            }
+        }
+        do {
+            let effect = try RumbleEffect(device: target)
+            let pattern = HapticPattern.peak.segments[0]
+            try effect.upload(strong: pattern.strongMagnitude, weak: pattern.weakMagnitude, milliseconds: pattern.durationMilliseconds)
+            rumble = effect
+            onNotice(.rumbleReady(path: target.path))
+        } catch {
+            sayRumbleUnavailable(error.description + (target === pressureDevice ? "; --rumble-device can name another device, such as a gamepad" : ""))
+        }
+    }
+
+    private func sayRumbleUnavailable(_ reason: String) {
+        guard !rumbleUnavailableSaid else { return }
+        rumbleUnavailableSaid = true
+        onNotice(.rumbleUnavailable(reason: reason))
+    }
+
+    private func readDevice() {
+        guard let device, pipeline != nil else { return }
+        let outcome = device.drain(
+            onEvent: { pipeline!.process($0, into: &outputs) },
+            onResynchronize: {
+                pipeline!.beginResynchronization()
+                onNotice(.resynchronized(path: device.path))
+            })
+        deliver()
+        switch outcome {
+        case .drained:
+            break
+        case .removed:
+            onNotice(.removed(path: device.path))
+            close(finishing: true)
+            onNotice(.waiting(for: options.query?.description ?? "a pressure device"))
+            reopen()
+        case .failed(let errno):
+            onNotice(.readFailed(path: device.path, errno: errno))
+            close(finishing: true)
+            onNotice(.waiting(for: options.query?.description ?? "a pressure device"))
+        }
+    }
+
+    /// Tries to take up a device again after hotplug; quietly waits for the next change
+    /// when none is usable yet (udev may not have fixed the node's permissions).
+    private func reopen() {
+        guard device == nil,
+              let candidate = try? DeviceDiscovery.choose(options.query, from: DeviceDiscovery.scan(directory: options.directory))
+        else { return }
+        try? open(candidate.path)
+    }
+
+    /// Closes the device: the held reading goes out, the effect is erased, the fd closed.
+    private func close(finishing: Bool) {
+        if finishing, pipeline != nil {
+            pipeline!.finish(into: &outputs)
+            deliver()
+        }
+        if let device { loop.unwatch(device.descriptor) }
+        timer.arm(atMicroseconds: nil)
+        rumble?.erase()
+        rumble = nil
+        pipeline = nil
+        device = nil
+    }
+
+    /// Hands outputs on, rumbling first on a PEAK so the feel is not delayed by printing.
+    private func deliver() {
+        for output in outputs {
+            if case .peak = output, let rumble {
+                do throws(ForceFeedbackError) { try rumble.play() } catch {
+                    self.rumble = nil
+                    sayRumbleUnavailable(error.description)
+                }
+            }
+            do { try onOutput(output) } catch {
+                failure = error
+                loop.stop()
+                break
+            }
+        }
+        outputs.removeAll(keepingCapacity: true)
+        timer.arm(atMicroseconds: pipeline?.nextDeadline?.microseconds)
+    }
+}
+
+extension DeviceDiscovery {
+    /// Picks any device matching `query`, whether it can weigh or not (a rumble device).
+    static func choose(_ query: DeviceQuery, fromAll devices: [DiscoveredDevice]) throws(DeviceSelectionError) -> String {
+        if let match = devices.first(where: { $0.candidate.map(query.matches) ?? false }) { return match.path }
+        if case .path(let path) = query.criterion,
+           let failure = devices.first(where: { $0.path == path || $0.links.contains(path) }),
+           case .failure(let error) = failure.details {
+            throw DeviceSelectionError(description: error.description)
+        }
+        throw DeviceSelectionError(description: "no input device matches \(query); 'forcescale devices' lists them")
+    }
+}

@@ -1,0 +1,117 @@
+import ArgumentParsing
+import ScaleCore
+import ScaleSystem
+
+enum DevicesCommand {
+    static let declaration = Command(
+        name: "devices",
+        abstract: "List input devices, their pressure axes and force feedback.",
+        discussion: """
+            Shows every /dev/input/event* node: name, links, bus:vendor:product, kind, \
+            pressure axes, input properties, force-feedback capabilities, and whether you \
+            can open it. The device 'read' would pick on its own is marked 'best'.
+            """,
+        options: [Option(long: "json", help: "Print one JSON object per device.")])
+
+    static func run(_ command: ParsedCommand) throws -> Int32 {
+        reportingFailures {
+            let devices = DeviceDiscovery.scan()
+            let best = try? DeviceDiscovery.choose(nil, from: devices).path
+            let output = OutputChannel.standardOutput
+            if devices.isEmpty, !command.flag("json") {
+                try output.write("No input devices in \(DeviceDiscovery.inputDirectory).\n")
+            }
+            for device in devices {
+                try output.write(command.flag("json") ? json(device, isBest: device.path == best) : text(device, isBest: device.path == best))
+            }
+            try output.flush()
+        }
+    }
+
+    static func text(_ device: DiscoveredDevice, isBest: Bool) -> String {
+        var lines: [String] = []
+        switch device.details {
+        case .failure(let error):
+            lines.append("\(device.path)  (cannot open)")
+            lines.append("  access      \(error.errno) — \(error.description.split(separator: "(").last.map { String($0.dropLast()) } ?? "")")
+        case .success(let details):
+            let description = details.description
+            lines.append("\(device.path)  \(description.name)  (\(description.kind.rawValue))" + (isBest ? "  ← best" : ""))
+            lines.append("  id          \(description.identity)")
+            let axes = description.pressureAxes.map { axis in
+                "\(axis.code.absoluteAxisName) \(axis.range.minimum)..\(axis.range.maximum) fuzz \(axis.range.fuzz) resolution \(axis.range.resolution)"
+            }
+            lines.append("  pressure    " + (axes.isEmpty ? "none" : axes.joined(separator: "; ")))
+            if !description.canWeigh, !axes.isEmpty {
+                lines.append("              unusable: " + ((try? PressureSource.select(for: description)).map { _ in "" } ?? setupProblem(description)))
+            }
+            let properties = propertyNames(description)
+            lines.append("  properties  " + (properties.isEmpty ? "none" : properties.joined(separator: ", ")))
+            lines.append("  rumble      " + forceFeedbackText(details.forceFeedback))
+            lines.append("  access      " + (details.isWritable ? "read-write" : "read-only (weighing works; rumble needs write access: group 'input')"))
+        }
+        for link in device.links { lines.append("  link        \(link)") }
+        return lines.joined(separator: "\n") + "\n\n"
+    }
+
+    static func json(_ device: DiscoveredDevice, isBest: Bool) -> String {
+        var json = JSONLineWriter()
+        json.add("class", string: "DEVICE")
+        json.add("path", string: device.path)
+        json.add("links", strings: device.links)
+        switch device.details {
+        case .failure(let error):
+            json.add("access", string: "none")
+            json.add("error", string: error.description)
+        case .success(let details):
+            let description = details.description
+            json.add("name", string: description.name)
+            json.add("id", string: description.identity.description)
+            json.add("kind", string: description.kind.rawValue)
+            json.add("pressure", objects: description.pressureAxes.map { axis in
+                var entry = JSONLineWriter()
+                entry.add("axis", string: axis.code.absoluteAxisName)
+                entry.add("min", integer: Int(axis.range.minimum))
+                entry.add("max", integer: Int(axis.range.maximum))
+                entry.add("fuzz", integer: Int(axis.range.fuzz))
+                entry.add("resolution", integer: Int(axis.range.resolution))
+                return entry
+            })
+            json.add("canWeigh", bool: description.canWeigh)
+            json.add("properties", strings: propertyNames(description))
+            var ff = JSONLineWriter()
+            ff.add("effects", integer: details.forceFeedback.effectsCapacity)
+            ff.add("rumble", bool: details.forceFeedback.canRumble)
+            ff.add("gain", bool: details.forceFeedback.supportsGain)
+            ff.add("types", strings: details.forceFeedback.effectTypes.map(\.name))
+            json.add("ff", object: ff)
+            json.add("access", string: details.isWritable ? "read-write" : "read-only")
+            json.add("best", bool: isBest)
+        }
+        return json.line
+    }
+
+    static func propertyNames(_ description: DeviceDescription) -> [String] {
+        [(InputProperty.pointer, "pointer"), (.direct, "direct"), (.buttonPad, "buttonpad"), (.pressurePad, "pressure pad")]
+            .filter { description.has($0.0) }.map(\.1)
+    }
+
+    static func forceFeedbackText(_ ff: ForceFeedbackCapabilities) -> String {
+        guard ff.effectsCapacity > 0 else { return "none (no force feedback)" }
+        var parts = ["\(ff.effectsCapacity) effects"]
+        parts.append(ff.canRumble ? "rumble" : "no rumble")
+        if ff.supportsGain { parts.append("gain") }
+        let others = ff.effectTypes.filter { $0 != .rumble }.map(\.name)
+        if !others.isEmpty { parts.append("also " + others.joined(separator: ", ")) }
+        return parts.joined(separator: ", ")
+    }
+
+    static func setupProblem(_ description: DeviceDescription) -> String {
+        do {
+            _ = try PressureSource.select(for: description)
+            return ""
+        } catch {
+            return error.description
+        }
+    }
+}

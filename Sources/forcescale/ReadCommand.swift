@@ -1,0 +1,57 @@
+import ArgumentParsing
+import ScaleCore
+import ScaleSystem
+
+enum ReadCommand {
+    static let declaration = Command(
+        name: "read",
+        abstract: "Read a live pressure device directly, without the daemon.",
+        discussion: """
+            Opens the best pressure device (pressure pads and pen tablets first) or the one \
+            named by --device, without grabbing it, and shows its readings as 'replay' does. \
+            Follows the device through unplug and replug, and rumbles on each PEAK when the \
+            device (or --rumble-device) has force feedback. Ctrl-C stops it.
+            """,
+        options: [
+            Option(long: "device", valueName: "device", help: "A path, a part of the name, or vendor:product in hex."),
+            Option(long: "grab", help: "Take the device exclusively (the desktop loses it meanwhile)."),
+            Option(long: "rumble-device", valueName: "device", help: "Rumble this device (a gamepad, say) on a PEAK instead of the pressure device."),
+            Option(long: "no-rumble", help: "Do not rumble on a PEAK."),
+        ] + PipelineOptions.declarations)
+
+    static func run(_ command: ParsedCommand) throws -> Int32 {
+        var options = try PipelineOptions(command)
+        options.realtime = true
+        let rumble: RumbleChoice = command.flag("no-rumble") ? .off
+            : command.string("rumble-device").map { .device(DeviceQuery($0)) } ?? .pressureDevice
+        let liveOptions = LiveScale.Options(
+            query: command.string("device").map(DeviceQuery.init), settings: options.settings,
+            grab: command.flag("grab"), rumble: rumble)
+        let presenter = options.makePresenter(liveGauge: true)
+        return reportingFailures {
+            let scale = try LiveScale(
+                options: liveOptions,
+                onOutput: { try presenter.show($0) },
+                onNotice: { notice in
+                    if case .opened(_, let device, let source, let model) = notice {
+                        try? presenter.begin(device: device, source: source, model: model, origin: EventTime(microseconds: MonotonicClock.now()))
+                    }
+                    printError("forcescale: \(describe(notice))")
+                })
+            try scale.run()
+            try presenter.end()
+        }
+    }
+
+    static func describe(_ notice: LiveNotice) -> String {
+        switch notice {
+        case .opened(let path, let device, _, _): return "reading \(path) (\(device.name))"
+        case .rumbleReady(let path): return "rumble on PEAK through \(path)"
+        case .rumbleUnavailable(let reason): return "rumble unavailable: \(reason); readings go on without it"
+        case .resynchronized(let path): return "\(path): events were dropped (SYN_DROPPED); state rebuilt from the device"
+        case .removed(let path): return "\(path): device removed"
+        case .readFailed(let path, let errno): return "\(path): read failed: \(errno); stopped reading it"
+        case .waiting(let what): return "waiting for \(what) to come back (Ctrl-C stops)"
+        }
+    }
+}

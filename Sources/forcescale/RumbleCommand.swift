@@ -1,0 +1,100 @@
+import ArgumentParsing
+import ScaleCore
+import ScaleSystem
+
+enum RumbleCommand {
+    static let declaration = Command(
+        name: "rumble",
+        abstract: "Play a haptic pattern on a force-feedback device, or probe what it can do.",
+        discussion: """
+            Patterns follow iOS's feedback generators on FF_RUMBLE: impact-light, \
+            impact-medium, impact-heavy, impact-soft, impact-rigid, selection, success, \
+            warning and error. Without --device the first device that can rumble is used. \
+            --probe lists the device's force-feedback capabilities and tries each effect \
+            type, as fftest does.
+            """,
+        arguments: [Argument(name: "pattern", help: "The pattern to play.", isOptional: true)],
+        options: [
+            Option(long: "device", valueName: "device", help: "A path, a part of the name, or vendor:product in hex."),
+            Option(long: "intensity", valueName: "fraction", help: "Strength from 0 to 1.", defaultValue: "1.0"),
+            Option(long: "list", help: "List the patterns and exit."),
+            Option(long: "probe", help: "Report the device's force feedback and try each effect type."),
+        ])
+
+    static func run(_ command: ParsedCommand) throws -> Int32 {
+        let output = OutputChannel.standardOutput
+        if command.flag("list") {
+            return reportingFailures {
+                for pattern in HapticPattern.all {
+                    try output.write(pattern.name.padding(15) + " \(pattern.totalMilliseconds) ms".padding(9) + "  \(pattern.summary)\n")
+                }
+                try output.flush()
+            }
+        }
+        let intensity = try command.double("intensity") ?? 1
+        guard intensity >= 0, intensity <= 1 else { throw command.usageError("The intensity must be between 0 and 1") }
+        let name = command.argument("pattern") ?? "impact-medium"
+        guard let pattern = HapticPattern.named(name) else {
+            throw command.usageError("Unknown pattern '\(name)'; 'forcescale rumble --list' shows them")
+        }
+        return reportingFailures {
+            let device = try open(command.string("device").map(DeviceQuery.init))
+            if command.flag("probe") {
+                try probe(device, output: output)
+                return
+            }
+            let effect = try RumbleEffect(device: device)
+            try effect.play(pattern.scaled(intensity: intensity))
+            effect.erase()
+            try output.write("played \(pattern.name) on \(device.path) (\(device.description.name), \(pattern.totalMilliseconds) ms)\n")
+            try output.flush()
+        }
+    }
+
+    /// The named device, or the first one that can rumble.
+    static func open(_ query: DeviceQuery?) throws -> EvdevDevice {
+        let devices = DeviceDiscovery.scan()
+        let path: String
+        if let query {
+            guard let match = devices.first(where: { $0.candidate.map(query.matches) ?? false }) else {
+                throw CommandFailure(message: "no input device matches \(query); 'forcescale devices' lists them", status: ExitStatus.unavailable)
+            }
+            path = match.path
+        } else {
+            let rumblers = devices.filter { if case .success(let details) = $0.details { details.forceFeedback.canRumble } else { false } }
+            guard let first = rumblers.first else {
+                throw CommandFailure(message: "no device with force feedback (FF_RUMBLE) found among \(devices.count) input devices; 'forcescale devices' shows each device's rumble support", status: ExitStatus.unavailable)
+            }
+            path = first.path
+        }
+        return try EvdevDevice(path: path, wantsWrite: true)
+    }
+
+    static func probe(_ device: EvdevDevice, output: OutputChannel) throws {
+        let capabilities = ForceFeedbackCapabilities(of: device)
+        try output.write("\(device.path): \(device.description.name)\n")
+        try output.write("  effects at once  \(capabilities.effectsCapacity)\n")
+        try output.write("  effect types     \(capabilities.effectTypes.isEmpty ? "none" : capabilities.effectTypes.map(\.name).joined(separator: ", "))\n")
+        try output.write("  gain             \(capabilities.supportsGain ? "yes" : "no")\n")
+        try output.write("  autocenter       \(capabilities.supportsAutocenter ? "yes" : "no")\n")
+        try output.write("  write access     \(device.isWritable ? "yes" : "no (effects cannot be uploaded)")\n")
+        guard !capabilities.effectTypes.isEmpty else {
+            throw CommandFailure(message: "\(device.path): the device has no force feedback; try a gamepad ('forcescale devices' shows rumble support)", status: ExitStatus.unavailable)
+        }
+        for type in capabilities.effectTypes {
+            let result: String
+            do throws(ForceFeedbackError) {
+                try ForceFeedbackProbe.tryEffect(type, on: device)
+                result = "ok"
+            } catch {
+                result = "refused: \(error.errno.map(\.description) ?? "") (\(error.explanation))"
+            }
+            try output.write("  try \(type.name.padding(10)) \(result)\n")
+        }
+        try output.flush()
+    }
+}
+
+extension String {
+    func padding(_ width: Int) -> String { self + String(repeating: " ", count: max(0, width - count)) }
+}
