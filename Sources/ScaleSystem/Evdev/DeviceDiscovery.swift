@@ -28,7 +28,11 @@ public struct DeviceSelectionError: Error, Sendable, CustomStringConvertible {
 
 /// Finds input devices and picks the one to weigh with.
 public enum DeviceDiscovery {
-    public static let inputDirectory = "/dev/input"
+    /// `/dev/input`, or `FORCESCALE_INPUT_DIR` when set: tests point it at a folder of
+    /// their own, and containers can point it at a mounted device directory.
+    public static var inputDirectory: String {
+        Environment.value("FORCESCALE_INPUT_DIR").flatMap { $0.isEmpty ? nil : $0 } ?? "/dev/input"
+    }
 
     /// Opens every event node briefly to describe it.
     public static func scan(directory: String = inputDirectory) -> [DiscoveredDevice] {
