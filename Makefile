@@ -15,9 +15,12 @@ build: setup
 	$(SWIFT) build -c release --product forcescale
 	$(SWIFT) build -c release --product forcescaled
 
-# No live-device support yet: the scale runs on its built-in synthetic demo.
+# The scale on the best pressure device; the built-in synthetic demo when there is none
+# (read exits 69 then, after saying so).
 run: build
-	@"$$($(SWIFT) build -c release --show-bin-path)/forcescale" demo $(ARGS)
+	@bin="$$($(SWIFT) build -c release --show-bin-path)/forcescale"; \
+	"$$bin" read $(ARGS); status=$$?; \
+	if [ $$status -eq 69 ]; then echo "Running the built-in demo instead."; "$$bin" demo $(ARGS); else exit $$status; fi
 
 # Every test: unit, golden replays of ../shared/recordings, and the CLI end to end.
 test: setup
