@@ -33,7 +33,7 @@ enum DevicesCommand {
         switch device.details {
         case .failure(let error):
             lines.append("\(device.path)  (cannot open)")
-            lines.append("  access      \(error.errno) — \(error.description.split(separator: "(").last.map { String($0.dropLast()) } ?? "")")
+            lines.append("  access      \(error.errno): \(error.advice)")
         case .success(let details):
             let description = details.description
             lines.append("\(device.path)  \(description.name)  (\(description.kind.rawValue))" + (isBest ? "  ← best" : ""))
@@ -42,8 +42,8 @@ enum DevicesCommand {
                 "\(axis.code.absoluteAxisName) \(axis.range.minimum)..\(axis.range.maximum) fuzz \(axis.range.fuzz) resolution \(axis.range.resolution)"
             }
             lines.append("  pressure    " + (axes.isEmpty ? "none" : axes.joined(separator: "; ")))
-            if !description.canWeigh, !axes.isEmpty {
-                lines.append("              unusable: " + ((try? PressureSource.select(for: description)).map { _ in "" } ?? setupProblem(description)))
+            if !axes.isEmpty, let problem = setupProblem(description) {
+                lines.append("              unusable: \(problem)")
             }
             let properties = propertyNames(description)
             lines.append("  properties  " + (properties.isEmpty ? "none" : properties.joined(separator: ", ")))
@@ -106,10 +106,11 @@ enum DevicesCommand {
         return parts.joined(separator: ", ")
     }
 
-    static func setupProblem(_ description: DeviceDescription) -> String {
+    /// Why a device with a pressure axis still cannot weigh, or `nil` when it can.
+    static func setupProblem(_ description: DeviceDescription) -> String? {
         do {
             _ = try PressureSource.select(for: description)
-            return ""
+            return nil
         } catch {
             return error.description
         }

@@ -12,18 +12,21 @@ public struct DeviceOpenError: Error, Hashable, Sendable, CustomStringConvertibl
         self.errno = errno
     }
 
-    public var description: String {
-        let advice: String
+    /// What the user can do about it.
+    public var advice: String {
         switch errno {
         case .permissionDenied:
-            advice = "add yourself to group 'input' (sudo usermod -aG input $USER, then log in again) or run the forcescaled service"
+            return "add yourself to group 'input' (sudo usermod -aG input $USER, then log in again) or run the forcescaled service"
         case .noSuchFile, Errno(rawValue: ENODEV):
-            advice = "the device is gone; 'forcescale devices' lists what is there"
+            return "the device is gone; 'forcescale devices' lists what is there"
+        case Errno(rawValue: ENOTTY), Errno(rawValue: EINVAL):
+            return "this is not an evdev input device"
         default:
-            advice = "'forcescale devices' shows what can be opened"
+            return "'forcescale devices' shows what can be opened"
         }
-        return "\(path): \(errno) (\(advice))"
     }
+
+    public var description: String { "\(path): \(errno) (\(advice))" }
 }
 
 /// What one drain of a device's queue found.
