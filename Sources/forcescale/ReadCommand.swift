@@ -16,6 +16,7 @@ enum ReadCommand {
             Option(long: "device", valueName: "device", help: "A path, a part of the name, or vendor:product in hex."),
             Option(long: "grab", help: "Take the device exclusively (the desktop loses it meanwhile)."),
             Option(long: "rumble-device", valueName: "device", help: "Rumble this device (a gamepad, say) on a PEAK instead of the pressure device."),
+            Option(long: "rumble-intensity", valueName: "fraction", help: "Strength of the PEAK rumble from 0 to 1, through FF_GAIN when the device has it.", defaultValue: "1.0"),
             Option(long: "no-rumble", help: "Do not rumble on a PEAK."),
         ] + PipelineOptions.declarations)
 
@@ -24,9 +25,11 @@ enum ReadCommand {
         options.realtime = true
         let rumble: RumbleChoice = command.flag("no-rumble") ? .off
             : command.string("rumble-device").map { .device(DeviceQuery($0)) } ?? .pressureDevice
+        let intensity = try command.double("rumble-intensity") ?? 1
+        guard intensity >= 0, intensity <= 1 else { throw command.usageError("The rumble intensity must be between 0 and 1") }
         let liveOptions = LiveScale.Options(
             query: command.string("device").map(DeviceQuery.init), settings: options.settings,
-            grab: command.flag("grab"), rumble: rumble)
+            grab: command.flag("grab"), rumble: rumble, rumbleIntensity: intensity)
         let presenter = options.makePresenter(liveGauge: true)
         return reportingFailures {
             let scale = try LiveScale(

@@ -30,13 +30,20 @@ public final class LiveScale {
         public var settings: ScaleSettings
         public var grab: Bool
         public var rumble: RumbleChoice
+        /// Strength of the peak rumble, 0…1: through `FF_GAIN` when the device has it, so
+        /// the device scales its own motors, otherwise by scaling the effect's magnitudes.
+        public var rumbleIntensity: Double
         public var directory: String
 
-        public init(query: DeviceQuery?, settings: ScaleSettings, grab: Bool = false, rumble: RumbleChoice = .pressureDevice, directory: String = DeviceDiscovery.inputDirectory) {
+        public init(
+            query: DeviceQuery?, settings: ScaleSettings, grab: Bool = false, rumble: RumbleChoice = .pressureDevice,
+            rumbleIntensity: Double = 1, directory: String = DeviceDiscovery.inputDirectory
+        ) {
             self.query = query
             self.settings = settings
             self.grab = grab
             self.rumble = rumble
+            self.rumbleIntensity = rumbleIntensity
             self.directory = directory
         }
     }
@@ -124,8 +131,14 @@ public final class LiveScale {
         }
         do {
             let effect = try RumbleEffect(device: target)
-            let pattern = HapticPattern.peak.segments[0]
-            try effect.upload(strong: pattern.strongMagnitude, weak: pattern.weakMagnitude, milliseconds: pattern.durationMilliseconds)
+            var pattern = HapticPattern.peak
+            if ForceFeedbackCapabilities(of: target).supportsGain {
+                try effect.setGain(options.rumbleIntensity)
+            } else {
+                pattern = pattern.scaled(intensity: options.rumbleIntensity)
+            }
+            let segment = pattern.segments[0]
+            try effect.upload(strong: segment.strongMagnitude, weak: segment.weakMagnitude, milliseconds: segment.durationMilliseconds)
             rumble = effect
             onNotice(.rumbleReady(path: target.path))
         } catch {
