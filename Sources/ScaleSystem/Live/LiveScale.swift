@@ -132,7 +132,10 @@ public final class LiveScale {
         do {
             let effect = try RumbleEffect(device: target)
             var pattern = HapticPattern.peak
-            if ForceFeedbackCapabilities(of: target).supportsGain {
+            // The gain is the device's own, shared with other programs: leave it alone
+            // unless asked for less than full strength.
+            if options.rumbleIntensity >= 1 {
+            } else if ForceFeedbackCapabilities(of: target).supportsGain {
                 try effect.setGain(options.rumbleIntensity)
             } else {
                 pattern = pattern.scaled(intensity: options.rumbleIntensity)
