@@ -132,13 +132,14 @@ public final class LiveScale {
         do {
             let effect = try RumbleEffect(device: target)
             var pattern = HapticPattern.peak
-            // The gain is the device's own, shared with other programs: leave it alone
-            // unless asked for less than full strength.
-            if options.rumbleIntensity >= 1 {
-            } else if ForceFeedbackCapabilities(of: target).supportsGain {
-                try effect.setGain(options.rumbleIntensity)
-            } else {
-                pattern = pattern.scaled(intensity: options.rumbleIntensity)
+            // The gain is the device's own, shared with other programs: touched only when
+            // less than full strength is asked for.
+            if options.rumbleIntensity < 1 {
+                if ForceFeedbackCapabilities(of: target).supportsGain {
+                    try effect.setGain(options.rumbleIntensity)
+                } else {
+                    pattern = pattern.scaled(intensity: options.rumbleIntensity)
+                }
             }
             let segment = pattern.segments[0]
             try effect.upload(strong: segment.strongMagnitude, weak: segment.weakMagnitude, milliseconds: segment.durationMilliseconds)
