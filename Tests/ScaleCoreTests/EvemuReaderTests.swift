@@ -64,6 +64,29 @@ import Testing
         #expect(recording.device.axes[.absPressure]?.minimum == -5)
     }
 
+    /// The fixed-width fast path must read evemu's own layout exactly as the general parser
+    /// does, and step aside (nil) for anything else.
+    @Test(arguments: [
+        ("E: 1369413757.964832 0003 0000 23122\t# EV_ABS / ABS_X  23122", true),
+        ("E: 0.000001 0001 014a 1", true),
+        ("E: 1.500000 0003 0018 -2147483648", true),
+        ("E: 1.500000 0003 0018 2147483647 # max", true),
+        ("E: 12.123456 00A3 0B1c 0395", true),
+        ("E: 1.5 0003 0018 7", false),                 // short fraction: general parser
+        ("E:  1.500000 0003 0018 7", false),           // two spaces
+        ("E: 1.500000 3 18 7", false),                 // unpadded hex
+        ("E: 1.500000 0003 0018 2147483648", false),   // out of range: rejected by both
+        ("E: 1.500000 0003 0018 7x", false),
+    ] as [(String, Bool)])
+    func canonicalFastPathAgreesWithTheGeneralParser(line: String, isCanonical: Bool) {
+        Array(line.utf8).withUnsafeBufferPointer { bytes in
+            let fast = EvemuReader.parseCanonicalEvent(bytes)
+            let general = EvemuReader.parseEvent(bytes)
+            #expect((fast != nil) == isCanonical)
+            if let fast { #expect(fast == general) }
+        }
+    }
+
     @Test func writerOutputReadsBackTheSame() throws {
         let original = try Recording(evemuText: Self.version12, fileName: "x")
         let text = EvemuWriter.text(of: original)

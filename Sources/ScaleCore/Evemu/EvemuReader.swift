@@ -84,7 +84,7 @@ public struct EvemuReader: Sendable {
 
         // Events are nearly every line of a recording, so they take the byte-level path.
         if first == UInt8(ascii: "E"), line.count > 1, line[1] == UInt8(ascii: ":") {
-            guard let event = Self.parseEvent(line) else {
+            guard let event = Self.parseCanonicalEvent(line) ?? Self.parseEvent(line) else {
                 throw failure("expected 'E: <seconds>.<microseconds> <type hex> <code hex> <value>', found '\(Self.excerpt(line))'")
             }
             eventCount += 1
@@ -217,6 +217,74 @@ public struct EvemuReader: Sendable {
 // MARK: - E: lines
 
 extension EvemuReader {
+    /// The layout evemu itself writes (`E: %lu.%06u %04x %04x %d`), read with fixed widths
+    /// and no per-field loops: nearly every line of a recording takes this path.
+    /// - Returns: `nil` when the line is laid out any other way; `parseEvent` decides then.
+    @inline(__always)
+    static func parseCanonicalEvent(_ line: UnsafeBufferPointer<UInt8>) -> InputEvent? {
+        guard let base = line.baseAddress, line.count >= 23, base[2] == 0x20 else { return nil }
+        let end = line.count
+        var position = 3
+        var seconds: Int64 = 0
+        while position < end, position < 15 {
+            let digit = base[position] &- 0x30
+            guard digit < 10 else { break }
+            seconds = seconds &* 10 &+ Int64(digit)
+            position &+= 1
+        }
+        // "." + 6 digits + " " + 4 hex + " " + 4 hex + " " = 18 bytes, then the value.
+        guard position > 3, end - position > 18, base[position] == UInt8(ascii: ".") else { return nil }
+        var microseconds: Int64 = 0
+        for offset in 1...6 {
+            let digit = base[position &+ offset] &- 0x30
+            guard digit < 10 else { return nil }
+            microseconds = microseconds &* 10 &+ Int64(digit)
+        }
+        guard base[position &+ 7] == 0x20, base[position &+ 12] == 0x20, base[position &+ 17] == 0x20,
+              let type = hex4(base + position + 8), let code = hex4(base + position + 13)
+        else { return nil }
+        position &+= 18
+        let negative = base[position] == UInt8(ascii: "-")
+        if negative { position &+= 1 }
+        let valueStart = position
+        var magnitude: Int64 = 0
+        while position < end, position &- valueStart < 11 {
+            let digit = base[position] &- 0x30
+            guard digit < 10 else { break }
+            magnitude = magnitude &* 10 &+ Int64(digit)
+            position &+= 1
+        }
+        let value = negative ? -magnitude : magnitude
+        guard position > valueStart, value >= Int64(Int32.min), value <= Int64(Int32.max) else { return nil }
+        // Only a comment, or nothing, may follow.
+        if position < end {
+            let next = base[position]
+            guard next == 0x20 || next == 0x09 || next == UInt8(ascii: "#") else { return nil }
+            var cursor = ByteCursor(line, position: position)
+            guard cursor.atEndOrComment() else { return nil }
+        }
+        return InputEvent(
+            time: EventTime(microseconds: seconds &* 1_000_000 &+ microseconds),
+            type: EventType(rawValue: type), code: EventCode(rawValue: code), value: Int32(truncatingIfNeeded: value))
+    }
+
+    @inline(__always)
+    private static func hex4(_ digits: UnsafePointer<UInt8>) -> UInt16? {
+        var value: UInt16 = 0
+        for offset in 0..<4 {
+            let byte = digits[offset]
+            let nibble: UInt8
+            switch byte {
+            case 0x30...0x39: nibble = byte &- 0x30
+            case 0x61...0x66: nibble = byte &- 0x61 &+ 10
+            case 0x41...0x46: nibble = byte &- 0x41 &+ 10
+            default: return nil
+            }
+            value = value << 4 | UInt16(nibble)
+        }
+        return value
+    }
+
     /// Parses `E: <sec>.<usec> <type> <code> <value> [# comment]` without allocating.
     /// - Returns: `nil` when the line does not have that shape or a number is out of range.
     static func parseEvent(_ line: UnsafeBufferPointer<UInt8>) -> InputEvent? {

@@ -84,6 +84,13 @@ public struct JSONLineWriter: Sendable {
     }
 
     static func appendQuoted(_ value: String, to text: inout String) {
+        // Keys and most values need no escaping: append them whole.
+        if !value.utf8.contains(where: { $0 < 0x20 || $0 == UInt8(ascii: "\"") || $0 == UInt8(ascii: "\\") }) {
+            text += "\""
+            text += value
+            text += "\""
+            return
+        }
         text += "\""
         for scalar in value.unicodeScalars {
             switch scalar {
