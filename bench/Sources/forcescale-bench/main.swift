@@ -73,6 +73,7 @@ func benchPipeline(_ path: String, repetitions: Int) throws {
     print("events \(events.count) (loaded into memory, not timed)")
 
     // What replay does per event: process, then hand the outputs on and clear the buffer.
+    // Each repetition starts a fresh pipeline; its init takes microseconds, so it stays in.
     let pipelineRun = try medianSeconds(repetitions) { () throws -> Int in
         var pipeline = try ScalePipeline(device: device)
         var outputs: [ScaleOutput] = []
