@@ -30,6 +30,12 @@ let package = Package(
             name: "forcescale-bench",
             dependencies: ["ScaleCore", "ScaleSystem"],
             path: "bench/Sources/forcescale-bench"),
+        // Scenarios on the real kernel (uinput devices, evemu, evtest): run in the VM with
+        // scripts/kernel-tests .build/debug/forcescale-kernel-tests.
+        .executableTarget(
+            name: "forcescale-kernel-tests",
+            dependencies: ["CEvdev", "ScaleCore", "ScaleSystem"],
+            path: "Tests/KernelScenarios"),
         .testTarget(name: "ScaleCoreTests", dependencies: ["ScaleCore"]),
         .testTarget(name: "ArgumentParsingTests", dependencies: ["ArgumentParsing"]),
         .testTarget(name: "ForcescaleCLITests", dependencies: ["ScaleCore"]),

@@ -53,21 +53,7 @@ enum RumbleCommand {
 
     /// The named device, or the first one that can rumble.
     static func open(_ query: DeviceQuery?) throws -> EvdevDevice {
-        let devices = DeviceDiscovery.scan()
-        let path: String
-        if let query {
-            guard let match = devices.first(where: { $0.candidate.map(query.matches) ?? false }) else {
-                throw CommandFailure(message: "no input device matches \(query); 'forcescale devices' lists them", status: ExitStatus.unavailable)
-            }
-            path = match.path
-        } else {
-            let rumblers = devices.filter { if case .success(let details) = $0.details { details.forceFeedback.canRumble } else { false } }
-            guard let first = rumblers.first else {
-                throw CommandFailure(message: "no device with force feedback (FF_RUMBLE) found among \(devices.count) input devices; 'forcescale devices' shows each device's rumble support", status: ExitStatus.unavailable)
-            }
-            path = first.path
-        }
-        return try EvdevDevice(path: path, wantsWrite: true)
+        try EvdevDevice(path: DeviceDiscovery.chooseRumbler(query, from: DeviceDiscovery.scan()), wantsWrite: true)
     }
 
     static func probe(_ device: EvdevDevice, output: OutputChannel) throws {

@@ -90,6 +90,36 @@ public enum DeviceDiscovery {
         throw DeviceSelectionError(description: message + "; 'forcescale devices' lists them")
     }
 
+    /// Chooses the device to rumble: the first that can, among those matching `query` (or
+    /// among all, without one). A gamepad often has several nodes with the same name and
+    /// vendor:product, and only one of them has force feedback.
+    /// - Returns: The device's path.
+    /// - Throws: `DeviceSelectionError` saying what was found instead.
+    public static func chooseRumbler(_ query: DeviceQuery?, from devices: [DiscoveredDevice]) throws(DeviceSelectionError) -> String {
+        let matching = devices.filter { device in
+            guard let query else { return true }
+            if let candidate = device.candidate { return query.matches(candidate) }
+            if case .path(let path) = query.criterion { return device.path == path || device.links.contains(path) }
+            return false
+        }
+        let canRumble: (DiscoveredDevice) -> Bool = {
+            if case .success(let details) = $0.details { details.forceFeedback.canRumble } else { false }
+        }
+        if let rumbler = matching.first(where: canRumble) { return rumbler.path }
+        guard let first = matching.first else {
+            if let query {
+                throw DeviceSelectionError(description: "no input device matches \(query); 'forcescale devices' lists them")
+            }
+            throw DeviceSelectionError(description: "no device with force feedback (FF_RUMBLE) found among \(devices.count) input devices; 'forcescale devices' shows each device's rumble support")
+        }
+        switch first.details {
+        case .failure(let error):
+            throw DeviceSelectionError(description: error.description)
+        case .success(let details):
+            throw DeviceSelectionError(description: "\(first.path) (\(details.description.name)) has no force feedback (FF_RUMBLE); try a gamepad ('forcescale devices' shows rumble support)")
+        }
+    }
+
     /// `/dev/input/eventN` paths in natural order (event2 before event10).
     static func eventNodes(in directory: String) -> [String] {
         entries(of: directory).filter { $0.hasPrefix("event") }

@@ -88,7 +88,8 @@ public final class LiveScale {
             deliver()
         }
         try loop.watch(signals.descriptor) { [unowned self] in
-            if let signal = signals.next(), signal == SIGINT || signal == SIGTERM { loop.stop() }
+            // A hang-up ends reading too: nobody is left to watch it.
+            if let signal = signals.next(), [SIGINT, SIGTERM, SIGHUP].contains(signal) { loop.stop() }
         }
         try loop.watch(hotplug.descriptor) { [unowned self] in
             let names = hotplug.drain()
@@ -122,8 +123,8 @@ public final class LiveScale {
             target = pressureDevice
         case .device(let query):
             do {
-                let candidate = try DeviceDiscovery.choose(query, fromAll: DeviceDiscovery.scan(directory: options.directory))
-                target = try EvdevDevice(path: candidate, wantsWrite: true)
+                let path = try DeviceDiscovery.chooseRumbler(query, from: DeviceDiscovery.scan(directory: options.directory))
+                target = try EvdevDevice(path: path, wantsWrite: true)
             } catch {
                 sayRumbleUnavailable("\(error)")
                 return
@@ -220,18 +221,5 @@ public final class LiveScale {
         }
         outputs.removeAll(keepingCapacity: true)
         timer.arm(atMicroseconds: pipeline?.nextDeadline?.microseconds)
-    }
-}
-
-extension DeviceDiscovery {
-    /// Picks any device matching `query`, whether it can weigh or not (a rumble device).
-    static func choose(_ query: DeviceQuery, fromAll devices: [DiscoveredDevice]) throws(DeviceSelectionError) -> String {
-        if let match = devices.first(where: { $0.candidate.map(query.matches) ?? false }) { return match.path }
-        if case .path(let path) = query.criterion,
-           let failure = devices.first(where: { $0.path == path || $0.links.contains(path) }),
-           case .failure(let error) = failure.details {
-            throw DeviceSelectionError(description: error.description)
-        }
-        throw DeviceSelectionError(description: "no input device matches \(query); 'forcescale devices' lists them")
     }
 }

@@ -1,0 +1,62 @@
+import CEvdev
+import Foundation
+import Glibc
+
+/// e. A 0–0 pressure axis cannot weigh: `read` refuses it with a message (no crash), and
+/// `devices` lists it as unable to weigh; a 0–1 axis is coarse but works (a press is force 1).
+enum DegenerateDevices {
+    static func run(_ programs: Programs) {
+        guard let flat = makeDevice(Tables.degeneratePad, scenario: "e"),
+              let narrow = makeDevice(Tables.narrowPad, scenario: "e") else { return }
+        defer {
+            flat.destroy()
+            narrow.destroy()
+        }
+
+        let (ended, refused) = runToEnd("read on the 0-0 pad", [programs.forcescale, "read", "--device", flat.node], timeout: Limits.command)
+        let stderr = refused?.errorText ?? ""
+        check(ended == .exited(65) || ended == .exited(69), "e: 'read --device \(flat.node)' on the 0–0 pad exits 65 or 69, not a crash",
+              "saw \(ended.map(\.description) ?? "no exit within \(Int(Limits.command)) s")\n\(refused?.tail() ?? "")")
+        check(stderr.contains("degenerate") && (stderr.contains(flat.node) || stderr.contains(flat.table.name)),
+              "e: the refusal names the device and says 'degenerate'", "stderr: \(stderr)")
+
+        let devices = DeviceList.read(programs, scenario: "e")
+        let flatEntry = devices[flat.node]
+        check(flatEntry?["canWeigh"] as? Bool == false, "e: 'devices --json' lists the 0–0 pad with canWeigh false",
+              "saw \(flatEntry.map { "\($0)" } ?? "no entry for \(flat.node)")")
+        let narrowEntry = devices[narrow.node]
+        check(narrowEntry?["canWeigh"] as? Bool == true, "e: 'devices --json' lists the 0–1 pad with canWeigh true",
+              "saw \(narrowEntry.map { "\($0)" } ?? "no entry for \(narrow.node)")")
+
+        guard let reader = startReader(programs, "read on the 0-1 pad", ["--json", "--interval-ms", "0", "--no-rumble", "--device", narrow.node], scenario: "e") else { return }
+        narrow.press(1, down: true)
+        let pressed = waitUntil(Limits.reaction) { reader.hasReading(raw: 1, contacts: 1) }
+        let reading = reader.readings.first { $0.raw == 1 }
+        let force = reading?.force
+        let seen = reading.map { "force \(force.map { String($0) } ?? "none") in \($0)" } ?? "no reading with raw 1"
+        check(pressed && force == 1.0, "e: a press on the 0–1 pad reads raw 1, force 1", "saw \(seen)\n\(reader.tail())")
+        narrow.release()
+        let released = waitUntil(Limits.reaction) { reader.hasReading(raw: 0, contacts: 0) }
+        check(released, "e: the release on the 0–1 pad reads 0 contacts", reader.tail())
+        // A hang-up (the terminal closed) ends the reader as SIGINT would.
+        let status = reader.stop(SIGHUP)
+        check(status == .exited(0), "e: the 0–1 reader exits 0 on SIGHUP", "saw \(status.map(\.description) ?? "no exit")\n\(reader.tail())")
+    }
+}
+
+/// `forcescale devices --json`, by path.
+enum DeviceList {
+    static func read(_ programs: Programs, scenario: String) -> [String: [String: Any]] {
+        let (ended, child) = runToEnd("devices --json", [programs.forcescale, "devices", "--json"], timeout: Limits.command)
+        check(ended == .exited(0), "\(scenario): 'forcescale devices --json' exits 0",
+              "saw \(ended.map(\.description) ?? "no exit")\n\(child?.tail() ?? "")")
+        var result: [String: [String: Any]] = [:]
+        for line in child?.output ?? [] {
+            guard let data = line.data(using: .utf8),
+                  let object = try? JSONSerialization.jsonObject(with: data) as? [String: Any],
+                  object["class"] as? String == "DEVICE", let path = object["path"] as? String else { continue }
+            result[path] = object
+        }
+        return result
+    }
+}

@@ -1,0 +1,97 @@
+import CEvdev
+import Foundation
+import Glibc
+
+/// g. With every table device present: `devices --json` gives each its kind and picks the
+/// pressure pad; `rumble --probe` and `rumble success` reach the FF pad's device side; a pad
+/// without FF is refused with 69.
+enum DevicesAndRumble {
+    static func run(_ programs: Programs) {
+        var devices: [VirtualDevice] = []
+        for table in Tables.all {
+            guard let device = makeDevice(table, scenario: "g") else {
+                devices.forEach { $0.destroy() }
+                return
+            }
+            devices.append(device)
+        }
+        defer { devices.forEach { $0.destroy() } }
+        let rumblePad = devices.first { $0.table.name == Tables.rumblePad.name }!
+        let plainPad = devices.first { $0.table.name == Tables.synapticsPad.name }!
+
+        let list = DeviceList.read(programs, scenario: "g")
+        var wrongKinds: [String] = []
+        var wrongBest: [String] = []
+        for device in devices {
+            let entry = list[device.node]
+            let kind = entry?["kind"] as? String
+            if kind != device.table.expectedKind {
+                wrongKinds.append("\(device.table.name) at \(device.node): \(kind ?? "no entry"), expected \(device.table.expectedKind)")
+            }
+            let best = entry?["best"] as? Bool
+            if best != (device.table.name == Tables.pressurePad.name) {
+                wrongBest.append("\(device.table.name): best \(best.map(String.init) ?? "missing")")
+            }
+        }
+        check(wrongKinds.isEmpty, "g: 'devices --json' gives each of the \(devices.count) table devices its kind", wrongKinds.joined(separator: "\n"))
+        let bestPaths = list.filter { $0.value["best"] as? Bool == true }.map(\.key)
+        check(wrongBest.isEmpty && bestPaths.count == 1, "g: the pressure pad, and only it, is marked best",
+              (wrongBest + ["best: \(bestPaths)"]).joined(separator: "\n"))
+        let ff = list[rumblePad.node]?["ff"] as? [String: Any]
+        check(ff?["rumble"] as? Bool == true && (ff?["effects"] as? NSNumber)?.intValue == 16,
+              "g: the FF pad is listed with rumble and 16 effects", "saw ff \(ff.map { "\($0)" } ?? "none")")
+
+        // --probe: uploads and erases one effect of each type it declares (rumble here).
+        let (probeEnded, probe) = runToEnd("rumble --probe", [programs.forcescale, "rumble", "--probe", "--device", rumblePad.node], timeout: Limits.command)
+        let probeLine = probe?.output.first { $0.contains("try rumble") } ?? ""
+        check(probeEnded == .exited(0) && probeLine.hasSuffix("ok"), "g: 'rumble --probe' reports rumble ok",
+              "saw \(probeEnded.map(\.description) ?? "no exit"), line '\(probeLine)'\n\(probe?.tail() ?? "")")
+        waitUntil(5) { rumblePad.forceFeedback.erases.count >= 1 }
+        let afterProbe = rumblePad.forceFeedback
+        check(afterProbe.uploads.count == 1 && afterProbe.erases.count == 1 && afterProbe.problems.isEmpty,
+              "g: the probe's upload and erase reach the device", "saw \(afterProbe.sequence) \(afterProbe.problems)")
+
+        // success: two segments through one slot, so two uploads (one in place), two plays, an erase.
+        let (playEnded, player) = runToEnd("rumble success", [programs.forcescale, "rumble", "success", "--device", rumblePad.node], timeout: Limits.command)
+        check(playEnded == .exited(0), "g: 'rumble success' exits 0", "saw \(playEnded.map(\.description) ?? "no exit")\n\(player?.tail() ?? "")")
+        waitUntil(5) { rumblePad.forceFeedback.erases.count >= 2 }
+        let log = rumblePad.forceFeedback
+        let uploads = Array(log.uploads.dropFirst(afterProbe.uploads.count))
+        let plays = log.plays - afterProbe.plays
+        let sequence = Array(log.sequence.dropFirst(afterProbe.sequence.count)).filter { !$0.hasPrefix("stop") }
+        let id = uploads.first?.effectID ?? -1
+        let expected = ["upload \(id)", "play \(id)", "upload \(id)", "play \(id)", "erase \(id)"]
+        check(uploads.count == 2 && plays == 2 && sequence == expected,
+              "g: 'rumble success' gives the device 2 uploads, 2 plays, then an erase",
+              "saw \(sequence) (\(uploads.count) uploads, \(plays) plays), expected \(expected)")
+        check(uploads.allSatisfy { $0.length > 0 && $0.type == UInt16(FF_RUMBLE) } && uploads.last?.replacedID == id,
+              "g: the uploads are FF_RUMBLE with a length, the second one updates the first in place",
+              "saw \(uploads)")
+
+        // vendor:product names both the rumble pad and its FF-less twin (made first, so it
+        // sorts first): rumbling must go to the one that can.
+        let pair = String(format: "%04x:%04x", Tables.rumblePad.vendor, Tables.rumblePad.product)
+        let twin = devices.first { $0.table.name == Tables.rumbleTwin.name }!
+        let (pairEnded, pairProbe) = runToEnd("rumble --probe --device \(pair)", [programs.forcescale, "rumble", "--probe", "--device", pair], timeout: Limits.command)
+        let probed = pairProbe?.output.first { $0.hasPrefix("/dev/input/") } ?? ""
+        check(pairEnded == .exited(0) && probed.hasPrefix(rumblePad.node + ":"),
+              "g: 'rumble --probe --device \(pair)' picks the matching device that has FF (\(rumblePad.node)), not its twin (\(twin.node))",
+              "saw \(pairEnded.map(\.description) ?? "no exit"), probed '\(probed)'\n\(pairProbe?.tail(3) ?? "")")
+        if let reader = startReader(programs, "read --rumble-device \(pair)",
+                                    ["--json", "--device", devices.first { $0.table.name == Tables.pressurePad.name }!.node, "--rumble-device", pair], scenario: "g") {
+            let said = waitUntil(Limits.reaction) { reader.errorsContain("rumble on PEAK through") || reader.errorsContain("rumble unavailable") }
+            let notice = reader.errors.first { $0.contains("rumble") } ?? ""
+            check(said && notice.contains("rumble on PEAK through \(rumblePad.node)"),
+                  "g: 'read --rumble-device \(pair)' rumbles through the matching device that has FF (\(rumblePad.node))",
+                  "saw '\(notice)'")
+            reader.stop(SIGINT)
+        }
+
+        // A pad without FF: exit 69 and a message that says why.
+        let (refusedEnded, refused) = runToEnd("rumble on a pad without FF", [programs.forcescale, "rumble", "--device", plainPad.node], timeout: Limits.command)
+        let message = refused?.errorText ?? ""
+        check(refusedEnded == .exited(69) && (message.contains("FF_RUMBLE") || message.contains("force feedback")) && message.contains(plainPad.node),
+              "g: 'rumble --device \(plainPad.node)' (no FF) exits 69 with a clear message",
+              "saw \(refusedEnded.map(\.description) ?? "no exit"), stderr: \(message)")
+    }
+}

@@ -1,0 +1,123 @@
+import Foundation
+import Glibc
+
+/// The programs the scenarios run.
+struct Programs: Sendable {
+    /// The forcescale under test: the one built next to this executable.
+    var forcescale: String
+    var evemuDevice: String?
+    var evemuPlay: String?
+    var evtest: String?
+    var stdbuf: String?
+
+    static func locate() -> Programs {
+        var buffer = [CChar](repeating: 0, count: 4096)
+        let length = readlink("/proc/self/exe", &buffer, buffer.count - 1)
+        let me = length > 0 ? String(decoding: buffer[0..<length].map { UInt8(bitPattern: $0) }, as: UTF8.self) : CommandLine.arguments[0]
+        let folder = (me as NSString).deletingLastPathComponent
+        let forcescale = ProcessInfo.processInfo.environment["FORCESCALE_BINARY"] ?? folder + "/forcescale"
+        return Programs(
+            forcescale: forcescale, evemuDevice: findProgram("evemu-device"), evemuPlay: findProgram("evemu-play"),
+            evtest: findProgram("evtest"), stdbuf: findProgram("stdbuf"))
+    }
+}
+
+/// How long the slow parts may take. The emulated VM runs code 20–50× slower than the host,
+/// so the waits are sized for it; they only cost time when something is wrong.
+enum Limits {
+    /// From starting `forcescale read` to its "reading" notice (a Swift binary starting under
+    /// emulation, and a scan of every node).
+    static let readerStart = 60.0
+    /// A short command (devices, rumble, a failing read) to its exit.
+    static let command = 60.0
+    /// One reading or PEAK to come out after an injected frame.
+    static let reaction = 15.0
+}
+
+/// One JSON line of `forcescale read --json` / `replay --json`.
+struct OutputLine: Equatable, CustomStringConvertible {
+    var kind: String
+    var raw: Int
+    var grams: Double
+    var force: Double?
+    var contacts: Int?
+
+    init?(_ line: String) {
+        guard line.hasPrefix("{"), let data = line.data(using: .utf8),
+              let object = try? JSONSerialization.jsonObject(with: data) as? [String: Any],
+              let kind = object["class"] as? String, kind == "READING" || kind == "PEAK",
+              let raw = (object["raw"] as? NSNumber)?.intValue,
+              let grams = (object["grams"] as? NSNumber)?.doubleValue
+        else { return nil }
+        self.kind = kind
+        self.raw = raw
+        self.grams = grams
+        force = (object["force"] as? NSNumber)?.doubleValue
+        contacts = (object["contacts"] as? NSNumber)?.intValue
+    }
+
+    var isReading: Bool { kind == "READING" }
+    var isPeak: Bool { kind == "PEAK" }
+
+    var description: String {
+        isReading ? "(raw \(raw), \(grams) g, \(contacts ?? -1) contacts)" : "PEAK(raw \(raw), \(grams) g)"
+    }
+}
+
+extension Child {
+    /// The READING and PEAK lines said so far.
+    var outputs: [OutputLine] { output.compactMap(OutputLine.init) }
+    var readings: [OutputLine] { outputs.filter(\.isReading) }
+    var lastReading: OutputLine? { output.reversed().lazy.compactMap(OutputLine.init).first { $0.isReading } }
+
+    /// Whether a READING with this raw value has been printed.
+    func hasReading(raw: Int, contacts: Int? = nil) -> Bool {
+        let key = "\"raw\":\(raw),"
+        return output.reversed().contains { line in
+            guard line.contains(key), let parsed = OutputLine(line), parsed.isReading else { return false }
+            return contacts == nil || parsed.contacts == contacts
+        }
+    }
+}
+
+/// The counted substrings of `forcescale read --json` output.
+enum Marker {
+    static let peak = "\"class\":\"PEAK\""
+    static let reading = "\"class\":\"READING\""
+}
+
+/// Starts `forcescale read ARGS` and waits for its "reading" notice.
+/// - Returns: The child, or `nil` after reporting why it did not start.
+func startReader(_ programs: Programs, _ label: String, _ arguments: [String], scenario: String) -> Child? {
+    let child: Child
+    do {
+        child = try Child(label, [programs.forcescale, "read"] + arguments, counting: [Marker.peak, Marker.reading])
+    } catch {
+        check(false, "\(scenario): start \(label)", "\(error)")
+        return nil
+    }
+    if child.waitForError("forcescale: reading ", timeout: Limits.readerStart) { return child }
+    let ended = child.ended
+    check(false, "\(scenario): \(label) says it is reading", "saw \(ended.map(\.description) ?? "no notice within \(Int(Limits.readerStart)) s")\n\(child.tail())")
+    child.stop(SIGKILL)
+    return nil
+}
+
+/// Creates a device, reporting a failure as a check.
+func makeDevice(_ table: DeviceTable, scenario: String) -> VirtualDevice? {
+    do {
+        return try VirtualDevice(table)
+    } catch {
+        check(false, "\(scenario): create uinput device '\(table.name)'", "\(error)")
+        return nil
+    }
+}
+
+/// A short human description of a list that may be long.
+func summarize<T>(_ items: [T], around index: Int, radius: Int = 3) -> String {
+    guard !items.isEmpty else { return "[]" }
+    let low = max(0, index - radius)
+    let high = min(items.count, index + radius + 1)
+    guard low < high else { return "(\(items.count) items)" }
+    return (low..<high).map { "[\($0)] \(items[$0])" }.joined(separator: " ")
+}

@@ -1,0 +1,143 @@
+import CEvdev
+
+/// One absolute axis, as in `struct input_absinfo`.
+struct Axis {
+    var code: Int32
+    var minimum: Int32
+    var maximum: Int32
+    var fuzz: Int32 = 0
+    var flat: Int32 = 0
+    var resolution: Int32 = 0
+}
+
+/// A device described declaratively, as libinput's litest does: what `VirtualDevice`
+/// creates through uinput.
+struct DeviceTable {
+    var name: String
+    var bus: UInt16 = UInt16(BUS_VIRTUAL)
+    var vendor: UInt16
+    var product: UInt16
+    var version: UInt16 = 1
+    var properties: [Int32] = []
+    var keys: [Int32] = []
+    var axes: [Axis] = []
+    var forceFeedback: [Int32] = []
+    var effectsMax: UInt32 = 0
+    /// The kind `forcescale devices` should report.
+    var expectedKind: String
+    /// The pressure axis range, for building frames.
+    var pressure: Axis? { axes.first { $0.code == ABS_MT_PRESSURE } ?? axes.first { $0.code == ABS_PRESSURE } }
+    var isMultitouch: Bool { axes.contains { $0.code == ABS_MT_SLOT } }
+}
+
+/// The devices of the scenarios. Names are distinct enough that `--device 'forcescale test pad'`
+/// matches only the Synaptics-like pad.
+enum Tables {
+    /// A Synaptics-like clickpad: single-touch and type-B multitouch axes (2 slots), pressure
+    /// 0–255 on both, finger tools, pointer + buttonpad.
+    static let synapticsPad = DeviceTable(
+        name: "forcescale test pad", bus: UInt16(BUS_I8042), vendor: 0x0002, product: 0x0007, version: 0x01b1,
+        properties: [INPUT_PROP_POINTER, INPUT_PROP_BUTTONPAD],
+        keys: [BTN_LEFT, BTN_TOOL_FINGER, BTN_TOOL_DOUBLETAP, BTN_TOUCH],
+        axes: [
+            Axis(code: ABS_X, minimum: 1472, maximum: 5472, resolution: 42),
+            Axis(code: ABS_Y, minimum: 1408, maximum: 4448, resolution: 68),
+            Axis(code: ABS_PRESSURE, minimum: 0, maximum: 255),
+            Axis(code: ABS_MT_SLOT, minimum: 0, maximum: 1),
+            Axis(code: ABS_MT_POSITION_X, minimum: 1472, maximum: 5472, resolution: 42),
+            Axis(code: ABS_MT_POSITION_Y, minimum: 1408, maximum: 4448, resolution: 68),
+            Axis(code: ABS_MT_TRACKING_ID, minimum: 0, maximum: 65535),
+            Axis(code: ABS_MT_PRESSURE, minimum: 0, maximum: 255),
+        ],
+        expectedKind: "touchpad")
+
+    /// A pressure pad (INPUT_PROP_PRESSUREPAD, 0x07): pressure 0–255 at 40 units per gram.
+    static let pressurePad = DeviceTable(
+        name: "forcescale pressure pad", vendor: 0x1fc9, product: 0x0001,
+        properties: [INPUT_PROP_POINTER, INPUT_PROP_BUTTONPAD, INPUT_PROP_PRESSUREPAD],
+        keys: [BTN_LEFT, BTN_TOOL_FINGER, BTN_TOUCH],
+        axes: [
+            Axis(code: ABS_X, minimum: 0, maximum: 4000, resolution: 40),
+            Axis(code: ABS_Y, minimum: 0, maximum: 3000, resolution: 40),
+            Axis(code: ABS_PRESSURE, minimum: 0, maximum: 255, resolution: 40),
+        ],
+        expectedKind: "pressure pad")
+
+    static func pen(maximum: Int32, product: UInt16) -> DeviceTable {
+        DeviceTable(
+            name: "forcescale pen \(maximum)", bus: UInt16(BUS_USB), vendor: 0x056a, product: product,
+            properties: [INPUT_PROP_POINTER],
+            keys: [BTN_TOOL_PEN, BTN_TOUCH, BTN_STYLUS],
+            axes: [
+                Axis(code: ABS_X, minimum: 0, maximum: 44704, resolution: 200),
+                Axis(code: ABS_Y, minimum: 0, maximum: 27940, resolution: 200),
+                Axis(code: ABS_PRESSURE, minimum: 0, maximum: maximum),
+            ],
+            expectedKind: "tablet")
+    }
+
+    static let pen2047 = pen(maximum: 2047, product: 0x00b9)
+    static let pen8191 = pen(maximum: 8191, product: 0x0357)
+
+    /// A single-touch pad whose pressure axis has the given range.
+    static func singleTouchPad(_ name: String, pressure: ClosedRange<Int32>, product: UInt16) -> DeviceTable {
+        DeviceTable(
+            name: name, vendor: 0x1fc9, product: product,
+            properties: [INPUT_PROP_POINTER],
+            keys: [BTN_LEFT, BTN_TOOL_FINGER, BTN_TOUCH],
+            axes: [
+                Axis(code: ABS_X, minimum: 0, maximum: 1000),
+                Axis(code: ABS_Y, minimum: 0, maximum: 1000),
+                Axis(code: ABS_PRESSURE, minimum: pressure.lowerBound, maximum: pressure.upperBound),
+            ],
+            expectedKind: "touchpad")
+    }
+
+    static let degeneratePad = singleTouchPad("forcescale degenerate pad 0-0", pressure: 0...0, product: 0x0010)
+    static let narrowPad = singleTouchPad("forcescale narrow pad 0-1", pressure: 0...1, product: 0x0011)
+
+    /// A single-touch pad with rumble: EV_FF with FF_RUMBLE and FF_GAIN, 16 effect slots.
+    static let rumblePad: DeviceTable = {
+        var table = singleTouchPad("forcescale rumble pad", pressure: 0...255, product: 0x0020)
+        table.forceFeedback = [FF_RUMBLE, FF_GAIN]
+        table.effectsMax = 16
+        return table
+    }()
+
+    /// Another node of the rumble pad's hardware, without FF and with the same
+    /// vendor:product, made before it (a gamepad's touchpad or motion-sensor node, as
+    /// hid-sony and hid-playstation make them): a vendor:product query matches both.
+    static let rumbleTwin = singleTouchPad("forcescale rumble pad touch node", pressure: 0...255, product: 0x0020)
+
+    static let all: [DeviceTable] = [synapticsPad, pressurePad, pen2047, pen8191, degeneratePad, narrowPad, rumbleTwin, rumblePad]
+}
+
+/// Frames for a table's device.
+extension VirtualDevice {
+    /// Touches down (or moves) with `pressure`; for a multitouch pad in slot 0 with tracking id 1.
+    /// - Parameter down: Also send the tool and touch buttons (the first frame of a touch).
+    @discardableResult
+    func press(_ pressure: Int32, x: Int32 = 2000, down: Bool = false) -> Bool {
+        var events: [Event] = []
+        if table.isMultitouch {
+            if down { events += [.abs(ABS_MT_SLOT, 0), .abs(ABS_MT_TRACKING_ID, 1)] }
+            events += [.abs(ABS_MT_POSITION_X, x), .abs(ABS_MT_POSITION_Y, 2000), .abs(ABS_MT_PRESSURE, pressure)]
+        }
+        events += [.abs(ABS_X, x), .abs(ABS_Y, 2000), .abs(ABS_PRESSURE, pressure)]
+        if down {
+            events += [.key(BTN_TOUCH, 1)]
+            events += [.key(table.keys.contains(BTN_TOOL_PEN) ? BTN_TOOL_PEN : BTN_TOOL_FINGER, 1)]
+        }
+        return frame(events)
+    }
+
+    /// Lifts the touch.
+    @discardableResult
+    func release() -> Bool {
+        var events: [Event] = []
+        if table.isMultitouch { events += [.abs(ABS_MT_SLOT, 0), .abs(ABS_MT_TRACKING_ID, -1)] }
+        events += [.abs(ABS_PRESSURE, table.pressure?.minimum ?? 0), .key(BTN_TOUCH, 0)]
+        events += [.key(table.keys.contains(BTN_TOOL_PEN) ? BTN_TOOL_PEN : BTN_TOOL_FINGER, 0)]
+        return frame(events)
+    }
+}

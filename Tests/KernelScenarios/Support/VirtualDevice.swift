@@ -1,0 +1,299 @@
+import CEvdev
+import Foundation
+import Glibc
+
+/// One event to inject: type, code, value (the kernel stamps the time).
+struct Event {
+    var type: Int32
+    var code: Int32
+    var value: Int32
+
+    init(_ type: Int32, _ code: Int32, _ value: Int32) {
+        self.type = type
+        self.code = code
+        self.value = value
+    }
+
+    static func abs(_ code: Int32, _ value: Int32) -> Event { Event(EV_ABS, code, value) }
+    static func key(_ code: Int32, _ value: Int32) -> Event { Event(EV_KEY, code, value) }
+    static let report = Event(EV_SYN, SYN_REPORT, 0)
+}
+
+/// What the device side saw of force feedback: the kernel hands every upload and erase to
+/// the uinput fd as a request that must be answered, and every play or stop as an `EV_FF` event.
+struct ForceFeedbackLog: Sendable {
+    struct Upload: Sendable {
+        var requestID: UInt32
+        var effectID: Int16
+        var type: UInt16
+        var length: UInt16
+        /// The effect id was already uploaded (an update in place), from `old`.
+        var replacedID: Int16?
+    }
+
+    var uploads: [Upload] = []
+    var erases: [Int32] = []
+    var plays = 0
+    var stops = 0
+    var gains: [Int32] = []
+    /// Play counts by effect id.
+    var playsByEffect: [Int: Int] = [:]
+    /// Everything in order ("upload 0", "play 0", "stop 0", "erase 0", "gain 65535").
+    var sequence: [String] = []
+    /// Requests that could not be answered (an ioctl failed).
+    var problems: [String] = []
+}
+
+/// A uinput device built from a `DeviceTable`, on the real kernel. Events are injected with
+/// `send`; a thread of its own answers force-feedback requests (the uploader blocks until
+/// the device side answers, up to 30 s) and counts plays.
+final class VirtualDevice: @unchecked Sendable {
+    let table: DeviceTable
+    let descriptor: Int32
+    /// e.g. "input12".
+    let sysname: String
+    /// e.g. "/dev/input/event7".
+    let node: String
+
+    private let lock = NSLock()
+    private var log = ForceFeedbackLog()
+    private var servicing = false
+    private var serviceDone = false
+    private var destroyed = false
+
+    /// Creates the device and waits for its event node.
+    /// - Throws: `DeviceError` naming what failed.
+    init(_ table: DeviceTable) throws {
+        self.table = table
+        let fd = Glibc.open("/dev/uinput", O_RDWR | O_NONBLOCK | O_CLOEXEC)
+        guard fd >= 0 else { throw DeviceError("/dev/uinput: \(String(cString: strerror(errno)))") }
+        func fail(_ what: String) -> DeviceError {
+            let error = DeviceError("\(table.name): \(what): \(String(cString: strerror(errno)))")
+            Glibc.close(fd)
+            return error
+        }
+        if !table.keys.isEmpty {
+            guard CEvdev_uinput_set_event_bit(fd, EV_KEY) == 0 else { throw fail("UI_SET_EVBIT EV_KEY") }
+            for key in table.keys {
+                guard CEvdev_uinput_set_key_bit(fd, key) == 0 else { throw fail("UI_SET_KEYBIT \(key)") }
+            }
+        }
+        if !table.axes.isEmpty {
+            guard CEvdev_uinput_set_event_bit(fd, EV_ABS) == 0 else { throw fail("UI_SET_EVBIT EV_ABS") }
+            for axis in table.axes {
+                guard CEvdev_uinput_set_abs_bit(fd, axis.code) == 0 else { throw fail("UI_SET_ABSBIT \(axis.code)") }
+                var setup = uinput_abs_setup()
+                setup.code = UInt16(axis.code)
+                setup.absinfo.minimum = axis.minimum
+                setup.absinfo.maximum = axis.maximum
+                setup.absinfo.fuzz = axis.fuzz
+                setup.absinfo.flat = axis.flat
+                setup.absinfo.resolution = axis.resolution
+                setup.absinfo.value = axis.minimum
+                guard CEvdev_uinput_abs_setup(fd, &setup) == 0 else { throw fail("UI_ABS_SETUP \(axis.code)") }
+            }
+        }
+        if !table.forceFeedback.isEmpty {
+            guard CEvdev_uinput_set_event_bit(fd, EV_FF) == 0 else { throw fail("UI_SET_EVBIT EV_FF") }
+            for code in table.forceFeedback {
+                guard CEvdev_uinput_set_ff_bit(fd, code) == 0 else { throw fail("UI_SET_FFBIT \(code)") }
+            }
+        }
+        for property in table.properties {
+            guard CEvdev_uinput_set_property_bit(fd, property) == 0 else { throw fail("UI_SET_PROPBIT \(property)") }
+        }
+        var setup = uinput_setup()
+        setup.id.bustype = table.bus
+        setup.id.vendor = table.vendor
+        setup.id.product = table.product
+        setup.id.version = table.version
+        setup.ff_effects_max = table.effectsMax
+        withUnsafeMutableBytes(of: &setup.name) { bytes in
+            let name = Array(table.name.utf8.prefix(bytes.count - 1))
+            bytes.copyBytes(from: name)
+            bytes[name.count] = 0
+        }
+        guard CEvdev_uinput_setup(fd, &setup) == 0 else { throw fail("UI_DEV_SETUP") }
+        guard CEvdev_uinput_create(fd) == 0 else { throw fail("UI_DEV_CREATE") }
+
+        var buffer = [CChar](repeating: 0, count: 64)
+        guard CEvdev_uinput_sysname(fd, &buffer, UInt32(buffer.count)) >= 0 else { throw fail("UI_GET_SYSNAME") }
+        let sysname = String(decoding: buffer.prefix { $0 != 0 }.map { UInt8(bitPattern: $0) }, as: UTF8.self)
+
+        // /sys/devices/virtual/input/inputN/eventM, then /dev/input/eventM from devtmpfs.
+        var node: String?
+        waitUntil(10) {
+            let folder = "/sys/devices/virtual/input/\(sysname)"
+            if let event = (try? FileManager.default.contentsOfDirectory(atPath: folder))?.first(where: { $0.hasPrefix("event") }) {
+                node = "/dev/input/" + event
+                return fileExists(node!)
+            }
+            return false
+        }
+        guard let node, fileExists(node) else {
+            _ = CEvdev_uinput_destroy(fd)
+            Glibc.close(fd)
+            throw DeviceError("\(table.name): no event node appeared for \(sysname) within 10 s")
+        }
+        descriptor = fd
+        self.sysname = sysname
+        self.node = node
+        if !table.forceFeedback.isEmpty { startService() }
+    }
+
+    deinit { destroy() }
+
+    /// Removes the device (an unplug) and waits for its sysfs entry to go.
+    func destroy() {
+        lock.lock()
+        if destroyed { lock.unlock(); return }
+        destroyed = true
+        let wasServicing = servicing
+        servicing = false
+        lock.unlock()
+        if wasServicing {
+            // The service thread polls in 50 ms steps.
+            waitUntil(5) { lock.lock(); defer { lock.unlock() }; return serviceDone }
+        }
+        _ = CEvdev_uinput_destroy(descriptor)
+        Glibc.close(descriptor)
+        waitUntil(10) { !fileExists("/sys/devices/virtual/input/\(sysname)") }
+    }
+
+    // MARK: - Injecting
+
+    /// Writes events in one `write`, as a driver would deliver a burst.
+    @discardableResult
+    func send(_ events: [Event]) -> Bool {
+        var raw = events.map { event -> input_event in
+            var entry = input_event()
+            entry.type = UInt16(event.type)
+            entry.code = UInt16(event.code)
+            entry.value = event.value
+            return entry
+        }
+        let size = MemoryLayout<input_event>.stride
+        var offset = 0
+        let total = raw.count * size
+        while offset < total {
+            let written = raw.withUnsafeMutableBytes { Glibc.write(descriptor, $0.baseAddress! + offset, total - offset) }
+            if written < 0 {
+                if errno == EINTR || errno == EAGAIN { continue }
+                note("\(table.name): write to uinput failed: \(String(cString: strerror(errno)))")
+                return false
+            }
+            offset += written
+        }
+        return true
+    }
+
+    /// One frame: the events, then `SYN_REPORT`.
+    @discardableResult
+    func frame(_ events: [Event]) -> Bool { send(events + [.report]) }
+
+    // MARK: - Force feedback, the device side
+
+    var forceFeedback: ForceFeedbackLog { lock.lock(); defer { lock.unlock() }; return log }
+
+    private func startService() {
+        lock.lock()
+        servicing = true
+        lock.unlock()
+        Thread.detachNewThread { [self] in
+            let size = MemoryLayout<input_event>.stride
+            var events = [input_event](repeating: input_event(), count: 64)
+            while true {
+                lock.lock()
+                let keepGoing = servicing
+                lock.unlock()
+                guard keepGoing else { break }
+                var poller = pollfd(fd: descriptor, events: Int16(POLLIN), revents: 0)
+                guard poll(&poller, 1, 50) > 0 else { continue }
+                let count = events.withUnsafeMutableBytes { read(descriptor, $0.baseAddress, $0.count) }
+                guard count >= size else { continue }
+                for index in 0..<(count / size) { handle(events[index]) }
+                Changes.announce()
+            }
+            lock.lock()
+            serviceDone = true
+            lock.unlock()
+            Changes.announce()
+        }
+    }
+
+    private func handle(_ event: input_event) {
+        if Int32(event.type) == EV_UINPUT {
+            switch Int32(event.code) {
+            case UI_FF_UPLOAD:
+                var upload = uinput_ff_upload()
+                // The request id travels in the event's value.
+                upload.request_id = UInt32(bitPattern: event.value)
+                guard CEvdev_uinput_begin_upload(descriptor, &upload) == 0 else {
+                    record { $0.problems.append("UI_BEGIN_FF_UPLOAD \(event.value): \(String(cString: strerror(errno)))") }
+                    return
+                }
+                let entry = ForceFeedbackLog.Upload(
+                    requestID: upload.request_id, effectID: upload.effect.id, type: upload.effect.type,
+                    length: upload.effect.replay.length, replacedID: upload.old.type != 0 ? upload.old.id : nil)
+                upload.retval = 0
+                guard CEvdev_uinput_end_upload(descriptor, &upload) == 0 else {
+                    record { $0.problems.append("UI_END_FF_UPLOAD \(event.value): \(String(cString: strerror(errno)))") }
+                    return
+                }
+                record {
+                    $0.uploads.append(entry)
+                    $0.sequence.append("upload \(entry.effectID)")
+                }
+            case UI_FF_ERASE:
+                var erase = uinput_ff_erase()
+                erase.request_id = UInt32(bitPattern: event.value)
+                guard CEvdev_uinput_begin_erase(descriptor, &erase) == 0 else {
+                    record { $0.problems.append("UI_BEGIN_FF_ERASE \(event.value): \(String(cString: strerror(errno)))") }
+                    return
+                }
+                let id = Int32(erase.effect_id)
+                erase.retval = 0
+                guard CEvdev_uinput_end_erase(descriptor, &erase) == 0 else {
+                    record { $0.problems.append("UI_END_FF_ERASE \(event.value): \(String(cString: strerror(errno)))") }
+                    return
+                }
+                record {
+                    $0.erases.append(id)
+                    $0.sequence.append("erase \(id)")
+                }
+            default:
+                break
+            }
+        } else if Int32(event.type) == EV_FF {
+            let code = Int32(event.code)
+            let value = event.value
+            record { log in
+                if code == FF_GAIN {
+                    log.gains.append(value)
+                    log.sequence.append("gain \(value)")
+                } else if code == FF_AUTOCENTER {
+                    log.sequence.append("autocenter \(value)")
+                } else if value > 0 {
+                    log.plays += 1
+                    log.playsByEffect[Int(code), default: 0] += 1
+                    // Keep the sequence short in the 1000-press scenario.
+                    if log.plays <= 5 { log.sequence.append("play \(code)") }
+                } else {
+                    log.stops += 1
+                    log.sequence.append("stop \(code)")
+                }
+            }
+        }
+    }
+
+    private func record(_ change: (inout ForceFeedbackLog) -> Void) {
+        lock.lock()
+        change(&log)
+        lock.unlock()
+    }
+}
+
+struct DeviceError: Error, CustomStringConvertible {
+    var description: String
+    init(_ description: String) { self.description = description }
+}
