@@ -22,13 +22,17 @@ run: build
 	"$$bin" read $(ARGS); status=$$?; \
 	if [ $$status -eq 69 ]; then echo "Running the built-in demo instead."; "$$bin" demo $(ARGS); else exit $$status; fi
 
-# Every test: unit, golden replays of ../shared/recordings, and the CLI end to end.
+# Every test: unit, golden replays of ../shared/recordings, the CLI end to end, then the
+# real-kernel scenarios (natively when /dev/uinput is usable, otherwise in a VM booted from
+# Debian's kernel: about 6 minutes; see docs/testing.md).
 test: setup
 	$(SWIFT) build
 	FORCESCALE_BIN_DIR="$$($(SWIFT) build --show-bin-path)" $(SWIFT) test
+	scripts/kernel-tests "$$($(SWIFT) build --show-bin-path)/forcescale-kernel-tests"
 
 bench: setup
 	bench/replay
+	bench/live
 
 clean:
 	$(SWIFT) package clean
