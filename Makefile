@@ -28,7 +28,7 @@ run: build
 test: setup
 	$(SWIFT) build
 	FORCESCALE_BIN_DIR="$$($(SWIFT) build --show-bin-path)" $(SWIFT) test
-	scripts/kernel-tests "$$($(SWIFT) build --show-bin-path)/forcescale-kernel-tests"
+	FORCESCALE_VM_TIMEOUT=$${FORCESCALE_VM_TIMEOUT:-1800} scripts/kernel-tests "$$($(SWIFT) build --show-bin-path)/forcescale-kernel-tests"
 
 bench: setup
 	bench/replay
