@@ -144,9 +144,6 @@ public final class EvdevDevice {
         if written != size { throw Errno(rawValue: EIO) }
     }
 
-    /// libevdev is the only reader of the fd; its library handle for the FF layer.
-    var libevdevHandle: OpaquePointer { handle }
-
     private static func convert(_ event: input_event) -> InputEvent {
         InputEvent(
             time: EventTime(seconds: Int64(event.time.tv_sec), microseconds: Int64(event.time.tv_usec)),

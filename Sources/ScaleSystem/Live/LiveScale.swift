@@ -96,7 +96,7 @@ public final class LiveScale {
             if device == nil, names.contains(where: { $0.hasPrefix("event") }) { reopen() }
         }
         try loop.run()
-        close(finishing: true)
+        closeDevice()
         if let failure { throw failure }
     }
 
@@ -171,12 +171,12 @@ public final class LiveScale {
             break
         case .removed:
             onNotice(.removed(path: device.path))
-            close(finishing: true)
+            closeDevice()
             onNotice(.waiting(for: options.query?.description ?? "a pressure device"))
             reopen()
         case .failed(let errno):
             onNotice(.readFailed(path: device.path, errno: errno))
-            close(finishing: true)
+            closeDevice()
             onNotice(.waiting(for: options.query?.description ?? "a pressure device"))
         }
     }
@@ -191,8 +191,8 @@ public final class LiveScale {
     }
 
     /// Closes the device: the held reading goes out, the effect is erased, the fd closed.
-    private func close(finishing: Bool) {
-        if finishing, pipeline != nil {
+    private func closeDevice() {
+        if pipeline != nil {
             pipeline!.finish(into: &outputs)
             deliver()
         }
