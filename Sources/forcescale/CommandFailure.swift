@@ -38,7 +38,8 @@ struct CommandFailure: Error, CustomStringConvertible {
         case let error as DeviceSetupError:
             self.init(message: error.description, status: ExitStatus.dataError)
         case let error as DeviceSelectionError:
-            self.init(message: error.description, status: ExitStatus.unavailable)
+            let denied = error.openError?.errno == .permissionDenied
+            self.init(message: error.description, status: denied ? ExitStatus.noPermission : ExitStatus.unavailable)
         case let error as DeviceOpenError:
             self.init(message: error.description, status: error.errno == .permissionDenied ? ExitStatus.noPermission : ExitStatus.unavailable)
         case let error as ForceFeedbackError:

@@ -24,6 +24,14 @@ public struct DiscoveredDevice: Sendable {
 /// Why no device could be chosen, with what to do.
 public struct DeviceSelectionError: Error, Sendable, CustomStringConvertible {
     public var description: String
+    /// The open failure behind it, when a device was there but could not be opened (a
+    /// missing permission, most often).
+    public var openError: DeviceOpenError?
+
+    public init(description: String, openError: DeviceOpenError? = nil) {
+        self.description = description
+        self.openError = openError
+    }
 }
 
 /// Finds input devices and picks the one to weigh with.
@@ -69,7 +77,9 @@ public enum DeviceDiscovery {
             if let first = unopenable.first {
                 message += "; \(unopenable.count) could not be opened, e.g. \(first)"
             }
-            throw DeviceSelectionError(description: message + ". 'forcescale devices' lists what is there; 'forcescale demo' runs without one")
+            throw DeviceSelectionError(
+                description: message + ". 'forcescale devices' lists what is there; 'forcescale demo' runs without one",
+                openError: unopenable.first)
         }
         let matches = candidates.filter(query.matches)
         if let usable = DeviceRanking.ranked(matches).first { return usable }
@@ -83,11 +93,11 @@ public enum DeviceDiscovery {
         if case .path(let path) = query.criterion,
            let failure = devices.first(where: { $0.path == path || $0.links.contains(path) }),
            case .failure(let error) = failure.details {
-            throw DeviceSelectionError(description: error.description)
+            throw DeviceSelectionError(description: error.description, openError: error)
         }
         var message = "no input device matches \(query)"
         if !unopenable.isEmpty { message += " among those that could be opened (\(unopenable.count) could not: \(unopenable[0]))" }
-        throw DeviceSelectionError(description: message + "; 'forcescale devices' lists them")
+        throw DeviceSelectionError(description: message + "; 'forcescale devices' lists them", openError: unopenable.first)
     }
 
     /// Chooses the device to rumble: the first that can, among those matching `query` (or
@@ -114,7 +124,7 @@ public enum DeviceDiscovery {
         }
         switch first.details {
         case .failure(let error):
-            throw DeviceSelectionError(description: error.description)
+            throw DeviceSelectionError(description: error.description, openError: error)
         case .success(let details):
             throw DeviceSelectionError(description: "\(first.path) (\(details.description.name)) has no force feedback (FF_RUMBLE); try a gamepad ('forcescale devices' shows rumble support)")
         }
