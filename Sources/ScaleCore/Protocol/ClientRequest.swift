@@ -1,0 +1,201 @@
+/// A request a client sends to the daemon: one JSON object on one line, with a `"class"`
+/// naming the request, as gpsd's clients do. docs/protocol.md documents each.
+public enum ClientRequest: Hashable, Sendable {
+    /// Start (`enable` true) or stop streaming READING and PEAK lines, optionally only those
+    /// of one device.
+    case watch(enable: Bool, device: String?)
+    /// The newest reading, once.
+    case poll
+    /// The input devices the daemon knows.
+    case devices
+    /// The daemon's state.
+    case status
+    /// Take the current weight as zero.
+    case tare
+    /// Add a calibration point: the known weight now on the pad, in grams.
+    case calibrate(grams: Double)
+    /// Report the calibration, or first clear it when `reset` is true.
+    case calibration(reset: Bool)
+    /// Play a haptic pattern on the rumble device.
+    case rumble(pattern: HapticPattern)
+
+    /// The longest request line the daemon reads, in bytes before its `\n` (a `\r` before
+    /// the `\n` counts). A longer line gets ``RequestError/lineTooLong`` and the connection
+    /// is closed: a client that sends one is not speaking the protocol, and the daemon will
+    /// not buffer without bound to find where its line ends.
+    public static let maximumLineBytes = 65536
+
+    /// The request classes, in the order docs/protocol.md lists them.
+    public static let classNames = ["WATCH", "POLL", "DEVICES", "STATUS", "TARE", "CALIBRATE", "CALIBRATION", "RUMBLE"]
+
+    /// The class of the request, as it appears in the request and its reply: `"WATCH"`.
+    public var className: String {
+        switch self {
+        case .watch: return "WATCH"
+        case .poll: return "POLL"
+        case .devices: return "DEVICES"
+        case .status: return "STATUS"
+        case .tare: return "TARE"
+        case .calibrate: return "CALIBRATE"
+        case .calibration: return "CALIBRATION"
+        case .rumble: return "RUMBLE"
+        }
+    }
+
+    // MARK: Parsing
+
+    /// Reads one request line.
+    /// - Parameter line: The line's bytes; a trailing `\n` may be included (and a `\r`
+    ///   before it, which JSON reads as whitespace).
+    /// - Returns: The request, or the error to send back as an ERROR line. Lines longer than
+    ///   ``maximumLineBytes`` fail with ``RequestError/lineTooLong``, whose
+    ///   ``RequestError/closesConnection`` is true.
+    public static func parse(line: UnsafeBufferPointer<UInt8>) -> Result<ClientRequest, RequestError> {
+        var length = line.count
+        if length > 0, line[length - 1] == UInt8(ascii: "\n") { length -= 1 }
+        guard length <= maximumLineBytes else { return .failure(.lineTooLong) }
+        let value: JSONValue
+        do {
+            value = try JSONValue.parse(UnsafeBufferPointer(rebasing: line[0..<length]))
+        } catch {
+            return .failure(RequestError(message: error.description))
+        }
+        return parse(json: value)
+    }
+
+    /// Reads one request line given as bytes.
+    public static func parse(line: [UInt8]) -> Result<ClientRequest, RequestError> {
+        line.withUnsafeBufferPointer { parse(line: $0) }
+    }
+
+    /// Reads one request line given as text.
+    public static func parse(line: Substring) -> Result<ClientRequest, RequestError> {
+        if let result = line.utf8.withContiguousStorageIfAvailable({ parse(line: $0) }) { return result }
+        return parse(line: Array(line.utf8))
+    }
+
+    /// Reads one request line given as text.
+    public static func parse(line: String) -> Result<ClientRequest, RequestError> {
+        parse(line: line[...])
+    }
+
+    /// Reads a request from a parsed JSON value.
+    ///
+    /// Unknown keys are ignored, so that clients written for a later minor version of the
+    /// protocol still work. An optional key given as `null` counts as absent.
+    /// - Parameter json: The value of the line.
+    /// - Returns: The request, or what is wrong with it; the error names the request's class
+    ///   once the class is known.
+    public static func parse(json: JSONValue) -> Result<ClientRequest, RequestError> {
+        guard let members = json.objectValue, let name = members["class"]?.stringValue else {
+            return .failure(.notARequest)
+        }
+        let fields = Fields(members: members, requestClass: name)
+        do {
+            switch name {
+            case "WATCH":
+                let enable = try fields.bool("enable") ?? true
+                return .success(.watch(enable: enable, device: try fields.string("device")))
+            case "POLL": return .success(.poll)
+            case "DEVICES": return .success(.devices)
+            case "STATUS": return .success(.status)
+            case "TARE": return .success(.tare)
+            case "CALIBRATE":
+                return .success(.calibrate(grams: try fields.positiveGrams()))
+            case "CALIBRATION":
+                return .success(.calibration(reset: try fields.bool("reset") ?? false))
+            case "RUMBLE":
+                return .success(.rumble(pattern: try fields.pattern()))
+            default:
+                return .failure(RequestError(message: "unknown class '\(abbreviated(name))'"))
+            }
+        } catch {
+            return .failure(error)
+        }
+    }
+
+    /// The members of a request, read with the errors the protocol promises.
+    private struct Fields {
+        let members: [String: JSONValue]
+        let requestClass: String
+
+        /// An optional boolean; `nil` when absent or null.
+        func bool(_ key: String) throws(RequestError) -> Bool? {
+            guard let value = present(key) else { return nil }
+            guard let bool = value.boolValue else { throw error("'\(key)' must be true or false") }
+            return bool
+        }
+
+        /// An optional string; `nil` when absent or null.
+        func string(_ key: String) throws(RequestError) -> String? {
+            guard let value = present(key) else { return nil }
+            guard let string = value.stringValue else { throw error("'\(key)' must be a string") }
+            return string
+        }
+
+        /// CALIBRATE's required weight. The parser already rejects NaN and infinities.
+        func positiveGrams() throws(RequestError) -> Double {
+            guard let value = present("grams") else {
+                throw error("missing 'grams': the known weight, a number greater than 0")
+            }
+            guard let grams = value.numberValue, grams > 0, grams.isFinite else {
+                throw error("'grams' must be a number greater than 0")
+            }
+            return grams
+        }
+
+        /// RUMBLE's pattern, by name; `impact-medium` when absent, as for `forcescale rumble`.
+        func pattern() throws(RequestError) -> HapticPattern {
+            guard let name = try string("pattern") else { return HapticPattern.impactMedium }
+            guard let pattern = HapticPattern.named(name) else {
+                let known = HapticPattern.all.map(\.name).joined(separator: ", ")
+                throw error("unknown pattern '\(ClientRequest.abbreviated(name))' (known: \(known))")
+            }
+            return pattern
+        }
+
+        private func present(_ key: String) -> JSONValue? {
+            guard let value = members[key], value != .null else { return nil }
+            return value
+        }
+
+        private func error(_ message: String) -> RequestError {
+            RequestError(message: message, requestClass: requestClass)
+        }
+    }
+
+    /// A client's text quoted in an error, cut to 40 characters so that a huge bogus value
+    /// does not come back as a huge error.
+    static func abbreviated(_ text: String) -> String {
+        let limit = 40
+        guard text.count > limit else { return text }
+        return String(text.prefix(limit)) + "…"
+    }
+}
+
+/// What is wrong with a request: the `message` of the ERROR reply, and the request's class
+/// when it was known.
+public struct RequestError: Error, Hashable, Sendable, CustomStringConvertible {
+    /// One sentence naming the problem: `unknown class 'FOO'`.
+    public var message: String
+    /// The class of the request that failed (`"CALIBRATE"`), sent as the ERROR's `request`;
+    /// `nil` when the line was not JSON, had no class, or its class was unknown.
+    public var requestClass: String?
+
+    public init(message: String, requestClass: String? = nil) {
+        self.message = message
+        self.requestClass = requestClass
+    }
+
+    /// A line longer than ``ClientRequest/maximumLineBytes``.
+    public static let lineTooLong = RequestError(message: "line longer than \(ClientRequest.maximumLineBytes) bytes")
+
+    /// Valid JSON that is not an object with a string `"class"`.
+    public static let notARequest = RequestError(message: #"the request must be a JSON object with a "class""#)
+
+    /// Whether the daemon closes the connection after sending this error: only for a line
+    /// that is too long. Every other error leaves the connection up.
+    public var closesConnection: Bool { self == .lineTooLong }
+
+    public var description: String { message }
+}
