@@ -32,8 +32,9 @@ enum ReadCommand {
             grab: command.flag("grab"), rumble: rumble, rumbleIntensity: intensity)
         let presenter = options.makePresenter(liveGauge: true)
         return reportingFailures {
+            let loop = try EventLoop()
             let scale = try LiveScale(
-                options: liveOptions,
+                options: liveOptions, loop: loop,
                 onOutput: { try presenter.show($0) },
                 onNotice: { notice in
                     if case .opened(_, let device, let source, let model) = notice {
@@ -41,7 +42,9 @@ enum ReadCommand {
                     }
                     printError("forcescale: \(describe(notice))")
                 })
-            try scale.run()
+            try loop.runUntilTerminated()
+            scale.stop()
+            if let failure = scale.failure { throw failure }
             try presenter.end()
         }
     }

@@ -21,9 +21,10 @@ public enum LiveNotice: Sendable {
     case waiting(for: String)
 }
 
-/// A scale reading a live device: one thread, one epoll loop over the device, a timer for
-/// the throttle's trailing edge, signals and hotplug. It follows its device through unplug
-/// and replug and rumbles on peaks. The pipeline is the same one replay uses.
+/// A scale reading a live device on an epoll loop it shares with its owner (the `read`
+/// command, or the daemon with its clients): the device, a timer for the throttle's
+/// trailing edge, and hotplug. It follows its device through unplug and replug and rumbles
+/// on peaks. The pipeline is the same one replay uses.
 public final class LiveScale {
     public struct Options: Sendable {
         public var query: DeviceQuery?
@@ -54,57 +55,70 @@ public final class LiveScale {
 
     private let loop: EventLoop
     private let timer: DeadlineTimer
-    private let signals: SignalWatcher
     private let hotplug: DirectoryWatcher
     private var device: EvdevDevice?
     private var pipeline: ScalePipeline?
     private var rumble: RumbleEffect?
     private var outputs: [ScaleOutput] = []
-    private var failure: (any Error)?
     private var rumbleUnavailableSaid = false
+    private var calibration = Calibration.none
 
-    /// Opens the chosen device and sets up the loop.
+    /// Why the loop was stopped from inside, if it was: output could not be written.
+    public private(set) var failure: (any Error)?
+
+    /// Opens the chosen device and adds the scale's sources to `loop`.
     /// - Throws: `DeviceSelectionError`, `DeviceOpenError`, `DeviceSetupError` or a
     ///   `SystemError` when there is nothing to read.
-    public init(options: Options, onOutput: @escaping (ScaleOutput) throws -> Void, onNotice: @escaping (LiveNotice) -> Void) throws {
+    public init(options: Options, loop: EventLoop, onOutput: @escaping (ScaleOutput) throws -> Void, onNotice: @escaping (LiveNotice) -> Void) throws {
         self.options = options
+        self.loop = loop
         self.onOutput = onOutput
         self.onNotice = onNotice
         // The device first: "no pressure device" says more than any failure after it.
         let candidate = try DeviceDiscovery.choose(options.query, from: DeviceDiscovery.scan(directory: options.directory))
-        loop = try EventLoop()
         timer = try DeadlineTimer()
-        signals = try SignalWatcher()
         hotplug = try DirectoryWatcher(directory: options.directory)
-        try open(candidate.path)
-    }
-
-    /// Runs until SIGINT or SIGTERM, or until output fails.
-    public func run() throws {
         try loop.watch(timer.descriptor) { [unowned self] in
             timer.acknowledge()
             guard pipeline != nil else { return }
             pipeline!.advance(to: EventTime(microseconds: MonotonicClock.now()), into: &outputs)
             deliver()
         }
-        try loop.watch(signals.descriptor) { [unowned self] in
-            // A hang-up ends reading too: nobody is left to watch it.
-            if let signal = signals.next(), [SIGINT, SIGTERM, SIGHUP].contains(signal) { loop.stop() }
-        }
         try loop.watch(hotplug.descriptor) { [unowned self] in
             let names = hotplug.drain()
             if device == nil, names.contains(where: { $0.hasPrefix("event") }) { reopen() }
         }
-        try loop.run()
+        try open(candidate.path)
+    }
+
+    /// Closes the device (its held reading goes out, its effect is erased) and leaves the loop.
+    public func stop() {
         closeDevice()
-        if let failure { throw failure }
+        loop.unwatch(timer.descriptor)
+        loop.unwatch(hotplug.descriptor)
+    }
+
+    /// The device being read, if one is present.
+    public var currentDevice: (path: String, description: DeviceDescription)? {
+        device.map { ($0.path, $0.description) }
+    }
+
+    /// The device that rumbles on a PEAK, if any.
+    public var rumblePath: String? { rumble?.device.path }
+
+    public var gramModel: GramModelKind? { pipeline?.gramModel.kind }
+
+    /// Applies a calibration from now on, and to the device when it comes back.
+    public func setCalibration(_ calibration: Calibration) {
+        self.calibration = calibration
+        pipeline?.setCalibration(calibration)
     }
 
     // MARK: - Devices
 
     private func open(_ path: String) throws {
         let opened = try EvdevDevice(path: path, wantsWrite: true)
-        let pipeline = try ScalePipeline(device: opened.description, settings: options.settings)
+        let pipeline = try ScalePipeline(device: opened.description, settings: options.settings, calibration: calibration)
         if options.grab { try opened.grab() }
         try loop.watch(opened.descriptor) { [unowned self] in readDevice() }
         device = opened
