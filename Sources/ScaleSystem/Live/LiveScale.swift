@@ -25,7 +25,7 @@ public enum LiveNotice: Sendable {
 /// command, or the daemon with its clients): the device, a timer for the throttle's
 /// trailing edge, and hotplug. It follows its device through unplug and replug and rumbles
 /// on peaks. The pipeline is the same one replay uses.
-public final class LiveScale {
+public final class LiveScale: ScaleSource {
     public struct Options: Sendable {
         public var query: DeviceQuery?
         public var settings: ScaleSettings
@@ -62,6 +62,9 @@ public final class LiveScale {
     private var outputs: [ScaleOutput] = []
     private var rumbleUnavailableSaid = false
     private var calibration = Calibration.none
+    private let hapticTimer: DeadlineTimer
+    private var pendingSegments: [HapticSegment] = []
+    private var peakSegment = HapticPattern.peak.segments[0]
 
     /// Why the loop was stopped from inside, if it was: output could not be written.
     public private(set) var failure: (any Error)?
@@ -77,12 +80,21 @@ public final class LiveScale {
         // The device first: "no pressure device" says more than any failure after it.
         let candidate = try DeviceDiscovery.choose(options.query, from: DeviceDiscovery.scan(directory: options.directory))
         timer = try DeadlineTimer()
+        hapticTimer = try DeadlineTimer()
         hotplug = try DirectoryWatcher(directory: options.directory)
         try loop.watch(timer.descriptor) { [unowned self] in
             timer.acknowledge()
             guard pipeline != nil else { return }
             pipeline!.advance(to: EventTime(microseconds: MonotonicClock.now()), into: &outputs)
             deliver()
+        }
+        try loop.watch(hapticTimer.descriptor) { [unowned self] in
+            hapticTimer.acknowledge()
+            guard let rumble else { return }
+            do throws(ForceFeedbackError) { try playNextSegment(on: rumble) } catch {
+                self.rumble = nil
+                sayRumbleUnavailable(error.description)
+            }
         }
         try loop.watch(hotplug.descriptor) { [unowned self] in
             let names = hotplug.drain()
@@ -95,6 +107,7 @@ public final class LiveScale {
     public func stop() {
         closeDevice()
         loop.unwatch(timer.descriptor)
+        loop.unwatch(hapticTimer.descriptor)
         loop.unwatch(hotplug.descriptor)
     }
 
@@ -107,6 +120,31 @@ public final class LiveScale {
     public var rumblePath: String? { rumble?.device.path }
 
     public var gramModel: GramModelKind? { pipeline?.gramModel.kind }
+
+    /// Plays a pattern through the rumble effect, one segment per timer wake-up, then puts
+    /// the peak effect back (they share the device's one slot that forcescale holds).
+    public func play(_ pattern: HapticPattern) throws(ForceFeedbackError) {
+        guard let rumble else {
+            throw ForceFeedbackError(
+                path: device?.path ?? "forcescale", operation: "rumble", errno: nil,
+                explanation: "no device can rumble" + (device == nil ? " (the pressure device is away)" : ""))
+        }
+        pendingSegments = pattern.segments
+        hapticTimer.acknowledge()
+        try playNextSegment(on: rumble)
+    }
+
+    private func playNextSegment(on effect: RumbleEffect) throws(ForceFeedbackError) {
+        guard !pendingSegments.isEmpty else {
+            try uploadPeakEffect(effect)
+            hapticTimer.arm(atMicroseconds: nil)
+            return
+        }
+        let segment = pendingSegments.removeFirst()
+        try effect.upload(strong: segment.strongMagnitude, weak: segment.weakMagnitude, milliseconds: segment.durationMilliseconds)
+        try effect.play()
+        hapticTimer.arm(atMicroseconds: MonotonicClock.now() + Int64(segment.durationMilliseconds + segment.pauseMilliseconds) * 1000)
+    }
 
     /// Applies a calibration from now on, and to the device when it comes back.
     public func setCalibration(_ calibration: Calibration) {
@@ -156,13 +194,17 @@ public final class LiveScale {
                     pattern = pattern.scaled(intensity: options.rumbleIntensity)
                 }
             }
-            let segment = pattern.segments[0]
-            try effect.upload(strong: segment.strongMagnitude, weak: segment.weakMagnitude, milliseconds: segment.durationMilliseconds)
+            peakSegment = pattern.segments[0]
+            try uploadPeakEffect(effect)
             rumble = effect
             onNotice(.rumbleReady(path: target.path))
         } catch {
             sayRumbleUnavailable(error.description + (target === pressureDevice ? "; --rumble-device can name another device, such as a gamepad" : ""))
         }
+    }
+
+    private func uploadPeakEffect(_ effect: RumbleEffect) throws(ForceFeedbackError) {
+        try effect.upload(strong: peakSegment.strongMagnitude, weak: peakSegment.weakMagnitude, milliseconds: peakSegment.durationMilliseconds)
     }
 
     private func sayRumbleUnavailable(_ reason: String) {

@@ -5,8 +5,20 @@ import Glibc
 /// file descriptor with a handler, and nothing wakes the process unless one of them has
 /// something to say. No polling timers.
 public final class EventLoop {
+    /// What epoll reported a descriptor ready for. Hang-ups and errors are reported
+    /// whatever was asked for, so a handler learns of them through a read or write.
+    public struct Readiness: OptionSet, Sendable {
+        public let rawValue: UInt32
+        public init(rawValue: UInt32) { self.rawValue = rawValue }
+
+        public static let readable = Readiness(rawValue: EPOLLIN.rawValue)
+        public static let writable = Readiness(rawValue: EPOLLOUT.rawValue)
+        public static let hangUp = Readiness(rawValue: EPOLLHUP.rawValue)
+        public static let error = Readiness(rawValue: EPOLLERR.rawValue)
+    }
+
     private let epoll: Int32
-    private var handlers: [Int32: () -> Void] = [:]
+    private var handlers: [Int32: (Readiness) -> Void] = [:]
     private var isRunning = false
 
     public init() throws(Errno) {
@@ -18,11 +30,33 @@ public final class EventLoop {
 
     /// Calls `handler` whenever `descriptor` is readable (or has hung up).
     public func watch(_ descriptor: Int32, handler: @escaping () -> Void) throws(Errno) {
+        try watch(descriptor, readable: true, writable: false) { _ in handler() }
+    }
+
+    /// Calls `handler` with what `descriptor` is ready for whenever it is ready for one of
+    /// the things asked for (or has hung up or failed).
+    /// - Parameters:
+    ///   - descriptor: A file descriptor, best non-blocking: epoll may wake spuriously.
+    ///   - readable: Whether to wake when there is something to read.
+    ///   - writable: Whether to wake when a write would not block; ask only while there is
+    ///     something waiting to be written, or the loop wakes continually.
+    ///   - handler: Called on the loop's thread.
+    /// - Throws: `Errno` from `epoll_ctl` (`EEXIST` when already watched).
+    public func watch(_ descriptor: Int32, readable: Bool, writable: Bool, handler: @escaping (Readiness) -> Void) throws(Errno) {
         var event = epoll_event()
-        event.events = EPOLLIN.rawValue
+        event.events = Self.mask(readable: readable, writable: writable)
         event.data.fd = descriptor
         guard epoll_ctl(epoll, EPOLL_CTL_ADD, descriptor, &event) == 0 else { throw Errno.current }
         handlers[descriptor] = handler
+    }
+
+    /// Changes what a watched descriptor wakes the loop for, keeping its handler.
+    /// - Throws: `Errno` from `epoll_ctl` (`ENOENT` when it is not watched).
+    public func setInterest(_ descriptor: Int32, readable: Bool, writable: Bool) throws(Errno) {
+        var event = epoll_event()
+        event.events = Self.mask(readable: readable, writable: writable)
+        event.data.fd = descriptor
+        guard epoll_ctl(epoll, EPOLL_CTL_MOD, descriptor, &event) == 0 else { throw Errno.current }
     }
 
     /// Stops watching; call before closing the descriptor.
@@ -34,21 +68,47 @@ public final class EventLoop {
     /// Dispatches until `stop()` is called from a handler.
     public func run() throws(Errno) {
         isRunning = true
-        var events = [epoll_event](repeating: epoll_event(), count: 16)
         while isRunning {
-            let count = epoll_wait(epoll, &events, Int32(events.count), -1)
-            if count < 0 {
-                if Errno.current == .interrupted { continue }
-                throw Errno.current
-            }
-            for index in 0..<Int(count) where isRunning {
-                // A handler may have unwatched a later descriptor of this batch.
-                handlers[events[index].data.fd]?()
-            }
+            _ = try dispatch(timeoutMilliseconds: -1, untilStopped: true)
         }
     }
 
+    /// Waits for one batch of events and dispatches it: for tests and for callers that
+    /// interleave the loop with other work.
+    /// - Parameter timeoutMilliseconds: How long to wait for the first event; 0 only
+    ///   collects what is ready, -1 waits for ever.
+    /// - Returns: How many descriptors were ready (0 on timeout or a signal).
+    /// - Throws: `Errno` from `epoll_wait`.
+    @discardableResult
+    public func runOnce(timeoutMilliseconds: Int32) throws(Errno) -> Int {
+        try dispatch(timeoutMilliseconds: timeoutMilliseconds, untilStopped: false)
+    }
+
     public func stop() { isRunning = false }
+
+    private func dispatch(timeoutMilliseconds: Int32, untilStopped: Bool) throws(Errno) -> Int {
+        // On the stack, per batch: no allocation per wake-up, and a handler that runs the
+        // loop itself (a test stepping it, say) cannot overwrite the batch being dispatched.
+        let result = withUnsafeTemporaryAllocation(of: epoll_event.self, capacity: 16) { events -> Int32 in
+            let count = epoll_wait(epoll, events.baseAddress, Int32(events.count), timeoutMilliseconds)
+            if count < 0 { return -errno }
+            for index in 0..<Int(count) where isRunning || !untilStopped {
+                // A handler may have unwatched a later descriptor of this batch.
+                handlers[events[index].data.fd]?(Readiness(rawValue: events[index].events))
+            }
+            return count
+        }
+        if result < 0 {
+            let error = Errno(rawValue: -result)
+            if error == .interrupted { return 0 }
+            throw error
+        }
+        return Int(result)
+    }
+
+    private static func mask(readable: Bool, writable: Bool) -> UInt32 {
+        (readable ? EPOLLIN.rawValue : 0) | (writable ? EPOLLOUT.rawValue : 0)
+    }
 }
 
 /// A `timerfd` on `CLOCK_MONOTONIC`, armed for one absolute deadline at a time.
