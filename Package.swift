@@ -20,12 +20,14 @@ let package = Package(
         .target(name: "ArgumentParsing"),
         // How readings look to a person: the gauge line, the bar, units.
         .target(name: "ScaleDisplay", dependencies: ["ScaleCore"]),
+        // The service: the loop that owns the source, the clients and the calibration.
+        .target(name: "ScaleDaemon", dependencies: ["ScaleCore", "ScaleSystem"]),
         .executableTarget(
             name: "forcescale",
             dependencies: ["ScaleCore", "ScaleSystem", "ScaleDisplay", "ArgumentParsing"]),
         .executableTarget(
             name: "forcescaled",
-            dependencies: ["ArgumentParsing"]),
+            dependencies: ["ArgumentParsing", "ScaleCore", "ScaleSystem", "ScaleDaemon"]),
         .executableTarget(
             name: "forcescale-bench",
             dependencies: ["ScaleCore", "ScaleSystem"],
@@ -34,9 +36,23 @@ let package = Package(
         // scripts/kernel-tests .build/debug/forcescale-kernel-tests.
         .executableTarget(
             name: "forcescale-kernel-tests",
-            dependencies: ["CEvdev", "ScaleCore", "ScaleSystem"],
-            path: "Tests/KernelScenarios"),
+            dependencies: ["CEvdev", "ScaleCore", "ScaleSystem", "KernelTestSupport"],
+            path: "Tests/KernelScenarios",
+            exclude: ["Support"]),
+        // What the kernel scenarios and bench/live share: uinput devices from tables (with an
+        // FF service thread), child processes with captured output, /proc readings, waits.
+        .target(
+            name: "KernelTestSupport",
+            dependencies: ["CEvdev"],
+            path: "Tests/KernelScenarios/Support"),
+        // bench/live, in the VM: CPU per event and idle wake-ups of `forcescale read` next to
+        // evtest on one uinput stream, and PEAK-to-play latency. Results: BENCHMARKS.md.
+        .executableTarget(
+            name: "forcescale-live-bench",
+            dependencies: ["CEvdev", "KernelTestSupport"],
+            path: "bench/Sources/forcescale-live-bench"),
         .testTarget(name: "ScaleCoreTests", dependencies: ["ScaleCore"]),
+        .testTarget(name: "ScaleSystemTests", dependencies: ["ScaleSystem", "ScaleCore"]),
         .testTarget(name: "ArgumentParsingTests", dependencies: ["ArgumentParsing"]),
         .testTarget(name: "ForcescaleCLITests", dependencies: ["ScaleCore"]),
     ]

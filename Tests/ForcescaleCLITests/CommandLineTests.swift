@@ -127,10 +127,15 @@ import Testing
         #expect(err.fileHandleForReading.readDataToEndOfFile().isEmpty)
     }
 
-    @Test func daemonStubSaysItIsNotThereYet() throws {
-        let result = try CLI.run([], product: "forcescaled")
+    @Test func daemonWithoutADeviceSaysSoAndExits69() throws {
+        let directory = try CLI.temporaryDirectory()
+        defer { try? FileManager.default.removeItem(at: directory) }
+        let result = try CLI.run(
+            ["--socket", directory.appendingPathComponent("sock").path, "--state-dir", directory.appendingPathComponent("state").path],
+            product: "forcescaled", environment: ["FORCESCALE_INPUT_DIR": directory.path])
         #expect(result.status == 69)
-        #expect(result.stderr.contains("not implemented yet"))
+        #expect(result.stderr.hasPrefix("<3>no pressure device found"))
+        #expect(!FileManager.default.fileExists(atPath: directory.appendingPathComponent("sock").path))
     }
 }
 

@@ -17,6 +17,7 @@
 // FORCESCALE_BINARY (another forcescale to test).
 
 import Foundation
+import KernelTestSupport
 import Glibc
 
 let environment = ProcessInfo.processInfo.environment

@@ -38,6 +38,13 @@ public struct ForceFeedbackError: Error, Hashable, Sendable, CustomStringConvert
     public var errno: Errno?
     public var explanation: String
 
+    public init(path: String, operation: String, errno: Errno?, explanation: String) {
+        self.path = path
+        self.operation = operation
+        self.errno = errno
+        self.explanation = explanation
+    }
+
     public var description: String {
         "\(path): \(operation) failed" + (errno.map { ": \($0)" } ?? "") + " (\(explanation))"
     }

@@ -1,5 +1,6 @@
 import CEvdev
 import Foundation
+import KernelTestSupport
 import Glibc
 
 /// e. A 0–0 pressure axis cannot weigh: `read` refuses it with a message (no crash), and
@@ -19,6 +20,24 @@ enum DegenerateDevices {
               "saw \(ended.map(\.description) ?? "no exit within \(Int(Limits.command)) s")\n\(refused?.tail() ?? "")")
         check(stderr.contains("degenerate") && (stderr.contains(flat.node) || stderr.contains(flat.table.name)),
               "e: the refusal names the device and says 'degenerate'", "stderr: \(stderr)")
+
+        // A user outside group 'input' (nobody, via setpriv) is told what to do, with 77.
+        let asNobody = ["/usr/bin/setpriv", "--reuid=65534", "--regid=65534", "--clear-groups", programs.forcescale]
+        let (deniedEnded, denied) = runToEnd("read as nobody", asNobody + ["read", "--device", narrow.node], timeout: Limits.command)
+        let deniedText = denied?.errorText ?? ""
+        check(deniedEnded == .exited(77) && deniedText.contains("permission denied") && deniedText.contains("group 'input'"),
+              "e: 'read' as a user without access exits 77 and says to join group 'input'",
+              "saw \(deniedEnded.map(\.description) ?? "no exit"), stderr: \(deniedText)")
+        let (anyEnded, any) = runToEnd("read as nobody, no --device", asNobody + ["read"], timeout: Limits.command)
+        let anyText = any?.errorText ?? ""
+        check(anyEnded == .exited(77) && anyText.contains("could not be opened") && anyText.contains("permission denied"),
+              "e: 'read' without --device as a user without access exits 77 and says the devices could not be opened",
+              "saw \(anyEnded.map(\.description) ?? "no exit"), stderr: \(anyText)")
+        let (listedEnded, listed) = runToEnd("devices as nobody", asNobody + ["devices"], timeout: Limits.command)
+        let listing = listed?.outputText ?? ""
+        check(listedEnded == .exited(0) && listing.contains("\(narrow.node)  (cannot open)") && listing.contains("group 'input'"),
+              "e: 'devices' as a user without access lists the pad as unopenable, with the advice",
+              "saw \(listedEnded.map(\.description) ?? "no exit"), stdout: \(listing.prefix(600))")
 
         let devices = DeviceList.read(programs, scenario: "e")
         let flatEntry = devices[flat.node]

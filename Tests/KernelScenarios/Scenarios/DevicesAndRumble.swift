@@ -1,5 +1,6 @@
 import CEvdev
 import Foundation
+import KernelTestSupport
 import Glibc
 
 /// g. With every table device present: `devices --json` gives each its kind and picks the

@@ -1,4 +1,5 @@
 import Foundation
+import KernelTestSupport
 import Glibc
 
 /// a. Live equals replay: each shared recording is played by evemu-play into a device made

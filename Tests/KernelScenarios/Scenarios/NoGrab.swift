@@ -1,5 +1,6 @@
 import CEvdev
 import Foundation
+import KernelTestSupport
 import Glibc
 
 /// f. Without --grab the device stays shared: evtest, reading the same node alongside

@@ -1,5 +1,6 @@
 import CEvdev
 import Foundation
+import KernelTestSupport
 import Glibc
 
 /// b. Every PEAK rumbles through the one effect uploaded at open: 1000 presses give 1000

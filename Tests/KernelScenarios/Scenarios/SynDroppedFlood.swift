@@ -1,5 +1,6 @@
 import CEvdev
 import Foundation
+import KernelTestSupport
 import Glibc
 
 /// c. The reader is stopped while far more frames arrive than the evdev buffer holds: the

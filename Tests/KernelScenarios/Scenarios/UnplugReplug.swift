@@ -1,5 +1,6 @@
 import CEvdev
 import Foundation
+import KernelTestSupport
 import Glibc
 
 /// d. The reader follows its device (named, not by path) through 50 unplugs and replugs:

@@ -2,11 +2,11 @@ import Foundation
 import Glibc
 
 /// How a child ended.
-enum Termination: Equatable, CustomStringConvertible {
+public enum Termination: Equatable, Sendable, CustomStringConvertible {
     case exited(Int32)
     case signaled(Int32)
 
-    var description: String {
+    public var description: String {
         switch self {
         case .exited(let code): return "exit status \(code)"
         case .signaled(let signal): return "killed by signal \(signal)"
@@ -19,13 +19,13 @@ enum Termination: Equatable, CustomStringConvertible {
 /// and killed at the end of the run whatever happens. Spawned with `posix_spawn` with a clean
 /// signal mask and default dispositions: a signal ignored by whoever started the tests (a
 /// shell's `&` ignores SIGINT) must not be ignored by the program under test.
-final class Child: @unchecked Sendable, CustomStringConvertible {
-    enum Stream { case output, error }
+public final class Child: @unchecked Sendable, CustomStringConvertible {
+    public enum Stream: Sendable { case output, error }
 
-    let label: String
-    let pid: pid_t
-    let arguments: [String]
-    let started = Clock.now()
+    public let label: String
+    public let pid: pid_t
+    public let arguments: [String]
+    public let started = Clock.now()
 
     private let lock = NSLock()
     private var lines: [Stream: [String]] = [.output: [], .error: []]
@@ -43,7 +43,11 @@ final class Child: @unchecked Sendable, CustomStringConvertible {
     ///   - arguments: The program (an absolute path) and its arguments.
     ///   - input: A file for standard input (default /dev/null).
     ///   - counting: Substrings of standard-output lines to count as they arrive.
-    init(_ label: String, _ arguments: [String], input: String = "/dev/null", counting: [String] = []) throws {
+    ///   - outputFile: A file for standard output instead of the captured pipe (a benchmark
+    ///     sends it to /dev/null, so that reading it costs nothing); `output` stays empty.
+    public init(
+        _ label: String, _ arguments: [String], input: String = "/dev/null", counting: [String] = [], outputFile: String? = nil
+    ) throws {
         self.label = label
         self.arguments = arguments
         counted = Dictionary(uniqueKeysWithValues: counting.map { ($0, 0) })
@@ -61,7 +65,11 @@ final class Child: @unchecked Sendable, CustomStringConvertible {
         posix_spawn_file_actions_init(&actions)
         defer { posix_spawn_file_actions_destroy(&actions) }
         posix_spawn_file_actions_addopen(&actions, 0, input, O_RDONLY, 0)
-        posix_spawn_file_actions_adddup2(&actions, output[1], 1)
+        if let outputFile {
+            posix_spawn_file_actions_addopen(&actions, 1, outputFile, O_WRONLY | O_CREAT | O_TRUNC, 0o644)
+        } else {
+            posix_spawn_file_actions_adddup2(&actions, output[1], 1)
+        }
         posix_spawn_file_actions_adddup2(&actions, error[1], 2)
 
         var attributes = posix_spawnattr_t()
@@ -102,7 +110,14 @@ final class Child: @unchecked Sendable, CustomStringConvertible {
         Self.registry.append(self)
         Self.registryLock.unlock()
 
-        startReading(output[0], .output)
+        if outputFile == nil {
+            startReading(output[0], .output)
+        } else {
+            Glibc.close(output[0])
+            lock.lock()
+            open.remove(.output)
+            lock.unlock()
+        }
         startReading(error[0], .error)
         let pid = child
         Thread.detachNewThread { [self] in
@@ -118,7 +133,7 @@ final class Child: @unchecked Sendable, CustomStringConvertible {
         }
     }
 
-    var description: String { "\(label) (pid \(pid))" }
+    public var description: String { "\(label) (pid \(pid))" }
 
     private func startReading(_ descriptor: Int32, _ stream: Stream) {
         Thread.detachNewThread { [self] in
@@ -167,34 +182,34 @@ final class Child: @unchecked Sendable, CustomStringConvertible {
 
     // MARK: - Reading what it said
 
-    var output: [String] { lock.lock(); defer { lock.unlock() }; return lines[.output]! }
-    var errors: [String] { lock.lock(); defer { lock.unlock() }; return lines[.error]! }
-    var outputCount: Int { lock.lock(); defer { lock.unlock() }; return lines[.output]!.count }
-    var errorText: String { errors.joined(separator: "\n") }
-    var outputText: String { output.joined(separator: "\n") }
+    public var output: [String] { lock.lock(); defer { lock.unlock() }; return lines[.output]! }
+    public var errors: [String] { lock.lock(); defer { lock.unlock() }; return lines[.error]! }
+    public var outputCount: Int { lock.lock(); defer { lock.unlock() }; return lines[.output]!.count }
+    public var errorText: String { errors.joined(separator: "\n") }
+    public var outputText: String { output.joined(separator: "\n") }
 
     /// How many standard-output lines contained `key` (one of `counting`).
-    func count(_ key: String) -> Int {
+    public func count(_ key: String) -> Int {
         lock.lock()
         defer { lock.unlock() }
         return counted[key] ?? lines[.output]!.filter { $0.contains(key) }.count
     }
 
     /// How many standard-error lines contain `text`.
-    func errorCount(_ text: String) -> Int {
+    public func errorCount(_ text: String) -> Int {
         lock.lock()
         defer { lock.unlock() }
         return lines[.error]!.filter { $0.contains(text) }.count
     }
 
-    func errorsContain(_ text: String) -> Bool { errorCount(text) > 0 }
+    public func errorsContain(_ text: String) -> Bool { errorCount(text) > 0 }
 
-    var ended: Termination? { lock.lock(); defer { lock.unlock() }; return termination }
-    var isRunning: Bool { ended == nil }
+    public var ended: Termination? { lock.lock(); defer { lock.unlock() }; return termination }
+    public var isRunning: Bool { ended == nil }
 
     // MARK: - Controlling it
 
-    func signal(_ number: Int32) {
+    public func signal(_ number: Int32) {
         lock.lock()
         defer { lock.unlock() }
         if termination == nil { kill(pid, number) }
@@ -203,7 +218,7 @@ final class Child: @unchecked Sendable, CustomStringConvertible {
     /// Waits for the exit and for both pipes to close.
     /// - Returns: How it ended, or `nil` on timeout.
     @discardableResult
-    func wait(_ timeout: Double) -> Termination? {
+    public func wait(_ timeout: Double) -> Termination? {
         waitUntil(timeout) {
             lock.lock()
             defer { lock.unlock() }
@@ -214,7 +229,7 @@ final class Child: @unchecked Sendable, CustomStringConvertible {
 
     /// Waits for standard error to contain `text` `times` times; fails early if the child exits.
     @discardableResult
-    func waitForError(_ text: String, times: Int = 1, timeout: Double) -> Bool {
+    public func waitForError(_ text: String, times: Int = 1, timeout: Double) -> Bool {
         waitUntil(timeout) { errorCount(text) >= times || (ended != nil && !isOpen(.error)) }
         return errorCount(text) >= times
     }
@@ -227,7 +242,7 @@ final class Child: @unchecked Sendable, CustomStringConvertible {
 
     /// Sends `signal`, waits, and kills it if it does not go.
     @discardableResult
-    func stop(_ signal: Int32 = SIGTERM, timeout: Double = 20) -> Termination? {
+    public func stop(_ signal: Int32 = SIGTERM, timeout: Double = 20) -> Termination? {
         self.signal(signal)
         if let ended = wait(timeout) { return ended }
         self.signal(SIGKILL)
@@ -236,7 +251,7 @@ final class Child: @unchecked Sendable, CustomStringConvertible {
     }
 
     /// Kills every child still running (the end of the run, or a watchdog).
-    static func killAll() {
+    public static func killAll() {
         registryLock.lock()
         let children = registry
         registryLock.unlock()
@@ -248,20 +263,20 @@ final class Child: @unchecked Sendable, CustomStringConvertible {
     }
 
     /// A few lines of what it printed, for a failure's detail.
-    func tail(_ count: Int = 8) -> String {
+    public func tail(_ count: Int = 8) -> String {
         let error = errors.suffix(count).map { "stderr: " + $0 }
         let output = output.suffix(count).map { "stdout: " + $0 }
         return (error + output).joined(separator: "\n")
     }
 }
 
-struct SpawnError: Error, CustomStringConvertible {
-    var message: String
-    var description: String { message }
+public struct SpawnError: Error, CustomStringConvertible {
+    public var message: String
+    public var description: String { message }
 }
 
 /// Runs a command to its end (or kills it after `timeout`).
-func runToEnd(_ label: String, _ arguments: [String], timeout: Double, input: String = "/dev/null") -> (Termination?, Child?) {
+public func runToEnd(_ label: String, _ arguments: [String], timeout: Double, input: String = "/dev/null") -> (Termination?, Child?) {
     do {
         let child = try Child(label, arguments, input: input)
         let ended = child.wait(timeout)

@@ -2,15 +2,15 @@ import Foundation
 import Glibc
 
 /// The programs the scenarios run.
-struct Programs: Sendable {
+public struct Programs: Sendable {
     /// The forcescale under test: the one built next to this executable.
-    var forcescale: String
-    var evemuDevice: String?
-    var evemuPlay: String?
-    var evtest: String?
-    var stdbuf: String?
+    public var forcescale: String
+    public var evemuDevice: String?
+    public var evemuPlay: String?
+    public var evtest: String?
+    public var stdbuf: String?
 
-    static func locate() -> Programs {
+    public static func locate() -> Programs {
         var buffer = [CChar](repeating: 0, count: 4096)
         let length = readlink("/proc/self/exe", &buffer, buffer.count - 1)
         let me = length > 0 ? String(decoding: buffer[0..<length].map { UInt8(bitPattern: $0) }, as: UTF8.self) : CommandLine.arguments[0]
@@ -24,25 +24,25 @@ struct Programs: Sendable {
 
 /// How long the slow parts may take. The emulated VM runs code 20–50× slower than the host,
 /// so the waits are sized for it; they only cost time when something is wrong.
-enum Limits {
+public enum Limits {
     /// From starting `forcescale read` to its "reading" notice (a Swift binary starting under
     /// emulation, and a scan of every node).
-    static let readerStart = 60.0
+    public static let readerStart = 60.0
     /// A short command (devices, rumble, a failing read) to its exit.
-    static let command = 60.0
+    public static let command = 60.0
     /// One reading or PEAK to come out after an injected frame.
-    static let reaction = 15.0
+    public static let reaction = 15.0
 }
 
 /// One JSON line of `forcescale read --json` / `replay --json`.
-struct OutputLine: Equatable, CustomStringConvertible {
-    var kind: String
-    var raw: Int
-    var grams: Double
-    var force: Double?
-    var contacts: Int?
+public struct OutputLine: Equatable, Sendable, CustomStringConvertible {
+    public var kind: String
+    public var raw: Int
+    public var grams: Double
+    public var force: Double?
+    public var contacts: Int?
 
-    init?(_ line: String) {
+    public init?(_ line: String) {
         guard line.hasPrefix("{"), let data = line.data(using: .utf8),
               let object = try? JSONSerialization.jsonObject(with: data) as? [String: Any],
               let kind = object["class"] as? String, kind == "READING" || kind == "PEAK",
@@ -56,22 +56,22 @@ struct OutputLine: Equatable, CustomStringConvertible {
         contacts = (object["contacts"] as? NSNumber)?.intValue
     }
 
-    var isReading: Bool { kind == "READING" }
-    var isPeak: Bool { kind == "PEAK" }
+    public var isReading: Bool { kind == "READING" }
+    public var isPeak: Bool { kind == "PEAK" }
 
-    var description: String {
+    public var description: String {
         isReading ? "(raw \(raw), \(grams) g, \(contacts ?? -1) contacts)" : "PEAK(raw \(raw), \(grams) g)"
     }
 }
 
 extension Child {
     /// The READING and PEAK lines said so far.
-    var outputs: [OutputLine] { output.compactMap(OutputLine.init) }
-    var readings: [OutputLine] { outputs.filter(\.isReading) }
-    var lastReading: OutputLine? { output.reversed().lazy.compactMap(OutputLine.init).first { $0.isReading } }
+    public var outputs: [OutputLine] { output.compactMap(OutputLine.init) }
+    public var readings: [OutputLine] { outputs.filter(\.isReading) }
+    public var lastReading: OutputLine? { output.reversed().lazy.compactMap(OutputLine.init).first { $0.isReading } }
 
     /// Whether a READING with this raw value has been printed.
-    func hasReading(raw: Int, contacts: Int? = nil) -> Bool {
+    public func hasReading(raw: Int, contacts: Int? = nil) -> Bool {
         let key = "\"raw\":\(raw),"
         return output.reversed().contains { line in
             guard line.contains(key), let parsed = OutputLine(line), parsed.isReading else { return false }
@@ -81,14 +81,14 @@ extension Child {
 }
 
 /// The counted substrings of `forcescale read --json` output.
-enum Marker {
-    static let peak = "\"class\":\"PEAK\""
-    static let reading = "\"class\":\"READING\""
+public enum Marker {
+    public static let peak = "\"class\":\"PEAK\""
+    public static let reading = "\"class\":\"READING\""
 }
 
 /// Starts `forcescale read ARGS` and waits for its "reading" notice.
 /// - Returns: The child, or `nil` after reporting why it did not start.
-func startReader(_ programs: Programs, _ label: String, _ arguments: [String], scenario: String) -> Child? {
+public func startReader(_ programs: Programs, _ label: String, _ arguments: [String], scenario: String) -> Child? {
     let child: Child
     do {
         child = try Child(label, [programs.forcescale, "read"] + arguments, counting: [Marker.peak, Marker.reading])
@@ -104,7 +104,7 @@ func startReader(_ programs: Programs, _ label: String, _ arguments: [String], s
 }
 
 /// Creates a device, reporting a failure as a check.
-func makeDevice(_ table: DeviceTable, scenario: String) -> VirtualDevice? {
+public func makeDevice(_ table: DeviceTable, scenario: String) -> VirtualDevice? {
     do {
         return try VirtualDevice(table)
     } catch {
@@ -114,7 +114,7 @@ func makeDevice(_ table: DeviceTable, scenario: String) -> VirtualDevice? {
 }
 
 /// A short human description of a list that may be long.
-func summarize<T>(_ items: [T], around index: Int, radius: Int = 3) -> String {
+public func summarize<T>(_ items: [T], around index: Int, radius: Int = 3) -> String {
     guard !items.isEmpty else { return "[]" }
     let low = max(0, index - radius)
     let high = min(items.count, index + radius + 1)

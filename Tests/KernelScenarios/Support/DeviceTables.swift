@@ -1,41 +1,41 @@
 import CEvdev
 
 /// One absolute axis, as in `struct input_absinfo`.
-struct Axis {
-    var code: Int32
-    var minimum: Int32
-    var maximum: Int32
-    var fuzz: Int32 = 0
-    var flat: Int32 = 0
-    var resolution: Int32 = 0
+public struct Axis: Sendable {
+    public var code: Int32
+    public var minimum: Int32
+    public var maximum: Int32
+    public var fuzz: Int32 = 0
+    public var flat: Int32 = 0
+    public var resolution: Int32 = 0
 }
 
 /// A device described declaratively, as libinput's litest does: what `VirtualDevice`
 /// creates through uinput.
-struct DeviceTable {
-    var name: String
-    var bus: UInt16 = UInt16(BUS_VIRTUAL)
-    var vendor: UInt16
-    var product: UInt16
-    var version: UInt16 = 1
-    var properties: [Int32] = []
-    var keys: [Int32] = []
-    var axes: [Axis] = []
-    var forceFeedback: [Int32] = []
-    var effectsMax: UInt32 = 0
+public struct DeviceTable: Sendable {
+    public var name: String
+    public var bus: UInt16 = UInt16(BUS_VIRTUAL)
+    public var vendor: UInt16
+    public var product: UInt16
+    public var version: UInt16 = 1
+    public var properties: [Int32] = []
+    public var keys: [Int32] = []
+    public var axes: [Axis] = []
+    public var forceFeedback: [Int32] = []
+    public var effectsMax: UInt32 = 0
     /// The kind `forcescale devices` should report.
-    var expectedKind: String
+    public var expectedKind: String
     /// The pressure axis range, for building frames.
-    var pressure: Axis? { axes.first { $0.code == ABS_MT_PRESSURE } ?? axes.first { $0.code == ABS_PRESSURE } }
-    var isMultitouch: Bool { axes.contains { $0.code == ABS_MT_SLOT } }
+    public var pressure: Axis? { axes.first { $0.code == ABS_MT_PRESSURE } ?? axes.first { $0.code == ABS_PRESSURE } }
+    public var isMultitouch: Bool { axes.contains { $0.code == ABS_MT_SLOT } }
 }
 
 /// The devices of the scenarios. Names are distinct enough that `--device 'forcescale test pad'`
 /// matches only the Synaptics-like pad.
-enum Tables {
+public enum Tables {
     /// A Synaptics-like clickpad: single-touch and type-B multitouch axes (2 slots), pressure
     /// 0–255 on both, finger tools, pointer + buttonpad.
-    static let synapticsPad = DeviceTable(
+    public static let synapticsPad = DeviceTable(
         name: "forcescale test pad", bus: UInt16(BUS_I8042), vendor: 0x0002, product: 0x0007, version: 0x01b1,
         properties: [INPUT_PROP_POINTER, INPUT_PROP_BUTTONPAD],
         keys: [BTN_LEFT, BTN_TOOL_FINGER, BTN_TOOL_DOUBLETAP, BTN_TOUCH],
@@ -52,7 +52,7 @@ enum Tables {
         expectedKind: "touchpad")
 
     /// A pressure pad (INPUT_PROP_PRESSUREPAD, 0x07): pressure 0–255 at 40 units per gram.
-    static let pressurePad = DeviceTable(
+    public static let pressurePad = DeviceTable(
         name: "forcescale pressure pad", vendor: 0x1fc9, product: 0x0001,
         properties: [INPUT_PROP_POINTER, INPUT_PROP_BUTTONPAD, INPUT_PROP_PRESSUREPAD],
         keys: [BTN_LEFT, BTN_TOOL_FINGER, BTN_TOUCH],
@@ -63,7 +63,7 @@ enum Tables {
         ],
         expectedKind: "pressure pad")
 
-    static func pen(maximum: Int32, product: UInt16) -> DeviceTable {
+    public static func pen(maximum: Int32, product: UInt16) -> DeviceTable {
         DeviceTable(
             name: "forcescale pen \(maximum)", bus: UInt16(BUS_USB), vendor: 0x056a, product: product,
             properties: [INPUT_PROP_POINTER],
@@ -76,11 +76,11 @@ enum Tables {
             expectedKind: "tablet")
     }
 
-    static let pen2047 = pen(maximum: 2047, product: 0x00b9)
-    static let pen8191 = pen(maximum: 8191, product: 0x0357)
+    public static let pen2047 = pen(maximum: 2047, product: 0x00b9)
+    public static let pen8191 = pen(maximum: 8191, product: 0x0357)
 
     /// A single-touch pad whose pressure axis has the given range.
-    static func singleTouchPad(_ name: String, pressure: ClosedRange<Int32>, product: UInt16) -> DeviceTable {
+    public static func singleTouchPad(_ name: String, pressure: ClosedRange<Int32>, product: UInt16) -> DeviceTable {
         DeviceTable(
             name: name, vendor: 0x1fc9, product: product,
             properties: [INPUT_PROP_POINTER],
@@ -93,11 +93,11 @@ enum Tables {
             expectedKind: "touchpad")
     }
 
-    static let degeneratePad = singleTouchPad("forcescale degenerate pad 0-0", pressure: 0...0, product: 0x0010)
-    static let narrowPad = singleTouchPad("forcescale narrow pad 0-1", pressure: 0...1, product: 0x0011)
+    public static let degeneratePad = singleTouchPad("forcescale degenerate pad 0-0", pressure: 0...0, product: 0x0010)
+    public static let narrowPad = singleTouchPad("forcescale narrow pad 0-1", pressure: 0...1, product: 0x0011)
 
     /// A single-touch pad with rumble: EV_FF with FF_RUMBLE and FF_GAIN, 16 effect slots.
-    static let rumblePad: DeviceTable = {
+    public static let rumblePad: DeviceTable = {
         var table = singleTouchPad("forcescale rumble pad", pressure: 0...255, product: 0x0020)
         table.forceFeedback = [FF_RUMBLE, FF_GAIN]
         table.effectsMax = 16
@@ -107,9 +107,9 @@ enum Tables {
     /// Another node of the rumble pad's hardware, without FF and with the same
     /// vendor:product, made before it (a gamepad's touchpad or motion-sensor node, as
     /// hid-sony and hid-playstation make them): a vendor:product query matches both.
-    static let rumbleTwin = singleTouchPad("forcescale rumble pad touch node", pressure: 0...255, product: 0x0020)
+    public static let rumbleTwin = singleTouchPad("forcescale rumble pad touch node", pressure: 0...255, product: 0x0020)
 
-    static let all: [DeviceTable] = [synapticsPad, pressurePad, pen2047, pen8191, degeneratePad, narrowPad, rumbleTwin, rumblePad]
+    public static let all: [DeviceTable] = [synapticsPad, pressurePad, pen2047, pen8191, degeneratePad, narrowPad, rumbleTwin, rumblePad]
 }
 
 /// Frames for a table's device.
@@ -117,7 +117,7 @@ extension VirtualDevice {
     /// Touches down (or moves) with `pressure`; for a multitouch pad in slot 0 with tracking id 1.
     /// - Parameter down: Also send the tool and touch buttons (the first frame of a touch).
     @discardableResult
-    func press(_ pressure: Int32, x: Int32 = 2000, down: Bool = false) -> Bool {
+    public func press(_ pressure: Int32, x: Int32 = 2000, down: Bool = false) -> Bool {
         var events: [Event] = []
         if table.isMultitouch {
             if down { events += [.abs(ABS_MT_SLOT, 0), .abs(ABS_MT_TRACKING_ID, 1)] }
@@ -133,7 +133,7 @@ extension VirtualDevice {
 
     /// Lifts the touch.
     @discardableResult
-    func release() -> Bool {
+    public func release() -> Bool {
         var events: [Event] = []
         if table.isMultitouch { events += [.abs(ABS_MT_SLOT, 0), .abs(ABS_MT_TRACKING_ID, -1)] }
         events += [.abs(ABS_PRESSURE, table.pressure?.minimum ?? 0), .key(BTN_TOUCH, 0)]

@@ -3,8 +3,8 @@ import Glibc
 
 /// TAP-like output: one `ok N - …` or `not ok N - …` line per check, `# …` lines for notes
 /// and for what a failed check saw, then the plan and a plain `N passed, N failed` line.
-final class Report: @unchecked Sendable {
-    static let shared = Report()
+public final class Report: @unchecked Sendable {
+    public static let shared = Report()
 
     private let lock = NSLock()
     private var number = 0
@@ -12,7 +12,7 @@ final class Report: @unchecked Sendable {
     private(set) var failed = 0
     private(set) var skipped = 0
     private var failures: [String] = []
-    let started = Clock.now()
+    public let started = Clock.now()
 
     /// Records one check.
     /// - Parameters:
@@ -21,7 +21,7 @@ final class Report: @unchecked Sendable {
     ///   - detail: What was seen against what was expected; printed for a failure (and
     ///     for a pass too when `always` is set).
     @discardableResult
-    func check(_ condition: Bool, _ name: String, _ detail: @autoclosure () -> String = "", always: Bool = false) -> Bool {
+    public func check(_ condition: Bool, _ name: String, _ detail: @autoclosure () -> String = "", always: Bool = false) -> Bool {
         lock.lock()
         number += 1
         if condition { passed += 1 } else { failed += 1; failures.append(name) }
@@ -36,7 +36,7 @@ final class Report: @unchecked Sendable {
     }
 
     /// A check that could not run here, with why.
-    func skip(_ name: String, reason: String) {
+    public func skip(_ name: String, reason: String) {
         lock.lock()
         number += 1
         skipped += 1
@@ -45,7 +45,7 @@ final class Report: @unchecked Sendable {
     }
 
     /// A note, with the time since the start (the VM is slow: times help read a log).
-    func note(_ text: String) {
+    public func note(_ text: String) {
         lock.lock()
         let elapsed = String(format: "%.1f", Clock.now() - started)
         emit(text.split(separator: "\n", omittingEmptySubsequences: false).map { "# [\(elapsed)s] " + $0 }.joined(separator: "\n"))
@@ -53,7 +53,7 @@ final class Report: @unchecked Sendable {
     }
 
     /// The plan and the summary; returns the exit status.
-    func finish() -> Int32 {
+    public func finish() -> Int32 {
         lock.lock()
         defer { lock.unlock() }
         emit("1..\(number)")
@@ -71,15 +71,15 @@ final class Report: @unchecked Sendable {
 
 /// Shorthands for the scenarios.
 @discardableResult
-func check(_ condition: Bool, _ name: String, _ detail: @autoclosure () -> String = "", always: Bool = false) -> Bool {
+public func check(_ condition: Bool, _ name: String, _ detail: @autoclosure () -> String = "", always: Bool = false) -> Bool {
     Report.shared.check(condition, name, detail(), always: always)
 }
 
-func note(_ text: String) { Report.shared.note(text) }
+public func note(_ text: String) { Report.shared.note(text) }
 
 /// Unbuffered, so that a log cut short by a timeout still has every line.
-func writeStandardOutput(_ text: String) { writeAll(STDOUT_FILENO, text) }
-func writeStandardError(_ text: String) { writeAll(STDERR_FILENO, text) }
+public func writeStandardOutput(_ text: String) { writeAll(STDOUT_FILENO, text) }
+public func writeStandardError(_ text: String) { writeAll(STDERR_FILENO, text) }
 
 private func writeAll(_ descriptor: Int32, _ text: String) {
     var bytes = Array(text.utf8)

@@ -3,57 +3,62 @@ import Foundation
 import Glibc
 
 /// One event to inject: type, code, value (the kernel stamps the time).
-struct Event {
-    var type: Int32
-    var code: Int32
-    var value: Int32
+public struct Event: Sendable {
+    public var type: Int32
+    public var code: Int32
+    public var value: Int32
 
-    init(_ type: Int32, _ code: Int32, _ value: Int32) {
+    public init(_ type: Int32, _ code: Int32, _ value: Int32) {
         self.type = type
         self.code = code
         self.value = value
     }
 
-    static func abs(_ code: Int32, _ value: Int32) -> Event { Event(EV_ABS, code, value) }
-    static func key(_ code: Int32, _ value: Int32) -> Event { Event(EV_KEY, code, value) }
-    static let report = Event(EV_SYN, SYN_REPORT, 0)
+    public static func abs(_ code: Int32, _ value: Int32) -> Event { Event(EV_ABS, code, value) }
+    public static func key(_ code: Int32, _ value: Int32) -> Event { Event(EV_KEY, code, value) }
+    public static let report = Event(EV_SYN, SYN_REPORT, 0)
 }
 
 /// What the device side saw of force feedback: the kernel hands every upload and erase to
 /// the uinput fd as a request that must be answered, and every play or stop as an `EV_FF` event.
-struct ForceFeedbackLog: Sendable {
-    struct Upload: Sendable {
-        var requestID: UInt32
-        var effectID: Int16
-        var type: UInt16
-        var length: UInt16
+public struct ForceFeedbackLog: Sendable {
+    public struct Upload: Sendable {
+        public var requestID: UInt32
+        public var effectID: Int16
+        public var type: UInt16
+        public var length: UInt16
         /// The effect id was already uploaded (an update in place), from `old`.
-        var replacedID: Int16?
+        public var replacedID: Int16?
     }
 
-    var uploads: [Upload] = []
-    var erases: [Int32] = []
-    var plays = 0
-    var stops = 0
-    var gains: [Int32] = []
+    public var uploads: [Upload] = []
+    public var erases: [Int32] = []
+    public var plays = 0
+    public var stops = 0
+    public var gains: [Int32] = []
     /// Play counts by effect id.
-    var playsByEffect: [Int: Int] = [:]
+    public var playsByEffect: [Int: Int] = [:]
     /// Everything in order ("upload 0", "play 0", "stop 0", "erase 0", "gain 65535").
-    var sequence: [String] = []
+    public var sequence: [String] = []
     /// Requests that could not be answered (an ioctl failed).
-    var problems: [String] = []
+    public var problems: [String] = []
+    /// For each play, in order: `CLOCK_MONOTONIC` seconds when the service thread's `read`
+    /// returned it, and the time the kernel stamped on the `EV_FF` event (uinput stamps it
+    /// with the monotonic clock when the player's write reaches the device).
+    public var playReadTimes: [Double] = []
+    public var playStampTimes: [Double] = []
 }
 
 /// A uinput device built from a `DeviceTable`, on the real kernel. Events are injected with
 /// `send`; a thread of its own answers force-feedback requests (the uploader blocks until
 /// the device side answers, up to 30 s) and counts plays.
-final class VirtualDevice: @unchecked Sendable {
-    let table: DeviceTable
-    let descriptor: Int32
+public final class VirtualDevice: @unchecked Sendable {
+    public let table: DeviceTable
+    public let descriptor: Int32
     /// e.g. "input12".
-    let sysname: String
+    public let sysname: String
     /// e.g. "/dev/input/event7".
-    let node: String
+    public let node: String
 
     private let lock = NSLock()
     private var log = ForceFeedbackLog()
@@ -63,7 +68,7 @@ final class VirtualDevice: @unchecked Sendable {
 
     /// Creates the device and waits for its event node.
     /// - Throws: `DeviceError` naming what failed.
-    init(_ table: DeviceTable) throws {
+    public init(_ table: DeviceTable) throws {
         self.table = table
         let fd = Glibc.open("/dev/uinput", O_RDWR | O_NONBLOCK | O_CLOEXEC)
         guard fd >= 0 else { throw DeviceError("/dev/uinput: \(String(cString: strerror(errno)))") }
@@ -144,7 +149,7 @@ final class VirtualDevice: @unchecked Sendable {
     deinit { destroy() }
 
     /// Removes the device (an unplug) and waits for its sysfs entry to go.
-    func destroy() {
+    public func destroy() {
         lock.lock()
         if destroyed { lock.unlock(); return }
         destroyed = true
@@ -164,7 +169,7 @@ final class VirtualDevice: @unchecked Sendable {
 
     /// Writes events in one `write`, as a driver would deliver a burst.
     @discardableResult
-    func send(_ events: [Event]) -> Bool {
+    public func send(_ events: [Event]) -> Bool {
         var raw = events.map { event -> input_event in
             var entry = input_event()
             entry.type = UInt16(event.type)
@@ -189,11 +194,11 @@ final class VirtualDevice: @unchecked Sendable {
 
     /// One frame: the events, then `SYN_REPORT`.
     @discardableResult
-    func frame(_ events: [Event]) -> Bool { send(events + [.report]) }
+    public func frame(_ events: [Event]) -> Bool { send(events + [.report]) }
 
     // MARK: - Force feedback, the device side
 
-    var forceFeedback: ForceFeedbackLog { lock.lock(); defer { lock.unlock() }; return log }
+    public var forceFeedback: ForceFeedbackLog { lock.lock(); defer { lock.unlock() }; return log }
 
     private func startService() {
         lock.lock()
@@ -210,8 +215,9 @@ final class VirtualDevice: @unchecked Sendable {
                 var poller = pollfd(fd: descriptor, events: Int16(POLLIN), revents: 0)
                 guard poll(&poller, 1, 50) > 0 else { continue }
                 let count = events.withUnsafeMutableBytes { read(descriptor, $0.baseAddress, $0.count) }
+                let readAt = Clock.now()
                 guard count >= size else { continue }
-                for index in 0..<(count / size) { handle(events[index]) }
+                for index in 0..<(count / size) { handle(events[index], readAt: readAt) }
                 Changes.announce()
             }
             lock.lock()
@@ -221,7 +227,7 @@ final class VirtualDevice: @unchecked Sendable {
         }
     }
 
-    private func handle(_ event: input_event) {
+    private func handle(_ event: input_event, readAt: Double) {
         if Int32(event.type) == EV_UINPUT {
             switch Int32(event.code) {
             case UI_FF_UPLOAD:
@@ -275,6 +281,8 @@ final class VirtualDevice: @unchecked Sendable {
                     log.sequence.append("autocenter \(value)")
                 } else if value > 0 {
                     log.plays += 1
+                    log.playReadTimes.append(readAt)
+                    log.playStampTimes.append(Double(event.time.tv_sec) + Double(event.time.tv_usec) / 1e6)
                     log.playsByEffect[Int(code), default: 0] += 1
                     // Keep the sequence short in the 1000-press scenario.
                     if log.plays <= 5 { log.sequence.append("play \(code)") }
@@ -293,7 +301,7 @@ final class VirtualDevice: @unchecked Sendable {
     }
 }
 
-struct DeviceError: Error, CustomStringConvertible {
-    var description: String
-    init(_ description: String) { self.description = description }
+public struct DeviceError: Error, CustomStringConvertible {
+    public var description: String
+    public init(_ description: String) { self.description = description }
 }

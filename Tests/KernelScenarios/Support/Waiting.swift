@@ -2,14 +2,14 @@ import Foundation
 import Glibc
 
 /// Monotonic seconds.
-enum Clock {
-    static func now() -> Double {
+public enum Clock {
+    public static func now() -> Double {
         var time = timespec()
         clock_gettime(CLOCK_MONOTONIC, &time)
         return Double(time.tv_sec) + Double(time.tv_nsec) / 1e9
     }
 
-    static func sleep(_ seconds: Double) {
+    public static func sleep(_ seconds: Double) {
         guard seconds > 0 else { return }
         var request = timespec(tv_sec: Int(seconds), tv_nsec: Int((seconds - Double(Int(seconds))) * 1e9))
         var remaining = timespec()
@@ -20,10 +20,10 @@ enum Clock {
 /// Everything the scenarios wait for (a child's output, an FF request, a child's exit)
 /// is announced here, so waiting is a condition wait rather than a polling loop that would
 /// steal the emulated CPU from the process under test.
-enum Changes {
-    static let condition = NSCondition()
+public enum Changes {
+    public static let condition = NSCondition()
 
-    static func announce() {
+    public static func announce() {
         condition.lock()
         condition.broadcast()
         condition.unlock()
@@ -33,7 +33,7 @@ enum Changes {
 /// Waits until `predicate` holds or `timeout` seconds pass; never longer.
 /// - Returns: Whether the predicate held.
 @discardableResult
-func waitUntil(_ timeout: Double, _ predicate: () -> Bool) -> Bool {
+public func waitUntil(_ timeout: Double, _ predicate: () -> Bool) -> Bool {
     let deadline = Clock.now() + timeout
     Changes.condition.lock()
     defer { Changes.condition.unlock() }
@@ -50,7 +50,7 @@ func waitUntil(_ timeout: Double, _ predicate: () -> Bool) -> Bool {
 /// Waits until `value()` has not changed for `quiet` seconds (or `timeout` passes).
 /// - Returns: Whether it settled.
 @discardableResult
-func waitForQuiet<T: Equatable>(_ quiet: Double, timeout: Double, _ value: () -> T) -> Bool {
+public func waitForQuiet<T: Equatable>(_ quiet: Double, timeout: Double, _ value: () -> T) -> Bool {
     let deadline = Clock.now() + timeout
     var last = value()
     var since = Clock.now()
@@ -68,9 +68,9 @@ func waitForQuiet<T: Equatable>(_ quiet: Double, timeout: Double, _ value: () ->
 }
 
 /// /proc facts about a process.
-enum ProcessInfoFile {
+public enum ProcessInfoFile {
     /// utime + stime in clock ticks, and the state letter.
-    static func stat(_ pid: pid_t) -> (ticks: Int, state: String)? {
+    public static func stat(_ pid: pid_t) -> (ticks: Int, state: String)? {
         guard let text = try? String(contentsOfFile: "/proc/\(pid)/stat", encoding: .utf8),
               let close = text.lastIndex(of: ")") else { return nil }
         let fields = text[text.index(after: close)...].split(separator: " ")
@@ -79,10 +79,10 @@ enum ProcessInfoFile {
         return (user + system, String(fields[0]))
     }
 
-    static var ticksPerSecond: Int { Int(sysconf(Int32(_SC_CLK_TCK))) }
+    public static var ticksPerSecond: Int { Int(sysconf(Int32(_SC_CLK_TCK))) }
 
     /// The open file descriptors and what each points to.
-    static func descriptors(_ pid: pid_t) -> [String] {
+    public static func descriptors(_ pid: pid_t) -> [String] {
         let directory = "/proc/\(pid)/fd"
         guard let names = try? FileManager.default.contentsOfDirectory(atPath: directory) else { return [] }
         return names.sorted { (Int($0) ?? 0) < (Int($1) ?? 0) }.map { name in
@@ -94,10 +94,10 @@ enum ProcessInfoFile {
     }
 }
 
-func fileExists(_ path: String) -> Bool { access(path, F_OK) == 0 }
+public func fileExists(_ path: String) -> Bool { access(path, F_OK) == 0 }
 
 /// Finds a program on PATH (and in the usual system folders).
-func findProgram(_ name: String) -> String? {
+public func findProgram(_ name: String) -> String? {
     let path = (ProcessInfo.processInfo.environment["PATH"] ?? "") + ":/usr/bin:/bin:/usr/sbin:/sbin"
     for folder in path.split(separator: ":") where !folder.isEmpty {
         let candidate = "\(folder)/\(name)"

@@ -1,0 +1,135 @@
+// forcescale-live-bench: `forcescale read` on the real kernel, next to evtest. Run it through
+// bench/live (which builds release and boots the VM when /dev/uinput is not usable here):
+//
+//   scripts/kernel-tests .build/release/forcescale-live-bench [--frames N] [--rounds N] [--rate HZ]
+//       [--idle SECONDS] [--presses N] [--gap-ms MS] [--evtest-output FILE] [--writer-fifo PRIORITY] [--timeout SECONDS]
+//
+// (1) CPU per event: `forcescale read --json --no-rumble --interval-ms 10 --device NODE` and
+//     `evtest NODE`, both with standard output on /dev/null, read one uinput pad while this
+//     process writes --frames (50,000) frames of ABS_PRESSURE + SYN_REPORT at --rate (1000) Hz;
+//     utime + stime of each over the stream, per event, and forcescale/evtest.
+// (2) Idle: the same two, --idle (10) s with no events: context switches from /proc.
+// (3) Latency: `forcescale read --json --device NODE` (rumble on) on a pad with FF_RUMBLE;
+//     --presses (300) presses to raw 255; press write -> EV_FF play read on the uinput side.
+//
+// The forcescale measured is the one beside this executable, or FORCESCALE_BINARY. Prints a
+// report and `RESULT key=value` lines for bench/live; exits 0 when every part ran (whether
+// or not a goal was met), 1 when a part could not be measured, 2 when it cannot run here.
+
+import Foundation
+import Glibc
+import KernelTestSupport
+
+struct Settings {
+    var frames = 50_000
+    var rounds = 3
+    var rateHz = 1000
+    var idleSeconds = 10.0
+    var settleSeconds = 1.0
+    var presses = 300
+    var pressGap = 0.05
+    var evtestOutput = "/dev/null"
+    var timeout = 900.0
+    /// SCHED_FIFO priority of the writer during the stream; 0 leaves it SCHED_OTHER.
+    var writerPriority = 50
+}
+
+let benchStarted = Clock.now()
+
+/// A line on standard output, unbuffered: a run cut short by the VM's timeout keeps every line.
+func out(_ text: String) { writeStandardOutput(text + "\n") }
+
+/// A progress line on standard output, with the time since the start.
+func say(_ text: String) {
+    let prefix = String(format: "[%6.1fs] ", Clock.now() - benchStarted)
+    out(text.split(separator: "\n", omittingEmptySubsequences: false).map { prefix + $0 }.joined(separator: "\n"))
+}
+
+func usage(_ problem: String) -> Never {
+    FileHandle.standardError.write(Data("forcescale-live-bench: \(problem)\nusage: forcescale-live-bench [--frames N] [--rounds N] [--rate HZ] [--idle SECONDS] [--presses N] [--gap-ms MS] [--evtest-output FILE] [--writer-fifo PRIORITY] [--timeout SECONDS]\n".utf8))
+    exit(64)
+}
+
+func parseSettings() -> Settings {
+    var settings = Settings()
+    var arguments = CommandLine.arguments.dropFirst()
+    while let option = arguments.popFirst() {
+        guard let value = arguments.popFirst() else { usage("\(option) needs a value") }
+        switch option {
+        case "--frames": settings.frames = Int(value) ?? 0
+        case "--rounds": settings.rounds = Int(value) ?? 0
+        case "--rate": settings.rateHz = Int(value) ?? 0
+        case "--idle": settings.idleSeconds = Double(value) ?? -1
+        case "--presses": settings.presses = Int(value) ?? 0
+        case "--gap-ms": settings.pressGap = (Double(value) ?? -1) / 1000
+        case "--evtest-output": settings.evtestOutput = value
+        case "--timeout": settings.timeout = Double(value) ?? 0
+        case "--writer-fifo": settings.writerPriority = Int(value) ?? -1
+        default: usage("unknown option \(option)")
+        }
+    }
+    guard settings.frames > 1, settings.rounds > 0, settings.rateHz > 0, settings.rateHz <= 100_000, settings.idleSeconds >= 0, settings.presses > 0,
+          settings.pressGap >= 0, settings.timeout > 0,
+          (0...99).contains(settings.writerPriority)
+    else { usage("every value must be a positive number") }
+    return settings
+}
+let settings = parseSettings()
+
+// Never hang: the watchdog ends the run and its children.
+let watchdog = settings.timeout
+Thread.detachNewThread {
+    Clock.sleep(watchdog)
+    out("forcescale-live-bench: the watchdog fired after \(Int(watchdog)) s (--timeout); killing the children")
+    Child.killAll()
+    exit(2)
+}
+
+let programs = Programs.locate()
+guard access("/dev/uinput", R_OK | W_OK) == 0 else {
+    out("forcescale-live-bench: /dev/uinput is not usable here (\(String(cString: strerror(errno)))); run it through bench/live or scripts/kernel-tests, which boot a VM when needed")
+    exit(2)
+}
+guard access(programs.forcescale, X_OK) == 0 else {
+    out("forcescale-live-bench: \(programs.forcescale) is not there: run 'swift build -c release --product forcescale' first")
+    exit(2)
+}
+guard let evtest = programs.evtest else {
+    out("forcescale-live-bench: evtest is not installed (apt-get install evtest)")
+    exit(2)
+}
+
+var kernel = utsname()
+uname(&kernel)
+let release = withUnsafeBytes(of: &kernel.release) { String(decoding: $0.prefix { $0 != 0 }, as: UTF8.self) }
+let model = Proc.text("/proc/cpuinfo")?.split(separator: "\n").first { $0.hasPrefix("model name") }
+    .map { $0.split(separator: ":", maxSplits: 1).last!.trimmingCharacters(in: .whitespaces) } ?? "?"
+let isVM = access("/sys/bus/virtio", F_OK) == 0 ? ", virtio bus present (a VM)" : ""
+say("kernel \(release), \(sysconf(Int32(_SC_NPROCESSORS_ONLN))) CPUs (\(model))\(isVM)")
+say("forcescale \(programs.forcescale)")
+say("evtest \(evtest)")
+
+let stream = StreamBench.run(settings, programs, evtest: evtest)
+Child.killAll()
+out("")
+let latency = LatencyBench.run(settings, programs)
+Child.killAll()
+
+// For bench/live, which prints the verdicts.
+out("")
+if let stream {
+    out("RESULT cpu_forcescale_us_per_event=\(format(stream.forcescaleMicrosPerEvent, 2))")
+    out("RESULT cpu_evtest_us_per_event=\(format(stream.evtestMicrosPerEvent, 2))")
+    out("RESULT cpu_ratio=\(format(stream.cpuRatio, 3))")
+    out("RESULT stream_rate_hz=\(format(stream.achievedRate, 1))")
+    out("RESULT drops=\(stream.dropsSeen ? 1 : 0)")
+    out("RESULT idle_switches_forcescale=\(stream.forcescaleIdleSwitches)")
+    out("RESULT idle_switches_evtest=\(stream.evtestIdleSwitches)")
+}
+if let latency {
+    out("RESULT latency_p50_ms=\(format(latency.p50, 3))")
+    out("RESULT latency_p99_ms=\(format(latency.p99, 3))")
+    out("RESULT latency_max_ms=\(format(latency.max, 3))")
+}
+say("done")
+exit(stream != nil && latency != nil ? 0 : 1)
