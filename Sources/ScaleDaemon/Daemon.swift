@@ -164,9 +164,10 @@ public final class Daemon {
         guard let state = clients[client.id]?.state else { return }
         let device = source?.currentDevice.map { Self.deviceName($0.path) }
         switch request {
-        case .watch(let enable, _):
+        case .watch(let enable, let requested):
             state.watching = enable
-            client.send(DaemonMessage.watch(enable: enable, device: device))
+            // The reply names a device only when the request did (docs/protocol.md).
+            client.send(DaemonMessage.watch(enable: enable, device: requested))
         case .poll:
             client.send(DaemonMessage.poll(time: lastReading?.time, reading: lastReading, device: device))
         case .devices:

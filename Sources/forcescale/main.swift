@@ -9,6 +9,8 @@ let root = Command(
     subcommands: [
         DemoCommand.declaration, ReplayCommand.declaration, ReadCommand.declaration,
         DevicesCommand.declaration, RumbleCommand.declaration,
+        WatchCommand.declaration, WeighCommand.declaration, TareCommand.declaration,
+        CalibrateCommand.declaration, StatusCommand.declaration,
     ],
     defaultSubcommand: "demo",
     version: version)
@@ -21,6 +23,11 @@ runMain(root: root) { command in
     case "read": return try ReadCommand.run(command)
     case "devices": return try DevicesCommand.run(command)
     case "rumble": return try RumbleCommand.run(command)
+    case "watch": return try WatchCommand.run(command)
+    case "weigh": return try WeighCommand.run(command)
+    case "tare": return try TareCommand.run(command)
+    case "calibrate": return try CalibrateCommand.run(command)
+    case "status": return try StatusCommand.run(command)
     default: return try DemoCommand.run(command)
     }
 }

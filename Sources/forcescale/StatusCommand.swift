@@ -1,0 +1,62 @@
+import ArgumentParsing
+import ScaleCore
+import ScaleSystem
+
+enum StatusCommand {
+    static let declaration = Command(
+        name: "status",
+        abstract: "Show what the daemon is doing.",
+        discussion: """
+            Asks forcescaled for its STATUS: release, uptime, connected clients, the \
+            device it reads and its gram model, the calibration, the rumble device, and \
+            the readings dropped for clients that read too slowly.
+            """,
+        options: [
+            Option(long: "json", help: "Print the daemon's STATUS line."),
+            DaemonConnection.socketOption,
+        ])
+
+    static func run(_ command: ParsedCommand) throws -> Int32 {
+        DaemonConnection.run {
+            let client = try DaemonConnection.connect(command)
+            let reply = try client.request(#"{"class":"STATUS"}"#, replyClass: "STATUS")
+            let output = OutputChannel.standardOutput
+            try output.write(command.flag("json") ? reply.text + "\n" : describe(reply.json, path: client.path))
+            try output.flush()
+        }
+    }
+
+    /// STATUS in words, one aspect per line.
+    static func describe(_ status: JSONValue, path: String) -> String {
+        let release = status["release"]?.stringValue ?? "?"
+        var lines = ["forcescaled \(release) on \(path)"]
+        func add(_ label: String, _ value: String) { lines.append("  " + label.padding(12) + value) }
+        add("up", uptime(status["uptime"]?.numberValue ?? 0))
+        add("clients", String(Int(status["clients"]?.numberValue ?? 0)))
+        if let device = status["device"]?.stringValue {
+            add("device", device + (status["model"]?.stringValue.map { ", \($0) model" } ?? ""))
+        } else {
+            add("device", "none open (waiting for one)")
+        }
+        if let calibration = status["calibration"] {
+            let points = Int(calibration["points"]?.numberValue ?? 0)
+            let tare = calibration["tare"]?.numberValue ?? 0
+            add("calibration", (points == 0 ? "no points" : DaemonFormat.count(points, "point"))
+                + ", " + (tare == 0 ? "no tare" : "tare \(MassUnit.grams.format(grams: tare))"))
+        }
+        add("rumble", status["rumble"]?.stringValue ?? "none")
+        let dropped = Int(status["dropped"]?.numberValue ?? 0)
+        add("dropped", DaemonFormat.count(dropped, "reading") + " not read in time by slow clients")
+        return lines.joined(separator: "\n") + "\n"
+    }
+
+    /// `42.5 s`, `5 min 12 s`, `3 h 05 min`, `2 d 4 h`.
+    static func uptime(_ seconds: Double) -> String {
+        if seconds < 60 { return DaemonFormat.fixed(seconds, decimals: 1) + " s" }
+        let whole = Int(seconds)
+        func two(_ value: Int) -> String { value < 10 ? "0\(value)" : String(value) }
+        if whole < 3600 { return "\(whole / 60) min \(two(whole % 60)) s" }
+        if whole < 86400 { return "\(whole / 3600) h \(two(whole % 3600 / 60)) min" }
+        return "\(whole / 86400) d \(whole % 86400 / 3600) h"
+    }
+}

@@ -1,0 +1,37 @@
+import ArgumentParsing
+import ScaleCore
+import ScaleSystem
+
+enum TareCommand {
+    static let declaration = Command(
+        name: "tare",
+        abstract: "Take the weight on the pad now as zero.",
+        discussion: """
+            Asks forcescaled to TARE: whatever rests on the pad now (a bowl, say) weighs \
+            zero from here on, for every client, and the daemon keeps the tare with the \
+            device's calibration. With nothing on the pad the tare is cleared. Needs root \
+            or membership of the daemon's group.
+            """,
+        options: [
+            Option(long: "json", help: "Print the daemon's TARE reply line."),
+            DaemonConnection.socketOption,
+        ])
+
+    static func run(_ command: ParsedCommand) throws -> Int32 {
+        DaemonConnection.run {
+            let client = try DaemonConnection.connect(command)
+            let reply = try client.request(#"{"class":"TARE"}"#, replyClass: "TARE")
+            let output = OutputChannel.standardOutput
+            if command.flag("json") {
+                try output.write(reply.text + "\n")
+            } else {
+                let grams = reply.json["grams"]?.numberValue ?? 0
+                let device = reply.json["device"]?.stringValue.map { " of \($0)" } ?? ""
+                try output.write(grams == 0
+                    ? "Tare\(device) cleared: nothing was on the pad.\n"
+                    : "Tare\(device) set to \(MassUnit.grams.format(grams: grams)): readings now leave it out.\n")
+            }
+            try output.flush()
+        }
+    }
+}

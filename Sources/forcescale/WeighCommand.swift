@@ -1,0 +1,58 @@
+import ArgumentParsing
+import ScaleCore
+import ScaleSystem
+
+enum WeighCommand {
+    static let declaration = Command(
+        name: "weigh",
+        abstract: "Wait for a steady weight on the pad and print it.",
+        discussion: """
+            Asks forcescaled for readings until one is stable (the weight has held still \
+            for the stability window) with something on the pad, prints it and exits: \
+            '179.7 g', or its READING line with --json. Exits with status 1 when nothing \
+            settles within the timeout.
+            """,
+        options: [
+            DaemonConnection.timeoutOption(default: 30, help: "How long to wait for a stable reading."),
+            Option(long: "unit", valueName: "unit", help: "Unit of the weight; JSON always carries grams.", defaultValue: "g", allowedValues: MassUnit.allCases.map(\.rawValue)),
+            Option(long: "json", help: "Print the stable READING line instead."),
+            DaemonConnection.socketOption,
+        ])
+
+    static func run(_ command: ParsedCommand) throws -> Int32 {
+        let timeout = try DaemonConnection.timeout(command)
+        let unit = MassUnit(rawValue: command.string("unit") ?? "g") ?? .grams
+        let json = command.flag("json")
+        return DaemonConnection.run {
+            let deadline = MonotonicClock.now() + Int64(timeout * 1_000_000)
+            let client = try DaemonConnection.connect(command)
+            var found: (reading: Reading, text: String)?
+            let take: (DaemonLine) -> Void = { line in
+                guard found == nil, line.className == "READING", let reading = Reading(json: line.json), reading.isSettledWeight else { return }
+                found = (reading, line.text)
+            }
+            _ = try client.request(#"{"class":"WATCH","enable":true}"#, replyClass: "WATCH", onStream: take)
+            // A weight that has been resting still may send no new frames at all: the
+            // newest reading already says what it weighs.
+            let poll = try client.request(#"{"class":"POLL"}"#, replyClass: "POLL", onStream: take)
+            if found == nil, let object = poll.json["reading"], let reading = Reading(json: object), reading.isSettledWeight {
+                found = (reading, embeddedReading(in: poll.text) ?? ProtocolMessage.reading(reading).dropLast().description)
+            }
+            while found == nil {
+                guard let line = try client.nextLine(deadline: deadline) else {
+                    throw CommandFailure.noStableReading(within: timeout)
+                }
+                take(line)
+            }
+            let output = OutputChannel.standardOutput
+            try output.write((json ? found!.text : unit.format(grams: found!.reading.grams)) + "\n")
+            try output.flush()
+        }
+    }
+
+    /// The READING object inside a POLL line, exactly as the daemon wrote it.
+    static func embeddedReading(in poll: String) -> String? {
+        guard let start = poll.firstRange(of: #""reading":{"#)?.upperBound, poll.hasSuffix("}}") else { return nil }
+        return String(poll[poll.index(before: start)..<poll.index(before: poll.endIndex)])
+    }
+}

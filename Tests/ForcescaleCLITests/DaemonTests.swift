@@ -1,0 +1,576 @@
+import Foundation
+import Glibc
+import ScaleCore
+import Testing
+
+/// forcescaled end to end: real processes on real sockets, the daemon serving a recording
+/// in a loop as if it were a device. Serialized, because several tests measure timing and
+/// would measure each other's load instead.
+@Suite(.serialized) struct DaemonTests {
+    // MARK: The protocol, byte for byte
+
+    @Test func greetingRepliesAndErrorsAreExact() throws {
+        let daemon = try DaemonUnderTest(recording: DaemonRecordings.intuos)
+        defer { daemon.cleanUp() }
+        let client = try RawClient(path: daemon.socketPath)
+        #expect(client.readLine() == #"{"class":"VERSION","release":"0.1.0","proto_major":1,"proto_minor":0}"#)
+
+        let errors: [(request: String, reply: String)] = [
+            ("hello", #"{"class":"ERROR","message":"malformed JSON at byte 0: expected a value"}"#),
+            (#"{"class" "POLL"}"#, #"{"class":"ERROR","message":"malformed JSON at byte 9: expected ':'"}"#),
+            ("{}", #"{"class":"ERROR","message":"the request must be a JSON object with a \"class\""}"#),
+            (#"{"class":"FOO"}"#, #"{"class":"ERROR","message":"unknown class 'FOO'"}"#),
+            (#"{"class":"CALIBRATE","grams":-1}"#, #"{"class":"ERROR","message":"'grams' must be a number greater than 0","request":"CALIBRATE"}"#),
+            (#"{"class":"WATCH","enable":"yes"}"#, #"{"class":"ERROR","message":"'enable' must be true or false","request":"WATCH"}"#),
+        ]
+        for (request, reply) in errors {
+            #expect(client.request(request) == reply, "reply to \(request)")
+        }
+        // The connection is still up after every ERROR: the next request is answered.
+        let status = try #require(client.request(#"{"class":"STATUS"}"#))
+        #expect(status.hasPrefix(#"{"class":"STATUS","release":"0.1.0","uptime":"#))
+
+        #expect(client.request(#"{"class":"WATCH","enable":true}"#) == #"{"class":"WATCH","enable":true}"#)
+        let reading = try #require(client.nextReading())
+        #expect(reading["device"]?.stringValue == DaemonRecordings.intuosDeviceName)
+        #expect(client.request(#"{"class":"WATCH","enable":false}"#) == #"{"class":"WATCH","enable":false}"#)
+        #expect(client.request(#"{"class":"CALIBRATION"}"#)
+            == #"{"class":"CALIBRATION","device":"\#(DaemonRecordings.intuosDeviceName)","points":0,"curve":[],"tare":0.0}"#)
+    }
+
+    @Test func aLineOver64KiBGetsAnErrorAndTheConnectionCloses() throws {
+        let daemon = try DaemonUnderTest(recording: DaemonRecordings.intuos)
+        defer { daemon.cleanUp() }
+        let client = try daemon.connect()
+        // The daemon may close while this is still being written: a failed write is fine.
+        client.send(bytes: [UInt8](repeating: UInt8(ascii: "x"), count: 70_000) + [10])
+        #expect(client.readLine() == #"{"class":"ERROR","message":"line longer than 65536 bytes"}"#)
+        #expect(client.closesWithin(5))
+        // Only that connection: the daemon still serves others.
+        #expect(try daemon.connect().request(#"{"class":"POLL"}"#)?.hasPrefix(#"{"class":"POLL""#) == true)
+    }
+
+    @Test func statusHasItsFields() throws {
+        let daemon = try DaemonUnderTest(recording: DaemonRecordings.intuos)
+        defer { daemon.cleanUp() }
+        let other = try daemon.connect()
+        let line = try #require(try daemon.connect().request(#"{"class":"STATUS"}"#))
+        let status = try JSONValue.parse(line)
+        #expect(status["release"]?.stringValue == "0.1.0")
+        #expect(status.number("uptime").map { $0 >= 0 && $0 < 60 } == true)
+        #expect(status.number("clients") == 2)
+        #expect(status["model"]?.stringValue == "nominal")
+        #expect(status["device"]?.stringValue != nil)
+        #expect(status["calibration"]?.number("points") == 0 && status["calibration"]?.number("tare") == 0)
+        #expect(status.number("dropped") == 0)
+        #expect(status["rumble"] == nil, "a recording cannot rumble")
+        // docs/protocol.md: STATUS names the device "by its node name as in READING".
+        withKnownIssue("STATUS gives the device's whole path, READING its node name") {
+            #expect(status["device"]?.stringValue == DaemonRecordings.intuosDeviceName)
+        }
+        _ = other
+    }
+
+    // MARK: Many clients, slow clients, hostile clients
+
+    @Test func aHundredWatchersEachGetReadings() throws {
+        let daemon = try DaemonUnderTest(recording: DaemonRecordings.intuos)
+        defer { daemon.cleanUp() }
+        let watchers = try (0..<120).map { _ in try daemon.connect() }
+        for watcher in watchers { watcher.send(#"{"class":"WATCH"}"#) }
+        var received = 0
+        for watcher in watchers {
+            #expect(watcher.nextReply() == #"{"class":"WATCH","enable":true}"#)
+            if let reading = watcher.nextReading(), reading.number("raw") != nil { received += 1 }
+        }
+        #expect(received == watchers.count)
+        let status = try JSONValue.parse(try #require(try daemon.connect().request(#"{"class":"STATUS"}"#)))
+        #expect(status.number("clients") == Double(watchers.count + 1))
+    }
+
+    @Test func aWatcherThatNeverReadsDelaysNobody() throws {
+        let directory = try CLI.temporaryDirectory()
+        // About 100 readings a second without a pause: the stalled client's socket buffer and
+        // its queue of 256 lines fill within a few seconds, and drops begin.
+        let daemon = try DaemonUnderTest(recording: try DaemonRecordings.busy(in: directory), directory: directory)
+        defer { daemon.cleanUp() }
+        let stalled = try daemon.connect()
+        stalled.send(#"{"class":"WATCH"}"#)
+        let watcher = try daemon.connect()
+        #expect(watcher.request(#"{"class":"WATCH"}"#) == #"{"class":"WATCH","enable":true}"#)
+        let observer = try daemon.connect()
+
+        // Readings carry their event time on the monotonic clock; how late each arrives is
+        // the time it is read minus that.
+        var worstLag: Int64 = 0
+        var longestGap: Int64 = 0
+        var readings = 0
+        var firstDrops: Double?
+        var lastDrops = 0.0
+        var lastArrival = monotonicMicroseconds()
+        let start = lastArrival
+        var nextStatus = start
+        while monotonicMicroseconds() - start < 20_000_000 {
+            guard let reading = watcher.nextReading(timeout: 1) else {
+                Issue.record("the reading watcher got nothing for a second")
+                break
+            }
+            let now = monotonicMicroseconds()
+            readings += 1
+            worstLag = max(worstLag, now - eventMicroseconds(reading))
+            longestGap = max(longestGap, now - lastArrival)
+            lastArrival = now
+            if now >= nextStatus {
+                nextStatus = now + 250_000
+                let status = try JSONValue.parse(try #require(observer.request(#"{"class":"STATUS"}"#)))
+                lastDrops = status.number("dropped") ?? 0
+                if firstDrops == nil, lastDrops > 0 { firstDrops = lastDrops }
+                // Once drops have been seen to grow for a second, that is enough.
+                if let firstDrops, lastDrops > firstDrops, now - start > 1_000_000, readings > 200 { break }
+            }
+        }
+        #expect(firstDrops != nil, "the stalled client never made the daemon drop a line")
+        #expect(lastDrops > (firstDrops ?? .infinity), "the dropped count did not grow")
+        // Typically 3 ms and 12 ms; the bounds leave room for a loaded machine.
+        #expect(worstLag < 100_000, "a reading reached the reading watcher \(worstLag) µs late")
+        #expect(longestGap < 200_000, "the reading watcher waited \(longestGap) µs between readings")
+        #expect(readings > 200)
+
+        // docs/protocol.md: `dropped` counts lines discarded "since the daemon started, over
+        // all clients"; the daemon sums the connected clients' counts only, so the stalled
+        // client's drops vanish from it when it goes.
+        let before = try JSONValue.parse(try #require(observer.request(#"{"class":"STATUS"}"#))).number("dropped") ?? 0
+        stalled.disconnect()
+        usleep(100_000)
+        let after = try JSONValue.parse(try #require(observer.request(#"{"class":"STATUS"}"#))).number("dropped") ?? 0
+        withKnownIssue("STATUS dropped forgets the drops of clients that have gone") {
+            #expect(after >= before, "dropped went from \(before) to \(after) when the stalled client left")
+        }
+    }
+
+    @Test func fuzzedRequestsGetOneParseableReplyEach() throws {
+        let daemon = try DaemonUnderTest(recording: DaemonRecordings.intuos)
+        defer { daemon.cleanUp() }
+        let client = try daemon.connect()
+        let drain = Drain(descriptor: client.descriptor)
+        defer { drain.stop() }
+
+        let seed: UInt64 = 0x466F_7263_6553_6361
+        var fuzzer = RequestFuzzer(seed: seed)
+        let lineCount = 100_000
+        var expectedReplies = 0
+        var pendingCalibrations = 0
+        var batch: [UInt8] = []
+        var sent = 0
+        while sent < lineCount {
+            // Up to 500 lines in flight: the daemon disconnects a client with more than
+            // 1 MiB of replies unread (see knownIssueAPipeliningClientIsDisconnected).
+            let window = expectedReplies - 500
+            if window > 0, drain.waitForReplies(window, timeout: 10) < window {
+                Issue.record("no replies for 10 s after \(sent) lines (seed \(seed)): \(daemon.stderr.suffix(500))")
+                return
+            }
+            for _ in 0..<min(250, lineCount - sent) {
+                let line = fuzzer.line()
+                // What the daemon makes of the line: it reads bytes that are not UTF-8 as
+                // U+FFFD, ignores empty lines, and answers a CALIBRATE only at a stable
+                // reading, which this recording never has. Every other line gets one reply.
+                var text = line
+                if text.last == UInt8(ascii: "\r") { text.removeLast() }
+                if !text.isEmpty {
+                    if mentionsCalibrate(text), case .success(.calibrate) = ClientRequest.parse(line: String(decoding: text, as: UTF8.self)) {
+                        pendingCalibrations += 1
+                    } else {
+                        expectedReplies += 1
+                    }
+                }
+                batch += line + [10]
+                sent += 1
+            }
+            guard client.send(bytes: batch) else {
+                Issue.record("the daemon closed the connection after \(sent) lines (seed \(seed)): \(daemon.stderr.suffix(500))")
+                return
+            }
+            batch.removeAll(keepingCapacity: true)
+        }
+        let received = drain.waitForReplies(expectedReplies, timeout: 20)
+        #expect(received == expectedReplies, "replies to \(lineCount) lines (seed \(seed)); \(pendingCalibrations) CALIBRATE pending")
+        usleep(200_000)
+        #expect(drain.replyCount == expectedReplies, "more replies than requests")
+        drain.stop()
+
+        var unparseable: [String] = []
+        var classes: [String: Int] = [:]
+        for line in drain.lines {
+            let value = try? JSONValue.parse(Array(line))
+            guard let name = value?["class"]?.stringValue else {
+                unparseable.append(String(decoding: line, as: UTF8.self))
+                continue
+            }
+            classes[name, default: 0] += 1
+        }
+        #expect(unparseable.isEmpty, "lines that are not JSON objects with a class: \(unparseable.prefix(3))")
+        #expect(classes["ERROR", default: 0] > lineCount / 2, "the fuzz should be mostly wrong: \(classes)")
+        #expect(classes["STATUS", default: 0] > 0 && classes["POLL", default: 0] > 0, "and partly right: \(classes)")
+
+        let status = try daemon.connect().request(#"{"class":"STATUS"}"#)
+        #expect(status?.hasPrefix(#"{"class":"STATUS","release":"0.1.0""#) == true)
+    }
+
+    /// Whether a line holds `CALIBRATE`: only then can it be one (a class spelt with `\u`
+    /// escapes is beyond what the fuzzer makes). Parsing every line would double the time.
+    private func mentionsCalibrate(_ line: [UInt8]) -> Bool {
+        let word: [UInt8] = Array("CALIBRATE\"".utf8)
+        guard line.count >= word.count else { return false }
+        var start = 0
+        while start <= line.count - word.count {
+            var matched = 0
+            while matched < word.count, line[start + matched] == word[matched] { matched += 1 }
+            if matched == word.count { return true }
+            start += 1
+        }
+        return false
+    }
+
+    /// A client that sends a burst of small requests and reads every reply as fast as it
+    /// can is still cut off: the daemon reads up to 256 KiB of requests in one wake-up and
+    /// answers them all at once, each reply some 20 times longer than a `{}`, so more than
+    /// the 1 MiB of unread replies it allows pile up before the client can read any, and it
+    /// disconnects the client as unresponsive. Reading fewer requests while replies wait
+    /// (back-pressure) would serve it. Remove `withKnownIssue` once that is fixed.
+    @Test func knownIssueAPipeliningClientIsDisconnected() throws {
+        let daemon = try DaemonUnderTest(recording: DaemonRecordings.intuos)
+        defer { daemon.cleanUp() }
+        let client = try daemon.connect()
+        let drain = Drain(descriptor: client.descriptor)
+        defer { drain.stop() }
+        let requests = 100_000
+        let allSent = client.send(bytes: Array(String(repeating: "{}\n", count: requests).utf8))
+        let replies = drain.waitForReplies(requests, timeout: 20)
+        withKnownIssue("forcescaled disconnects a client that pipelines requests, even one reading at full speed") {
+            #expect(allSent && replies == requests, "\(replies) replies to \(requests) requests")
+        }
+    }
+
+    /// A client that sends its requests and then ends its side of the connection (`nc -N`)
+    /// must still get every reply. When the daemon reads the requests and the end of the
+    /// stream in the same wake-up (its last read filled its 64 KiB buffer exactly, so it
+    /// read again and met the end), it stops taking lines before dispatching the ones it
+    /// has just read, and answers none of them (ClientConnection.readInput marks the
+    /// connection draining; SocketServer.service then skips the pieces). Whether the two
+    /// arrive together depends on timing, hence intermittent.
+    @Test func knownIssueRequestsReadWithTheEndOfTheStreamAreDropped() throws {
+        let daemon = try DaemonUnderTest(recording: DaemonRecordings.intuos)
+        defer { daemon.cleanUp() }
+        let client = try daemon.connect()
+        let line = #"{"class":"POLL","x":"aaaaaaaa"}"# + "\n"
+        #expect(line.utf8.count == 32)
+        client.send(bytes: Array(String(repeating: line, count: 2048).utf8))
+        client.shutdownWriting()
+        var replies = 0
+        while let reply = client.readLine(timeout: 5) {
+            if reply.hasPrefix(#"{"class":"POLL""#) { replies += 1 }
+        }
+        withKnownIssue("requests read together with the end of the stream get no reply", isIntermittent: true) {
+            #expect(replies == 2048)
+        }
+    }
+
+    // MARK: Tare, calibration, persistence
+
+    @Test func tareIsSubtractedResetAndKept() throws {
+        let daemon = try DaemonUnderTest(recording: DaemonRecordings.intuos)
+        defer { daemon.cleanUp() }
+        let client = try daemon.connect()
+
+        // Tare while the pen presses (with nothing on the pad, TARE clears the tare instead).
+        let tare = try tareWhilePressed(client)
+        #expect(tare > 0)
+        let stateFile = URL(fileURLWithPath: daemon.stateDirectory).appendingPathComponent(DaemonRecordings.intuosStateFile)
+        #expect(FileManager.default.fileExists(atPath: stateFile.path), "no state file after TARE")
+
+        // The pen goes on dragging with changing pressure, so readings after the tare are
+        // not near 0 (tareZeroesTheWeightResting checks that on the demo); what must hold
+        // exactly is that each is the nominal weight (force × 385 g) less the tare, to the
+        // 0.1 g of rounding either side.
+        let tared = try pressedReadings(client, after: monotonicMicroseconds(), count: 5)
+        for reading in tared {
+            let force = try #require(reading.number("force")), grams = try #require(reading.number("grams"))
+            #expect(abs(grams - (force * 385 - tare)) <= 0.15, "reading \(reading) with tare \(tare)")
+        }
+
+        let status = try JSONValue.parse(try #require(client.request(#"{"class":"STATUS"}"#)))
+        #expect(status["calibration"]?.number("tare") == (tare * 10).rounded() / 10)
+
+        // CALIBRATION reset clears the tare: readings are the nominal weight again.
+        #expect(client.request(#"{"class":"CALIBRATION","reset":true}"#)
+            == #"{"class":"CALIBRATION","device":"\#(DaemonRecordings.intuosDeviceName)","points":0,"curve":[],"tare":0.0}"#)
+        for reading in try pressedReadings(client, after: monotonicMicroseconds(), count: 3) {
+            let force = try #require(reading.number("force")), grams = try #require(reading.number("grams"))
+            #expect(abs(grams - force * 385) <= 0.15, "reading \(reading) after reset")
+        }
+
+        // A daemon started again on the same state directory has the tare.
+        let kept = try tareWhilePressed(client)
+        try daemon.restart()
+        let restarted = try JSONValue.parse(try #require(try daemon.connect().request(#"{"class":"STATUS"}"#)))
+        #expect(restarted["calibration"]?.number("tare") == (kept * 10).rounded() / 10)
+        #expect(restarted["calibration"]?.number("points") == 0)
+        #expect(daemon.stderr.contains("calibration of 'Wacom Intuos4 6x9' loaded: 0 points, tare"))
+    }
+
+    @Test func tareZeroesTheWeightResting() throws {
+        let directory = try CLI.temporaryDirectory()
+        // The demo's objects rest still for 2 s and more: a tare at the start of such a
+        // stretch makes the rest of it weigh 0, to within the noise.
+        let daemon = try DaemonUnderTest(recording: try DaemonRecordings.demo(in: directory), directory: directory)
+        defer { daemon.cleanUp() }
+        let client = try daemon.connect()
+        #expect(client.request(#"{"class":"WATCH"}"#) == #"{"class":"WATCH","enable":true}"#)
+        // Wait for a weight to become stable (not one that already was when we came in,
+        // which might be about to be lifted).
+        var sawUnsettled = false
+        var settled: JSONValue?
+        let deadline = monotonicMicroseconds() + 20_000_000
+        while settled == nil, monotonicMicroseconds() < deadline, let reading = client.nextReading(timeout: 5) {
+            let resting = reading["stable"]?.boolValue == true && (reading.number("contacts") ?? 0) > 0
+            if !resting { sawUnsettled = true } else if sawUnsettled { settled = reading }
+        }
+        let weight = try #require(settled?.number("grams"), "no weight settled within 20 s")
+        let reply = try JSONValue.parse(try #require(client.request(#"{"class":"TARE"}"#)))
+        let tare = try #require(reply.number("grams"))
+        #expect(abs(tare - weight) <= 3, "tare \(tare) g for a weight of \(weight) g")
+        let taredAt = monotonicMicroseconds()
+
+        var after: [Double] = []
+        while let reading = client.nextReading(timeout: 5), (reading.number("contacts") ?? 0) > 0 {
+            if eventMicroseconds(reading) > taredAt, reading["stable"]?.boolValue == true { after.append(reading.number("grams") ?? .nan) }
+        }
+        #expect(after.count >= 10, "stable readings after the tare: \(after.count)")
+        #expect(after.allSatisfy { abs($0) <= 3 }, "after the tare the weight reads \(after.prefix(20))…")
+    }
+
+    /// TAREs at a moment the pen is down. - Returns: the tare.
+    private func tareWhilePressed(_ client: RawClient) throws -> Double {
+        for _ in 0..<50 {
+            let poll = try JSONValue.parse(try #require(client.request(#"{"class":"POLL"}"#)))
+            guard (poll["reading"]?.number("contacts") ?? 0) > 0 else {
+                usleep(20_000)
+                continue
+            }
+            let reply = try JSONValue.parse(try #require(client.request(#"{"class":"TARE"}"#)))
+            #expect(reply["class"]?.stringValue == "TARE")
+            if let grams = reply.number("grams"), grams > 0 { return grams }
+        }
+        throw DaemonTestError(description: "the pen never pressed when asked to TARE")
+    }
+
+    /// The next `count` POLL readings with the pen down that were made after `time`.
+    private func pressedReadings(_ client: RawClient, after time: Int64, count: Int) throws -> [JSONValue] {
+        var readings: [JSONValue] = []
+        var lastTime: Int64 = time
+        let deadline = monotonicMicroseconds() + 10_000_000
+        while readings.count < count, monotonicMicroseconds() < deadline {
+            let poll = try JSONValue.parse(try #require(client.request(#"{"class":"POLL"}"#)))
+            if let reading = poll["reading"], (reading.number("contacts") ?? 0) > 0, eventMicroseconds(reading) > lastTime {
+                lastTime = eventMicroseconds(reading)
+                readings.append(reading)
+            }
+            usleep(15_000)
+        }
+        #expect(readings.count == count, "readings with the pen down")
+        return readings
+    }
+
+    @Test func aCorruptCalibrationIsMovedAsideWithOneWarning() throws {
+        let directory = try CLI.temporaryDirectory()
+        let state = directory.appendingPathComponent("state")
+        try FileManager.default.createDirectory(at: state, withIntermediateDirectories: true)
+        let file = state.appendingPathComponent(DaemonRecordings.intuosStateFile)
+        try Data("{\"version\":1,\"points\":[garbage\u{0}\u{FF}".utf8).write(to: file)
+        let daemon = try DaemonUnderTest(recording: DaemonRecordings.intuos, directory: directory)
+        defer { daemon.cleanUp() }
+
+        let status = try JSONValue.parse(try #require(try daemon.connect().request(#"{"class":"STATUS"}"#)))
+        #expect(status["model"]?.stringValue == "nominal")
+        #expect(status["calibration"]?.number("points") == 0 && status["calibration"]?.number("tare") == 0)
+        let warnings = daemon.stderr.split(separator: "\n").filter { $0.hasPrefix("<4>") }
+        #expect(warnings.count == 1, "warnings: \(warnings)")
+        #expect(warnings.first?.contains("unreadable") == true)
+        #expect(FileManager.default.fileExists(atPath: file.path + ".corrupt-1"))
+        #expect(!FileManager.default.fileExists(atPath: file.path))
+    }
+
+    // MARK: Stopping
+
+    @Test func sigtermEndsCleanlyAndRemovesTheSocket() throws {
+        let daemon = try DaemonUnderTest(recording: DaemonRecordings.intuos)
+        defer { daemon.cleanUp() }
+        let watcher = try daemon.connect()
+        #expect(watcher.request(#"{"class":"WATCH"}"#) == #"{"class":"WATCH","enable":true}"#)
+        let result = daemon.stop(signal: SIGTERM)
+        #expect(result.exited && result.status == 0, "stderr: \(result.stderr)")
+        #expect(!FileManager.default.fileExists(atPath: daemon.socketPath))
+        #expect(watcher.closesWithin(2), "a client still connected sees the end")
+        #expect(result.stderr.contains("stopping on signal 15"))
+    }
+
+    // MARK: The command-line clients
+
+    @Test func commandLineClientsAgainstTheDemo() throws {
+        let directory = try CLI.temporaryDirectory()
+        // The demo has long stable stretches (the Intuos recording has none).
+        let daemon = try DaemonUnderTest(recording: try DaemonRecordings.demo(in: directory), directory: directory)
+        defer { daemon.cleanUp() }
+        let socket = ["--socket", daemon.socketPath]
+
+        let status = try forcescale(["status"] + socket)
+        #expect(status.status == 0, "\(status.stderr)")
+        #expect(status.stdout.hasPrefix("forcescaled 0.1.0 on \(daemon.socketPath)\n"))
+        #expect(status.stdout.contains("nominal model") && status.stdout.contains("no points, no tare"))
+        let statusJSON = try forcescale(["status", "--json"] + socket)
+        #expect(statusJSON.stdout.hasPrefix(#"{"class":"STATUS","release":"0.1.0","uptime":"#) && statusJSON.stdout.hasSuffix("}\n"))
+
+        // The demo's weights are a letter, an apple and a mug: 19.6, 179.7 and 350.3 g
+        // when stable, give or take its noise.
+        let weigh = try forcescale(["weigh", "--timeout", "10"] + socket)
+        #expect(weigh.status == 0, "\(weigh.stderr)")
+        let grams = try #require(Double(weigh.stdout.dropLast(3)), "weigh printed \(weigh.stdout)")
+        #expect(weigh.stdout.hasSuffix(" g\n"))
+        #expect([19.6, 179.7, 350.3].contains { abs($0 - grams) < 5 }, "weighed \(grams) g")
+        let weighJSON = try forcescale(["weigh", "--json", "--timeout", "10"] + socket)
+        let reading = try JSONValue.parse(weighJSON.stdout.trimmingCharacters(in: .newlines))
+        #expect(reading["class"]?.stringValue == "READING" && reading["stable"]?.boolValue == true)
+        #expect((reading.number("contacts") ?? 0) > 0)
+        let ounces = try forcescale(["weigh", "--unit", "oz", "--timeout", "10"] + socket)
+        #expect(ounces.stdout.hasSuffix(" oz\n"), "\(ounces.stdout)")
+
+        let tare = try forcescale(["tare"] + socket)
+        #expect(tare.status == 0, "\(tare.stderr)")
+        #expect(tare.stdout.hasPrefix("Tare of demo.events "), "\(tare.stdout)")
+
+        let calibrate = try forcescale(["calibrate", "--grams", "100", "--timeout", "20"] + socket)
+        #expect(calibrate.status == 0, "\(calibrate.stderr)")
+        #expect(calibrate.stdout.hasPrefix("Put 100 g on the pad and keep it still…\nStored 100 g at raw pressure "))
+        #expect(calibrate.stdout.hasSuffix(": the curve of demo.events has 1 point.\n"))
+        #expect(try forcescale(["status"] + socket).stdout.contains("calibrated model"))
+        let reset = try forcescale(["calibrate", "--reset"] + socket)
+        #expect(reset.status == 0 && reset.stdout == "Calibration of demo.events reset: no points, no tare.\n")
+
+        let watch = try ChildProcess(CLI.binDirectory.appendingPathComponent("forcescale").path, ["watch", "--json"] + socket)
+        usleep(1_000_000)
+        watch.signal(SIGINT)
+        let watched = watch.wait(timeout: 5)
+        #expect(watched.exited && watched.status == 0, "\(watched.stderr)")
+        let lines = watched.stdout.split(separator: "\n")
+        #expect(lines.count >= 10, "a second of readings: \(lines.count) lines")
+        #expect(lines.allSatisfy { $0.hasPrefix(#"{"class":"READING","device":"demo.events","time":"#) || $0.hasPrefix(#"{"class":"PEAK""#) })
+
+        let gauge = try ChildProcess(CLI.binDirectory.appendingPathComponent("forcescale").path, ["watch"] + socket)
+        usleep(500_000)
+        gauge.signal(SIGINT)
+        let gauged = gauge.wait(timeout: 5)
+        #expect(gauged.exited && gauged.status == 0, "\(gauged.stderr)")
+        let gaugeLines = gauged.stdout.split(separator: "\n")
+        #expect(!gaugeLines.isEmpty && gaugeLines.allSatisfy { $0.contains(" s  ") && $0.contains(" g  ") }, "\(gauged.stdout)")
+    }
+
+    @Test func weighGivesUpWhenNothingSettles() throws {
+        // The Intuos recording is a pen on the move: never stable.
+        let daemon = try DaemonUnderTest(recording: DaemonRecordings.intuos)
+        defer { daemon.cleanUp() }
+        let weigh = try forcescale(["weigh", "--timeout", "1.5", "--socket", daemon.socketPath])
+        #expect(weigh.status == 1)
+        #expect(weigh.stderr == "error: no stable reading within 1.5 s: put the object on the pad and keep it still\n")
+        #expect(weigh.stdout.isEmpty)
+    }
+
+    @Test func withoutADaemonEachClientSaysSoAndExits69() throws {
+        let directory = try CLI.temporaryDirectory()
+        defer { try? FileManager.default.removeItem(at: directory) }
+        let missing = directory.appendingPathComponent("nothing.sock").path
+        // A socket file nobody listens on any more (a daemon that was killed) is the same.
+        let stale = directory.appendingPathComponent("stale.sock").path
+        let descriptor = socket(AF_UNIX, Int32(SOCK_STREAM.rawValue), 0)
+        var address = sockaddr_un()
+        address.sun_family = sa_family_t(AF_UNIX)
+        withUnsafeMutableBytes(of: &address.sun_path) { $0.copyBytes(from: Array(stale.utf8) + [0]) }
+        let bound = withUnsafePointer(to: &address) {
+            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { bind(descriptor, $0, socklen_t(MemoryLayout<sockaddr_un>.size)) }
+        }
+        close(descriptor)
+        #expect(bound == 0)
+
+        let commands = [["status"], ["weigh"], ["tare"], ["calibrate", "--grams", "100"], ["watch"], ["watch", "--json"]]
+        for path in [missing, stale] {
+            for command in commands {
+                let result = try forcescale(command + ["--socket", path])
+                #expect(result.status == 69, "\(command)")
+                #expect(result.stderr == "error: no forcescaled is listening on \(path); start it with 'forcescaled' (or 'systemctl start forcescaled'), or give --socket\n", "\(command)")
+                #expect(result.stdout.isEmpty)
+            }
+        }
+    }
+
+    @Test(.enabled(if: !FileManager.default.fileExists(atPath: "/run/forcescale/forcescale.sock")))
+    func theDefaultSocketIsTheUsersWithoutASystemOne() throws {
+        let directory = try CLI.temporaryDirectory()
+        defer { try? FileManager.default.removeItem(at: directory) }
+        let result = try forcescale(["status"], environment: ["XDG_RUNTIME_DIR": directory.path])
+        #expect(result.status == 69)
+        #expect(result.stderr.hasPrefix("error: no forcescaled is listening on \(directory.path)/forcescale.sock;"))
+    }
+
+    @Test func helpNamesTheSocketOption() throws {
+        for command in ["watch", "weigh", "tare", "calibrate", "status"] {
+            let help = try forcescale([command, "--help"])
+            #expect(help.status == 0)
+            #expect(help.stdout.contains("--socket <path>"), "\(command)")
+        }
+        let usage = try forcescale(["calibrate"])
+        #expect(usage.status == 64)
+        #expect(usage.stderr.hasPrefix("Error: Give --grams N"))
+    }
+
+    // MARK: Permissions
+
+    /// A peer that is neither root, nor the daemon's user, nor in its group may read but not
+    /// change anything. The test runs as root, so the client runs as `nobody` through
+    /// setpriv, with no supplementary groups. The daemon's group is `root`, which nobody is
+    /// not in. forcescaled makes its socket 0660, so at first nobody cannot even connect
+    /// (the client must say so); the test then opens the socket file to everyone (0666),
+    /// as an administrator might, to reach the daemon's own check, which goes by the peer's
+    /// credentials and not by the file's mode.
+    @Test(.enabled(if: geteuid() == 0 && FileManager.default.isExecutableFile(atPath: "/usr/bin/setpriv")))
+    func aPeerOutsideTheGroupMayNotTare() throws {
+        let daemon = try DaemonUnderTest(recording: DaemonRecordings.intuos, arguments: ["--group", "root"])
+        defer { daemon.cleanUp() }
+        // nobody must be able to reach the socket's directory.
+        chmod(daemon.directory.path, 0o755)
+        let binary = CLI.binDirectory.appendingPathComponent("forcescale").path
+        func asNobody(_ arguments: [String]) throws -> ProcessResult {
+            try run("/usr/bin/setpriv", ["--reuid=65534", "--regid=65534", "--clear-groups", binary] + arguments + ["--socket", daemon.socketPath])
+        }
+        let shut = try asNobody(["status"])
+        #expect(shut.status == 77, "\(shut.stderr)")
+        #expect(shut.stderr.hasPrefix("error: permission denied on \(daemon.socketPath): join group '"), "\(shut.stderr)")
+
+        #expect(chmod(daemon.socketPath, 0o666) == 0)
+        let status = try asNobody(["status"])
+        #expect(status.status == 0, "anyone who can connect may read: \(status.stderr)")
+        let tare = try asNobody(["tare"])
+        #expect(tare.status == 77)
+        #expect(tare.stderr == "error: permission denied: only root, the daemon's user or members of group 'root' may TARE\n")
+        let calibrate = try asNobody(["calibrate", "--reset"])
+        #expect(calibrate.status == 77)
+        #expect(calibrate.stderr.contains("permission denied: only root, the daemon's user or members of group 'root' may CALIBRATION"))
+        // Root may.
+        let rootTare = try forcescale(["tare", "--socket", daemon.socketPath])
+        #expect(rootTare.status == 0, "\(rootTare.stderr)")
+    }
+}
+
+/// A READING's `time` in microseconds.
+func eventMicroseconds(_ reading: JSONValue) -> Int64 {
+    Int64(((reading.number("time") ?? 0) * 1_000_000).rounded())
+}
