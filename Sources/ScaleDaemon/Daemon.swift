@@ -50,6 +50,8 @@ public final class Daemon {
     private var clients: [Int: (connection: ClientConnection, state: ClientState)] = [:]
     private var calibration = Calibration.none
     private var lastReading: Reading?
+    /// READINGs dropped for clients that have since left; STATUS counts since the start.
+    private var droppedByDepartedClients = 0
     private let startedAt = MonotonicClock.now()
     private let group: gid_t?
 
@@ -75,6 +77,7 @@ public final class Daemon {
         }
         server.onDisconnect = { [unowned self] client, reason in
             clients[client.id] = nil
+            droppedByDepartedClients += client.droppedCount
             log.log(.debug, "\(client.label) disconnected: \(reason)")
         }
         server.onError = { error in log.log(.warning, "\(error)") }
@@ -175,9 +178,9 @@ public final class Daemon {
         case .status:
             client.send(DaemonMessage.status(StatusSnapshot(
                 release: options.release, uptimeSeconds: Double(MonotonicClock.now() - startedAt) / 1e6,
-                clients: clients.count, device: source?.currentDevice?.path, model: source?.gramModel,
+                clients: clients.count, device: device, model: source?.gramModel,
                 calibration: calibration, rumble: source?.rumblePath,
-                dropped: clients.values.reduce(0) { $0 + $1.connection.droppedCount })))
+                dropped: clients.values.reduce(droppedByDepartedClients) { $0 + $1.connection.droppedCount })))
         case .tare, .calibrate, .calibration(reset: true), .rumble:
             guard authorize(client, request) else { return }
             changeState(request, for: client, state: state)
@@ -208,6 +211,9 @@ public final class Daemon {
             guard device != nil else {
                 client.send(DaemonMessage.error("no device to calibrate; waiting for one to appear", request: request))
                 return
+            }
+            if let superseded = state.pendingCalibration {
+                client.send(DaemonMessage.error("the calibration with \(superseded) g was replaced by one with \(grams) g", request: .calibrate(grams: superseded)))
             }
             state.pendingCalibration = grams
             log.log(.info, "\(client.label) calibrating with \(grams) g: waiting for a stable reading")
