@@ -158,12 +158,9 @@ public final class ClientConnection: Identifiable {
                 continue
             }
             if count == 0 {
-                // The client is done sending; it may still be reading its last replies
-                // (`nc -N` shuts down its write side and waits).
-                queue.dropAllDroppable()
-                state = .draining(.peerClosed)
-                finishIfDrained()
-                updateInterest()
+                // The client is done sending. The lines read with this end of stream are
+                // still to be answered, so the server calls `endInput()` after them.
+                reachedEndOfInput = true
                 return
             }
             let error = Errno.current
@@ -171,6 +168,19 @@ public final class ClientConnection: Identifiable {
             if error.rawValue != EAGAIN && error.rawValue != EWOULDBLOCK { end(.failed(error)) }
             return
         }
+    }
+
+    /// Whether the client has shut down its sending side (set by `readInput`).
+    private(set) var reachedEndOfInput = false
+
+    /// The client is done sending; it may still be reading its last replies (`nc -N` and
+    /// `socat` shut down their write side and wait), so the connection drains first.
+    func endInput() {
+        guard isOpen else { return }
+        queue.dropAllDroppable()
+        state = .draining(.peerClosed)
+        finishIfDrained()
+        updateInterest()
     }
 
     /// Marks the connection closed; the server has unwatched and closed the descriptor.

@@ -161,6 +161,7 @@ public final class SocketServer {
                 case .lineTooLong: onOversizedLine(client)
                 }
             }
+            if client.reachedEndOfInput { client.endInput() }
         }
         if let reason = client.pendingDisconnect { disconnect(client, reason) }
     }
