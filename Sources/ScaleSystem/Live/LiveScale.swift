@@ -62,6 +62,7 @@ public final class LiveScale: ScaleSource {
     private var outputs: [ScaleOutput] = []
     private var rumbleUnavailableSaid = false
     private var calibration = Calibration.none
+    private var armedDeadline: Int64?
     private let hapticTimer: DeadlineTimer
     private var pendingSegments: [HapticSegment] = []
     private var peakSegment = HapticPattern.peak.segments[0]
@@ -84,6 +85,7 @@ public final class LiveScale: ScaleSource {
         hotplug = try DirectoryWatcher(directory: options.directory)
         try loop.watch(timer.descriptor) { [unowned self] in
             timer.acknowledge()
+            armedDeadline = nil
             guard pipeline != nil else { return }
             pipeline!.advance(to: EventTime(microseconds: MonotonicClock.now()), into: &outputs)
             deliver()
@@ -254,6 +256,7 @@ public final class LiveScale: ScaleSource {
         }
         if let device { loop.unwatch(device.descriptor) }
         timer.arm(atMicroseconds: nil)
+        armedDeadline = nil
         rumble?.erase()
         rumble = nil
         pipeline = nil
@@ -276,6 +279,11 @@ public final class LiveScale: ScaleSource {
             }
         }
         outputs.removeAll(keepingCapacity: true)
-        timer.arm(atMicroseconds: pipeline?.nextDeadline?.microseconds)
+        // Re-arming costs a system call per batch of events; only a new deadline needs it.
+        let deadline = pipeline?.nextDeadline?.microseconds
+        if deadline != armedDeadline {
+            timer.arm(atMicroseconds: deadline)
+            armedDeadline = deadline
+        }
     }
 }

@@ -111,7 +111,7 @@ public final class ClientConnection: Identifiable {
         case .queued:
             // With lines already waiting the loop is watching for writability and will
             // flush; writing now could only reorder nothing and cost a system call.
-            if wasIdle { flush() }
+            if wasIdle { flush() } else { updateInterest() }
         case .dropped:
             break
         case .replyLimitExceeded:
@@ -150,12 +150,15 @@ public final class ClientConnection: Identifiable {
     ///   - pieces: Gets the lines and overflows found.
     func readInput(using buffer: UnsafeMutableRawBufferPointer, into pieces: inout [LineSplitter.Piece]) {
         guard isOpen else { return }
-        for _ in 0..<4 {
-            let count = recv(descriptor, buffer.baseAddress, buffer.count, Int32(MSG_DONTWAIT))
+        // One modest read per wake-up: every request read now is answered now, and a reply
+        // can be 20 times its request, so this bounds the replies one wake-up can queue
+        // (16 KiB of the shortest requests: about 0.3 MiB, under the reply limit).
+        let chunk = min(buffer.count, Self.requestBytesPerWakeUp)
+        while true {
+            let count = recv(descriptor, buffer.baseAddress, chunk, Int32(MSG_DONTWAIT))
             if count > 0 {
                 splitter.append(UnsafeRawBufferPointer(rebasing: buffer[..<count]), to: &pieces)
-                if count < buffer.count { return }
-                continue
+                return
             }
             if count == 0 {
                 // The client is done sending. The lines read with this end of stream are
@@ -169,6 +172,8 @@ public final class ClientConnection: Identifiable {
             return
         }
     }
+
+    static let requestBytesPerWakeUp = 16 * 1024
 
     /// Whether the client has shut down its sending side (set by `readInput`).
     private(set) var reachedEndOfInput = false
@@ -213,7 +218,9 @@ public final class ClientConnection: Identifiable {
     private func updateInterest() {
         let wanted: (readable: Bool, writable: Bool)
         switch state {
-        case .open: wanted = (true, !queue.isEmpty)
+        // A client that sends faster than it reads its replies is not read from until it
+        // has caught up: back-pressure instead of a disconnection.
+        case .open: wanted = (queue.replyBytes < queue.maximumReplyBytes / 2, !queue.isEmpty)
         case .draining: wanted = (false, true)
         case .ending: wanted = (true, false)
         case .closed: return
