@@ -12,10 +12,12 @@ let package = Package(
         .systemLibrary(name: "CEvdev", pkgConfig: "libevdev", providers: [.apt(["libevdev-dev"])]),
         // epoll, timerfd, signalfd and inotify, which the Glibc module leaves out.
         .systemLibrary(name: "CLinux"),
+        // libsystemd's sd-daemon: readiness and watchdog notifications, socket activation.
+        .systemLibrary(name: "CSystemd", pkgConfig: "libsystemd", providers: [.apt(["libsystemd-dev"])]),
         // Pure: no clock, no file descriptor. Events in; readings, peaks and deadlines out.
         .target(name: "ScaleCore"),
         // Everything that touches the operating system.
-        .target(name: "ScaleSystem", dependencies: ["ScaleCore", "CEvdev", "CLinux"]),
+        .target(name: "ScaleSystem", dependencies: ["ScaleCore", "CEvdev", "CLinux", "CSystemd"]),
         // swift-argument-parser's conventions, written by hand (no outside packages here).
         .target(name: "ArgumentParsing"),
         // How readings look to a person: the gauge line, the bar, units.
@@ -54,6 +56,7 @@ let package = Package(
         .testTarget(name: "ScaleCoreTests", dependencies: ["ScaleCore"]),
         .testTarget(name: "ScaleSystemTests", dependencies: ["ScaleSystem", "ScaleCore"]),
         .testTarget(name: "ArgumentParsingTests", dependencies: ["ArgumentParsing"]),
+        .testTarget(name: "ScaleDaemonTests", dependencies: ["ScaleDaemon", "ScaleCore", "ScaleSystem"]),
         .testTarget(name: "ForcescaleCLITests", dependencies: ["ScaleCore"]),
     ]
 )
