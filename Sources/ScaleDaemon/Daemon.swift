@@ -7,31 +7,57 @@ import ScaleSystem
 /// the device. Readings go to watching clients without ever waiting for them.
 public final class Daemon {
     public enum Source: Sendable {
-        case device(DeviceQuery?)
+        /// A live device: the configuration's `device`, or the best one. The daemon starts
+        /// without one when none is there, and takes it up when it appears.
+        case device
         case recording(RecordingFiles, loops: Bool)
     }
 
     public struct Options: Sendable {
         public var source: Source
+        /// The settings in effect: defaults, configuration file, command line.
+        public var configuration: DaemonConfiguration
+        /// Where the configuration came from, for the log: the file's path, or why the
+        /// defaults hold.
+        public var configurationOrigin: String
+        /// Keys the command line sets over the file's values, for the log.
+        public var commandLineOverrides: [ConfigurationKey]
+        /// The configuration's socket, or the default for the user.
         public var socketPath: String
+        /// The configuration's state directory, or the default for the user.
         public var stateDirectory: String
-        /// Members of this group may tare, calibrate and rumble (and, through the socket's
-        /// mode, connect at all).
-        public var groupName: String
-        public var settings: ScaleSettings
-        public var rumble: RumbleChoice
         public var release: String
 
-        public init(source: Source, socketPath: String, stateDirectory: String, groupName: String = "forcescale",
-                    settings: ScaleSettings = ScaleSettings(), rumble: RumbleChoice = .pressureDevice, release: String) {
+        public init(
+            source: Source, configuration: DaemonConfiguration = DaemonConfiguration(), configurationOrigin: String = "the defaults",
+            commandLineOverrides: [ConfigurationKey] = [], socketPath: String, stateDirectory: String, release: String
+        ) {
             self.source = source
+            self.configuration = configuration
+            self.configurationOrigin = configurationOrigin
+            self.commandLineOverrides = commandLineOverrides
             self.socketPath = socketPath
             self.stateDirectory = stateDirectory
-            self.groupName = groupName
-            self.settings = settings
-            self.rumble = rumble
             self.release = release
         }
+
+        /// Members of this group may tare, calibrate and rumble (and, through the socket's
+        /// mode, connect at all).
+        public var groupName: String { configuration.group }
+    }
+
+    /// Reads the configuration again, on SIGHUP: the options the daemon would start with now.
+    /// - Throws: `ConfigurationError` for a broken file, or any error saying what is wrong.
+    public typealias Reloader = () throws -> Options
+
+    /// Moments a service manager wants to hear of (`sd_notify`'s READY, RELOADING, STOPPING).
+    public enum Event: Sendable {
+        /// Serving: after the start, and again after each reload.
+        case ready
+        /// SIGHUP arrived; the configuration is being read again.
+        case reloading
+        /// SIGINT or SIGTERM arrived; the daemon is shutting down.
+        case stopping
     }
 
     /// What the daemon knows of each client.
@@ -41,8 +67,11 @@ public final class Daemon {
         var pendingCalibration: Double?
     }
 
-    public let options: Options
-    private let log: DaemonLog
+    public private(set) var options: Options
+    /// Told of the daemon's lifecycle; set before `run()`.
+    public var onEvent: ((Event) -> Void)?
+    private var log: DaemonLog
+    private let reloader: Reloader?
     private let loop: EventLoop
     private let server: SocketServer
     private let store: CalibrationStore
@@ -55,11 +84,19 @@ public final class Daemon {
     private let startedAt = MonotonicClock.now()
     private let group: gid_t?
 
-    /// Binds the socket, opens the state directory and the source.
+    /// Binds the socket, opens the state directory and the source. A live source need not
+    /// have a device yet: the daemon then serves without one and waits for it.
+    /// - Parameters:
+    ///   - log: Its threshold is replaced by the configuration's `log-level`.
+    ///   - reloader: Reads the configuration again on SIGHUP; without one, SIGHUP is
+    ///     logged and ignored.
     /// - Throws: what stops the daemon from starting, with a message saying what to do.
-    public init(options: Options, log: DaemonLog) throws {
+    public init(options: Options, log: DaemonLog, reloader: Reloader? = nil) throws {
         self.options = options
+        var log = log
+        log.threshold = options.configuration.logLevel
         self.log = log
+        self.reloader = reloader
         loop = try EventLoop()
         store = try CalibrationStore(directory: options.stateDirectory)
         let listener = try UnixListener(path: options.socketPath, groupName: options.groupName)
@@ -67,8 +104,8 @@ public final class Daemon {
         server = try SocketServer(listener: listener, loop: loop)
         server.onConnect = { [unowned self] client in
             clients[client.id] = (client, ClientState())
-            log.log(.debug, "\(client.label) connected")
-            client.send(DaemonMessage.version(release: options.release))
+            self.log.log(.debug, "\(client.label) connected")
+            client.send(DaemonMessage.version(release: self.options.release))
         }
         server.onLine = { [unowned self] client, line in handle(line, from: client) }
         server.onOversizedLine = { client in
@@ -78,20 +115,101 @@ public final class Daemon {
         server.onDisconnect = { [unowned self] client, reason in
             clients[client.id] = nil
             droppedByDepartedClients += client.droppedCount
-            log.log(.debug, "\(client.label) disconnected: \(reason)")
+            self.log.log(.debug, "\(client.label) disconnected: \(reason)")
         }
-        server.onError = { error in log.log(.warning, "\(error)") }
+        server.onError = { [unowned self] error in self.log.log(.warning, "\(error)") }
+        log.log(.info, "configuration from \(options.configurationOrigin): \(options.configuration.summary)")
+        if !options.commandLineOverrides.isEmpty {
+            log.log(.info, "the command line overrides the file's \(options.commandLineOverrides.map(\.rawValue).joined(separator: ", "))")
+        }
         try openSource()
         log.log(.notice, "listening on \(options.socketPath)")
     }
 
-    /// Serves until SIGINT, SIGTERM or SIGHUP; then stops the source (erasing rumble
-    /// effects), says goodbye to the clients and removes the socket.
+    /// Serves until SIGINT or SIGTERM, reloading the configuration on SIGHUP; then stops
+    /// the source (erasing rumble effects), says goodbye to the clients and removes the
+    /// socket.
     public func run() throws {
-        let signal = try loop.runUntilTerminated()
+        onEvent?(.ready)
+        let signal = try loop.runUntilTerminated(onHangUp: { [unowned self] in reload() })
+        onEvent?(.stopping)
         if let signal { log.log(.notice, "stopping on signal \(signal)") }
         source?.stop()
         server.close()
+    }
+
+    // MARK: - Reloading
+
+    /// Reads the configuration again and applies what can change while running; a broken
+    /// file changes nothing.
+    private func reload() {
+        onEvent?(.reloading)
+        defer { onEvent?(.ready) }
+        guard let reloader else {
+            log.log(.notice, "SIGHUP: there is no configuration to reload")
+            return
+        }
+        let new: Options
+        do {
+            new = try reloader()
+        } catch let error as ConfigurationError {
+            for line in error.lines { log.log(.error, line) }
+            log.log(.error, "reload failed: the configuration in effect is kept")
+            return
+        } catch {
+            log.log(.error, "reload failed: \(error); the configuration in effect is kept")
+            return
+        }
+        let old = options.configuration
+        var applied = new.configuration
+        // What only a restart can change keeps its running value (and is reported again on
+        // every reload until then).
+        var restartOnly: [String] = []
+        if new.socketPath != options.socketPath { restartOnly.append("socket \(options.socketPath) → \(new.socketPath)") }
+        if new.stateDirectory != options.stateDirectory { restartOnly.append("state-dir \(options.stateDirectory) → \(new.stateDirectory)") }
+        if applied.group != old.group { restartOnly.append("group \(old.group) → \(applied.group)") }
+        applied.socket = old.socket
+        applied.stateDirectory = old.stateDirectory
+        applied.group = old.group
+        let changed = applied.changes(from: old)
+
+        let summary = changed.isEmpty ? "nothing changed" : applied.describeChanges(from: old, keys: changed)
+        log.log(.notice, "reloaded the configuration from \(new.configurationOrigin): \(summary)")
+        if !new.commandLineOverrides.isEmpty {
+            log.log(.notice, "the command line overrides the file's \(new.commandLineOverrides.map(\.rawValue).joined(separator: ", "))")
+        }
+        if !restartOnly.isEmpty {
+            log.log(.warning, "\(restartOnly.joined(separator: ", ")): \(restartOnly.count == 1 ? "takes" : "take") effect when forcescaled restarts")
+        }
+        options.configuration = applied
+        options.configurationOrigin = new.configurationOrigin
+        options.commandLineOverrides = new.commandLineOverrides
+        log.threshold = applied.logLevel
+        if changed.contains(where: { $0.reach == .source }) { reconfigureSource(changed: changed) }
+    }
+
+    /// Applies changed device, pipeline and rumble settings to the source.
+    private func reconfigureSource(changed: [ConfigurationKey]) {
+        switch options.source {
+        case .device:
+            guard let scale = source as? LiveScale else { return }
+            scale.reconfigure(liveOptions())
+            if scale.currentDevice == nil, let reason = scale.waitingReason { log.log(.notice, reason) }
+        case .recording:
+            let unused = changed.filter { $0.reach == .source && !$0.isPipelineSetting }
+            if !unused.isEmpty {
+                log.log(.info, "\(unused.map(\.rawValue).joined(separator: ", ")): not used while serving a recording")
+            }
+            guard changed.contains(where: \.isPipelineSetting) else { return }
+            source?.stop()
+            source = nil
+            do {
+                try openSource()
+                log.log(.notice, "the recording starts over with the new settings")
+            } catch {
+                log.log(.error, "the recording could not be started again: \(error); serving without a device")
+            }
+        }
     }
 
     // MARK: - Source
@@ -99,20 +217,36 @@ public final class Daemon {
     private func openSource() throws {
         switch options.source {
         case .recording(let files, let loops):
-            let scale = try RecordingScale(files: files, loops: loops, settings: options.settings, loop: loop) { [unowned self] in
+            let scale = try RecordingScale(files: files, loops: loops, settings: options.configuration.settings, loop: loop) { [unowned self] in
                 handle($0)
             }
             source = scale
             log.log(.notice, "serving the recording \(scale.path)" + (loops ? " in a loop" : ""))
             if let device = scale.currentDevice { takeCalibration(for: device.description) }
-        case .device(let query):
-            let liveOptions = LiveScale.Options(query: query, settings: options.settings, rumble: options.rumble)
-            let scale = try LiveScale(options: liveOptions, loop: loop, onOutput: { [unowned self] in handle($0) }) { [unowned self] notice in
+        case .device:
+            let scale = try LiveScale(options: liveOptions(), loop: loop, onOutput: { [unowned self] in handle($0) }) { [unowned self] notice in
                 if case .opened(_, let device, _, _) = notice { takeCalibration(for: device) }
                 log.log(.notice, Self.describe(notice))
             }
             source = scale
+            // The device opened inside the initializer, before `source` was set.
+            scale.setCalibration(calibration)
+            guard scale.currentDevice == nil else { return }
+            if let error = scale.hotplugError {
+                log.log(.warning, "\(error): no input device can appear there; serving without one (restart forcescaled once the directory exists)")
+            } else {
+                if let reason = scale.waitingReason { log.log(.notice, reason) }
+                log.log(.notice, "waiting for \(scale.options.query?.description ?? "a pressure device")")
+            }
         }
+    }
+
+    /// The live scale's options from the configuration in effect.
+    private func liveOptions() -> LiveScale.Options {
+        let configuration = options.configuration
+        return LiveScale.Options(
+            query: configuration.device.map(DeviceQuery.init), settings: configuration.settings,
+            rumble: configuration.rumbleChoice, rumbleIntensity: configuration.rumbleIntensity, waitForDevice: true)
     }
 
     /// Loads the device's saved calibration; a corrupt file is moved aside with one warning.
@@ -179,12 +313,16 @@ public final class Daemon {
             client.send(DaemonMessage.status(StatusSnapshot(
                 release: options.release, uptimeSeconds: Double(MonotonicClock.now() - startedAt) / 1e6,
                 clients: clients.count, device: device, model: source?.gramModel,
-                calibration: calibration, rumble: source?.rumblePath,
+                calibration: device == nil ? nil : calibration, rumble: source?.rumblePath,
                 dropped: clients.values.reduce(droppedByDepartedClients) { $0 + $1.connection.droppedCount })))
         case .tare, .calibrate, .calibration(reset: true), .rumble:
             guard authorize(client, request) else { return }
             changeState(request, for: client, state: state)
         case .calibration(reset: false):
+            guard device != nil else {
+                client.send(DaemonMessage.error("no device is open; waiting for one to appear", request: request))
+                return
+            }
             client.send(DaemonMessage.calibration(calibration, device: device))
         }
     }
@@ -198,6 +336,19 @@ public final class Daemon {
 
     private func changeState(_ request: ClientRequest, for client: ClientConnection, state: ClientState) {
         let device = source?.currentDevice
+        // A rumble goes on without the pressure device (to a gamepad); the rest need it.
+        if device == nil {
+            let what: String? = switch request {
+            case .tare: "no device to tare"
+            case .calibrate: "no device to calibrate"
+            case .calibration: "no device whose calibration to reset"
+            default: nil
+            }
+            if let what {
+                client.send(DaemonMessage.error("\(what); waiting for one to appear", request: request))
+                return
+            }
+        }
         switch request {
         case .tare:
             // With something on the pad its weight becomes zero; with nothing, tare is cleared.
@@ -208,10 +359,6 @@ public final class Daemon {
             }
             if save(for: client, request) { client.send(DaemonMessage.tare(grams: calibration.tareGrams, device: device.map { Self.deviceName($0.path) })) }
         case .calibrate(let grams):
-            guard device != nil else {
-                client.send(DaemonMessage.error("no device to calibrate; waiting for one to appear", request: request))
-                return
-            }
             if let superseded = state.pendingCalibration {
                 client.send(DaemonMessage.error("the calibration with \(superseded) g was replaced by one with \(grams) g", request: .calibrate(grams: superseded)))
             }

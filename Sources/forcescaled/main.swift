@@ -6,27 +6,45 @@ import ScaleSystem
 
 let release = "0.1.0"
 
+/// `EX_CONFIG` in `sysexits.h`: the configuration file is broken.
+let configurationErrorExitCode: Int32 = 78
+
 let root = Command(
     name: "forcescaled",
     abstract: "The forcescale daemon: serves a pressure device's readings over a Unix socket.",
     discussion: """
         Owns the pressure device (the best one, or --device), keeps its calibration and \
         tare in the state directory, rumbles on peaks, and serves any number of clients \
-        over a Unix socket with the JSON-lines protocol of docs/protocol.md. --replay \
-        serves a recording as if it were a device, for demos and tests. Stops on SIGINT, \
-        SIGTERM or SIGHUP.
+        over a Unix socket with the JSON-lines protocol of docs/protocol.md. Without a \
+        pressure device it serves all the same and takes the device up when it appears. \
+        --replay serves a recording as if it were a device, for demos and tests.
+
+        Settings come from the configuration file (\(DaemonConfiguration.defaultPath), \
+        or --config), whose keys are named like the options; an option given here \
+        overrides the file, and the defaults shown are those without a file. SIGHUP \
+        reads the file again and applies it (the socket, the state directory and the \
+        group need a restart); SIGINT and SIGTERM stop the daemon.
         """,
     options: [
+        Option(long: "config", valueName: "file", help: "The configuration file; a missing default one is no error. (default: \(DaemonConfiguration.defaultPath))"),
         Option(long: "device", valueName: "device", help: "A path, a part of the name, or vendor:product in hex."),
         Option(long: "replay", valueName: "file", help: "Serve this evemu recording instead of a device."),
         Option(long: "loop", help: "With --replay: start the recording over at its end."),
         Option(long: "socket", valueName: "path", help: "The socket to listen on. (default: /run/forcescale/forcescale.sock as root, $XDG_RUNTIME_DIR/forcescale.sock otherwise)"),
         Option(long: "state-dir", valueName: "dir", help: "Where calibrations are kept. (default: /var/lib/forcescale as root, $XDG_STATE_HOME/forcescale otherwise)"),
         Option(long: "group", valueName: "group", help: "The group allowed to connect, tare, calibrate and rumble.", defaultValue: "forcescale"),
+        Option(long: "interval-ms", valueName: "ms", help: "Minimum time between two readings; 0 lets every frame through.", defaultValue: "10"),
+        Option(long: "threshold", valueName: "force", help: "Force (0 to 1) at which a PEAK fires; 1 is saturation.", defaultValue: "1.0"),
+        Option(long: "hysteresis", valueName: "force", help: "How far force must fall below the threshold before the next PEAK.", defaultValue: "0.05"),
+        Option(long: "contacts", valueName: "mode", help: "Which contacts make the force: the oldest, their sum or the hardest.", defaultValue: "primary", allowedValues: ContactMode.allCases.map(\.rawValue)),
+        Option(long: "unit", valueName: "unit", help: "The unit clients show by default; the protocol always carries grams.", defaultValue: "g", allowedValues: MassUnit.allCases.map(\.rawValue)),
+        Option(long: "stable-ms", valueName: "ms", help: "How long a weight must hold still to be stable.", defaultValue: "500"),
+        Option(long: "stable-grams", valueName: "grams", help: "The largest spread that still counts as holding still.", defaultValue: "2.0"),
         Option(long: "rumble-device", valueName: "device", help: "Rumble this device on a PEAK instead of the pressure device."),
+        Option(long: "rumble-intensity", valueName: "fraction", help: "Strength of the PEAK rumble from 0 to 1, through FF_GAIN when the device has it.", defaultValue: "1.0"),
         Option(long: "no-rumble", help: "Do not rumble on a PEAK."),
-        Option(long: "verbose", short: "v", help: "Log every client connecting and leaving."),
-        Option(long: "quiet", short: "q", help: "Log warnings and errors only."),
+        Option(long: "verbose", short: "v", help: "Log every client connecting and leaving (log-level debug)."),
+        Option(long: "quiet", short: "q", help: "Log warnings and errors only (log-level warning)."),
     ],
     version: release)
 
@@ -37,32 +55,108 @@ func defaultPath(root: String, variable: String, fallback: () -> String?, leaf: 
     return fallback().map { $0 + "/" + leaf }
 }
 
-runMain(root: root) { command in
-    let socket = command.string("socket") ?? defaultPath(
-        root: "/run/forcescale/forcescale.sock", variable: "XDG_RUNTIME_DIR", fallback: { nil }, leaf: "forcescale.sock")
-    guard let socket else {
-        throw command.usageError("No socket path: XDG_RUNTIME_DIR is not set; give --socket PATH")
+/// A setting that cannot be used, found after the command line was parsed: a usage error
+/// at the start, a failed reload on SIGHUP.
+struct SettingProblem: Error, CustomStringConvertible {
+    var description: String
+}
+
+/// What the command line sets, checked as `forcescale` checks its pipeline options. Only
+/// options actually given are taken: the rest leave the file's values alone.
+func commandLineLayer(_ command: ParsedCommand) throws -> ConfigurationLayer {
+    var layer = ConfigurationLayer()
+    func given(_ name: String) -> Bool { command.flag(name) }
+    func milliseconds(_ name: String) throws -> Int? {
+        guard given(name), let value = try command.int(name) else { return nil }
+        guard value <= ConfigurationKey.maximumMilliseconds else {
+            throw command.usageError("--\(name) must be at most \(ConfigurationKey.maximumMilliseconds) (a day)")
+        }
+        return value
     }
-    let stateDirectory = command.string("state-dir") ?? defaultPath(
-        root: "/var/lib/forcescale", variable: "XDG_STATE_HOME",
-        fallback: { Environment.value("HOME").map { $0 + "/.local/state" } }, leaf: "forcescale")
-    guard let stateDirectory else { throw command.usageError("No state directory: HOME is not set; give --state-dir DIR") }
-    let source: Daemon.Source = command.string("replay").map { .recording(RecordingFiles(file: $0), loops: command.flag("loop")) }
-        ?? .device(command.string("device").map(DeviceQuery.init))
-    let rumble: RumbleChoice = command.flag("no-rumble") ? .off
-        : command.string("rumble-device").map { .device(DeviceQuery($0)) } ?? .pressureDevice
+    if given("device") { layer.device = command.string("device") }
+    layer.intervalMilliseconds = try milliseconds("interval-ms")
+    if given("threshold") { layer.threshold = try command.double("threshold") }
+    if given("hysteresis") { layer.hysteresis = try command.double("hysteresis") }
+    if given("contacts") { layer.contacts = command.string("contacts").flatMap(ContactMode.init(rawValue:)) }
+    if given("unit") { layer.unit = command.string("unit").flatMap(MassUnit.init(rawValue:)) }
+    layer.stableMilliseconds = try milliseconds("stable-ms")
+    if given("stable-grams") { layer.stableGrams = try command.double("stable-grams") }
+    if given("rumble-device") {
+        layer.rumbleDevice = command.string("rumble-device")
+        // Naming a device to rumble asks for rumble, whatever the file says.
+        layer.rumble = true
+    }
+    if given("no-rumble") { layer.rumble = false }
+    if given("rumble-intensity"), let intensity = try command.double("rumble-intensity") {
+        guard intensity >= 0, intensity <= 1 else { throw command.usageError("The rumble intensity must be between 0 and 1") }
+        layer.rumbleIntensity = intensity
+    }
+    if given("socket") { layer.socket = command.string("socket") }
+    if given("state-dir") { layer.stateDirectory = command.string("state-dir") }
+    if given("group") { layer.group = command.string("group") }
+    if command.flag("verbose") { layer.logLevel = .debug }
+    if command.flag("quiet") { layer.logLevel = .warning }
+    // The command line alone must make sense, as forcescale's options must.
+    do {
+        try DaemonConfiguration(layers: [layer]).settings.validate()
+    } catch {
+        throw command.usageError(error.description)
+    }
+    return layer
+}
+
+runMain(root: root) { command in
+    let commandLine = try commandLineLayer(command)
+    let configurationPath = command.string("config") ?? DaemonConfiguration.defaultPath
+    let configurationIsExplicit = command.flag("config")
+    let source: Daemon.Source = command.string("replay").map { .recording(RecordingFiles(file: $0), loops: command.flag("loop")) } ?? .device
+
+    /// Reads the file and puts the command line over it: at the start, and on each SIGHUP.
+    /// - Throws: `ConfigurationError` for the file, `SettingProblem` for the rest.
+    func loadOptions() throws -> Daemon.Options {
+        let file = try ConfigurationFile.load(path: configurationPath, mustExist: configurationIsExplicit)
+        let configuration = DaemonConfiguration(layers: [file?.layer, commandLine].compactMap { $0 })
+        let overrides = ConfigurationKey.allCases.filter { key in file?.layer.sets(key) == true && commandLine.sets(key) }
+        do {
+            try configuration.settings.validate()
+        } catch {
+            let fromFile = ConfigurationKey.allCases.filter { $0.isPipelineSetting && file?.layer.sets($0) == true && !commandLine.sets($0) }
+            throw SettingProblem(description: error.description
+                + (fromFile.isEmpty ? "" : " (with \(configurationPath)'s \(fromFile.map(\.rawValue).joined(separator: ", ")))"))
+        }
+        let socket = configuration.socket ?? defaultPath(
+            root: "/run/forcescale/forcescale.sock", variable: "XDG_RUNTIME_DIR", fallback: { nil }, leaf: "forcescale.sock")
+        guard let socket else {
+            throw SettingProblem(description: "No socket path: XDG_RUNTIME_DIR is not set; give --socket PATH (or socket = PATH in the configuration file)")
+        }
+        let stateDirectory = configuration.stateDirectory ?? defaultPath(
+            root: "/var/lib/forcescale", variable: "XDG_STATE_HOME",
+            fallback: { Environment.value("HOME").map { $0 + "/.local/state" } }, leaf: "forcescale")
+        guard let stateDirectory else {
+            throw SettingProblem(description: "No state directory: HOME is not set; give --state-dir DIR (or state-dir = DIR in the configuration file)")
+        }
+        return Daemon.Options(
+            source: source, configuration: configuration,
+            configurationOrigin: file == nil ? "the defaults (there is no \(configurationPath))" : configurationPath,
+            commandLineOverrides: overrides, socketPath: socket, stateDirectory: stateDirectory, release: release)
+    }
+
     var log = DaemonLog()
-    if command.flag("verbose") { log.threshold = .debug }
-    if command.flag("quiet") { log.threshold = .warning }
+    let options: Daemon.Options
+    do {
+        options = try loadOptions()
+    } catch let error as ConfigurationError {
+        for line in error.lines { log.log(.error, line) }
+        return configurationErrorExitCode
+    } catch let problem as SettingProblem {
+        throw command.usageError(problem.description)
+    }
+    log.threshold = options.configuration.logLevel
     // A client that vanishes mid-write must cost an EPIPE, not the daemon.
     Signals.ignoreBrokenPipe()
-    if geteuid() == 0, socket.hasPrefix("/run/forcescale/") { mkdir("/run/forcescale", 0o755) }
+    if geteuid() == 0, options.socketPath.hasPrefix("/run/forcescale/") { mkdir("/run/forcescale", 0o755) }
     do {
-        let daemon = try Daemon(
-            options: Daemon.Options(
-                source: source, socketPath: socket, stateDirectory: stateDirectory, groupName: command.string("group") ?? "forcescale",
-                rumble: rumble, release: release),
-            log: log)
+        let daemon = try Daemon(options: options, log: log, reloader: loadOptions)
         try daemon.run()
         return 0
     } catch {

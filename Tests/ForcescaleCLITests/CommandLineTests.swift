@@ -1,4 +1,6 @@
 import Foundation
+import Glibc
+import ScaleCore
 import Testing
 
 /// The CLI as a user meets it: exit statuses, error messages naming file and line, help.
@@ -127,15 +129,33 @@ import Testing
         #expect(err.fileHandleForReading.readDataToEndOfFile().isEmpty)
     }
 
-    @Test func daemonWithoutADeviceSaysSoAndExits69() throws {
+    @Test func daemonWithoutADeviceServesAndStopsCleanly() throws {
         let directory = try CLI.temporaryDirectory()
         defer { try? FileManager.default.removeItem(at: directory) }
-        let result = try CLI.run(
-            ["--socket", directory.appendingPathComponent("sock").path, "--state-dir", directory.appendingPathComponent("state").path],
-            product: "forcescaled", environment: ["FORCESCALE_INPUT_DIR": directory.path])
-        #expect(result.status == 69)
-        #expect(result.stderr.hasPrefix("<3>no pressure device found"))
-        #expect(!FileManager.default.fileExists(atPath: directory.appendingPathComponent("sock").path))
+        let socket = directory.appendingPathComponent("sock").path
+        let config = directory.appendingPathComponent("empty.conf")
+        try Data().write(to: config)
+        let daemon = try ChildProcess(
+            CLI.binDirectory.appendingPathComponent("forcescaled").path,
+            ["--socket", socket, "--state-dir", directory.appendingPathComponent("state").path, "--config", config.path],
+            environment: ["FORCESCALE_INPUT_DIR": directory.path])
+        defer { daemon.kill() }
+        var client: RawClient?
+        let deadline = Date().addingTimeInterval(10)
+        while client == nil, daemon.isRunning, Date() < deadline {
+            client = try? RawClient(path: socket)
+            if client == nil { usleep(10_000) }
+        }
+        let connected = try #require(client, "forcescaled without a device must listen: \(daemon.stderr)")
+        #expect(connected.readLine()?.hasPrefix(#"{"class":"VERSION""#) == true)
+        let status = try JSONValue.parse(try #require(connected.request(#"{"class":"STATUS"}"#)))
+        #expect(status["class"]?.stringValue == "STATUS" && status["device"] == nil)
+        #expect(daemon.stderr.contains("<5>no pressure device found"), "\(daemon.stderr)")
+        #expect(daemon.stderr.contains("<5>waiting for a pressure device\n"))
+        daemon.signal(SIGTERM)
+        let result = daemon.wait(timeout: 5)
+        #expect(result.exited && result.status == 0, "\(result.stderr)")
+        #expect(!FileManager.default.fileExists(atPath: socket))
     }
 }
 

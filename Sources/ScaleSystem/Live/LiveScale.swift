@@ -35,10 +35,14 @@ public final class LiveScale: ScaleSource {
         /// the device scales its own motors, otherwise by scaling the effect's magnitudes.
         public var rumbleIntensity: Double
         public var directory: String
+        /// Start without a device rather than throw when none is usable (or the input
+        /// directory is missing): the scale waits and takes the device up when it appears.
+        /// The daemon starts so; `forcescale read` wants a device at once.
+        public var waitForDevice: Bool
 
         public init(
             query: DeviceQuery?, settings: ScaleSettings, grab: Bool = false, rumble: RumbleChoice = .pressureDevice,
-            rumbleIntensity: Double = 1, directory: String = DeviceDiscovery.inputDirectory
+            rumbleIntensity: Double = 1, directory: String = DeviceDiscovery.inputDirectory, waitForDevice: Bool = false
         ) {
             self.query = query
             self.settings = settings
@@ -46,16 +50,21 @@ public final class LiveScale: ScaleSource {
             self.rumble = rumble
             self.rumbleIntensity = rumbleIntensity
             self.directory = directory
+            self.waitForDevice = waitForDevice
         }
+
+        /// What the scale waits for when its device is away, for `LiveNotice.waiting`.
+        var awaited: String { query?.description ?? "a pressure device" }
     }
 
-    public let options: Options
+    public private(set) var options: Options
     private let onOutput: (ScaleOutput) throws -> Void
     private let onNotice: (LiveNotice) -> Void
 
     private let loop: EventLoop
     private let timer: DeadlineTimer
-    private let hotplug: DirectoryWatcher
+    /// `nil` when the input directory could not be watched (see `hotplugError`).
+    private let hotplug: DirectoryWatcher?
     private var device: EvdevDevice?
     private var pipeline: ScalePipeline?
     private var rumble: RumbleEffect?
@@ -66,23 +75,50 @@ public final class LiveScale: ScaleSource {
     private let hapticTimer: DeadlineTimer
     private var pendingSegments: [HapticSegment] = []
     private var peakSegment = HapticPattern.peak.segments[0]
+    /// Devices whose FF_GAIN this scale lowered, to set back to full when asked.
+    private var loweredGain: Set<String> = []
+
+    /// Why no device is open, when none is: nothing usable was found, or the chosen one
+    /// could not be opened. Set when the scale starts or is reconfigured without a device.
+    public private(set) var waitingReason: String?
+    /// Why the input directory cannot be watched (it does not exist, say): no device can
+    /// appear then. Only with `waitForDevice`; otherwise this failure is thrown.
+    public let hotplugError: SystemError?
 
     /// Why the loop was stopped from inside, if it was: output could not be written.
     public private(set) var failure: (any Error)?
 
     /// Opens the chosen device and adds the scale's sources to `loop`.
+    ///
+    /// With `options.waitForDevice`, a missing or unusable device is no error: the scale
+    /// starts without one (`currentDevice` is `nil`, `waitingReason` says why; no notice
+    /// is sent, the owner says so as it likes) and opens it when it appears.
     /// - Throws: `DeviceSelectionError`, `DeviceOpenError`, `DeviceSetupError` or a
-    ///   `SystemError` when there is nothing to read.
+    ///   `SystemError` when there is nothing to read; with `waitForDevice`, only failures
+    ///   of the loop's own descriptors.
     public init(options: Options, loop: EventLoop, onOutput: @escaping (ScaleOutput) throws -> Void, onNotice: @escaping (LiveNotice) -> Void) throws {
         self.options = options
         self.loop = loop
         self.onOutput = onOutput
         self.onNotice = onNotice
         // The device first: "no pressure device" says more than any failure after it.
-        let candidate = try DeviceDiscovery.choose(options.query, from: DeviceDiscovery.scan(directory: options.directory))
+        var candidate: DeviceCandidate?
+        do {
+            candidate = try DeviceDiscovery.choose(options.query, from: DeviceDiscovery.scan(directory: options.directory))
+        } catch {
+            guard options.waitForDevice else { throw error }
+            waitingReason = error.description
+        }
         timer = try DeadlineTimer()
         hapticTimer = try DeadlineTimer()
-        hotplug = try DirectoryWatcher(directory: options.directory)
+        do {
+            hotplug = try DirectoryWatcher(directory: options.directory)
+            hotplugError = nil
+        } catch {
+            guard options.waitForDevice else { throw error }
+            hotplug = nil
+            hotplugError = error
+        }
         try loop.watch(timer.descriptor) { [unowned self] in
             timer.acknowledge()
             armedDeadline = nil
@@ -98,11 +134,35 @@ public final class LiveScale: ScaleSource {
                 sayRumbleUnavailable(error.description)
             }
         }
-        try loop.watch(hotplug.descriptor) { [unowned self] in
-            let names = hotplug.drain()
-            if device == nil, names.contains(where: { $0.hasPrefix("event") }) { reopen() }
+        if let hotplug {
+            try loop.watch(hotplug.descriptor) { [unowned self] in
+                let names = hotplug.drain()
+                if device == nil, names.contains(where: { $0.hasPrefix("event") }) { reopen() }
+            }
         }
-        try open(candidate.path)
+        if let candidate {
+            do {
+                try open(candidate.path)
+            } catch {
+                guard options.waitForDevice else { throw error }
+                waitingReason = "\(error)"
+            }
+        }
+    }
+
+    /// Takes new options: the device is closed (its held reading goes out, its effect is
+    /// erased) and the device the new options choose is opened with the new settings,
+    /// rumble and all — or the scale waits for it. The input directory stays the one the
+    /// scale started with.
+    public func reconfigure(_ newOptions: Options) {
+        var newOptions = newOptions
+        newOptions.directory = options.directory
+        closeDevice()
+        options = newOptions
+        rumbleUnavailableSaid = false
+        waitingReason = nil
+        reopen()
+        if device == nil { onNotice(.waiting(for: options.awaited)) }
     }
 
     /// Closes the device (its held reading goes out, its effect is erased) and leaves the loop.
@@ -110,7 +170,7 @@ public final class LiveScale: ScaleSource {
         closeDevice()
         loop.unwatch(timer.descriptor)
         loop.unwatch(hapticTimer.descriptor)
-        loop.unwatch(hotplug.descriptor)
+        if let hotplug { loop.unwatch(hotplug.descriptor) }
     }
 
     /// The device being read, if one is present.
@@ -163,6 +223,7 @@ public final class LiveScale: ScaleSource {
         try loop.watch(opened.descriptor) { [unowned self] in readDevice() }
         device = opened
         self.pipeline = pipeline
+        waitingReason = nil
         onNotice(.opened(path: path, device: opened.description, source: pipeline.source, model: pipeline.gramModel.kind))
         prepareRumble(for: opened)
     }
@@ -189,12 +250,18 @@ public final class LiveScale: ScaleSource {
             var pattern = HapticPattern.peak
             // The gain is the device's own, shared with other programs: touched only when
             // less than full strength is asked for.
+            let supportsGain = ForceFeedbackCapabilities(of: target).supportsGain
             if options.rumbleIntensity < 1 {
-                if ForceFeedbackCapabilities(of: target).supportsGain {
+                if supportsGain {
                     try effect.setGain(options.rumbleIntensity)
+                    loweredGain.insert(target.path)
                 } else {
                     pattern = pattern.scaled(intensity: options.rumbleIntensity)
                 }
+            } else if supportsGain, loweredGain.contains(target.path) {
+                // Lowered before a reconfiguration asked for full strength again.
+                try effect.setGain(1)
+                loweredGain.remove(target.path)
             }
             peakSegment = pattern.segments[0]
             try uploadPeakEffect(effect)
@@ -230,22 +297,25 @@ public final class LiveScale: ScaleSource {
         case .removed:
             onNotice(.removed(path: device.path))
             closeDevice()
-            onNotice(.waiting(for: options.query?.description ?? "a pressure device"))
+            onNotice(.waiting(for: options.awaited))
             reopen()
         case .failed(let errno):
             onNotice(.readFailed(path: device.path, errno: errno))
             closeDevice()
-            onNotice(.waiting(for: options.query?.description ?? "a pressure device"))
+            onNotice(.waiting(for: options.awaited))
         }
     }
 
     /// Tries to take up a device again after hotplug; quietly waits for the next change
     /// when none is usable yet (udev may not have fixed the node's permissions).
     private func reopen() {
-        guard device == nil,
-              let candidate = try? DeviceDiscovery.choose(options.query, from: DeviceDiscovery.scan(directory: options.directory))
-        else { return }
-        try? open(candidate.path)
+        guard device == nil else { return }
+        do {
+            let candidate = try DeviceDiscovery.choose(options.query, from: DeviceDiscovery.scan(directory: options.directory))
+            try open(candidate.path)
+        } catch {
+            waitingReason = "\(error)"
+        }
     }
 
     /// Closes the device: the held reading goes out, the effect is erased, the fd closed.

@@ -1,0 +1,285 @@
+import Foundation
+import Glibc
+import ScaleCore
+import Testing
+
+/// forcescaled's configuration file, SIGHUP reloads, and serving without a device: real
+/// processes, as in DaemonTests. Serialized, because some tests count readings a second.
+@Suite(.serialized) struct DaemonConfigTests {
+    static var forcescaled: String { CLI.binDirectory.appendingPathComponent("forcescaled").path }
+
+    /// Writes a configuration file in `directory`.
+    @discardableResult
+    func writeConfig(_ text: String, in directory: URL, name: String = "forcescale.conf") throws -> String {
+        let path = directory.appendingPathComponent(name).path
+        try text.write(toFile: path, atomically: true, encoding: .utf8)
+        return path
+    }
+
+    /// Waits until the daemon's standard error contains `text`.
+    @discardableResult
+    func waitForLog(_ text: String, of child: ChildProcess, timeout: Double = 10) -> Bool {
+        let deadline = Date().addingTimeInterval(timeout)
+        while Date() < deadline {
+            if child.stderr.contains(text) { return true }
+            usleep(20_000)
+        }
+        return false
+    }
+
+    /// How many READINGs a watching client gets in `seconds`.
+    func readingsPerInterval(_ client: RawClient, seconds: Double = 1) -> Int {
+        let end = monotonicMicroseconds() + Int64(seconds * 1_000_000)
+        var count = 0
+        while monotonicMicroseconds() < end {
+            let left = Double(end - monotonicMicroseconds()) / 1e6
+            guard left > 0, let line = client.readLine(timeout: left) else { break }
+            if line.hasPrefix(#"{"class":"READING""#) { count += 1 }
+        }
+        return count
+    }
+
+    /// Starts forcescaled (not on a recording) and waits until its socket answers.
+    func startDaemon(_ arguments: [String], environment: [String: String] = [:], socket: String) throws -> ChildProcess {
+        let child = try ChildProcess(Self.forcescaled, arguments, environment: environment)
+        let deadline = Date().addingTimeInterval(10)
+        while Date() < deadline {
+            guard child.isRunning else {
+                throw DaemonTestError(description: "forcescaled exited at start: \(child.wait(timeout: 1).stderr)")
+            }
+            if let probe = try? RawClient(path: socket), probe.readLine(timeout: 2) != nil { return child }
+            usleep(10_000)
+        }
+        throw DaemonTestError(description: "forcescaled did not listen on \(socket): \(child.stderr)")
+    }
+
+    // MARK: Starting with a configuration file
+
+    @Test func anUnknownKeyStopsTheStartWithFileLineAndExit78() throws {
+        let directory = try CLI.temporaryDirectory()
+        defer { try? FileManager.default.removeItem(at: directory) }
+        let config = try writeConfig("# settings\ninterval-ms = 20\ntreshold = 0.5\n", in: directory)
+        let socket = directory.appendingPathComponent("sock").path
+        let result = try run(Self.forcescaled, [
+            "--config", config, "--replay", DaemonRecordings.intuos, "--socket", socket,
+            "--state-dir", directory.appendingPathComponent("state").path,
+        ])
+        #expect(result.exited && result.status == 78, "stderr: \(result.stderr)")
+        #expect(result.stderr.hasPrefix("<3>\(config):3: unknown key 'treshold' (did you mean 'threshold'?); the keys are device, interval-ms, threshold, "), "\(result.stderr)")
+        #expect(!FileManager.default.fileExists(atPath: socket), "nothing is bound when the configuration is broken")
+    }
+
+    @Test func badValuesAndMalformedLinesExit78WithEveryProblem() throws {
+        let directory = try CLI.temporaryDirectory()
+        defer { try? FileManager.default.removeItem(at: directory) }
+        let config = try writeConfig("rumble = yes\ncontacts = all\nnot a setting\n", in: directory)
+        let result = try run(Self.forcescaled, ["--config", config, "--replay", DaemonRecordings.intuos, "--socket", directory.appendingPathComponent("sock").path])
+        #expect(result.status == 78)
+        #expect(result.stderr == """
+            <3>\(config):1: bad value 'yes' for 'rumble': it takes on or off
+            <3>\(config):2: bad value 'all' for 'contacts': it takes primary, sum or max
+            <3>\(config):3: expected 'key = value', found 'not a setting'
+
+            """)
+    }
+
+    @Test func aMissingExplicitFileIsAnErrorAndAMissingDefaultIsNot() throws {
+        let directory = try CLI.temporaryDirectory()
+        defer { try? FileManager.default.removeItem(at: directory) }
+        let missing = directory.appendingPathComponent("none.conf").path
+        let result = try run(Self.forcescaled, ["--config", missing, "--replay", DaemonRecordings.intuos, "--socket", directory.appendingPathComponent("sock").path])
+        #expect(result.status == 78)
+        #expect(result.stderr == "<3>\(missing): no such file (give an existing file to --config, or leave --config out)\n")
+        // Without --config the default file may be missing (it is, in the test's world, or
+        // it is a real installation's: either way the daemon starts).
+        let daemon = try DaemonUnderTest(recording: DaemonRecordings.intuos)
+        defer { daemon.cleanUp() }
+        #expect(daemon.stderr.contains("<6>configuration from "))
+    }
+
+    @Test func pipelineOptionsAreCheckedLikeForcescales() throws {
+        let threshold = try CLI.run(["--threshold", "2", "--replay", "x"], product: "forcescaled")
+        #expect(threshold.status == 64)
+        #expect(threshold.stderr.hasPrefix("Error: The peak threshold must be greater than 0 and at most 1"), "\(threshold.stderr)")
+        let interval = try CLI.run(["--interval-ms", "soon", "--replay", "x"], product: "forcescaled")
+        #expect(interval.status == 64)
+        #expect(interval.stderr.hasPrefix("Error: The value 'soon' is invalid for '--interval-ms <ms>'"), "\(interval.stderr)")
+        let contacts = try CLI.run(["--contacts", "all", "--replay", "x"], product: "forcescaled")
+        #expect(contacts.status == 64)
+        #expect(contacts.stderr.contains("The value 'all' is invalid for '--contacts <mode>'"), "\(contacts.stderr)")
+        let intensity = try CLI.run(["--rumble-intensity", "3", "--replay", "x"], product: "forcescaled")
+        #expect(intensity.status == 64 && intensity.stderr.hasPrefix("Error: The rumble intensity must be between 0 and 1"))
+        let huge = try CLI.run(["--stable-ms", "99999999999999", "--replay", "x"], product: "forcescaled")
+        #expect(huge.status == 64 && huge.stderr.hasPrefix("Error: --stable-ms must be at most 86400000 (a day)"), "\(huge.stderr)")
+        let help = try CLI.run(["--help"], product: "forcescaled")
+        for option in ["--config <file>", "--interval-ms <ms>", "--threshold <force>", "--hysteresis <force>", "--contacts <mode>",
+                       "--unit <unit>", "--stable-ms <ms>", "--stable-grams <grams>", "--rumble-intensity <fraction>"] {
+            #expect(help.stdout.contains(option), "\(option)")
+        }
+    }
+
+    @Test func theCommandLineOverridesTheFile() throws {
+        let directory = try CLI.temporaryDirectory()
+        let config = try writeConfig("interval-ms = 200\nthreshold = 0.9\n", in: directory)
+        let busy = try DaemonRecordings.busy(in: directory)
+        let daemon = try DaemonUnderTest(recording: busy, directory: directory, arguments: ["--config", config, "--interval-ms", "20"])
+        defer { daemon.cleanUp() }
+        #expect(daemon.stderr.contains("<6>configuration from \(config): device the best one, interval-ms 20, threshold 0.9, "), "\(daemon.stderr)")
+        #expect(daemon.stderr.contains("<6>the command line overrides the file's interval-ms\n"))
+        let client = try daemon.connect()
+        #expect(client.request(#"{"class":"WATCH"}"#) == #"{"class":"WATCH","enable":true}"#)
+        _ = client.nextReading()
+        // 20 ms apart: about 50 a second (200 ms would give 5).
+        let count = readingsPerInterval(client)
+        #expect(count >= 25 && count <= 60, "\(count) readings in a second")
+    }
+
+    @Test func theFilesIntervalSetsTheReadingRate() throws {
+        let directory = try CLI.temporaryDirectory()
+        let config = try writeConfig("interval-ms = 200\n", in: directory)
+        let daemon = try DaemonUnderTest(recording: try DaemonRecordings.busy(in: directory), directory: directory, arguments: ["--config", config])
+        defer { daemon.cleanUp() }
+        let client = try daemon.connect()
+        #expect(client.request(#"{"class":"WATCH"}"#) == #"{"class":"WATCH","enable":true}"#)
+        _ = client.nextReading()
+        let count = readingsPerInterval(client)
+        #expect(count >= 3 && count <= 7, "\(count) readings in a second at 200 ms")
+    }
+
+    // MARK: SIGHUP
+
+    @Test func sighupAppliesANewIntervalAndABrokenFileKeepsTheOld() throws {
+        let directory = try CLI.temporaryDirectory()
+        let config = try writeConfig("interval-ms = 200\n", in: directory)
+        let daemon = try DaemonUnderTest(recording: try DaemonRecordings.busy(in: directory), directory: directory, arguments: ["--config", config])
+        defer { daemon.cleanUp() }
+        let client = try daemon.connect()
+        #expect(client.request(#"{"class":"WATCH"}"#) == #"{"class":"WATCH","enable":true}"#)
+        _ = client.nextReading()
+        let slow = readingsPerInterval(client)
+        #expect(slow <= 7, "\(slow) readings in a second at 200 ms")
+
+        try writeConfig("interval-ms = 20\n", in: directory)
+        daemon.child.signal(SIGHUP)
+        #expect(waitForLog("<5>reloaded the configuration from \(config): interval-ms 200 → 20\n", of: daemon.child), "\(daemon.stderr)")
+        #expect(waitForLog("<5>the recording starts over with the new settings\n", of: daemon.child))
+        _ = client.nextReading()
+        let fast = readingsPerInterval(client)
+        #expect(fast >= 25, "\(fast) readings in a second after the reload to 20 ms")
+        #expect(daemon.child.isRunning, "SIGHUP does not stop the daemon")
+
+        // A broken file: logged, and the daemon serves on at the rate it had.
+        try writeConfig("interval-ms = 20\ninterval-ms = soon\n", in: directory)
+        daemon.child.signal(SIGHUP)
+        #expect(waitForLog("<3>reload failed: the configuration in effect is kept\n", of: daemon.child), "\(daemon.stderr)")
+        #expect(daemon.stderr.contains("<3>\(config):2: 'interval-ms' is set twice (first on line 1); keep one\n"))
+        let still = readingsPerInterval(client)
+        #expect(still >= 25, "\(still) readings in a second after a broken reload")
+        let status = try #require(try daemon.connect().request(#"{"class":"STATUS"}"#))
+        #expect(status.hasPrefix(#"{"class":"STATUS","release":"0.1.0""#))
+
+        // A file that vanishes on reload is an error, too, when it was given with --config.
+        try FileManager.default.removeItem(atPath: config)
+        daemon.child.signal(SIGHUP)
+        #expect(waitForLog("<3>\(config): no such file", of: daemon.child), "\(daemon.stderr)")
+
+        let stopped = daemon.stop(signal: SIGTERM)
+        #expect(stopped.exited && stopped.status == 0, "\(stopped.stderr)")
+        #expect(!FileManager.default.fileExists(atPath: daemon.socketPath))
+    }
+
+    @Test func sighupReportsWhatNeedsARestartAndAppliesTheLogLevel() throws {
+        let directory = try CLI.temporaryDirectory()
+        let config = try writeConfig("unit = g\n", in: directory)
+        let daemon = try DaemonUnderTest(recording: DaemonRecordings.intuos, directory: directory, arguments: ["--config", config])
+        defer { daemon.cleanUp() }
+        let elsewhere = directory.appendingPathComponent("other.sock").path
+        try writeConfig("unit = oz\nlog-level = debug\nsocket = \(elsewhere)\ngroup = root\nrumble = off\n", in: directory)
+        daemon.child.signal(SIGHUP)
+        #expect(waitForLog("<5>reloaded the configuration from \(config): unit g → oz, rumble on → off, log-level info → debug\n", of: daemon.child), "\(daemon.stderr)")
+        // The test's --socket wins over the file's; the group needs a restart.
+        #expect(waitForLog("<5>the command line overrides the file's socket\n", of: daemon.child), "\(daemon.stderr)")
+        #expect(waitForLog("<4>group forcescale → root: takes effect when forcescaled restarts\n", of: daemon.child), "\(daemon.stderr)")
+        #expect(waitForLog("<6>rumble: not used while serving a recording\n", of: daemon.child))
+        // The socket stays where it was; debug messages now show.
+        _ = try daemon.connect()
+        #expect(waitForLog("<7>", of: daemon.child), "debug lines after log-level = debug: \(daemon.stderr)")
+        #expect(!FileManager.default.fileExists(atPath: elsewhere))
+        // The same again: the pending restart is said again, nothing else changed.
+        daemon.child.signal(SIGHUP)
+        #expect(waitForLog("<5>reloaded the configuration from \(config): nothing changed\n", of: daemon.child), "\(daemon.stderr)")
+        let stopped = daemon.stop(signal: SIGINT)
+        #expect(stopped.exited && stopped.status == 0)
+        #expect(stopped.stderr.contains("stopping on signal 2"))
+    }
+
+    // MARK: Without a device
+
+    @Test func withoutADeviceTheDaemonServesAndWaits() throws {
+        let directory = try CLI.temporaryDirectory()
+        defer { try? FileManager.default.removeItem(at: directory) }
+        let input = directory.appendingPathComponent("input")
+        try FileManager.default.createDirectory(at: input, withIntermediateDirectories: true)
+        let socket = directory.appendingPathComponent("sock").path
+        let daemon = try startDaemon(
+            ["--socket", socket, "--state-dir", directory.appendingPathComponent("state").path, "--config", try writeConfig("", in: directory)],
+            environment: ["FORCESCALE_INPUT_DIR": input.path], socket: socket)
+        defer { daemon.kill() }
+        #expect(daemon.stderr.contains("<5>no pressure device found: none of the 0 input devices reports usable pressure"), "\(daemon.stderr)")
+        #expect(daemon.stderr.contains("<5>waiting for a pressure device\n"))
+        #expect(daemon.stderr.contains("<5>listening on \(socket)\n"))
+
+        let client = try RawClient(path: socket)
+        #expect(client.readLine()?.hasPrefix(#"{"class":"VERSION""#) == true)
+        let status = try JSONValue.parse(try #require(client.request(#"{"class":"STATUS"}"#)))
+        #expect(status["device"] == nil && status["model"] == nil && status["calibration"] == nil && status["rumble"] == nil)
+        #expect(status.number("clients") == 1)
+        #expect(client.request(#"{"class":"POLL"}"#) == #"{"class":"POLL"}"#)
+        #expect(client.request(#"{"class":"DEVICES"}"#) == #"{"class":"DEVICES","devices":[]}"#)
+        #expect(client.request(#"{"class":"CALIBRATE","grams":100}"#)
+            == #"{"class":"ERROR","message":"no device to calibrate; waiting for one to appear","request":"CALIBRATE"}"#)
+        #expect(client.request(#"{"class":"TARE"}"#) == #"{"class":"ERROR","message":"no device to tare; waiting for one to appear","request":"TARE"}"#)
+        #expect(client.request(#"{"class":"CALIBRATION"}"#) == #"{"class":"ERROR","message":"no device is open; waiting for one to appear","request":"CALIBRATION"}"#)
+        #expect(client.request(#"{"class":"RUMBLE"}"#)?.hasPrefix(#"{"class":"ERROR","message":"rumble unavailable: "#) == true)
+        #expect(client.request(#"{"class":"WATCH"}"#) == #"{"class":"WATCH","enable":true}"#)
+
+        // Something appears in the input directory (inotify wakes the daemon): not an
+        // evdev node, so it is listed with its error and the daemon waits on.
+        try Data("not a device".utf8).write(to: input.appendingPathComponent("event3"))
+        usleep(200_000)
+        let devices = try JSONValue.parse(try #require(client.request(#"{"class":"DEVICES"}"#)))
+        let listed = try #require(devices["devices"]?.arrayValue?.first)
+        #expect(listed["path"]?.stringValue == input.appendingPathComponent("event3").path)
+        #expect(listed["active"]?.boolValue == false && listed["error"] != nil)
+        #expect(daemon.isRunning)
+
+        // A reload with nothing there says it waits still.
+        daemon.signal(SIGHUP)
+        #expect(waitForLog("<5>reloaded the configuration from ", of: daemon), "\(daemon.stderr)")
+
+        daemon.signal(SIGTERM)
+        let result = daemon.wait(timeout: 5)
+        #expect(result.exited && result.status == 0, "\(result.stderr)")
+        #expect(!FileManager.default.fileExists(atPath: socket))
+        #expect(client.closesWithin(2))
+    }
+
+    @Test func aMissingInputDirectoryIsSaidAndServedWithout() throws {
+        let directory = try CLI.temporaryDirectory()
+        defer { try? FileManager.default.removeItem(at: directory) }
+        let socket = directory.appendingPathComponent("sock").path
+        let missing = directory.appendingPathComponent("no-input").path
+        let daemon = try startDaemon(
+            ["--socket", socket, "--state-dir", directory.appendingPathComponent("state").path, "--device", "Wacom"],
+            environment: ["FORCESCALE_INPUT_DIR": missing], socket: socket)
+        defer { daemon.kill() }
+        #expect(daemon.stderr.contains("<4>\(missing): no such file or directory: no input device can appear there; serving without one"), "\(daemon.stderr)")
+        let client = try RawClient(path: socket)
+        #expect(client.readLine()?.hasPrefix(#"{"class":"VERSION""#) == true)
+        #expect(client.request(#"{"class":"STATUS"}"#)?.hasPrefix(#"{"class":"STATUS""#) == true)
+        #expect(client.request(#"{"class":"DEVICES"}"#) == #"{"class":"DEVICES","devices":[]}"#)
+        daemon.signal(SIGTERM)
+        let result = daemon.wait(timeout: 5)
+        #expect(result.exited && result.status == 0, "\(result.stderr)")
+    }
+}
