@@ -68,6 +68,10 @@ public final class Daemon {
     }
 
     public private(set) var options: Options
+    /// Tells systemd (when it started the daemon) that it is ready, reloading or stopping.
+    private let notifier = ServiceNotifier()
+    /// Keep-alives for `WatchdogSec=`; absent, and never waking, when no watchdog is asked.
+    private var watchdog: WatchdogTimer?
     /// Told of the daemon's lifecycle; set before `run()`.
     public var onEvent: ((Event) -> Void)?
     private var log: DaemonLog
@@ -99,8 +103,16 @@ public final class Daemon {
         self.reloader = reloader
         loop = try EventLoop()
         store = try CalibrationStore(directory: options.stateDirectory)
-        let listener = try UnixListener(path: options.socketPath, groupName: options.groupName)
-        group = listener.group
+        // Under socket activation systemd has bound the socket (with the unit's mode and
+        // group); otherwise the daemon binds its own.
+        let listener: UnixListener
+        if let inherited = try ListenFileDescriptors.take().first {
+            listener = try UnixListener(adopting: inherited, path: options.socketPath)
+        } else {
+            listener = try UnixListener(path: options.socketPath, groupName: options.groupName)
+        }
+        group = listener.group ?? UserDatabase.groupID(named: options.groupName)
+        watchdog = try WatchdogTimer(loop: loop, notifier: notifier)
         server = try SocketServer(listener: listener, loop: loop)
         server.onConnect = { [unowned self] client in
             clients[client.id] = (client, ClientState())
@@ -130,12 +142,29 @@ public final class Daemon {
     /// the source (erasing rumble effects), says goodbye to the clients and removes the
     /// socket.
     public func run() throws {
-        onEvent?(.ready)
+        announce(.ready)
         let signal = try loop.runUntilTerminated(onHangUp: { [unowned self] in reload() })
-        onEvent?(.stopping)
+        announce(.stopping)
         if let signal { log.log(.notice, "stopping on signal \(signal)") }
         source?.stop()
         server.close()
+    }
+
+    /// Tells the service manager and `onEvent`; a manager that cannot be told is logged
+    /// (without READY=1 systemd would time the start out).
+    private func announce(_ event: Event) {
+        onEvent?(event)
+        do throws(Errno) {
+            switch event {
+            case .ready: try notifier.ready(status: "serving on \(options.socketPath)")
+            case .reloading: try notifier.status("reloading the configuration")
+            case .stopping:
+                watchdog?.stop()
+                try notifier.stopping()
+            }
+        } catch {
+            log.log(.warning, "could not notify the service manager: \(error)")
+        }
     }
 
     // MARK: - Reloading
@@ -143,8 +172,8 @@ public final class Daemon {
     /// Reads the configuration again and applies what can change while running; a broken
     /// file changes nothing.
     private func reload() {
-        onEvent?(.reloading)
-        defer { onEvent?(.ready) }
+        announce(.reloading)
+        defer { announce(.ready) }
         guard let reloader else {
             log.log(.notice, "SIGHUP: there is no configuration to reload")
             return

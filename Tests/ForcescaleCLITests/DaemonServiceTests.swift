@@ -1,0 +1,101 @@
+import Foundation
+import Glibc
+import Testing
+
+/// forcescaled as systemd runs it, without systemd: a real notify socket for sd_notify, and
+/// `systemd-socket-activate` (from Debian's systemd) handing it an already bound socket.
+@Suite(.serialized) struct DaemonServiceTests {
+    /// Receives the datagrams a daemon sends to `NOTIFY_SOCKET`.
+    final class NotifySocket {
+        let path: String
+        let descriptor: Int32
+
+        init(in directory: URL) throws {
+            path = directory.appendingPathComponent("notify").path
+            descriptor = socket(AF_UNIX, Int32(SOCK_DGRAM.rawValue) | Int32(SOCK_CLOEXEC.rawValue), 0)
+            var address = sockaddr_un()
+            address.sun_family = sa_family_t(AF_UNIX)
+            withUnsafeMutableBytes(of: &address.sun_path) { bytes in
+                for (index, byte) in path.utf8.prefix(bytes.count - 1).enumerated() { bytes[index] = byte }
+            }
+            let bound = withUnsafePointer(to: &address) {
+                $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { bind(descriptor, $0, socklen_t(MemoryLayout<sockaddr_un>.size)) }
+            }
+            guard bound == 0 else { throw DaemonTestError(description: "cannot bind \(path): \(String(cString: strerror(errno)))") }
+        }
+
+        deinit { close(descriptor) }
+
+        /// The next datagram within `timeout` seconds.
+        func receive(timeout: Double) -> String? {
+            var poller = pollfd(fd: descriptor, events: Int16(POLLIN), revents: 0)
+            guard poll(&poller, 1, Int32(timeout * 1000)) == 1 else { return nil }
+            var buffer = [UInt8](repeating: 0, count: 4096)
+            let count = recv(descriptor, &buffer, buffer.count, 0)
+            return count > 0 ? String(decoding: buffer[..<count], as: UTF8.self) : nil
+        }
+    }
+
+    @Test func tellsTheServiceManagerReadyAndStopping() throws {
+        let directory = try CLI.temporaryDirectory()
+        defer { try? FileManager.default.removeItem(at: directory) }
+        let notify = try NotifySocket(in: directory)
+        let socketPath = directory.appendingPathComponent("sock").path
+        let daemon = try ChildProcess(
+            CLI.binDirectory.appendingPathComponent("forcescaled").path,
+            ["--replay", DaemonRecordings.intuos, "--loop", "--socket", socketPath, "--state-dir", directory.appendingPathComponent("state").path],
+            environment: ["NOTIFY_SOCKET": notify.path])
+        defer { daemon.kill() }
+        let ready = notify.receive(timeout: 10)
+        #expect(ready?.contains("READY=1") == true, "got \(ready ?? "nothing")")
+        #expect(ready?.contains("STATUS=serving on \(socketPath)") == true)
+        // The socket answers once READY=1 has been sent.
+        let client = try RawClient(path: socketPath)
+        #expect(client.readLine(timeout: 5)?.hasPrefix(#"{"class":"VERSION""#) == true)
+        daemon.signal(SIGTERM)
+        let stopping = notify.receive(timeout: 10)
+        #expect(stopping?.contains("STOPPING=1") == true, "got \(stopping ?? "nothing")")
+        #expect(daemon.wait(timeout: 10).status == 0)
+    }
+
+    @Test func sendsWatchdogKeepAlivesOnlyWhenAsked() throws {
+        let directory = try CLI.temporaryDirectory()
+        defer { try? FileManager.default.removeItem(at: directory) }
+        let notify = try NotifySocket(in: directory)
+        let daemon = try ChildProcess(
+            CLI.binDirectory.appendingPathComponent("forcescaled").path,
+            ["--replay", DaemonRecordings.intuos, "--loop", "--socket", directory.appendingPathComponent("sock").path,
+             "--state-dir", directory.appendingPathComponent("state").path],
+            environment: ["NOTIFY_SOCKET": notify.path, "WATCHDOG_USEC": "200000"])
+        defer { daemon.kill() }
+        var keepAlives = 0
+        let deadline = Date().addingTimeInterval(1.0)
+        while Date() < deadline, let message = notify.receive(timeout: 1.0) {
+            if message.contains("WATCHDOG=1") { keepAlives += 1 }
+        }
+        // Every 100 ms (half of WATCHDOG_USEC) over about a second.
+        #expect(keepAlives >= 5 && keepAlives <= 15, "\(keepAlives) keep-alives in 1 s")
+    }
+
+    @Test func servesOverASocketBoundBySystemd() throws {
+        let directory = try CLI.temporaryDirectory()
+        defer { try? FileManager.default.removeItem(at: directory) }
+        let socketPath = directory.appendingPathComponent("activated.sock").path
+        // systemd-socket-activate binds and listens, then starts the daemon on the first
+        // connection with the socket as fd 3 (LISTEN_FDS=1).
+        let activator = try ChildProcess(
+            "/usr/bin/systemd-socket-activate",
+            ["-l", socketPath, CLI.binDirectory.appendingPathComponent("forcescaled").path,
+             "--replay", DaemonRecordings.intuos, "--loop", "--socket", socketPath, "--state-dir", directory.appendingPathComponent("state").path])
+        defer { activator.kill() }
+        var client: RawClient?
+        let deadline = Date().addingTimeInterval(10)
+        while client == nil, Date() < deadline {
+            client = try? RawClient(path: socketPath)
+            if client == nil { usleep(20_000) }
+        }
+        let connected = try #require(client, "systemd-socket-activate did not listen on \(socketPath)")
+        #expect(connected.readLine(timeout: 10)?.hasPrefix(#"{"class":"VERSION""#) == true, "\(activator.stderr)")
+        #expect(connected.request(#"{"class":"STATUS"}"#)?.hasPrefix(#"{"class":"STATUS""#) == true)
+    }
+}
