@@ -9,12 +9,18 @@ enum DevicesCommand {
         discussion: """
             Shows every /dev/input/event* node: name, links, bus:vendor:product, kind, \
             pressure axes, input properties, force-feedback capabilities, and whether you \
-            can open it. The device 'read' would pick on its own is marked 'best'.
+            can open it. The device 'read' would pick on its own is marked 'best'. With \
+            --socket, asks forcescaled instead (its DEVICES reply: what the daemon can see \
+            and which device it reads).
             """,
-        options: [Option(long: "json", help: "Print one JSON object per device.")])
+        options: [
+            Option(long: "json", help: "Print one JSON object per device."),
+            Option(long: "socket", valueName: "path", help: "Ask the forcescaled listening on this socket instead of opening the devices."),
+        ])
 
     static func run(_ command: ParsedCommand) throws -> Int32 {
-        reportingFailures {
+        if command.string("socket") != nil { return throughDaemon(command) }
+        return reportingFailures {
             let devices = DeviceDiscovery.scan()
             let best = try? DeviceDiscovery.choose(nil, from: devices).path
             let output = OutputChannel.standardOutput
@@ -23,6 +29,30 @@ enum DevicesCommand {
             }
             for device in devices {
                 try output.write(command.flag("json") ? json(device, isBest: device.path == best) : text(device, isBest: device.path == best))
+            }
+            try output.flush()
+        }
+    }
+
+    /// The daemon's DEVICES reply: the line itself with --json, a line per device otherwise.
+    static func throughDaemon(_ command: ParsedCommand) -> Int32 {
+        DaemonConnection.run {
+            let client = try DaemonConnection.connect(command)
+            let reply = try client.request(#"{"class":"DEVICES"}"#, replyClass: "DEVICES")
+            let output = OutputChannel.standardOutput
+            if command.flag("json") {
+                try output.write(reply.text + "\n")
+            } else {
+                let devices = reply.json["devices"]?.arrayValue ?? []
+                if devices.isEmpty { try output.write("forcescaled sees no input devices.\n") }
+                for device in devices {
+                    let path = device["path"]?.stringValue ?? "?"
+                    let name = device["name"]?.stringValue.map { "  \($0)" } ?? ""
+                    let kind = device["kind"]?.stringValue.map { "  (\($0))" } ?? ""
+                    let active = device["active"]?.boolValue == true ? "  ← read by forcescaled" : ""
+                    let problem = device["error"]?.stringValue.map { "\n  cannot open: \($0)" } ?? ""
+                    try output.write("\(path)\(name)\(kind)\(active)\(problem)\n")
+                }
             }
             try output.flush()
         }

@@ -11,7 +11,8 @@ enum RumbleCommand {
             impact-medium, impact-heavy, impact-soft, impact-rigid, selection, success, \
             warning and error. Without --device the first device that can rumble is used. \
             --probe lists the device's force-feedback capabilities and tries each effect \
-            type, as fftest does.
+            type, as fftest does. With --socket, asks forcescaled to play the pattern on \
+            the device it rumbles (needs root or the daemon's group).
             """,
         arguments: [Argument(name: "pattern", help: "The pattern to play.", isOptional: true)],
         options: [
@@ -19,6 +20,7 @@ enum RumbleCommand {
             Option(long: "intensity", valueName: "fraction", help: "Strength from 0 to 1.", defaultValue: "1.0"),
             Option(long: "list", help: "List the patterns and exit."),
             Option(long: "probe", help: "Report the device's force feedback and try each effect type."),
+            Option(long: "socket", valueName: "path", help: "Play through the forcescaled listening on this socket."),
         ])
 
     static func run(_ command: ParsedCommand) throws -> Int32 {
@@ -36,6 +38,17 @@ enum RumbleCommand {
         let name = command.argument("pattern") ?? "impact-medium"
         guard let pattern = HapticPattern.named(name) else {
             throw command.usageError("Unknown pattern '\(name)'; 'forcescale rumble --list' shows them")
+        }
+        if command.string("socket") != nil {
+            guard !command.flag("probe"), command.string("device") == nil, intensity == 1 else {
+                throw command.usageError("--socket plays a pattern through the daemon's own rumble device; --probe, --device and --intensity are for direct use")
+            }
+            return DaemonConnection.run {
+                let client = try DaemonConnection.connect(command)
+                _ = try client.request(#"{"class":"RUMBLE","pattern":"\#(pattern.name)"}"#, replyClass: "RUMBLE")
+                try output.write("forcescaled played \(pattern.name) (\(pattern.totalMilliseconds) ms)\n")
+                try output.flush()
+            }
         }
         return reportingFailures {
             let device = try open(command.string("device").map(DeviceQuery.init))
