@@ -1,7 +1,7 @@
 # The two commands of the README: `make run` and `make test`. Both set the machine up first.
 SWIFT ?= $(shell command -v swift 2>/dev/null || echo /opt/swift/usr/bin/swift)
 export SWIFT
-# Extra arguments for `make run`, e.g. make run ARGS="--unit oz"
+# Options for the watch client of `make run`, e.g. make run ARGS="--unit oz"
 ARGS ?=
 
 .PHONY: all setup build run test bench clean
@@ -15,12 +15,11 @@ build: setup
 	$(SWIFT) build -c release --product forcescale
 	$(SWIFT) build -c release --product forcescaled
 
-# The scale on the best pressure device; the built-in synthetic demo when there is none
-# (read exits 69 then, after saying so).
+# forcescaled on the best readable pressure device (the built-in demo's recording, played in
+# a loop, when there is none) on a private socket, and `forcescale watch` on it in the
+# foreground; the daemon stops when watch does (Ctrl-C). See scripts/run.
 run: build
-	@bin="$$($(SWIFT) build -c release --show-bin-path)/forcescale"; \
-	"$$bin" read $(ARGS); status=$$?; \
-	if [ $$status -eq 69 ]; then echo "Running the built-in demo instead."; "$$bin" demo $(ARGS); else exit $$status; fi
+	@FORCESCALE_BIN_DIR="$$($(SWIFT) build -c release --show-bin-path)" scripts/run $(ARGS)
 
 # Every test: unit, golden replays of ../shared/recordings, the CLI end to end, then the
 # real-kernel scenarios (natively when /dev/uinput is usable, otherwise in a VM booted from

@@ -68,7 +68,14 @@ enum DurableFile {
     /// - Throws: `SystemError` saying why it cannot be made, or that it is not a directory.
     static func makeDirectory(_ directory: String, mode: mode_t = 0o700) throws(SystemError) {
         if mkdir(directory, mode) == 0 { return }
-        let error = Errno.current
+        var error = Errno.current
+        // A user's first run: ~/.local/state may not exist yet. Make the missing parents
+        // (0755, as mkdir -p does) and try once more.
+        if error.rawValue == ENOENT, let slash = directory.lastIndex(of: "/"), slash > directory.startIndex {
+            let parent = String(directory[..<slash])
+            if (try? makeDirectory(parent, mode: 0o755)) != nil, mkdir(directory, mode) == 0 { return }
+            error = Errno.current
+        }
         guard error.rawValue == EEXIST else {
             let hint: String
             switch error.rawValue {
