@@ -96,7 +96,7 @@ public struct Gauge: Sendable {
 }
 
 /// `value` with exactly `decimals` decimals, rounded half away from zero.
-func fixed(_ value: Double, decimals: Int) -> String {
+public func fixed(_ value: Double, decimals: Int) -> String {
     var scale: Int64 = 1
     for _ in 0..<decimals { scale *= 10 }
     // Beyond what a whole number of steps can hold (a broken calibration, say), show the

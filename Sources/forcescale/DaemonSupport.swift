@@ -113,24 +113,11 @@ extension EventTime {
 extension MassUnit {
     /// `179.7 g`, `0.1797 kg`: a weight as the gauge writes it.
     func format(grams: Double) -> String {
-        DaemonFormat.fixed(fromGrams(grams), decimals: displayDecimals) + " " + rawValue
+        fixed(fromGrams(grams), decimals: displayDecimals) + " " + rawValue
     }
 }
 
 enum DaemonFormat {
-    /// `value` with exactly `decimals` decimals, rounded half away from zero.
-    static func fixed(_ value: Double, decimals: Int) -> String {
-        var scale: Int64 = 1
-        for _ in 0..<decimals { scale *= 10 }
-        guard value.isFinite, (value * Double(scale)).magnitude < 9e15 else { return value.description }
-        let scaled = Int64((value * Double(scale)).rounded())
-        let sign = scaled < 0 ? "-" : ""
-        let magnitude = scaled.magnitude
-        guard decimals > 0 else { return sign + String(magnitude) }
-        let fraction = String(magnitude % UInt64(scale))
-        return sign + String(magnitude / UInt64(scale)) + "." + String(repeating: "0", count: decimals - fraction.count) + fraction
-    }
-
     /// `100` for 100.0, `12.5` for 12.5: a number as the user typed it.
     static func plain(_ value: Double) -> String { DaemonClient.seconds(value) }
 
@@ -142,73 +129,21 @@ enum DaemonFormat {
 
 // MARK: - The gauge for the daemon's stream
 
-/// Shows READING and PEAK lines from the daemon with the same gauge as `read`: redrawn
-/// in place on a terminal (one live line, a line left behind for each PEAK and each
-/// lifted weight), one line per reading otherwise. Times count from the first line.
-final class DaemonGaugePresenter {
-    let output: OutputChannel
-    let style: GaugeStyle
-    let unit: MassUnit
-    let inPlace: Bool
-    private var gauge: Gauge?
-    private var lastStable: Reading?
-    private var liveLine = ""
-
-    init(output: OutputChannel, unit: MassUnit) {
-        self.output = output
+extension GaugePresenter {
+    /// The gauge `read` shows, for the daemon's READING and PEAK lines: redrawn in place
+    /// on a terminal, a line per reading otherwise; times count from the first line.
+    static func forDaemonStream(output: OutputChannel, unit: MassUnit) -> GaugePresenter {
         let terminal = output.isTerminal
-        style = GaugeStyle(unicode: terminal && Environment.usesUTF8, color: terminal && !Environment.prefersNoColor)
-        self.unit = unit
-        inPlace = terminal
+        let style = GaugeStyle(unicode: terminal && Environment.usesUTF8, color: terminal && !Environment.prefersNoColor)
+        return GaugePresenter(output: output, style: style, unit: unit, inPlace: terminal, flushEachLine: true)
     }
 
+    /// Shows a READING or PEAK line; other lines are not for the gauge.
     func show(_ line: DaemonLine) throws {
         switch line.className {
-        case "READING":
-            guard let reading = Reading(json: line.json) else { return }
-            try show(reading)
-        case "PEAK":
-            guard let peak = Peak(json: line.json) else { return }
-            try leaveLine(gauge(startingAt: peak.time).line(for: peak))
-        default:
-            return
+        case "READING": if let reading = Reading(json: line.json) { try show(.reading(reading)) }
+        case "PEAK": if let peak = Peak(json: line.json) { try show(.peak(peak)) }
+        default: return
         }
-    }
-
-    func end() throws {
-        if inPlace, !liveLine.isEmpty { try output.write("\n") }
-        try output.flush()
-    }
-
-    private func show(_ reading: Reading) throws {
-        let gauge = gauge(startingAt: reading.time)
-        guard inPlace else {
-            try output.write(gauge.line(for: reading) + "\n")
-            try output.flush()
-            return
-        }
-        if reading.contacts == 0 {
-            liveLine = ""
-            try leaveLine(gauge.liftLine(at: reading.time, lastStable: lastStable))
-            lastStable = nil
-        } else {
-            if reading.stable { lastStable = reading }
-            liveLine = gauge.line(for: reading)
-            try output.write("\r\u{1B}[K" + liveLine)
-            try output.flush()
-        }
-    }
-
-    private func gauge(startingAt time: EventTime) -> Gauge {
-        if let gauge { return gauge }
-        let made = Gauge(style: style, unit: unit, origin: time)
-        gauge = made
-        return made
-    }
-
-    /// Prints a permanent line above the live one.
-    private func leaveLine(_ line: String) throws {
-        try output.write(inPlace ? "\r\u{1B}[K" + line + "\n" + liveLine : line + "\n")
-        try output.flush()
     }
 }

@@ -61,7 +61,10 @@ final class GaugePresenter: Presenter {
     }
 
     func show(_ value: ScaleOutput) throws {
-        guard let gauge else { return }
+        // Without a begin() (the daemon's stream has no device header), times count from
+        // the first output.
+        let gauge = self.gauge ?? Gauge(style: style, unit: unit, origin: value.time)
+        self.gauge = gauge
         switch value {
         case .peak(let peak):
             try leaveLine(gauge.line(for: peak))
@@ -95,6 +98,15 @@ final class GaugePresenter: Presenter {
         } else {
             try output.write(line + "\n")
             if flushEachLine { try output.flush() }
+        }
+    }
+}
+
+extension ScaleOutput {
+    var time: EventTime {
+        switch self {
+        case .reading(let reading): return reading.time
+        case .peak(let peak): return peak.time
         }
     }
 }

@@ -1,5 +1,6 @@
 import ArgumentParsing
 import ScaleCore
+import ScaleDisplay
 import ScaleSystem
 
 enum StatusCommand {
@@ -52,7 +53,7 @@ enum StatusCommand {
 
     /// `42.5 s`, `5 min 12 s`, `3 h 05 min`, `2 d 4 h`.
     static func uptime(_ seconds: Double) -> String {
-        if seconds < 60 { return DaemonFormat.fixed(seconds, decimals: 1) + " s" }
+        if seconds < 60 { return fixed(seconds, decimals: 1) + " s" }
         let whole = Int(seconds)
         func two(_ value: Int) -> String { value < 10 ? "0\(value)" : String(value) }
         if whole < 3600 { return "\(whole / 60) min \(two(whole % 60)) s" }

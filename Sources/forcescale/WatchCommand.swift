@@ -24,7 +24,7 @@ enum WatchCommand {
         return DaemonConnection.run {
             let client = try DaemonConnection.connect(command)
             let output = OutputChannel.standardOutput
-            let gauge = DaemonGaugePresenter(output: output, unit: unit)
+            let gauge = GaugePresenter.forDaemonStream(output: output, unit: unit)
             let show: (DaemonLine) throws -> Void = { line in
                 guard line.isStream else { return }
                 if json {
