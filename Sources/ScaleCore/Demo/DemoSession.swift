@@ -98,7 +98,7 @@ public enum DemoSession {
 
 /// A small, fast, well-mixed generator (Steele, Lea and Flood's SplitMix64), so the demo
 /// is reproducible without a clock or the system's random source.
-struct SplitMix64: Sendable {
+struct SplitMix64: RandomNumberGenerator, Sendable {
     private var state: UInt64
     init(seed: UInt64) { state = seed }
 
