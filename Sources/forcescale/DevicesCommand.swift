@@ -98,15 +98,7 @@ enum DevicesCommand {
             json.add("name", string: description.name)
             json.add("id", string: description.identity.description)
             json.add("kind", string: description.kind.rawValue)
-            json.add("pressure", objects: description.pressureAxes.map { axis in
-                var entry = JSONLineWriter()
-                entry.add("axis", string: axis.code.absoluteAxisName)
-                entry.add("min", integer: Int(axis.range.minimum))
-                entry.add("max", integer: Int(axis.range.maximum))
-                entry.add("fuzz", integer: Int(axis.range.fuzz))
-                entry.add("resolution", integer: Int(axis.range.resolution))
-                return entry
-            })
+            json.add("pressure", objects: description.pressureAxes.map { DaemonMessage.pressureAxis($0.code, $0.range) })
             json.add("canWeigh", bool: description.canWeigh)
             json.add("properties", strings: propertyNames(description))
             var ff = JSONLineWriter()

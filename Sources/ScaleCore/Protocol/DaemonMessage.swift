@@ -146,6 +146,18 @@ public enum DaemonMessage {
         return json.line
     }
 
+    /// `{"axis":"ABS_MT_PRESSURE","min":…,"max":…,"fuzz":…,"resolution":…}`, as DEVICES and
+    /// `forcescale devices --json` describe a pressure axis.
+    public static func pressureAxis(_ code: EventCode, _ range: AxisRange) -> JSONLineWriter {
+        var entry = JSONLineWriter()
+        entry.add("axis", string: code.absoluteAxisName)
+        entry.add("min", integer: Int(range.minimum))
+        entry.add("max", integer: Int(range.maximum))
+        entry.add("fuzz", integer: Int(range.fuzz))
+        entry.add("resolution", integer: Int(range.resolution))
+        return entry
+    }
+
     /// A READING as an object to nest (POLL's `reading`): its line without the newline, so
     /// the two can never differ.
     public static func readingObject(_ reading: Reading, device: String? = nil) -> String {
@@ -263,15 +275,7 @@ public struct DeviceSummary: Hashable, Sendable {
         json.add("id", string: identity?.description)
         json.add("kind", string: kind?.rawValue)
         json.add("active", bool: active)
-        json.add("pressure", objects: pressureAxes?.map { axis in
-            var entry = JSONLineWriter()
-            entry.add("axis", string: axis.code.absoluteAxisName)
-            entry.add("min", integer: Int(axis.range.minimum))
-            entry.add("max", integer: Int(axis.range.maximum))
-            entry.add("fuzz", integer: Int(axis.range.fuzz))
-            entry.add("resolution", integer: Int(axis.range.resolution))
-            return entry
-        })
+        json.add("pressure", objects: pressureAxes?.map { DaemonMessage.pressureAxis($0.code, $0.range) })
         json.add("canWeigh", bool: canWeigh)
         json.add("canRumble", bool: canRumble)
         json.add("error", string: error)
