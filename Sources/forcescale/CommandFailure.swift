@@ -11,6 +11,8 @@ enum ExitStatus {
     static let noInput: Int32 = 66
     /// `EX_UNAVAILABLE`: no usable device (none found, no pressure, no force feedback).
     static let unavailable: Int32 = 69
+    /// `EX_CANTCREAT`: an output file that cannot be created.
+    static let cannotCreate: Int32 = 73
     /// `EX_IOERR`: output could not be written.
     static let ioError: Int32 = 74
     /// `EX_NOPERM`: a device this user may not open.

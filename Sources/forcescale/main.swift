@@ -8,7 +8,7 @@ let root = Command(
     abstract: "Weigh light objects and log force with a pressure touchpad or pen tablet.",
     subcommands: [
         DemoCommand.declaration, ReplayCommand.declaration, ReadCommand.declaration,
-        DevicesCommand.declaration, RumbleCommand.declaration,
+        DevicesCommand.declaration, RumbleCommand.declaration, RecordCommand.declaration,
         WatchCommand.declaration, WeighCommand.declaration, TareCommand.declaration,
         CalibrateCommand.declaration, StatusCommand.declaration,
     ],
@@ -23,6 +23,7 @@ runMain(root: root) { command in
     case "read": return try ReadCommand.run(command)
     case "devices": return try DevicesCommand.run(command)
     case "rumble": return try RumbleCommand.run(command)
+    case "record": return try RecordCommand.run(command)
     case "watch": return try WatchCommand.run(command)
     case "weigh": return try WeighCommand.run(command)
     case "tare": return try TareCommand.run(command)

@@ -33,6 +33,27 @@ import Testing
         }
     }
 
+    @Test func recordWithoutADeviceFailsWith69AndWritesNothing() throws {
+        try withEmptyInputDirectory { environment in
+            let output = try CLI.temporaryDirectory()
+            defer { try? FileManager.default.removeItem(at: output) }
+            let file = output.appendingPathComponent("pad.events").path
+            let result = try CLI.run(["record", "--output", file], environment: environment)
+            #expect(result.status == 69)
+            #expect(result.stderr.hasPrefix("error: no pressure device found"))
+            // The file is only created once there is a device to record.
+            #expect(!FileManager.default.fileExists(atPath: file))
+        }
+    }
+
+    @Test func recordUsageErrorsExit64() throws {
+        for duration in ["0", "-1", "soon"] {
+            let result = try CLI.run(["record", "--duration", duration])
+            #expect(result.status == 64, "--duration \(duration)")
+            #expect(result.stderr.hasPrefix("Error: "), "--duration \(duration)")
+        }
+    }
+
     @Test func rumbleWithoutForceFeedbackFailsWith69() throws {
         try withEmptyInputDirectory { environment in
             let result = try CLI.run(["rumble", "success"], environment: environment)

@@ -31,7 +31,7 @@ import Testing
         }
     }
 
-    @Test(arguments: ["demo", "replay", "read", "devices", "rumble", "watch", "weigh", "tare", "calibrate", "status"])
+    @Test(arguments: ["demo", "replay", "read", "devices", "rumble", "record", "watch", "weigh", "tare", "calibrate", "status"])
     func subcommandSectionMatchesItsHelp(_ name: String) throws {
         let page = try ManPage(named: "forcescale.1")
         let help = try Self.help(of: name)

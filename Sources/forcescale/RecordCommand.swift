@@ -1,0 +1,67 @@
+import ArgumentParsing
+import Glibc
+import ScaleCore
+import ScaleSystem
+
+enum RecordCommand {
+    static let declaration = Command(
+        name: "record",
+        abstract: "Record a live device in evemu format, for replay and for sharing.",
+        discussion: """
+            Writes the device's description and then every event it sends, in the text \
+            format of evemu-record, until Ctrl-C, --duration or the device's removal. The \
+            file replays with 'forcescale replay' (giving the same readings as the live \
+            run, times included: events keep the kernel's monotonic timestamps) and with \
+            evemu-device and evemu-play. The device is not grabbed, so the desktop keeps \
+            it meanwhile. Recordings hold everything the device reports, positions \
+            included: look before you share one.
+            """,
+        options: [
+            Option(long: "device", valueName: "device", help: "A path, a part of the name, or vendor:product in hex."),
+            Option(long: "output", short: "o", valueName: "file", help: "Write the recording here instead of to standard output."),
+            Option(long: "duration", valueName: "seconds", help: "Stop after this many seconds."),
+        ])
+
+    static func run(_ command: ParsedCommand) throws -> Int32 {
+        let seconds = try command.double("duration")
+        if let seconds, !(seconds > 0 && seconds <= 31_536_000) {
+            throw command.usageError("The duration must be more than 0 and at most a year of seconds, e.g. --duration 30")
+        }
+        let outputPath = command.string("output").flatMap { $0 == "-" ? nil : $0 }
+        return reportingFailures {
+            let candidate = try DeviceDiscovery.choose(command.string("device").map(DeviceQuery.init), from: DeviceDiscovery.scan())
+            let device = try EvdevDevice(path: candidate.path, wantsWrite: false)
+            let output = try outputPath.map(openOutput) ?? OutputChannel.standardOutput
+            defer { if outputPath != nil { close(output.descriptor) } }
+            let destination = outputPath ?? "standard output"
+            printError("forcescale: recording \(device.path) (\(device.description.name)) to \(destination); Ctrl-C stops")
+            let recorder = DeviceRecorder(device: device, output: output, loop: try EventLoop())
+            let comments = [
+                "recorded by forcescale \(version) from \(device.path) at \(WallClockText.now())",
+                "E: times are the kernel's CLOCK_MONOTONIC, as forcescale read and forcescaled see them",
+            ]
+            let summary: RecordingSummary
+            do {
+                summary = try recorder.record(comments: comments, seconds: seconds)
+            } catch let error as Errno {
+                throw CommandFailure(message: "\(destination): \(error); the recording up to here is in it", status: ExitStatus.ioError)
+            }
+            var line = "forcescale: recorded \(summary.events) events (\(summary.frames) frames) to \(destination)"
+            if summary.resynchronizations > 0 {
+                line += "; the kernel dropped events \(summary.resynchronizations) time(s) (marked in the file)"
+            }
+            if summary.ending == .deviceRemoved { line += "; \(device.path) was removed, so recording stopped" }
+            printError(line)
+        }
+    }
+
+    /// Creates (or truncates) the output file.
+    private static func openOutput(_ path: String) throws -> OutputChannel {
+        let descriptor = open(path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0o644)
+        guard descriptor >= 0 else {
+            let error = SystemError(path: path, errno: .current, hint: "check that its directory exists and is writable")
+            throw CommandFailure(message: error.description, status: ExitStatus.cannotCreate)
+        }
+        return OutputChannel(descriptor: descriptor)
+    }
+}
