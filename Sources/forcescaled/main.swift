@@ -30,8 +30,8 @@ let root = Command(
         Option(long: "device", valueName: "device", help: "A path, a part of the name, or vendor:product in hex."),
         Option(long: "replay", valueName: "file", help: "Serve this evemu recording instead of a device."),
         Option(long: "loop", help: "With --replay: start the recording over at its end."),
-        Option(long: "socket", valueName: "path", help: "The socket to listen on. (default: /run/forcescale/forcescale.sock as root, $XDG_RUNTIME_DIR/forcescale.sock otherwise)"),
-        Option(long: "state-dir", valueName: "dir", help: "Where calibrations are kept. (default: /var/lib/forcescale as root, $XDG_STATE_HOME/forcescale otherwise)"),
+        Option(long: "socket", valueName: "path", help: "The socket to listen on. (default: $RUNTIME_DIRECTORY/forcescale.sock under systemd, /run/forcescale/forcescale.sock as root, $XDG_RUNTIME_DIR/forcescale.sock otherwise)"),
+        Option(long: "state-dir", valueName: "dir", help: "Where calibrations are kept. (default: $STATE_DIRECTORY under systemd, /var/lib/forcescale as root, $XDG_STATE_HOME/forcescale otherwise)"),
         Option(long: "group", valueName: "group", help: "The group allowed to connect, tare, calibrate and rumble.", defaultValue: "forcescale"),
         Option(long: "interval-ms", valueName: "ms", help: "Minimum time between two readings; 0 lets every frame through.", defaultValue: "10"),
         Option(long: "threshold", valueName: "force", help: "Force (0 to 1) at which a PEAK fires; 1 is saturation.", defaultValue: "1.0"),
@@ -48,8 +48,20 @@ let root = Command(
     ],
     version: release)
 
-/// `$XDG_RUNTIME_DIR`-style defaults for a user, system paths for root.
-func defaultPath(root: String, variable: String, fallback: () -> String?, leaf: String) -> String? {
+/// The directory systemd made for this service and named in `variable`
+/// (`$STATE_DIRECTORY` for `StateDirectory=`, `$RUNTIME_DIRECTORY` for `RuntimeDirectory=`),
+/// the first one when the unit lists several (they are separated by colons).
+func serviceDirectory(_ variable: String) -> String? {
+    guard let value = Environment.value(variable),
+          let first = value.split(separator: ":", omittingEmptySubsequences: true).first else { return nil }
+    return String(first)
+}
+
+/// `$XDG_RUNTIME_DIR`-style defaults for a user, system paths for root; but under a unit
+/// the directory systemd made for the service comes first, since the unit's user
+/// (forcescale) has neither root's rights nor an XDG session.
+func defaultPath(service: String?, root: String, variable: String, fallback: () -> String?, leaf: String) -> String? {
+    if let service { return service }
     if geteuid() == 0 { return root }
     if let base = Environment.value(variable), !base.isEmpty { return base + "/" + leaf }
     return fallback().map { $0 + "/" + leaf }
@@ -125,11 +137,13 @@ runMain(root: root) { command in
                 + (fromFile.isEmpty ? "" : " (with \(configurationPath)'s \(fromFile.map(\.rawValue).joined(separator: ", ")))"))
         }
         let socket = configuration.socket ?? defaultPath(
+            service: serviceDirectory("RUNTIME_DIRECTORY").map { $0 + "/forcescale.sock" },
             root: "/run/forcescale/forcescale.sock", variable: "XDG_RUNTIME_DIR", fallback: { nil }, leaf: "forcescale.sock")
         guard let socket else {
             throw SettingProblem(description: "No socket path: XDG_RUNTIME_DIR is not set; give --socket PATH (or socket = PATH in the configuration file)")
         }
         let stateDirectory = configuration.stateDirectory ?? defaultPath(
+            service: serviceDirectory("STATE_DIRECTORY"),
             root: "/var/lib/forcescale", variable: "XDG_STATE_HOME",
             fallback: { Environment.value("HOME").map { $0 + "/.local/state" } }, leaf: "forcescale")
         guard let stateDirectory else {
