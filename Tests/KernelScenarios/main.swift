@@ -4,7 +4,7 @@
 //
 //   swift build && scripts/kernel-tests .build/debug/forcescale-kernel-tests [SCENARIO]...
 //
-// SCENARIO is a letter a–h (default: all, in one run: the VM boots once). Needs root and a
+// SCENARIO is a letter of the table below (default: all, in one run: the VM boots once). Needs root and a
 // usable /dev/uinput; prints `ok`/`not ok` lines, a plan and `N passed, N failed`, and exits
 // 1 on any failure, 2 when it cannot run at all.
 //
@@ -32,11 +32,13 @@ let scenarios: [(letter: String, title: String, run: (Programs) -> Void)] = [
     ("f", "no grab", NoGrab.run),
     ("g", "devices and rumble", DevicesAndRumble.run),
     ("h", "the daemon on a device", DaemonOnDevice.run),
+    ("i", "the udev rule", UdevRule.run),
+    ("k", "record, then replay", RecordReplay.run),
 ]
 
 let wanted = Set(CommandLine.arguments.dropFirst().map { $0.lowercased() })
 if let unknown = wanted.first(where: { letter in !scenarios.contains { $0.letter == letter } }) {
-    writeStandardError("usage: forcescale-kernel-tests [a|b|c|d|e|f|g|h]...  (unknown scenario '\(unknown)')\n")
+    writeStandardError("usage: forcescale-kernel-tests [\(scenarios.map(\.letter).joined(separator: "|"))]...  (unknown scenario '\(unknown)')\n")
     exit(64)
 }
 
