@@ -46,6 +46,7 @@ static inline int CEvdev_uinput_set_event_bit(int fd, int type) { return ioctl(f
 static inline int CEvdev_uinput_set_key_bit(int fd, int code) { return ioctl(fd, UI_SET_KEYBIT, code); }
 static inline int CEvdev_uinput_set_abs_bit(int fd, int code) { return ioctl(fd, UI_SET_ABSBIT, code); }
 static inline int CEvdev_uinput_set_ff_bit(int fd, int code) { return ioctl(fd, UI_SET_FFBIT, code); }
+static inline int CEvdev_uinput_set_rel_bit(int fd, int code) { return ioctl(fd, UI_SET_RELBIT, code); }
 static inline int CEvdev_uinput_set_property_bit(int fd, int property) { return ioctl(fd, UI_SET_PROPBIT, property); }
 static inline int CEvdev_uinput_setup(int fd, const struct uinput_setup *setup) { return ioctl(fd, UI_DEV_SETUP, setup); }
 static inline int CEvdev_uinput_abs_setup(int fd, const struct uinput_abs_setup *setup) { return ioctl(fd, UI_ABS_SETUP, setup); }

@@ -21,6 +21,8 @@ public struct DeviceTable: Sendable {
     public var properties: [Int32] = []
     public var keys: [Int32] = []
     public var axes: [Axis] = []
+    /// Relative axes (`REL_X`…), for a mouse.
+    public var relativeAxes: [Int32] = []
     public var forceFeedback: [Int32] = []
     public var effectsMax: UInt32 = 0
     /// The kind `forcescale devices` should report.
@@ -108,6 +110,47 @@ public enum Tables {
     /// vendor:product, made before it (a gamepad's touchpad or motion-sensor node, as
     /// hid-sony and hid-playstation make them): a vendor:product query matches both.
     public static let rumbleTwin = singleTouchPad("forcescale rumble pad touch node", pressure: 0...255, product: 0x0020)
+
+    /// A plain USB mouse: relative motion and three buttons, no absolute axis at all. udev
+    /// calls it ID_INPUT_MOUSE; it can never weigh.
+    public static let mouse = DeviceTable(
+        name: "forcescale test mouse", bus: UInt16(BUS_USB), vendor: 0x046d, product: 0xc077,
+        keys: [BTN_LEFT, BTN_RIGHT, BTN_MIDDLE],
+        relativeAxes: [REL_X, REL_Y, REL_WHEEL],
+        expectedKind: "other")
+
+    /// A clickpad without any pressure axis (many I2C HID touchpads report none): udev
+    /// calls it ID_INPUT_TOUCHPAD, but it cannot weigh.
+    public static let pressurelessPad = DeviceTable(
+        name: "forcescale pad without pressure", bus: UInt16(BUS_I2C), vendor: 0x04f3, product: 0x3140,
+        properties: [INPUT_PROP_POINTER, INPUT_PROP_BUTTONPAD],
+        keys: [BTN_LEFT, BTN_TOOL_FINGER, BTN_TOOL_DOUBLETAP, BTN_TOUCH],
+        axes: [
+            Axis(code: ABS_X, minimum: 0, maximum: 3209, resolution: 32),
+            Axis(code: ABS_Y, minimum: 0, maximum: 2097, resolution: 32),
+            Axis(code: ABS_MT_SLOT, minimum: 0, maximum: 4),
+            Axis(code: ABS_MT_POSITION_X, minimum: 0, maximum: 3209, resolution: 32),
+            Axis(code: ABS_MT_POSITION_Y, minimum: 0, maximum: 2097, resolution: 32),
+            Axis(code: ABS_MT_TRACKING_ID, minimum: 0, maximum: 65535),
+        ],
+        expectedKind: "touchpad")
+
+    /// A Magic Trackpad 2-like pad whose only pressure axis is ABS_MT_PRESSURE (0–253): the
+    /// bit 0x3a of capabilities/abs, high in the bitmask, without ABS_PRESSURE's 0x18.
+    public static let multitouchPressurePad = DeviceTable(
+        name: "forcescale mt pressure pad", bus: UInt16(BUS_USB), vendor: 0x05ac, product: 0x0265,
+        properties: [INPUT_PROP_POINTER, INPUT_PROP_BUTTONPAD],
+        keys: [BTN_LEFT, BTN_TOOL_FINGER, BTN_TOOL_DOUBLETAP, BTN_TOUCH],
+        axes: [
+            Axis(code: ABS_X, minimum: -3678, maximum: 3934, resolution: 46),
+            Axis(code: ABS_Y, minimum: -2478, maximum: 2587, resolution: 45),
+            Axis(code: ABS_MT_SLOT, minimum: 0, maximum: 15),
+            Axis(code: ABS_MT_POSITION_X, minimum: -3678, maximum: 3934, resolution: 46),
+            Axis(code: ABS_MT_POSITION_Y, minimum: -2478, maximum: 2587, resolution: 45),
+            Axis(code: ABS_MT_TRACKING_ID, minimum: 0, maximum: 65535),
+            Axis(code: ABS_MT_PRESSURE, minimum: 0, maximum: 253),
+        ],
+        expectedKind: "touchpad")
 
     public static let all: [DeviceTable] = [synapticsPad, pressurePad, pen2047, pen8191, degeneratePad, narrowPad, rumbleTwin, rumblePad]
 }

@@ -98,6 +98,12 @@ public final class VirtualDevice: @unchecked Sendable {
                 guard CEvdev_uinput_abs_setup(fd, &setup) == 0 else { throw fail("UI_ABS_SETUP \(axis.code)") }
             }
         }
+        if !table.relativeAxes.isEmpty {
+            guard CEvdev_uinput_set_event_bit(fd, EV_REL) == 0 else { throw fail("UI_SET_EVBIT EV_REL") }
+            for axis in table.relativeAxes {
+                guard CEvdev_uinput_set_rel_bit(fd, axis) == 0 else { throw fail("UI_SET_RELBIT \(axis)") }
+            }
+        }
         if !table.forceFeedback.isEmpty {
             guard CEvdev_uinput_set_event_bit(fd, EV_FF) == 0 else { throw fail("UI_SET_EVBIT EV_FF") }
             for code in table.forceFeedback {
