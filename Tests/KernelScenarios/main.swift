@@ -33,7 +33,6 @@ let scenarios: [(letter: String, title: String, run: (Programs) -> Void)] = [
     ("g", "devices and rumble", DevicesAndRumble.run),
     ("h", "the daemon on a device", DaemonOnDevice.run),
     ("i", "the udev rule", UdevRule.run),
-    ("i", "the udev rule", UdevRule.run),
     ("k", "record, then replay", RecordReplay.run),
 ]
 
