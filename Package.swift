@@ -14,10 +14,12 @@ let package = Package(
         .systemLibrary(name: "CLinux"),
         // libsystemd's sd-daemon: readiness and watchdog notifications, socket activation.
         .systemLibrary(name: "CSystemd", pkgConfig: "libsystemd", providers: [.apt(["libsystemd-dev"])]),
+        // SQLite 3 for the force log (sessions, readings, peaks).
+        .systemLibrary(name: "CSQLite", pkgConfig: "sqlite3", providers: [.apt(["libsqlite3-dev"])]),
         // Pure: no clock, no file descriptor. Events in; readings, peaks and deadlines out.
         .target(name: "ScaleCore"),
         // Everything that touches the operating system.
-        .target(name: "ScaleSystem", dependencies: ["ScaleCore", "CEvdev", "CLinux", "CSystemd"]),
+        .target(name: "ScaleSystem", dependencies: ["ScaleCore", "CEvdev", "CLinux", "CSystemd", "CSQLite"]),
         // swift-argument-parser's conventions, written by hand (no outside packages here).
         .target(name: "ArgumentParsing"),
         // How readings look to a person: the gauge line, the bar, units.

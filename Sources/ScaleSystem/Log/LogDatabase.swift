@@ -1,0 +1,517 @@
+import CSQLite
+import Glibc
+import ScaleCore
+
+/// The force log: an SQLite file of devices, sessions (one touch each), their readings and
+/// their PEAKs. The daemon's writer opens it read-write; the CLI opens it read-only.
+///
+/// The file is in WAL mode with `synchronous = FULL`: every committed transaction is on
+/// disk before the commit returns, so a crash or a power cut loses at most the batch being
+/// written, and readers (the CLI) never wait for the writer. One `LogDatabase` belongs to
+/// one thread at a time.
+public final class LogDatabase {
+    /// The file name under the daemon's state directory when logging is just switched on.
+    public static let defaultFileName = "log.sqlite"
+
+    /// `<state dir>/log.sqlite`.
+    public static func defaultPath(stateDirectory: String) -> String {
+        (stateDirectory.hasSuffix("/") ? stateDirectory : stateDirectory + "/") + defaultFileName
+    }
+
+    /// The schema version this code writes and reads (`PRAGMA user_version`).
+    public static var schemaVersion: Int { LogSchema.currentVersion }
+
+    public let path: String
+    public let isReadOnly: Bool
+    /// The file's schema version (older files are read as they are when opened read-only).
+    public private(set) var schemaVersion: Int
+    private let connection: SQLiteConnection
+
+    private init(path: String, isReadOnly: Bool, connection: SQLiteConnection, schemaVersion: Int) {
+        self.path = path
+        self.isReadOnly = isReadOnly
+        self.connection = connection
+        self.schemaVersion = schemaVersion
+    }
+
+    /// Opens the log at `path`.
+    /// - Parameters:
+    ///   - readOnly: For reading (the CLI): `SQLITE_OPEN_READONLY`; the file must exist and
+    ///     is read at whatever schema version it has, up to this code's.
+    ///     Otherwise (the daemon) the file is made when missing (its directory must exist)
+    ///     and migrated forward to the current schema in one transaction.
+    /// - Throws: `LogDatabaseError`: `.missing` when a file to read is not there,
+    ///   `.notADatabase`, `.notALog`, `.newerSchema`, or `.sqlite` for the rest.
+    public static func open(path: String, readOnly: Bool = false) throws(LogDatabaseError) -> LogDatabase {
+        if readOnly {
+            var status = stat()
+            if stat(path, &status) != 0, errno == ENOENT { throw .missing(path: path) }
+        }
+        do {
+            let connection = try SQLiteConnection(path: path, readOnly: readOnly, create: !readOnly)
+            // A reader waits a little for a checkpoint or recovery instead of failing at once.
+            try connection.execute("PRAGMA busy_timeout = 5000")
+            let database = LogDatabase(path: path, isReadOnly: readOnly, connection: connection, schemaVersion: 0)
+            if readOnly {
+                database.schemaVersion = try database.checkedVersion()
+                guard database.schemaVersion > 0 else { throw LogDatabaseError.notALog(path: path) }
+            } else {
+                // WAL must be chosen outside a transaction; it then stays with the file.
+                try connection.execute("PRAGMA journal_mode = WAL; PRAGMA synchronous = FULL")
+                // Keep the -wal and -shm files when the daemon closes the log, so that a
+                // reader without write access to the directory can still open it.
+                var persist: Int32 = 1
+                sqlite3_file_control(connection.handle, "main", SQLITE_FCNTL_PERSIST_WAL, &persist)
+                try database.migrate()
+            }
+            return database
+        } catch let error as LogDatabaseError {
+            throw error
+        } catch let error as SQLiteError {
+            throw LogDatabaseError(error)
+        } catch {
+            preconditionFailure("unexpected \(error)")
+        }
+    }
+
+    /// Closes the file; the object must not be used afterwards.
+    public func close() { connection.close() }
+
+    // MARK: - Schema
+
+    /// The file's version; throws for a newer one, or a database of something else.
+    private func checkedVersion() throws -> Int {
+        let version = Int(try connection.integer("PRAGMA user_version") ?? 0)
+        if version > LogSchema.currentVersion {
+            throw LogDatabaseError.newerSchema(path: path, found: version, supported: LogSchema.currentVersion)
+        }
+        if version == 0, try connection.integer("SELECT count(*) FROM sqlite_master") ?? 0 > 0 {
+            throw LogDatabaseError.notALog(path: path)
+        }
+        return version
+    }
+
+    /// Brings the file to the current version in one transaction: all of it or none.
+    private func migrate() throws {
+        try connection.execute("BEGIN IMMEDIATE")
+        do {
+            var version = try checkedVersion()
+            if version == 0 {
+                try connection.execute(LogSchema.version1)
+                version = 1
+            }
+            while version < LogSchema.currentVersion {
+                try connection.execute(LogSchema.migrations[version - 1])
+                version += 1
+            }
+            try connection.execute("PRAGMA user_version = \(version)")
+            try connection.execute("COMMIT")
+            schemaVersion = version
+        } catch {
+            try? connection.execute("ROLLBACK")
+            throw error
+        }
+    }
+
+    // MARK: - Writing
+
+    /// Runs `body` in one transaction: committed when it returns, rolled back when it
+    /// throws (and after a failed commit, such as a full disk).
+    public func transaction<Result>(_ body: () throws(LogDatabaseError) -> Result) throws(LogDatabaseError) -> Result {
+        do throws(SQLiteError) {
+            try connection.execute("BEGIN IMMEDIATE")
+        } catch {
+            throw LogDatabaseError(error)
+        }
+        do throws(LogDatabaseError) {
+            let result = try body()
+            do throws(SQLiteError) { try connection.execute("COMMIT") } catch { throw LogDatabaseError(error) }
+            return result
+        } catch {
+            if connection.inTransaction { try? connection.execute("ROLLBACK") }
+            throw error
+        }
+    }
+
+    /// The device's row, made or renamed as needed.
+    /// - Parameters:
+    ///   - key: The calibration store's name for the device (`DeviceDescription.stateIdentity`).
+    ///   - name: The kernel's name, or a recording's file name.
+    public func device(key: String, name: String) throws(LogDatabaseError) -> LoggedDevice {
+        try wrapping {
+            let id = try connection.integer(
+                "INSERT INTO devices (key, name) VALUES (?1, ?2) ON CONFLICT (key) DO UPDATE SET name = excluded.name RETURNING id",
+                .text(key), .text(name))
+            return LoggedDevice(id: id ?? 0, key: key, name: name)
+        }
+    }
+
+    /// Starts a session with no readings yet.
+    public func openSession(device: LoggedDevice, started: WallTime, model: GramModelKind) throws(LogDatabaseError) -> LoggedSession {
+        try wrapping {
+            try connection.run(
+                "INSERT INTO sessions (device, started, peak_grams, readings, model) VALUES (?1, ?2, 0, 0, ?3)",
+                .integer(device.id), .integer(started.microseconds), .text(model.rawValue))
+            return LoggedSession(
+                id: connection.lastInsertedRowID, device: device, started: started, ended: nil, peakGrams: 0, stableGrams: nil,
+                readingCount: 0, model: model)
+        }
+    }
+
+    /// Appends readings to the session, in order, and saves its summary: the count, the
+    /// peak grams, and the grams of the last stable reading that had a contact.
+    /// - Parameter session: Updated with the readings; its `session` field is used in
+    ///   place of each reading's.
+    public func append(_ readings: some Sequence<LoggedReading>, to session: inout LoggedSession) throws(LogDatabaseError) {
+        try wrapping {
+            let insert = try connection.statement(
+                "INSERT INTO readings (session, n, time, raw, force, grams, flags, contacts) VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8)")
+            for reading in readings {
+                insert.reset()
+                try insert.bind(
+                    .integer(session.id), .integer(Int64(session.readingCount)), .integer(reading.time.microseconds),
+                    .integer(Int64(reading.raw)), .real(reading.force), .real(reading.grams), .integer(Int64(reading.flags.rawValue)),
+                    .integer(Int64(reading.contacts)))
+                while try insert.step() {}
+                session.readingCount += 1
+                session.peakGrams = max(session.peakGrams, reading.grams)
+                if reading.flags.contains(.stable), reading.contacts > 0 { session.stableGrams = reading.grams }
+            }
+            insert.reset()
+            try saveSummary(session)
+        }
+    }
+
+    /// Records a PEAK of a session.
+    public func append(_ peak: LoggedPeak) throws(LogDatabaseError) {
+        try wrapping {
+            try connection.run(
+                "INSERT INTO peaks (session, time, raw, grams) VALUES (?1, ?2, ?3, ?4)",
+                .integer(peak.session), .integer(peak.time.microseconds), .integer(Int64(peak.raw)), .real(peak.grams))
+        }
+    }
+
+    /// Ends the session at `time` and saves its summary.
+    public func close(_ session: inout LoggedSession, at time: WallTime) throws(LogDatabaseError) {
+        session.ended = time
+        try wrapping { try saveSummary(session) }
+    }
+
+    private func saveSummary(_ session: LoggedSession) throws {
+        try connection.run(
+            "UPDATE sessions SET ended = ?2, peak_grams = ?3, stable_grams = ?4, readings = ?5 WHERE id = ?1",
+            .integer(session.id), session.ended.map { .integer($0.microseconds) } ?? .null, .real(session.peakGrams),
+            session.stableGrams.map { .real($0) } ?? .null, .integer(Int64(session.readingCount)))
+    }
+
+    /// Ends the sessions a crash left open at their last reading (at their start when they
+    /// have none). - Returns: How many were open.
+    @discardableResult
+    public func closeUnfinishedSessions() throws(LogDatabaseError) -> Int {
+        try wrapping {
+            try connection.run("""
+                UPDATE sessions SET ended = coalesce((SELECT max(time) FROM readings WHERE session = sessions.id), started)
+                WHERE ended IS NULL
+                """)
+            return connection.changes
+        }
+    }
+
+    // MARK: - Retention
+
+    /// One small step of retention, in its own transaction, so that the writer never holds
+    /// the file for long: either up to `limit` readings of sessions already removed, or up
+    /// to 100 ended sessions (their rows and PEAKs) that are too old or that take the log
+    /// over `keepReadings`, oldest first. The session in progress is never removed.
+    /// - Parameters:
+    ///   - olderThan: Sessions that ended before this go.
+    ///   - keepReadings: The oldest sessions go while the sessions hold more readings than this.
+    /// - Returns: Rows deleted; 0 when there is nothing (more) to do.
+    public func pruneStep(olderThan: WallTime?, keepReadings: Int?, limit: Int = 2000) throws(LogDatabaseError) -> Int {
+        try transaction { () throws(LogDatabaseError) -> Int in
+            try wrapping {
+                let oldestKept = try connection.integer("SELECT min(id) FROM sessions") ?? .max
+                if let orphaned = try connection.integer("SELECT session FROM readings ORDER BY session LIMIT 1"), orphaned < oldestKept {
+                    try connection.run(
+                        "DELETE FROM readings WHERE session = ?1 AND n < (SELECT min(n) FROM readings WHERE session = ?1) + ?2",
+                        .integer(orphaned), .integer(Int64(limit)))
+                    return connection.changes
+                }
+                var doomed: [Int64] = []
+                if let olderThan {
+                    let old = try connection.statement("SELECT id FROM sessions WHERE ended < ?1 ORDER BY id LIMIT 100")
+                    try old.bind(.integer(olderThan.microseconds))
+                    while try old.step() { doomed.append(old.int64(0)) }
+                    old.reset()
+                }
+                if let keepReadings, doomed.count < 100 {
+                    var excess = (try connection.integer("SELECT total(readings) FROM sessions WHERE id NOT IN (\(doomed.map(String.init).joined(separator: ",")))") ?? 0) - Int64(keepReadings)
+                    if excess > 0 {
+                        let oldest = try connection.statement("SELECT id, readings FROM sessions WHERE ended IS NOT NULL ORDER BY id LIMIT 200")
+                        while excess > 0, doomed.count < 100, try oldest.step() {
+                            let id = oldest.int64(0)
+                            guard !doomed.contains(id) else { continue }
+                            doomed.append(id)
+                            excess -= oldest.int64(1)
+                        }
+                        oldest.reset()
+                    }
+                }
+                guard !doomed.isEmpty else { return 0 }
+                let list = doomed.map(String.init).joined(separator: ",")
+                try connection.execute("DELETE FROM sessions WHERE id IN (\(list))")
+                var deleted = connection.changes
+                if schemaVersion >= 2 {
+                    try connection.execute("DELETE FROM peaks WHERE session IN (\(list))")
+                    deleted += connection.changes
+                }
+                return deleted
+            }
+        }
+    }
+
+    // MARK: - Reading
+
+    /// The sessions, oldest first (newest last).
+    /// - Parameters:
+    ///   - since: Only sessions still going on at or after this time: ended then or later,
+    ///     or not ended.
+    ///   - device: Only sessions of devices whose name or key contains this, ignoring case.
+    public func sessions(since: WallTime? = nil, device: String? = nil) throws(LogDatabaseError) -> [LoggedSession] {
+        try wrapping {
+            let devices = try allDevices()
+            let wanted = device.map { filter in
+                let needle = filter.lowercased()
+                return Set(devices.values.filter { $0.name.lowercased().contains(needle) || $0.key.lowercased().contains(needle) }.map(\.id))
+            }
+            if let wanted, wanted.isEmpty { return [] }
+            let statement = try connection.statement(
+                "SELECT \(Self.sessionColumns) FROM sessions WHERE ?1 IS NULL OR ended IS NULL OR ended >= ?1 ORDER BY id")
+            defer { statement.reset() }
+            try statement.bind(since.map { .integer($0.microseconds) } ?? .null)
+            var sessions: [LoggedSession] = []
+            while try statement.step() {
+                guard wanted?.contains(statement.int64(1)) ?? true else { continue }
+                sessions.append(Self.session(from: statement, devices: devices))
+            }
+            return sessions
+        }
+    }
+
+    /// One session; nil when there is none with that id.
+    public func session(id: Int64) throws(LogDatabaseError) -> LoggedSession? {
+        try wrapping {
+            let statement = try connection.statement("SELECT \(Self.sessionColumns) FROM sessions WHERE id = ?1")
+            defer { statement.reset() }
+            try statement.bind(.integer(id))
+            guard try statement.step() else { return nil }
+            return Self.session(from: statement, devices: try allDevices())
+        }
+    }
+
+    /// Calls `body` with each reading of the session in time order, one row at a time, so
+    /// that a session of millions of readings needs no more memory than one.
+    /// - Throws: `LogDatabaseError`, or what `body` throws (which stops the iteration).
+    public func forEachReading(session: Int64, _ body: (LoggedReading) throws -> Void) throws {
+        try forEachReading(session: session, from: nil, body)
+    }
+
+    /// Calls `body` with each reading at or after `since`, across sessions, in time order,
+    /// one row at a time.
+    /// - Throws: `LogDatabaseError`, or what `body` throws (which stops the iteration).
+    public func forEachReading(since: WallTime, _ body: (LoggedReading) throws -> Void) throws {
+        // Sessions do not overlap (the daemon reads one device), so session order is time order.
+        for id in try sessionIDs(since: since) {
+            try forEachReading(session: id, from: since, body)
+        }
+    }
+
+    /// The readings of a session, in time order, all in memory (for a plot).
+    public func readings(session: Int64) throws(LogDatabaseError) -> [LoggedReading] {
+        var readings: [LoggedReading] = []
+        do {
+            try forEachReading(session: session) { readings.append($0) }
+        } catch let error as LogDatabaseError {
+            throw error
+        } catch {
+            preconditionFailure("unexpected \(error)")
+        }
+        return readings
+    }
+
+    /// The PEAKs of a session, in time order.
+    public func peaks(session: Int64) throws(LogDatabaseError) -> [LoggedPeak] {
+        try peaks(where: "session = ?1", .integer(session))
+    }
+
+    /// The PEAKs at or after `since`, in time order.
+    public func peaks(since: WallTime) throws(LogDatabaseError) -> [LoggedPeak] {
+        try peaks(where: "time >= ?1", .integer(since.microseconds))
+    }
+
+    /// Counts, extent and size of the log.
+    public func statistics() throws(LogDatabaseError) -> LogStatistics {
+        try wrapping {
+            let first = try connection.integer("SELECT min(started) FROM sessions")
+            let lastEnded = try connection.integer("SELECT max(ended) FROM sessions")
+            let lastOpen = try connection.integer(
+                "SELECT max(time) FROM readings WHERE session IN (SELECT id FROM sessions WHERE ended IS NULL)")
+            let last = [lastEnded, lastOpen].compactMap { $0 }.max()
+            var sizes: [Int64] = []
+            for suffix in ["", "-wal"] {
+                var status = stat()
+                sizes.append(stat(path + suffix, &status) == 0 ? Int64(status.st_size) : 0)
+            }
+            return LogStatistics(
+                path: path, schemaVersion: schemaVersion,
+                devices: Int(try connection.integer("SELECT count(*) FROM devices") ?? 0),
+                sessions: Int(try connection.integer("SELECT count(*) FROM sessions") ?? 0),
+                readings: Int(try connection.integer("SELECT count(*) FROM readings") ?? 0),
+                peaks: schemaVersion >= 2 ? Int(try connection.integer("SELECT count(*) FROM peaks") ?? 0) : 0,
+                first: first.map(WallTime.init(microseconds:)), last: last.map(WallTime.init(microseconds:)),
+                fileBytes: sizes[0], walBytes: sizes[1],
+                pageSize: Int(try connection.integer("PRAGMA page_size") ?? 0),
+                pageCount: Int(try connection.integer("PRAGMA page_count") ?? 0),
+                freelistPages: Int(try connection.integer("PRAGMA freelist_count") ?? 0))
+        }
+    }
+
+    /// `PRAGMA integrity_check`: `["ok"]` for a sound file, else SQLite's list of problems.
+    public func integrityCheck() throws(LogDatabaseError) -> [String] {
+        try wrapping {
+            let statement = try connection.statement("PRAGMA integrity_check")
+            defer { statement.reset() }
+            var lines: [String] = []
+            while try statement.step() { lines.append(statement.text(0)) }
+            return lines
+        }
+    }
+
+    // MARK: - Helpers
+
+    private static let sessionColumns = "id, device, started, ended, peak_grams, stable_grams, readings, model"
+
+    private static func session(from row: SQLiteStatement, devices: [Int64: LoggedDevice]) -> LoggedSession {
+        let deviceID = row.int64(1)
+        return LoggedSession(
+            id: row.int64(0), device: devices[deviceID] ?? LoggedDevice(id: deviceID, key: "", name: ""),
+            started: WallTime(microseconds: row.int64(2)), ended: row.isNull(3) ? nil : WallTime(microseconds: row.int64(3)),
+            peakGrams: row.double(4), stableGrams: row.isNull(5) ? nil : row.double(5), readingCount: Int(row.int64(6)),
+            model: GramModelKind(rawValue: row.text(7)) ?? .nominal)
+    }
+
+    private func allDevices() throws -> [Int64: LoggedDevice] {
+        let statement = try connection.statement("SELECT id, key, name FROM devices")
+        defer { statement.reset() }
+        var devices: [Int64: LoggedDevice] = [:]
+        while try statement.step() {
+            devices[statement.int64(0)] = LoggedDevice(id: statement.int64(0), key: statement.text(1), name: statement.text(2))
+        }
+        return devices
+    }
+
+    private func sessionIDs(since: WallTime) throws(LogDatabaseError) -> [Int64] {
+        try wrapping {
+            let statement = try connection.statement("SELECT id FROM sessions WHERE ended IS NULL OR ended >= ?1 ORDER BY id")
+            defer { statement.reset() }
+            try statement.bind(.integer(since.microseconds))
+            var ids: [Int64] = []
+            while try statement.step() { ids.append(statement.int64(0)) }
+            return ids
+        }
+    }
+
+    /// Streams rows with a statement of its own, so that `body` may run other queries (a
+    /// cached statement would be reset under the iteration).
+    private func forEachReading(session: Int64, from: WallTime?, _ body: (LoggedReading) throws -> Void) throws {
+        guard let handle = connection.handle else { throw LogDatabaseError(connection.error(SQLITE_MISUSE)) }
+        var raw: OpaquePointer?
+        let sql = "SELECT time, raw, force, grams, flags, contacts FROM readings WHERE session = ?1 AND time >= ?2 ORDER BY n"
+        let prepared = sqlite3_prepare_v2(handle, sql, -1, &raw, nil)
+        guard prepared == SQLITE_OK, let raw else { throw LogDatabaseError(connection.error(prepared)) }
+        let statement = SQLiteStatement(raw, connection: connection)
+        do throws(SQLiteError) {
+            try statement.bind(.integer(session), .integer(from?.microseconds ?? .min))
+        } catch {
+            throw LogDatabaseError(error)
+        }
+        while true {
+            let more: Bool
+            do throws(SQLiteError) { more = try statement.step() } catch { throw LogDatabaseError(error) }
+            guard more else { break }
+            try body(LoggedReading(
+                session: session, time: WallTime(microseconds: statement.int64(0)), raw: Int32(truncatingIfNeeded: statement.int64(1)),
+                force: statement.double(2), grams: statement.double(3), contacts: Int(statement.int64(5)),
+                flags: ReadingFlags(rawValue: Int(statement.int64(4)))))
+        }
+    }
+
+    private func peaks(where condition: String, _ value: SQLiteValue) throws(LogDatabaseError) -> [LoggedPeak] {
+        guard schemaVersion >= 2 else { return [] }
+        return try wrapping {
+            let statement = try connection.statement("SELECT session, time, raw, grams FROM peaks WHERE \(condition) ORDER BY time")
+            defer { statement.reset() }
+            try statement.bind(value)
+            var peaks: [LoggedPeak] = []
+            while try statement.step() {
+                peaks.append(LoggedPeak(
+                    session: statement.int64(0), time: WallTime(microseconds: statement.int64(1)),
+                    raw: Int32(truncatingIfNeeded: statement.int64(2)), grams: statement.double(3)))
+            }
+            return peaks
+        }
+    }
+
+    /// Runs SQLite calls, turning their errors into `LogDatabaseError`.
+    private func wrapping<Result>(_ body: () throws -> Result) throws(LogDatabaseError) -> Result {
+        do {
+            return try body()
+        } catch let error as LogDatabaseError {
+            throw error
+        } catch let error as SQLiteError {
+            throw LogDatabaseError(error)
+        } catch {
+            preconditionFailure("unexpected \(error)")
+        }
+    }
+}
+
+/// What `forcescale log stats` shows.
+public struct LogStatistics: Hashable, Sendable {
+    public var path: String
+    public var schemaVersion: Int
+    public var devices: Int
+    public var sessions: Int
+    public var readings: Int
+    public var peaks: Int
+    /// The start of the first session; nil for an empty log.
+    public var first: WallTime?
+    /// The last reading's time (the latest session end, or an open session's newest reading).
+    public var last: WallTime?
+    /// The database file's size; `walBytes` is the write-ahead log's beside it.
+    public var fileBytes: Int64
+    public var walBytes: Int64
+    public var pageSize: Int
+    public var pageCount: Int
+    /// Pages freed by retention, reused by new rows before the file grows.
+    public var freelistPages: Int
+
+    public init(
+        path: String, schemaVersion: Int, devices: Int, sessions: Int, readings: Int, peaks: Int, first: WallTime?, last: WallTime?,
+        fileBytes: Int64, walBytes: Int64, pageSize: Int, pageCount: Int, freelistPages: Int
+    ) {
+        self.path = path
+        self.schemaVersion = schemaVersion
+        self.devices = devices
+        self.sessions = sessions
+        self.readings = readings
+        self.peaks = peaks
+        self.first = first
+        self.last = last
+        self.fileBytes = fileBytes
+        self.walBytes = walBytes
+        self.pageSize = pageSize
+        self.pageCount = pageCount
+        self.freelistPages = freelistPages
+    }
+}
