@@ -12,6 +12,11 @@ struct CommandParser {
     /// - Throws: ``UsageError`` when the command line cannot be run.
     func parse(_ arguments: [String]) throws(UsageError) -> ParseResult {
         let rootStack = CommandStack(root: root)
+        // Hidden, as in swift-argument-parser: the option that writes the shell completion
+        // scripts, given first.
+        if arguments.first == completionScriptOption.longSpelling {
+            return try completionScript(arguments.dropFirst(), stack: rootStack)
+        }
         // Like swift-argument-parser, only a root with subcommands gets the
         // `help` subcommand; elsewhere `help` may be an ordinary value.
         if root.isGroup, arguments.first == "help", root.subcommand(named: "help") == nil {
@@ -120,6 +125,23 @@ struct CommandParser {
         if options.contains(where: isHelpFlag) { return help(stack) }
         if let version = stack.version, options.contains("--version") { return .version(version) }
         return nil
+    }
+
+    /// `--generate-completion-script <shell>`: not listed in any help, like swift-argument-parser's.
+    private var completionScriptOption: Option {
+        Option(long: "generate-completion-script", valueName: "shell", help: "Write the completion script for a shell.",
+               allowedValues: CompletionShell.allCases.map(\.rawValue))
+    }
+
+    /// The completion script the shell after `--generate-completion-script` asks for.
+    private func completionScript(_ rest: ArraySlice<String>, stack: CommandStack) throws(UsageError) -> ParseResult {
+        let option = completionScriptOption
+        guard let name = rest.first else { throw .missingValue(for: option, spelledAs: option.longSpelling, in: stack) }
+        guard let shell = CompletionShell(rawValue: name) else {
+            throw .invalidValue(name, for: option, spelledAs: option.longSpelling, in: stack)
+        }
+        if rest.count > 1 { throw .unexpectedArguments(Array(rest.dropFirst()), in: stack) }
+        return .completionScript(ArgumentParsing.completionScript(for: shell, root: root))
     }
 
     /// The help of a command, as a parse result.

@@ -6,4 +6,7 @@ public enum ParseResult: Sendable {
     case help(String)
     /// Print this version on standard output and exit successfully.
     case version(String)
+    /// Print this shell completion script on standard output (it ends in a newline) and
+    /// exit successfully.
+    case completionScript(String)
 }

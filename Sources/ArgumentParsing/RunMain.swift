@@ -130,6 +130,9 @@ private func selectCommand(
         case let .help(text), let .version(text):
             standardOutput(text + "\n")
             return .finished(0)
+        case let .completionScript(script):
+            standardOutput(script)
+            return .finished(0)
         }
     } catch {
         return .finished(report(error, standardError))
