@@ -4,7 +4,28 @@ export SWIFT
 # Options for the watch client of `make run`, e.g. make run ARGS="--unit oz"
 ARGS ?=
 
-.PHONY: all setup build run test bench clean
+.PHONY: all setup build run test bench clean install install-build uninstall
+
+# Where `make install` puts things (DESTDIR stages them, as packagers do). With the default
+# PREFIX, systemd, udev and systemd-sysusers all look in /usr/local/lib too; another PREFIX
+# may need SYSTEMDUNITDIR, UDEVDIR and SYSUSERSDIR pointed at /usr/lib or /etc.
+PREFIX ?= /usr/local
+DESTDIR ?=
+BINDIR ?= $(PREFIX)/bin
+MANDIR ?= $(PREFIX)/share/man
+SYSCONFDIR ?= /etc
+SYSTEMDUNITDIR ?= $(PREFIX)/lib/systemd/system
+UDEVDIR ?= $(PREFIX)/lib/udev
+SYSUSERSDIR ?= $(PREFIX)/lib/sysusers.d
+BASHCOMPLETIONDIR ?= $(PREFIX)/share/bash-completion/completions
+ZSHCOMPLETIONDIR ?= $(PREFIX)/share/zsh/site-functions
+FISHCOMPLETIONDIR ?= $(PREFIX)/share/fish/vendor_completions.d
+# The programs to install: by default a release build with the Swift standard library linked
+# in (--static-swift-stdlib), so that they need nothing from the toolchain at run time, in a
+# build directory of its own (.build/install) that leaves `make build`'s alone. Point it at
+# other binaries to install those instead (the tests install the debug build).
+INSTALL_BIN_DIR ?=
+INSTALL_SCRATCH = .build/install
 
 all: build
 
@@ -35,3 +56,85 @@ bench: setup
 
 clean:
 	$(SWIFT) package clean
+
+# The programs for `make install`, built once with the standard library linked statically.
+install-build: setup
+	$(SWIFT) build -c release --static-swift-stdlib --scratch-path $(INSTALL_SCRATCH) --product forcescale
+	$(SWIFT) build -c release --static-swift-stdlib --scratch-path $(INSTALL_SCRATCH) --product forcescaled
+
+# Programs, units, the udev rule and its helper, the sysusers file, man pages, completions
+# (written by the programs themselves), and the configuration file unless one is there. The
+# units and the rule name the programs by their installed paths. Nothing is chowned and no
+# user is made here; without DESTDIR (a real install) the user is made, udev and systemd
+# are told to reload, and each of those commands is printed first. See README.md.
+install: $(if $(INSTALL_BIN_DIR),,install-build)
+	@set -e; \
+	bin="$(if $(INSTALL_BIN_DIR),$(INSTALL_BIN_DIR),$$($(SWIFT) build -c release --scratch-path $(INSTALL_SCRATCH) --show-bin-path))"; \
+	d="$(DESTDIR)"; \
+	install -d "$$d$(BINDIR)" "$$d$(SYSTEMDUNITDIR)" "$$d$(UDEVDIR)/rules.d" "$$d$(SYSUSERSDIR)" \
+		"$$d$(MANDIR)/man1" "$$d$(MANDIR)/man5" "$$d$(MANDIR)/man8" "$$d$(SYSCONFDIR)/forcescale" \
+		"$$d$(BASHCOMPLETIONDIR)" "$$d$(ZSHCOMPLETIONDIR)" "$$d$(FISHCOMPLETIONDIR)"; \
+	install -m 0755 "$$bin/forcescale" "$$bin/forcescaled" "$$d$(BINDIR)/"; \
+	sed 's|/usr/local/bin/forcescaled|$(BINDIR)/forcescaled|' systemd/forcescaled.service > "$$d$(SYSTEMDUNITDIR)/forcescaled.service"; \
+	install -m 0644 systemd/forcescaled.socket "$$d$(SYSTEMDUNITDIR)/forcescaled.socket"; \
+	chmod 0644 "$$d$(SYSTEMDUNITDIR)/forcescaled.service"; \
+	sed 's|/usr/local/lib/udev/forcescale-udev-pressure|$(UDEVDIR)/forcescale-udev-pressure|' udev/70-forcescale.rules > "$$d$(UDEVDIR)/rules.d/70-forcescale.rules"; \
+	chmod 0644 "$$d$(UDEVDIR)/rules.d/70-forcescale.rules"; \
+	install -m 0755 udev/forcescale-udev-pressure "$$d$(UDEVDIR)/forcescale-udev-pressure"; \
+	install -m 0644 sysusers.d/forcescale.conf "$$d$(SYSUSERSDIR)/forcescale.conf"; \
+	install -m 0644 man/forcescale.1 "$$d$(MANDIR)/man1/forcescale.1"; \
+	install -m 0644 man/forcescale.conf.5 "$$d$(MANDIR)/man5/forcescale.conf.5"; \
+	install -m 0644 man/forcescaled.8 "$$d$(MANDIR)/man8/forcescaled.8"; \
+	for program in forcescale forcescaled; do \
+		"$$bin/$$program" --generate-completion-script bash > "$$d$(BASHCOMPLETIONDIR)/$$program"; \
+		"$$bin/$$program" --generate-completion-script zsh > "$$d$(ZSHCOMPLETIONDIR)/_$$program"; \
+		"$$bin/$$program" --generate-completion-script fish > "$$d$(FISHCOMPLETIONDIR)/$$program.fish"; \
+		chmod 0644 "$$d$(BASHCOMPLETIONDIR)/$$program" "$$d$(ZSHCOMPLETIONDIR)/_$$program" "$$d$(FISHCOMPLETIONDIR)/$$program.fish"; \
+	done; \
+	config="$$d$(SYSCONFDIR)/forcescale/forcescale.conf"; \
+	if [ -e "$$config" ]; then \
+		echo "install: kept $$config as it is; the shipped one is etc/forcescale.conf"; \
+	else \
+		install -m 0644 etc/forcescale.conf "$$config"; \
+	fi; \
+	if [ -z "$$d" ]; then \
+		echo "systemd-sysusers $(SYSUSERSDIR)/forcescale.conf"; \
+		systemd-sysusers "$(SYSUSERSDIR)/forcescale.conf"; \
+		if udevadm control --ping >/dev/null 2>&1; then \
+			echo "udevadm control --reload"; udevadm control --reload; \
+		else echo "install: systemd-udevd is not running: the rule applies once it starts"; fi; \
+		if [ -d /run/systemd/system ]; then \
+			echo "systemctl daemon-reload"; systemctl daemon-reload; \
+		else echo "install: systemd is not running here: the units apply once it is"; fi; \
+		echo "install: next, 'systemctl enable --now forcescaled.socket' and 'udevadm trigger --subsystem-match=input' (README.md, Install as a service)"; \
+	fi
+
+# Everything install put there, except an edited configuration file, the user and group
+# forcescale and the calibrations in /var/lib/forcescale, which are said and left alone.
+# Without DESTDIR the service is stopped and disabled first, and systemd and udev reload.
+uninstall:
+	@set -e; \
+	d="$(DESTDIR)"; \
+	if [ -z "$$d" ] && [ -d /run/systemd/system ]; then \
+		echo "systemctl disable --now forcescaled.socket forcescaled.service"; \
+		systemctl disable --now forcescaled.socket forcescaled.service || true; \
+	fi; \
+	rm -f "$$d$(BINDIR)/forcescale" "$$d$(BINDIR)/forcescaled" \
+		"$$d$(SYSTEMDUNITDIR)/forcescaled.service" "$$d$(SYSTEMDUNITDIR)/forcescaled.socket" \
+		"$$d$(UDEVDIR)/rules.d/70-forcescale.rules" "$$d$(UDEVDIR)/forcescale-udev-pressure" \
+		"$$d$(SYSUSERSDIR)/forcescale.conf" \
+		"$$d$(MANDIR)/man1/forcescale.1" "$$d$(MANDIR)/man5/forcescale.conf.5" "$$d$(MANDIR)/man8/forcescaled.8" \
+		"$$d$(BASHCOMPLETIONDIR)/forcescale" "$$d$(BASHCOMPLETIONDIR)/forcescaled" \
+		"$$d$(ZSHCOMPLETIONDIR)/_forcescale" "$$d$(ZSHCOMPLETIONDIR)/_forcescaled" \
+		"$$d$(FISHCOMPLETIONDIR)/forcescale.fish" "$$d$(FISHCOMPLETIONDIR)/forcescaled.fish"; \
+	config="$$d$(SYSCONFDIR)/forcescale/forcescale.conf"; \
+	if [ -e "$$config" ] && cmp -s etc/forcescale.conf "$$config"; then \
+		rm -f "$$config"; rmdir "$$d$(SYSCONFDIR)/forcescale" 2>/dev/null || true; \
+	elif [ -e "$$config" ]; then \
+		echo "uninstall: kept $$config, which was edited"; \
+	fi; \
+	if [ -z "$$d" ]; then \
+		if udevadm control --ping >/dev/null 2>&1; then echo "udevadm control --reload"; udevadm control --reload; fi; \
+		if [ -d /run/systemd/system ]; then echo "systemctl daemon-reload"; systemctl daemon-reload; fi; \
+		echo "uninstall: left the user and group forcescale and /var/lib/forcescale (calibrations): 'userdel forcescale' and 'rm -r /var/lib/forcescale' remove them"; \
+	fi

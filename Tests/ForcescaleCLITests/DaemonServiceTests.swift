@@ -98,4 +98,61 @@ import Testing
         #expect(connected.readLine(timeout: 10)?.hasPrefix(#"{"class":"VERSION""#) == true, "\(activator.stderr)")
         #expect(connected.request(#"{"class":"STATUS"}"#)?.hasPrefix(#"{"class":"STATUS""#) == true)
     }
+
+    /// As systemd/forcescaled.socket and forcescaled.service start it, without systemd: the
+    /// listener bound at the socket unit's ListenStream= (under a scratch root), and the
+    /// daemon run by ExecStart= with no --socket or --state-dir, as an unprivileged user
+    /// (nobody stands in for forcescale), given the $RUNTIME_DIRECTORY and $STATE_DIRECTORY
+    /// that RuntimeDirectory= and StateDirectory= set. Only the source (a recording) and an
+    /// empty configuration file are added, so that no device and no /etc file of this
+    /// machine take part.
+    @Test func servesAsTheUnitsStartIt() throws {
+        let socketUnit = try UnitFile(path: ServiceFilesTests.socketUnit)
+        let serviceUnit = try UnitFile(path: ServiceFilesTests.serviceUnit)
+        let listenStream = try #require(socketUnit.values("Socket", "ListenStream").first)
+        let execStart = try #require(serviceUnit.values("Service", "ExecStart").first).split(separator: " ").map(String.init)
+        let runtimeName = try #require(serviceUnit.values("Service", "RuntimeDirectory").first)
+        let stateName = try #require(serviceUnit.values("Service", "StateDirectory").first)
+        #expect(execStart.first == "/usr/local/bin/forcescaled")
+        #expect(listenStream == "/run/\(runtimeName)/forcescale.sock", "the socket unit listens in the service's RuntimeDirectory")
+
+        let root = try CLI.temporaryDirectory()
+        defer { try? FileManager.default.removeItem(at: root) }
+        chmod(root.path, 0o755)
+        let socketPath = root.path + listenStream
+        let runtimeDirectory = root.path + "/run/" + runtimeName
+        let stateDirectory = root.path + "/var/lib/" + stateName
+        for directory in [runtimeDirectory, stateDirectory] {
+            try FileManager.default.createDirectory(atPath: directory, withIntermediateDirectories: true)
+            // systemd makes these directories the service user's.
+            #expect(try run("/bin/chown", ["nobody", directory]).status == 0)
+        }
+        let configuration = root.appendingPathComponent("empty.conf").path
+        _ = FileManager.default.createFile(atPath: configuration, contents: Data())
+
+        let activator = try ChildProcess(
+            "/usr/bin/systemd-socket-activate",
+            ["-l", socketPath, "-E", "RUNTIME_DIRECTORY=\(runtimeDirectory)", "-E", "STATE_DIRECTORY=\(stateDirectory)",
+             "/usr/bin/setpriv", "--reuid=nobody", "--regid=nogroup", "--clear-groups",
+             CLI.binDirectory.appendingPathComponent("forcescaled").path]
+                + execStart.dropFirst() + ["--config", configuration, "--replay", DaemonRecordings.intuos, "--loop"])
+        defer { activator.kill() }
+        var client: RawClient?
+        let deadline = Date().addingTimeInterval(10)
+        while client == nil, Date() < deadline {
+            client = try? RawClient(path: socketPath)
+            if client == nil { usleep(20_000) }
+        }
+        let connected = try #require(client, "systemd-socket-activate did not listen on \(socketPath): \(activator.stderr)")
+        #expect(connected.readLine(timeout: 10)?.hasPrefix(#"{"class":"VERSION""#) == true, "\(activator.stderr)")
+        #expect(connected.request(#"{"class":"STATUS"}"#)?.hasPrefix(#"{"class":"STATUS""#) == true, "\(activator.stderr)")
+        // Root may tare; the calibration goes to $STATE_DIRECTORY, written by the daemon's user.
+        let tare = connected.request(#"{"class":"TARE"}"#, timeout: 10)
+        #expect(tare?.hasPrefix(#"{"class":"TARE""#) == true, "TARE: \(tare ?? "nothing"); \(activator.stderr)")
+        let stateFile = stateDirectory + "/" + DaemonRecordings.intuosStateFile
+        let attributes = try? FileManager.default.attributesOfItem(atPath: stateFile)
+        #expect((attributes?[.ownerAccountName] as? String) == "nobody", "\(stateFile): \(attributes.map { "\($0)" } ?? "missing")")
+        // It names the socket it was handed, found from $RUNTIME_DIRECTORY.
+        #expect(activator.stderr.contains("listening on \(socketPath)"), "\(activator.stderr)")
+    }
 }

@@ -1,0 +1,287 @@
+import Foundation
+import Glibc
+import Testing
+
+/// The files that make forcescaled a system service (systemd/, udev/, sysusers.d/) and
+/// `make install`, checked with the real tools: systemd-analyze verify and security, the udev
+/// helper run by /bin/sh, and make itself. The udev rule under a running systemd-udevd is
+/// kernel scenario i; socket activation as the unit does it is in DaemonServiceTests.
+@Suite(.serialized) struct ServiceFilesTests {
+    static let root = CLI.packageRoot
+    static let helper = root.appendingPathComponent("udev/forcescale-udev-pressure").path
+    static let serviceUnit = root.appendingPathComponent("systemd/forcescaled.service").path
+    static let socketUnit = root.appendingPathComponent("systemd/forcescaled.socket").path
+    static let systemdAnalyze = "/usr/bin/systemd-analyze"
+
+    // MARK: - The udev helper
+
+    /// capabilities/abs as the kernel prints it (input_print_bitmap: hex words of a `long`,
+    /// highest first, no leading zeros), and what the helper must make of it.
+    static let bitmasks: [(words: [String], pressure: Bool, device: String)] = [
+        (["660800011000003"], true, "Synaptics clickpad: ABS_PRESSURE and ABS_MT_PRESSURE"),
+        (["6608000", "11000003"], true, "the same pad on a 32-bit kernel (two words)"),
+        (["1000003"], true, "pressure pad or pen: X, Y and ABS_PRESSURE"),
+        (["f000003"], true, "pen tablet: ABS_PRESSURE, DISTANCE, TILT_X, TILT_Y"),
+        (["660800000000003"], true, "Magic Trackpad 2: ABS_MT_PRESSURE only (bit 0x3a)"),
+        (["4000000", "3"], true, "ABS_MT_PRESSURE only, 32-bit kernel: bit 26 of the high word"),
+        (["260800000000003"], false, "I2C touchpad without pressure"),
+        (["2608000", "3"], false, "the same, 32-bit kernel"),
+        (["0"], false, "mouse: no absolute axis"),
+        (["3"], false, "touchscreen with X and Y only"),
+        (["800000"], false, "bit 23 (ABS_HAT3Y) beside ABS_PRESSURE"),
+        (["2000000"], false, "bit 25 (ABS_DISTANCE) beside ABS_PRESSURE"),
+        (["200000000000000"], false, "bit 57 (ABS_MT_TRACKING_ID) beside ABS_MT_PRESSURE"),
+        (["800000000000000"], false, "bit 59 (ABS_MT_DISTANCE) beside ABS_MT_PRESSURE"),
+        (["FFFFFFFFFFFFFFFF"], true, "every bit, upper-case digits"),
+    ]
+
+    @Test(arguments: 0..<bitmasks.count)
+    func udevHelperFindsThePressureBits(_ index: Int) throws {
+        let (words, pressure, device) = Self.bitmasks[index]
+        // Run as udev runs it: the file itself, through its #! line.
+        let result = try run(Self.helper, words)
+        #expect(result.exited && result.status == 0, "\(device): exit \(result.status), \(result.stderr)")
+        #expect(result.stdout == "FORCESCALE_PRESSURE=\(pressure ? 1 : 0)\n", "\(device): \(words.joined(separator: " ")) gave \(result.stdout)")
+        #expect(result.stderr.isEmpty)
+    }
+
+    @Test(arguments: [
+        ([], "got 0 arguments"),
+        (["1", "2", "3"], "got 3 arguments"),
+        (["0x1000003"], "'0x1000003' is not a hexadecimal word"),
+        (["10000-3"], "'10000-3' is not a hexadecimal word"),
+        (["11000003660800011"], "more than 16 hexadecimal digits"),
+        (["123456789", "0"], "more than 8 hexadecimal digits"),
+    ] as [([String], String)])
+    func udevHelperRefusesWhatIsNoBitmask(_ words: [String], _ message: String) throws {
+        let result = try run(Self.helper, words)
+        #expect(result.exited && result.status == 2, "\(words): exit \(result.status)")
+        #expect(result.stdout.isEmpty, "\(words): printed \(result.stdout)")
+        #expect(result.stderr.contains(message), "\(words): \(result.stderr)")
+    }
+
+    @Test func udevRuleAsksForTheServiceWithoutUaccess() throws {
+        let rule = try String(contentsOfFile: Self.root.appendingPathComponent("udev/70-forcescale.rules").path, encoding: .utf8)
+        let active = rule.split(separator: "\n").filter { !$0.hasPrefix("#") }.joined(separator: "\n")
+        #expect(active.contains(#"ENV{SYSTEMD_WANTS}+="forcescaled.service""#))
+        #expect(active.contains(#"TAG+="systemd""#))
+        #expect(active.contains(#"ENV{FORCESCALE_DEVICE}="1""#))
+        #expect(!active.contains("uaccess"), "the rule must not give the desktop user the raw events")
+        // make install rewrites this path to $(UDEVDIR)/forcescale-udev-pressure.
+        #expect(active.contains(#"IMPORT{program}="/usr/local/lib/udev/forcescale-udev-pressure %s{capabilities/abs}""#))
+    }
+
+    // MARK: - The units
+
+    @Test func serviceExposureIsAtMostOnePointFive() throws {
+        let result = try run(Self.systemdAnalyze, ["security", "--offline=yes", "--no-pager", Self.serviceUnit])
+        let line = try #require(result.stdout.split(separator: "\n").first { $0.contains("Overall exposure level for forcescaled.service:") },
+                                "systemd-analyze security printed no overall level: \(result.stdout.suffix(300)) \(result.stderr)")
+        // "→ Overall exposure level for forcescaled.service: 0.6 SAFE 😀" (the face may be ":-}").
+        let afterName = line.components(separatedBy: "forcescaled.service:").last ?? ""
+        let figure = try #require(afterName.split(separator: " ").first.flatMap { Double($0) }, "cannot read \(line)")
+        print("systemd-analyze security --offline=yes systemd/forcescaled.service: exposure \(figure)")
+        #expect(figure <= 1.5, "\(line)")
+        // What the sandbox must keep allowing, or the daemon cannot read and rumble.
+        let unit = try UnitFile(path: Self.serviceUnit)
+        #expect(unit.values("Service", "DeviceAllow") == ["char-input rw"])
+        #expect(unit.values("Service", "DevicePolicy") == ["closed"])
+        #expect(unit.values("Service", "PrivateDevices").isEmpty, "PrivateDevices hides /dev/input")
+        #expect(unit.values("Service", "SupplementaryGroups") == ["input"])
+        #expect(unit.values("Service", "Type") == ["notify"])
+    }
+
+    /// The installed units, verified where they point: `systemd-analyze verify` wants the
+    /// programs of ExecStart= to exist and (with --man=yes) the man pages of Documentation=
+    /// to be found, so the staged copies are re-rooted at the staging directory.
+    @Test func installedUnitsPassSystemdAnalyzeVerify() throws {
+        let stage = try Staging()
+        let install = try stage.make(["install"])
+        #expect(install.exited && install.status == 0, "make install: \(install.stdout) \(install.stderr)")
+        let units = stage.path("/usr/local/lib/systemd/system")
+        let check = stage.directory.appendingPathComponent("verify")
+        try FileManager.default.createDirectory(at: check, withIntermediateDirectories: true)
+        var copies: [String] = []
+        for name in ["forcescaled.service", "forcescaled.socket"] {
+            let text = try String(contentsOfFile: units + "/" + name, encoding: .utf8)
+            let copy = check.appendingPathComponent(name).path
+            try text.replacingOccurrences(of: "=/usr/local/", with: "=" + stage.path("/usr/local/")).write(toFile: copy, atomically: true, encoding: .utf8)
+            copies.append(copy)
+        }
+        let verify = try run(Self.systemdAnalyze, ["verify", "--man=yes"] + copies,
+                             environment: ["MANPATH": stage.path("/usr/local/share/man")], timeout: 60)
+        #expect(verify.exited && verify.status == 0, "systemd-analyze verify exited \(verify.status): \(verify.stderr)")
+        // Unknown or misspelt keys are only warnings (status 0), so there must be none at all.
+        #expect(verify.stderr.isEmpty && verify.stdout.isEmpty, "systemd-analyze verify: \(verify.stdout) \(verify.stderr)")
+
+        // And it can fail: a misspelt key and a missing program are reported.
+        let broken = check.appendingPathComponent("forcescaled.service").path
+        let text = try String(contentsOfFile: broken, encoding: .utf8)
+        try text.replacingOccurrences(of: "ProtectSystem=strict", with: "ProtectSystm=strict")
+            .replacingOccurrences(of: stage.path("/usr/local/bin/forcescaled"), with: stage.path("/usr/local/bin/forcescaled-missing"))
+            .write(toFile: broken, atomically: true, encoding: .utf8)
+        let failed = try run(Self.systemdAnalyze, ["verify", "--man=no", broken], timeout: 60)
+        #expect(failed.stderr.contains("ProtectSystm") && failed.stderr.contains("forcescaled-missing"), "\(failed.stderr)")
+    }
+
+    // MARK: - make install and uninstall
+
+    /// Everything `make install` puts in place, for PREFIX=/usr/local and SYSCONFDIR=/etc.
+    static let installedFiles: [(path: String, mode: Int)] = [
+        ("/usr/local/bin/forcescale", 0o755),
+        ("/usr/local/bin/forcescaled", 0o755),
+        ("/usr/local/lib/systemd/system/forcescaled.service", 0o644),
+        ("/usr/local/lib/systemd/system/forcescaled.socket", 0o644),
+        ("/usr/local/lib/udev/rules.d/70-forcescale.rules", 0o644),
+        ("/usr/local/lib/udev/forcescale-udev-pressure", 0o755),
+        ("/usr/local/lib/sysusers.d/forcescale.conf", 0o644),
+        ("/usr/local/share/man/man1/forcescale.1", 0o644),
+        ("/usr/local/share/man/man5/forcescale.conf.5", 0o644),
+        ("/usr/local/share/man/man8/forcescaled.8", 0o644),
+        ("/usr/local/share/bash-completion/completions/forcescale", 0o644),
+        ("/usr/local/share/bash-completion/completions/forcescaled", 0o644),
+        ("/usr/local/share/zsh/site-functions/_forcescale", 0o644),
+        ("/usr/local/share/zsh/site-functions/_forcescaled", 0o644),
+        ("/usr/local/share/fish/vendor_completions.d/forcescale.fish", 0o644),
+        ("/usr/local/share/fish/vendor_completions.d/forcescaled.fish", 0o644),
+        ("/etc/forcescale/forcescale.conf", 0o644),
+    ]
+
+    /// Staged as an unprivileged user (nobody) into a folder of its own: no chown, no
+    /// useradd, no reload is needed or tried, and uninstall takes it all back but an edited
+    /// configuration file.
+    @Test func installStagesEverythingAndUninstallTakesItBack() throws {
+        let stage = try Staging(owner: "nobody")
+        let install = try stage.make(["install"])
+        #expect(install.exited && install.status == 0, "make install as nobody: \(install.stdout) \(install.stderr)")
+        #expect(!install.stdout.contains("systemd-sysusers") && !install.stdout.contains("daemon-reload"),
+                "with DESTDIR nothing is run on this machine: \(install.stdout)")
+        for (path, mode) in Self.installedFiles {
+            let attributes = try? FileManager.default.attributesOfItem(atPath: stage.path(path))
+            #expect((attributes?[.posixPermissions] as? Int) == mode, "\(path): \(attributes.map { "mode \(String(($0[.posixPermissions] as? Int) ?? 0, radix: 8))" } ?? "missing")")
+        }
+        // Exactly those files: nothing else lands anywhere.
+        let staged = try stage.files()
+        #expect(Set(staged) == Set(Self.installedFiles.map(\.path)), "unexpected: \(Set(staged).subtracting(Self.installedFiles.map(\.path)))")
+
+        // The installed copies name the installed paths.
+        let service = try UnitFile(path: stage.path("/usr/local/lib/systemd/system/forcescaled.service"))
+        #expect(service.values("Service", "ExecStart") == ["/usr/local/bin/forcescaled"])
+        let rule = try String(contentsOfFile: stage.path("/usr/local/lib/udev/rules.d/70-forcescale.rules"), encoding: .utf8)
+        #expect(rule.contains(#"IMPORT{program}="/usr/local/lib/udev/forcescale-udev-pressure "#))
+        // The completions are what the programs write.
+        for program in ["forcescale", "forcescaled"] {
+            let bash = try run(CLI.binDirectory.appendingPathComponent(program).path, ["--generate-completion-script", "bash"])
+            let installed = try String(contentsOfFile: stage.path("/usr/local/share/bash-completion/completions/\(program)"), encoding: .utf8)
+            #expect(bash.status == 0 && !installed.isEmpty && installed == bash.stdout, "\(program)'s bash completion")
+        }
+        let shipped = try String(contentsOfFile: Self.root.appendingPathComponent("etc/forcescale.conf").path, encoding: .utf8)
+        #expect(try String(contentsOfFile: stage.path("/etc/forcescale/forcescale.conf"), encoding: .utf8) == shipped)
+
+        // An edited configuration survives a second install and the uninstall.
+        let edited = shipped + "interval-ms = 20\n"
+        try edited.write(toFile: stage.path("/etc/forcescale/forcescale.conf"), atomically: true, encoding: .utf8)
+        let again = try stage.make(["install"])
+        #expect(again.status == 0 && again.stdout.contains("kept"), "second install: \(again.stdout) \(again.stderr)")
+        #expect(try String(contentsOfFile: stage.path("/etc/forcescale/forcescale.conf"), encoding: .utf8) == edited)
+        let uninstall = try stage.make(["uninstall"])
+        #expect(uninstall.exited && uninstall.status == 0, "make uninstall: \(uninstall.stdout) \(uninstall.stderr)")
+        #expect(uninstall.stdout.contains("kept"), "uninstall says it kept the edited file: \(uninstall.stdout)")
+        #expect(try stage.files() == ["/etc/forcescale/forcescale.conf"])
+
+        // An unedited one goes with the rest.
+        _ = try stage.make(["install"])
+        try FileManager.default.removeItem(atPath: stage.path("/etc/forcescale/forcescale.conf"))
+        _ = try stage.make(["install"])
+        let clean = try stage.make(["uninstall"])
+        #expect(clean.status == 0, "\(clean.stderr)")
+        let left = try stage.files()
+        #expect(left == [], "left behind: \(left)")
+    }
+
+    @Test func prefixMovesEverythingButTheConfiguration() throws {
+        let stage = try Staging()
+        let install = try stage.make(["install", "PREFIX=/usr"])
+        #expect(install.exited && install.status == 0, "\(install.stderr)")
+        let expected = Self.installedFiles.map { $0.path.replacingOccurrences(of: "/usr/local/", with: "/usr/") }
+        #expect(Set(try stage.files()) == Set(expected))
+        let service = try UnitFile(path: stage.path("/usr/lib/systemd/system/forcescaled.service"))
+        #expect(service.values("Service", "ExecStart") == ["/usr/bin/forcescaled"])
+        let rule = try String(contentsOfFile: stage.path("/usr/lib/udev/rules.d/70-forcescale.rules"), encoding: .utf8)
+        #expect(rule.contains(#"IMPORT{program}="/usr/lib/udev/forcescale-udev-pressure "#))
+    }
+}
+
+/// A DESTDIR for `make install`, removed at the end. It installs the binaries of this build
+/// (INSTALL_BIN_DIR), so that the test does not make a release build of its own.
+final class Staging {
+    let directory: URL
+    let destination: URL
+    let owner: String?
+
+    /// - Parameter owner: Run make as this user (through setpriv), with the folder theirs.
+    init(owner: String? = nil) throws {
+        directory = try CLI.temporaryDirectory()
+        destination = directory.appendingPathComponent("destdir")
+        self.owner = owner
+        try FileManager.default.createDirectory(at: destination, withIntermediateDirectories: true)
+        if let owner {
+            // The scratch folder is only root's; the user gets to go through it.
+            chmod(directory.path, 0o755)
+            let chown = try run("/bin/chown", ["-R", owner, destination.path])
+            #expect(chown.status == 0, "chown \(owner): \(chown.stderr)")
+        }
+    }
+
+    deinit { try? FileManager.default.removeItem(at: directory) }
+
+    /// `path` inside the staging folder.
+    func path(_ path: String) -> String { destination.path + path }
+
+    /// `make TARGET… DESTDIR=… INSTALL_BIN_DIR=…` in the package root.
+    func make(_ arguments: [String]) throws -> ProcessResult {
+        let make = ["/usr/bin/make", "--no-print-directory", "-C", CLI.packageRoot.path,
+                    "DESTDIR=\(destination.path)", "INSTALL_BIN_DIR=\(CLI.binDirectory.path)"] + arguments
+        if let owner {
+            return try run("/usr/bin/setpriv", ["--reuid=\(owner)", "--regid=nogroup", "--clear-groups"] + make, timeout: 120)
+        }
+        return try run(make[0], Array(make.dropFirst()), timeout: 120)
+    }
+
+    /// The files in the staging folder (not the folders), as absolute paths once installed.
+    func files() throws -> [String] {
+        guard let walker = FileManager.default.enumerator(atPath: destination.path) else { return [] }
+        var files: [String] = []
+        while let relative = walker.nextObject() as? String {
+            var isDirectory: ObjCBool = false
+            if FileManager.default.fileExists(atPath: destination.path + "/" + relative, isDirectory: &isDirectory), !isDirectory.boolValue {
+                files.append("/" + relative)
+            }
+        }
+        return files.sorted()
+    }
+}
+
+/// A systemd unit file read back: `Key=Value` lines by section (a key may repeat).
+struct UnitFile {
+    private var entries: [(section: String, key: String, value: String)] = []
+
+    init(path: String) throws {
+        var section = ""
+        for line in try String(contentsOfFile: path, encoding: .utf8).split(separator: "\n") {
+            let text = line.trimmingCharacters(in: .whitespaces)
+            if text.isEmpty || text.hasPrefix("#") || text.hasPrefix(";") { continue }
+            if text.hasPrefix("["), text.hasSuffix("]") {
+                section = String(text.dropFirst().dropLast())
+                continue
+            }
+            guard let equals = text.firstIndex(of: "=") else { continue }
+            entries.append((section, String(text[..<equals]), String(text[text.index(after: equals)...])))
+        }
+    }
+
+    /// Every value of `key` in `section`, in order.
+    func values(_ section: String, _ key: String) -> [String] {
+        entries.filter { $0.section == section && $0.key == key }.map(\.value)
+    }
+}
