@@ -98,6 +98,26 @@ import Testing
         #expect(reading.grams == 45)
     }
 
+    @Test func aReadingHeldAcrossACalibrationChangeIsWeighedWithTheNewOne() throws {
+        var pipeline = try ScalePipeline(device: TestDevice.singleTouch())
+        var script = EventScript()
+        script.press(at: 0, 100)
+        script.pressure(at: 4, 120)
+        // The first frame goes out; the second (4 ms later) is held until the window ends.
+        let first = pipeline.run(script.events, finish: false).readings
+        #expect(first.map(\.raw) == [100])
+        pipeline.setCalibration(try Calibration(points: [CalibrationPoint(raw: 120, grams: 60)], tareGrams: 10))
+        var output: [ScaleOutput] = []
+        pipeline.advance(to: EventTime(microseconds: 10_000), into: &output)
+        guard case .reading(let held)? = output.first else {
+            Issue.record("the held reading did not come out at the window's end: \(output)")
+            return
+        }
+        #expect(held.raw == 120)
+        #expect(held.model == .calibrated)
+        #expect(held.grams == 50)
+    }
+
     @Test func settingsAreValidated() {
         var settings = ScaleSettings()
         settings.peakThreshold = 0

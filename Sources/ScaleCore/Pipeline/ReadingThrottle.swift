@@ -42,6 +42,14 @@ public struct ReadingThrottle: Sendable {
         return reading
     }
 
+    /// Rewrites the held reading in place (when the gram model changes under it), so that
+    /// what goes out at the window's end is never weighed by a model already replaced.
+    public mutating func reviseHeld(_ change: (inout Reading) -> Void) {
+        guard var reading = held else { return }
+        change(&reading)
+        held = reading
+    }
+
     /// The held reading at the end of the input, stamped with its window's end.
     public mutating func drain() -> Reading? {
         guard let deadline else { return nil }

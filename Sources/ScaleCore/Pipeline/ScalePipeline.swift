@@ -35,9 +35,17 @@ public struct ScalePipeline: Sendable {
     /// When a held reading falls due; wake the pipeline then with `advance(to:)`.
     public var nextDeadline: EventTime? { throttle.deadline }
 
-    /// Replaces the calibration (after a tare or a new point); later frames use it.
+    /// Replaces the calibration (after a tare or a new point). Later frames use it, and so
+    /// does a reading the throttle holds: it goes out after the change, so a client that
+    /// tared must not see it weighed the old way.
     public mutating func setCalibration(_ calibration: Calibration) {
-        gramModel = GramModel(axis: source.axis, calibration: calibration)
+        let model = GramModel(axis: source.axis, calibration: calibration)
+        gramModel = model
+        throttle.reviseHeld { reading in
+            guard reading.contacts > 0 else { return }
+            reading.grams = model.grams(raw: reading.raw, force: reading.force)
+            reading.model = model.kind
+        }
     }
 
     /// The kernel dropped events and libevdev is about to deliver the device's current state
