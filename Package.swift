@@ -58,7 +58,8 @@ let package = Package(
         .testTarget(name: "ScaleCoreTests", dependencies: ["ScaleCore"]),
         .testTarget(name: "ScaleSystemTests", dependencies: ["ScaleSystem", "ScaleCore"]),
         .testTarget(name: "ArgumentParsingTests", dependencies: ["ArgumentParsing"]),
+        .testTarget(name: "ScaleDisplayTests", dependencies: ["ScaleDisplay", "ScaleCore"]),
         .testTarget(name: "ScaleDaemonTests", dependencies: ["ScaleDaemon", "ScaleCore", "ScaleSystem"]),
-        .testTarget(name: "ForcescaleCLITests", dependencies: ["ScaleCore"]),
+        .testTarget(name: "ForcescaleCLITests", dependencies: ["ScaleCore", "ScaleSystem"]),
     ]
 )

@@ -1,0 +1,130 @@
+import ScaleCore
+
+/// The formats `forcescale log export` writes logged readings in.
+public enum ReadingExportFormat: String, CaseIterable, Sendable {
+    /// RFC 4180 comma-separated values with a header line; lines end in CRLF as the RFC says.
+    case csv
+    /// One JSON object per line, keys in a fixed order, as the protocol writes its lines.
+    case jsonl
+}
+
+/// Turns logged readings into lines of CSV or JSON lines, appending to a caller's buffer so
+/// that a million readings cost no more than a million small appends.
+///
+/// Every value round-trips: times keep their six decimals exactly as ``WallTime`` prints
+/// them, and force and grams are written in the shortest form that parses back to the
+/// very same `Double` (`77.0`, `0.2`, `77.03921568627451`), so nothing the log holds is
+/// rounded away. Columns and keys, in this order: `session`, `device`, `time`, `raw`,
+/// `force`, `grams`, `contacts`, `saturated`, `stable`.
+public struct ReadingExporter: Sendable {
+    /// The column names, in order; also the JSON keys.
+    public static let columns = ["session", "device", "time", "raw", "force", "grams", "contacts", "saturated", "stable"]
+
+    public let format: ReadingExportFormat
+    /// The device field of each session, already encoded for the format (quoted as needed),
+    /// because the same few names repeat on every line.
+    private var encodedDevices: [Int64: String] = [:]
+    private let deviceNames: [Int64: String]
+
+    /// - Parameters:
+    ///   - format: CSV or JSON lines.
+    ///   - deviceNames: The device name of each session id; a reading of a session missing
+    ///     here gets an empty device field (CSV) or none at all (JSON lines).
+    public init(format: ReadingExportFormat, deviceNames: [Int64: String]) {
+        self.format = format
+        self.deviceNames = deviceNames
+    }
+
+    /// What goes before the first reading: the CSV header line, nothing for JSON lines.
+    public var header: String {
+        switch format {
+        case .csv: Self.columns.joined(separator: ",") + "\r\n"
+        case .jsonl: ""
+        }
+    }
+
+    /// Appends one reading as one line.
+    /// - Parameters:
+    ///   - reading: The reading.
+    ///   - text: The buffer the line is appended to.
+    public mutating func append(_ reading: LoggedReading, to text: inout String) {
+        let device = encodedDevice(of: reading.session)
+        switch format {
+        case .csv:
+            text += String(reading.session)
+            text += ","
+            text += device
+            text += ","
+            text += reading.time.description
+            text += ","
+            text += String(reading.raw)
+            text += ","
+            text += Self.number(reading.force) ?? ""
+            text += ","
+            text += Self.number(reading.grams) ?? ""
+            text += ","
+            text += String(reading.contacts)
+            text += reading.flags.contains(.saturated) ? ",true" : ",false"
+            text += reading.flags.contains(.stable) ? ",true\r\n" : ",false\r\n"
+        case .jsonl:
+            var json = JSONLineWriter()
+            json.add("session", literal: String(reading.session))
+            if !device.isEmpty { json.add("device", literal: device) }
+            json.add("time", literal: reading.time.description)
+            json.add("raw", integer: Int(reading.raw))
+            // A value that is not a finite number has no JSON form: left out, never null.
+            json.add("force", literal: Self.number(reading.force))
+            json.add("grams", literal: Self.number(reading.grams))
+            json.add("contacts", integer: reading.contacts)
+            json.add("saturated", bool: reading.flags.contains(.saturated))
+            json.add("stable", bool: reading.flags.contains(.stable))
+            text += json.line
+        }
+    }
+
+    /// The shortest decimal text that parses back to exactly `value`; `nil` for NaN and the
+    /// infinities, which neither format can carry.
+    static func number(_ value: Double) -> String? {
+        guard value.isFinite else { return nil }
+        // -0.0 is a reading of nothing, not a different value worth a minus sign.
+        return value == 0 ? "0.0" : value.description
+    }
+
+    private mutating func encodedDevice(of session: Int64) -> String {
+        if let encoded = encodedDevices[session] { return encoded }
+        let encoded: String
+        if let name = deviceNames[session] {
+            switch format {
+            case .csv: encoded = CSV.field(name)
+            case .jsonl:
+                // The writer quotes and escapes; its object is `{"d":"…"}`, and the value is
+                // what lies between the first colon and the closing brace.
+                var writer = JSONLineWriter()
+                writer.add("d", string: name)
+                encoded = String(writer.object.dropFirst(5).dropLast())
+            }
+        } else {
+            encoded = ""
+        }
+        encodedDevices[session] = encoded
+        return encoded
+    }
+}
+
+/// RFC 4180 fields.
+public enum CSV {
+    /// A field as RFC 4180 writes it: as it is, unless it holds a comma, a double quote, a
+    /// line break or leading/trailing spaces, in which case it is put in double quotes with
+    /// each double quote doubled.
+    public static func field(_ value: String) -> String {
+        let needsQuotes = value.utf8.contains { byte in
+            byte == UInt8(ascii: ",") || byte == UInt8(ascii: "\"") || byte == UInt8(ascii: "\n") || byte == UInt8(ascii: "\r")
+        } || value.first == " " || value.last == " "
+        guard needsQuotes else { return value }
+        var quoted = "\""
+        for character in value {
+            if character == "\"" { quoted += "\"\"" } else { quoted.append(character) }
+        }
+        return quoted + "\""
+    }
+}

@@ -1,0 +1,78 @@
+import ScaleCore
+
+/// Logged sessions as a person reads them (a table) and as a program reads them (JSON
+/// lines), for `forcescale log sessions`.
+public enum SessionText {
+    /// The table's columns, in order.
+    public static let columns = ["ID", "DEVICE", "START", "DURATION", "PEAK G", "STABLE G", "READINGS"]
+
+    /// A table with a header and one row per session, columns padded to line up; numbers
+    /// are right-aligned. A session without a stable weight shows `-`, one still open shows
+    /// `open` for its duration.
+    /// - Parameters:
+    ///   - sessions: The sessions, in the order to show them.
+    ///   - localTime: The start of a session as local time text (the caller knows the zone).
+    /// - Returns: The table, each line ending in a newline.
+    public static func table(_ sessions: [LoggedSession], localTime: (WallTime) -> String) -> String {
+        let rows = sessions.map { session in
+            [
+                String(session.id),
+                session.device.name,
+                localTime(session.started),
+                session.ended.map { duration(Double($0.microseconds - session.started.microseconds) / 1e6) } ?? "open",
+                fixed(session.peakGrams, decimals: 1),
+                session.stableGrams.map { fixed($0, decimals: 1) } ?? "-",
+                String(session.readingCount),
+            ]
+        }
+        let rightAligned: Set<Int> = [0, 3, 4, 5, 6]
+        var widths = columns.map(\.count)
+        for row in rows {
+            for (index, cell) in row.enumerated() { widths[index] = Swift.max(widths[index], cell.count) }
+        }
+        func line(_ cells: [String]) -> String {
+            let padded = cells.enumerated().map { index, cell in
+                pad(cell, widths[index], left: rightAligned.contains(index))
+            }
+            // No trailing spaces after the last column.
+            return String(padded.joined(separator: "  ").reversed().drop { $0 == " " }.reversed()) + "\n"
+        }
+        return ([line(columns)] + rows.map(line)).joined()
+    }
+
+    /// One JSON object for a session, keys in this order: `session`, `device`, `device_key`,
+    /// `started`, `ended` (absent while open), `duration`, `peak_grams`, `stable_grams`
+    /// (absent when nothing was stable), `readings`, `model`. Times are Unix seconds with six
+    /// decimals; grams keep every digit the log has.
+    public static func jsonLine(_ session: LoggedSession) -> String {
+        var json = JSONLineWriter()
+        json.add("session", literal: String(session.id))
+        json.add("device", string: session.device.name)
+        json.add("device_key", string: session.device.key)
+        json.add("started", literal: session.started.description)
+        json.add("ended", literal: session.ended?.description)
+        json.add("duration", literal: session.ended.map { WallTime(microseconds: $0.microseconds - session.started.microseconds).description })
+        json.add("peak_grams", literal: ReadingExporter.number(session.peakGrams))
+        json.add("stable_grams", literal: session.stableGrams.flatMap(ReadingExporter.number))
+        json.add("readings", integer: session.readingCount)
+        json.add("model", string: session.model.rawValue)
+        return json.line
+    }
+
+    /// A duration the way people say it: `0.8 s`, `42.5 s`, `5 min 12 s`, `3 h 05 min`,
+    /// `2 d 4 h`.
+    public static func duration(_ seconds: Double) -> String {
+        guard seconds.isFinite else { return "?" }
+        if seconds < 60 { return fixed(Swift.max(0, seconds), decimals: 1) + " s" }
+        let whole = Int(seconds)
+        func two(_ value: Int) -> String { value < 10 ? "0\(value)" : String(value) }
+        if whole < 3600 { return "\(whole / 60) min \(two(whole % 60)) s" }
+        if whole < 86400 { return "\(whole / 3600) h \(two(whole % 3600 / 60)) min" }
+        return "\(whole / 86400) d \(whole % 86400 / 3600) h"
+    }
+
+    /// `1 reading`, `420 readings`.
+    public static func count(_ value: Int, _ noun: String) -> String {
+        "\(value) \(noun)\(value == 1 ? "" : "s")"
+    }
+}

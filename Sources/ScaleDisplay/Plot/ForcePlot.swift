@@ -1,0 +1,332 @@
+import ScaleCore
+
+/// One logged session drawn as an SVG chart: grams against seconds since the session
+/// started, with labelled axes on nice ticks, every PEAK marked with its grams, the
+/// heaviest reading and the stable weight marked, a title and a legend.
+///
+/// Meant to be read at a glance on a screen or a printout: dark lines on white, each mark
+/// with its own shape (triangle, circle, dashes) and words beside it, so nothing depends on
+/// telling colours apart. Feed the readings in time order with ``add(_:)``; a session of any
+/// length keeps at most two points per pixel column (see ``PlotDecimator``).
+public struct ForcePlot: Sendable {
+    /// Where the plot area sits in the picture, in pixels.
+    public struct Layout: Hashable, Sendable {
+        public var width: Int
+        public var height: Int
+        /// The plot area: left and right edges (x), top and bottom edges (y).
+        public var left: Double
+        public var right: Double
+        public var top: Double
+        public var bottom: Double
+
+        public init(width: Int, height: Int, left: Double, right: Double, top: Double, bottom: Double) {
+            self.width = width
+            self.height = height
+            self.left = left
+            self.right = right
+            self.top = top
+            self.bottom = bottom
+        }
+
+        /// 800 × 450: room for the title, the legend, the tick labels and the axis names.
+        public static let standard = Layout(width: 800, height: 450, left: 76, right: 776, top: 86, bottom: 388)
+
+        /// One decimation column per pixel of the plot area.
+        var columns: Int { Int((right - left).rounded()) }
+    }
+
+    public let session: LoggedSession
+    public let startedText: String
+    public let peaks: [LoggedPeak]
+    public let layout: Layout
+
+    /// Decimated as the readings come when the session's end is known; kept whole until
+    /// rendering when it is not (a session still open), because the columns need the span.
+    private var decimator: PlotDecimator?
+    private var pending: [PlotPoint] = []
+    private var readingCount = 0
+    private var heaviest: PlotPoint?
+    private var lightest: Double?
+    private var lastSeconds = 0.0
+
+    /// - Parameters:
+    ///   - session: The session: its device, id, start, end, stable weight.
+    ///   - startedText: The session's start as the reader should see it (local time,
+    ///     formatted by the caller, which knows the time zone).
+    ///   - peaks: The session's PEAKs.
+    ///   - layout: The picture's size and plot area.
+    public init(session: LoggedSession, startedText: String, peaks: [LoggedPeak], layout: Layout = .standard) {
+        self.session = session
+        self.startedText = startedText
+        self.peaks = peaks
+        self.layout = layout
+        if let ended = session.ended {
+            let duration = Swift.max(0, Self.seconds(from: session.started, to: ended))
+            decimator = PlotDecimator(span: 0...duration, columns: layout.columns)
+        }
+    }
+
+    /// Takes the next reading of the session.
+    public mutating func add(_ reading: LoggedReading) {
+        let point = PlotPoint(seconds: Self.seconds(from: session.started, to: reading.time), grams: reading.grams)
+        guard point.grams.isFinite else { return }
+        readingCount += 1
+        lastSeconds = Swift.max(lastSeconds, point.seconds)
+        if heaviest.map({ point.grams > $0.grams }) ?? true { heaviest = point }
+        lightest = Swift.min(lightest ?? point.grams, point.grams)
+        if decimator != nil { decimator!.add(point) } else { pending.append(point) }
+    }
+
+    /// The axes the picture uses: seconds across, grams up.
+    public var axes: (time: PlotAxis, grams: PlotAxis) {
+        let duration = Swift.max(session.ended.map { Self.seconds(from: session.started, to: $0) } ?? 0, lastSeconds)
+        let time = PlotAxis(covering: 0, duration, ticks: 8)
+        var high = heaviest?.grams ?? session.peakGrams
+        var low = Swift.min(0, lightest ?? 0)
+        for peak in peaks where peak.grams.isFinite { high = Swift.max(high, peak.grams) }
+        if let stable = session.stableGrams, stable.isFinite {
+            high = Swift.max(high, stable)
+            low = Swift.min(low, stable)
+        }
+        // Headroom above the highest mark for its label.
+        let headroom = (high - low) * 0.12
+        return (time, PlotAxis(covering: low, high + headroom, ticks: 6))
+    }
+
+    /// The SVG document.
+    public func render() -> String {
+        let (timeAxis, gramAxis) = axes
+        let layout = layout
+        func x(_ seconds: Double) -> Double { timeAxis.position(of: seconds, from: layout.left, to: layout.right) }
+        func y(_ grams: Double) -> Double { gramAxis.position(of: grams, from: layout.bottom, to: layout.top) }
+
+        var svg = SVGWriter(width: layout.width, height: layout.height)
+        svg.element("rect", ["width": "\(layout.width)", "height": "\(layout.height)", "fill": Palette.background])
+        svg.open("g", ["font-family": "DejaVu Sans, Verdana, Arial, sans-serif", "fill": Palette.text])
+
+        // Title: which session of which device, and when.
+        svg.element("text", ["class": "title", "x": coordinate(layout.left), "y": "26", "font-size": "17", "font-weight": "bold"],
+                    text: "Session \(session.id) on \(Self.shortened(session.device.name, to: 56))")
+        svg.element("text", ["class": "subtitle", "x": coordinate(layout.left), "y": "47", "font-size": "13", "fill": Palette.secondaryText],
+                    text: subtitle())
+
+        drawGrid(&svg, timeAxis: timeAxis, gramAxis: gramAxis, x: x, y: y)
+        var legend: [LegendItem] = [.line]
+
+        // The readings.
+        let points = decimatedPoints(timeAxis: timeAxis)
+        if !points.isEmpty {
+            let coordinates = points.map { coordinate(x($0.seconds)) + "," + coordinate(y($0.grams)) }.joined(separator: " ")
+            svg.element("polyline", ["class": "grams", "points": coordinates, "fill": "none", "stroke": Palette.line,
+                                     "stroke-width": "2", "stroke-linejoin": "round", "stroke-linecap": "round"])
+        }
+        if points.count == 1, let only = points.first {
+            // A line through one point draws nothing: show the point itself.
+            svg.element("circle", ["class": "grams-dot", "cx": coordinate(x(only.seconds)), "cy": coordinate(y(only.grams)), "r": "4", "fill": Palette.line])
+        }
+
+        // The stable weight: a dashed line across, over the readings (it usually runs along
+        // them), labelled at its right end.
+        if let stable = session.stableGrams, stable.isFinite {
+            let lineY = y(stable)
+            // Above the line, unless the zero line runs just there (a stable weight a little
+            // below zero, after a tare): then below it, where nothing crosses the text.
+            let zeroY = gramAxis.lower < 0 ? y(0) : .infinity
+            let labelY = (lineY - 20...lineY).contains(zeroY) ? lineY + 17 : lineY - 6
+            svg.element("line", ["class": "stable", "x1": coordinate(layout.left), "y1": coordinate(lineY), "x2": coordinate(layout.right), "y2": coordinate(lineY),
+                                 "stroke": Palette.stable, "stroke-width": "2", "stroke-dasharray": "8 5"])
+            svg.element("text", ["class": "stable-label", "x": coordinate(layout.right - 4), "y": coordinate(labelY), "font-size": "13",
+                                 "text-anchor": "end", "fill": Palette.stable, "stroke": Palette.background,
+                                 "stroke-width": "4", "paint-order": "stroke", "font-weight": "bold"],
+                        text: "stable \(Self.grams(stable))")
+            legend.append(.stable)
+        }
+
+        // PEAKs: a triangle pointing down at the peak, its grams above. A label that would
+        // run into the one before it is left out; the marker stays.
+        var labelEnd = -Double.infinity
+        var unlabelled = 0
+        for peak in peaks.sorted(by: { $0.time < $1.time }) where peak.grams.isFinite {
+            let px = x(Self.seconds(from: session.started, to: peak.time))
+            let py = y(peak.grams)
+            svg.element("path", ["class": "peak", "transform": "translate(\(coordinate(px)),\(coordinate(py)))", "d": Palette.peakTriangle,
+                                 "fill": Palette.peak, "stroke": Palette.background, "stroke-width": "1"])
+            let label = Self.grams(peak.grams)
+            let width = Self.textWidth(label, size: 12)
+            let anchorX = Swift.min(Swift.max(px, layout.left + width / 2), layout.right - width / 2)
+            if anchorX - width / 2 > labelEnd + 4 {
+                svg.element("text", ["class": "peak-label", "x": coordinate(anchorX), "y": coordinate(py - 15), "font-size": "12",
+                                     "text-anchor": "middle", "fill": Palette.peak, "stroke": Palette.background,
+                                     "stroke-width": "4", "paint-order": "stroke", "font-weight": "bold"],
+                            text: label)
+                labelEnd = anchorX + width / 2
+            } else {
+                unlabelled += 1
+            }
+        }
+        if peaks.contains(where: { $0.grams.isFinite }) { legend.append(.peak) }
+
+        // The heaviest reading, unless a PEAK mark already sits on it.
+        if let heaviest, readingCount > 1 {
+            let hx = x(heaviest.seconds), hy = y(heaviest.grams)
+            let covered = peaks.contains { peak in
+                (x(Self.seconds(from: session.started, to: peak.time)) - hx).magnitude < 6 && (y(peak.grams) - hy).magnitude < 6
+            }
+            if !covered {
+                svg.element("circle", ["class": "maximum", "cx": coordinate(hx), "cy": coordinate(hy), "r": "6", "fill": Palette.background,
+                                       "stroke": Palette.maximum, "stroke-width": "2.5"])
+                let label = "max \(Self.grams(heaviest.grams))"
+                let width = Self.textWidth(label, size: 12)
+                let anchorX = Swift.min(Swift.max(hx, layout.left + width / 2), layout.right - width / 2)
+                svg.element("text", ["class": "maximum-label", "x": coordinate(anchorX), "y": coordinate(hy - 13), "font-size": "12",
+                                     "text-anchor": "middle", "fill": Palette.maximum, "stroke": Palette.background,
+                                     "stroke-width": "4", "paint-order": "stroke", "font-weight": "bold"],
+                            text: label)
+                legend.append(.maximum)
+            }
+        }
+
+        // A word where there is little or nothing to draw.
+        var notes: [String] = []
+        if readingCount == 0 { notes.append("No readings were logged in this session.") }
+        if readingCount == 1, let heaviest { notes.append("One reading only: \(Self.grams(heaviest.grams)) at \(fixed(heaviest.seconds, decimals: 3)) s.") }
+        if unlabelled > 0 { notes.append("\(unlabelled) PEAK label\(unlabelled == 1 ? "" : "s") left out where PEAKs crowd.") }
+        for (index, note) in notes.enumerated() {
+            svg.element("text", ["class": "note", "x": coordinate((layout.left + layout.right) / 2), "y": coordinate((layout.top + layout.bottom) / 2 + Double(index) * 20),
+                                 "font-size": "14", "text-anchor": "middle", "fill": Palette.secondaryText],
+                        text: note)
+        }
+
+        drawLegend(&svg, legend)
+        svg.close("g")
+        return svg.document
+    }
+
+    // MARK: - Parts
+
+    private func subtitle() -> String {
+        var parts = ["started \(startedText)"]
+        if let ended = session.ended {
+            parts.append(SessionText.duration(Self.seconds(from: session.started, to: ended)))
+        } else {
+            parts.append("still open")
+        }
+        parts.append(SessionText.count(readingCount, "reading"))
+        parts.append("\(session.model.rawValue) model")
+        return parts.joined(separator: " · ")
+    }
+
+    private func decimatedPoints(timeAxis: PlotAxis) -> [PlotPoint] {
+        if let decimator { return decimator.points }
+        var late = PlotDecimator(span: 0...Swift.max(lastSeconds, 0), columns: layout.columns)
+        for point in pending { late.add(point) }
+        return late.points
+    }
+
+    private func drawGrid(_ svg: inout SVGWriter, timeAxis: PlotAxis, gramAxis: PlotAxis, x: (Double) -> Double, y: (Double) -> Double) {
+        let layout = layout
+        svg.open("g", ["class": "grid", "stroke": Palette.grid, "stroke-width": "1"])
+        for tick in gramAxis.ticks {
+            svg.element("line", ["x1": coordinate(layout.left), "y1": coordinate(y(tick)), "x2": coordinate(layout.right), "y2": coordinate(y(tick))])
+        }
+        for tick in timeAxis.ticks {
+            svg.element("line", ["x1": coordinate(x(tick)), "y1": coordinate(layout.top), "x2": coordinate(x(tick)), "y2": coordinate(layout.bottom)])
+        }
+        svg.close("g")
+        // The axes themselves, and the zero line when grams go below it.
+        svg.open("g", ["class": "axes", "stroke": Palette.axis, "stroke-width": "1.5"])
+        svg.element("line", ["x1": coordinate(layout.left), "y1": coordinate(layout.top), "x2": coordinate(layout.left), "y2": coordinate(layout.bottom)])
+        svg.element("line", ["x1": coordinate(layout.left), "y1": coordinate(layout.bottom), "x2": coordinate(layout.right), "y2": coordinate(layout.bottom)])
+        if gramAxis.lower < 0 {
+            svg.element("line", ["x1": coordinate(layout.left), "y1": coordinate(y(0)), "x2": coordinate(layout.right), "y2": coordinate(y(0))])
+        }
+        svg.close("g")
+        svg.open("g", ["font-size": "12"])
+        for tick in timeAxis.ticks {
+            svg.element("text", ["class": "x-tick", "x": coordinate(x(tick)), "y": coordinate(layout.bottom + 18), "text-anchor": "middle"],
+                        text: timeAxis.label(tick))
+        }
+        for tick in gramAxis.ticks {
+            svg.element("text", ["class": "y-tick", "x": coordinate(layout.left - 8), "y": coordinate(y(tick) + 4), "text-anchor": "end"],
+                        text: gramAxis.label(tick))
+        }
+        svg.close("g")
+        svg.element("text", ["class": "x-label", "x": coordinate((layout.left + layout.right) / 2), "y": coordinate(Double(layout.height) - 14),
+                             "font-size": "13", "text-anchor": "middle"],
+                    text: "time since the session started (s)")
+        let middle = (layout.top + layout.bottom) / 2
+        svg.element("text", ["class": "y-label", "x": "18", "y": coordinate(middle), "font-size": "13", "text-anchor": "middle",
+                             "transform": "rotate(-90 18 \(coordinate(middle)))"],
+                    text: "weight (g)")
+    }
+
+    private enum LegendItem { case line, peak, maximum, stable }
+
+    private func drawLegend(_ svg: inout SVGWriter, _ items: [LegendItem]) {
+        var cursor = layout.left
+        let baseline = 70.0
+        svg.open("g", ["class": "legend", "font-size": "12"])
+        for item in items {
+            let label: String
+            switch item {
+            case .line:
+                svg.element("line", ["x1": coordinate(cursor), "y1": coordinate(baseline - 4), "x2": coordinate(cursor + 24), "y2": coordinate(baseline - 4),
+                                     "stroke": Palette.line, "stroke-width": "2.5"])
+                label = "each reading"
+            case .peak:
+                svg.element("path", ["transform": "translate(\(coordinate(cursor + 12)),\(coordinate(baseline + 1)))", "d": Palette.peakTriangle,
+                                     "fill": Palette.peak])
+                label = "PEAK (threshold reached)"
+            case .maximum:
+                svg.element("circle", ["cx": coordinate(cursor + 12), "cy": coordinate(baseline - 4), "r": "5", "fill": Palette.background,
+                                       "stroke": Palette.maximum, "stroke-width": "2.5"])
+                label = "heaviest reading"
+            case .stable:
+                svg.element("line", ["x1": coordinate(cursor), "y1": coordinate(baseline - 4), "x2": coordinate(cursor + 24), "y2": coordinate(baseline - 4),
+                                     "stroke": Palette.stable, "stroke-width": "2", "stroke-dasharray": "6 4"])
+                label = "stable weight"
+            }
+            svg.element("text", ["x": coordinate(cursor + 30), "y": coordinate(baseline)], text: label)
+            cursor += 30 + Self.textWidth(label, size: 12) + 22
+        }
+        svg.close("g")
+    }
+
+    // MARK: - Helpers
+
+    /// Colours with strong contrast on white; each also has its own shape and words.
+    enum Palette {
+        static let background = "#ffffff"
+        static let text = "#1a1a1a"
+        static let secondaryText = "#4d4d4d"
+        static let grid = "#e3e3e3"
+        static let axis = "#333333"
+        static let line = "#1f4e9c"
+        static let peak = "#c0281b"
+        static let maximum = "#a35200"
+        static let stable = "#17753a"
+        /// A triangle pointing down whose tip is the origin, so a translate puts it on a peak.
+        static let peakTriangle = "M 0 0 L -7 -11 L 7 -11 Z"
+    }
+
+    static func seconds(from start: WallTime, to time: WallTime) -> Double {
+        Double(time.microseconds - start.microseconds) / 1e6
+    }
+
+    static func grams(_ value: Double) -> String { fixed(value, decimals: 1) + " g" }
+
+    /// About how wide a text is in DejaVu Sans, a wide face (an average glyph of these
+    /// labels is ~0.6 em; a little more is assumed so that neighbours never touch).
+    static func textWidth(_ text: String, size: Double) -> Double {
+        Double(text.count) * size * 0.62
+    }
+
+    static func shortened(_ text: String, to limit: Int) -> String {
+        text.count <= limit ? text : String(text.prefix(limit - 1)) + "…"
+    }
+}
+
+/// Coordinates with at most one decimal: a tenth of a pixel is finer than any screen.
+func coordinate(_ value: Double) -> String {
+    fixed(value, decimals: 1)
+}
