@@ -11,6 +11,7 @@ let root = Command(
         DevicesCommand.declaration, RumbleCommand.declaration, RecordCommand.declaration,
         WatchCommand.declaration, WeighCommand.declaration, TareCommand.declaration,
         CalibrateCommand.declaration, StatusCommand.declaration,
+        LogCommand.declaration,
     ],
     defaultSubcommand: "demo",
     version: version)
@@ -29,6 +30,7 @@ runMain(root: root) { command in
     case "tare": return try TareCommand.run(command)
     case "calibrate": return try CalibrateCommand.run(command)
     case "status": return try StatusCommand.run(command)
+    case "log": return try LogCommand.run(command)
     default: return try DemoCommand.run(command)
     }
 }

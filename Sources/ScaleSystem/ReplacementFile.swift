@@ -1,0 +1,94 @@
+import Glibc
+
+/// A file written in pieces that takes the place of `path` only once it is complete: the
+/// text goes to a new temporary file beside it, which ``commit()`` flushes to disk and
+/// renames over `path`. Until then (and after ``abandon()``, or a failure) `path` keeps its
+/// old contents, or stays absent, and no temporary is left behind. For outputs too big to
+/// hold in memory, such as an export of a million readings; `FileOutput.replace` does the
+/// same for a text in hand.
+public final class ReplacementFile {
+    /// The file that is replaced.
+    public let path: String
+    private let temporary: String
+    private let channel: OutputChannel
+    private var isOpen = true
+
+    /// Creates the temporary file (`.<name>.tmp-<random>`, exclusively: never someone
+    /// else's file, never a planted symlink).
+    /// - Parameters:
+    ///   - path: The file to replace.
+    ///   - mode: The new file's permissions (the umask may remove some).
+    /// - Throws: `SystemError` naming `path`: its directory is missing or not writable.
+    public init(path: String, mode: mode_t = 0o644) throws(SystemError) {
+        self.path = path
+        let slash = path.lastIndex(of: "/")
+        let directory = slash.map { String(path[...$0]) } ?? ""
+        let name = slash.map { String(path[path.index(after: $0)...]) } ?? path
+        while true {
+            let candidate = directory + "." + name + ".tmp-" + String(UInt64.random(in: 0...UInt64.max), radix: 36)
+            let descriptor = open(candidate, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, mode)
+            if descriptor >= 0 {
+                temporary = candidate
+                channel = OutputChannel(descriptor: descriptor, capacity: 256 * 1024)
+                return
+            }
+            let error = Errno.current
+            if error.rawValue == EEXIST { continue }
+            throw SystemError(path: path, errno: error, hint: Self.hint(for: error) ?? "check that the directory exists and is writable")
+        }
+    }
+
+    deinit {
+        if isOpen { abandon() }
+    }
+
+    /// Appends text (buffered).
+    /// - Throws: `SystemError` naming `path` (a full disk, say); the caller then abandons.
+    public func write(_ text: String) throws(SystemError) {
+        do throws(Errno) {
+            try channel.write(text)
+        } catch {
+            throw SystemError(path: path, errno: error, hint: Self.hint(for: error))
+        }
+    }
+
+    /// Finishes the file: flushes it, syncs it to disk and renames it over `path`.
+    /// - Throws: `SystemError` naming `path`; the temporary is removed and `path` is untouched.
+    public func commit() throws(SystemError) {
+        precondition(isOpen, "commit after commit or abandon")
+        do throws(Errno) {
+            try channel.flush()
+            guard fsync(channel.descriptor) == 0 else { throw Errno.current }
+            isOpen = false
+            // close can report a delayed write error (on NFS, say): the file is not safe then.
+            guard close(channel.descriptor) == 0 else { throw Errno.current }
+        } catch {
+            if isOpen { close(channel.descriptor) }
+            isOpen = false
+            unlink(temporary)
+            throw SystemError(path: path, errno: error, hint: Self.hint(for: error))
+        }
+        guard rename(temporary, path) == 0 else {
+            let error = Errno.current
+            unlink(temporary)
+            throw SystemError(path: path, errno: error, hint: error == .isDirectory ? "a directory is in the way" : Self.hint(for: error))
+        }
+    }
+
+    /// Gives up: the temporary is removed and `path` is left as it was.
+    public func abandon() {
+        guard isOpen else { return }
+        isOpen = false
+        close(channel.descriptor)
+        unlink(temporary)
+    }
+
+    static func hint(for error: Errno) -> String? {
+        switch error.rawValue {
+        case EROFS: "the file system is read-only"
+        case EACCES, EPERM: "no permission to write there"
+        case ENOSPC, EDQUOT: "the disk is full"
+        default: nil
+        }
+    }
+}

@@ -1,0 +1,156 @@
+import ArgumentParsing
+import ScaleCore
+import ScaleDisplay
+import ScaleSystem
+
+/// `forcescale log`: the force log forcescaled keeps (`--log`), read-only: its sessions,
+/// their readings as CSV or JSON lines, a plot of one session, and the log's statistics.
+enum LogCommand {
+    static let declaration = Command(
+        name: "log",
+        abstract: "List, export and plot the force log forcescaled keeps.",
+        discussion: """
+            forcescaled logs every touch as a session (its readings and PEAKs) to an SQLite \
+            file when logging is on (forcescaled --log, or log = yes in forcescale.conf). \
+            These subcommands read that file, never write it, and can run while the daemon \
+            logs. Without a subcommand, 'log' lists the sessions.
+            """,
+        subcommands: [
+            LogSessionsCommand.declaration, LogExportCommand.declaration,
+            LogPlotCommand.declaration, LogStatsCommand.declaration,
+        ],
+        defaultSubcommand: "sessions")
+
+    static func run(_ command: ParsedCommand) throws -> Int32 {
+        switch command.path.dropFirst(2).first {
+        case "export": try LogExportCommand.run(command)
+        case "plot": try LogPlotCommand.run(command)
+        case "stats": try LogStatsCommand.run(command)
+        default: try LogSessionsCommand.run(command)
+        }
+    }
+
+    // MARK: - Shared by the subcommands
+
+    static let databaseOption = Option(
+        long: "db", valueName: "path",
+        help: "The force log to read. (default: the daemon's: /var/lib/forcescale/log.sqlite as root, $XDG_STATE_HOME/forcescale/log.sqlite otherwise)")
+
+    static let sinceOption = Option(
+        long: "since", valueName: "time",
+        help: "Only from this time on: 2026-11-30, 2026-11-30T14:00 (local), 2026-11-30T13:00Z, Unix seconds, or a time ago (30m, 2h, 7d).")
+
+    /// The log the command line names, or the one forcescaled writes by default.
+    static func databasePath(_ command: ParsedCommand) throws -> String {
+        if let path = command.string("db") { return path }
+        guard let directory = StateDirectory.defaultPath() else {
+            throw command.usageError("No default force log: HOME is not set; give --db PATH")
+        }
+        return LogDatabase.defaultPath(stateDirectory: directory)
+    }
+
+    /// Opens the log read-only.
+    /// - Throws: `CommandFailure`: 66 when there is no log (with how to switch logging on),
+    ///   65 when the file is not a force log this forcescale can read.
+    static func open(_ command: ParsedCommand) throws -> LogDatabase {
+        let path = try databasePath(command)
+        do {
+            return try LogDatabase.open(path: path, readOnly: true)
+        } catch {
+            throw CommandFailure(log: error)
+        }
+    }
+
+    /// `--since`, read as a time.
+    /// - Throws: A usage error naming the option and showing the forms it takes.
+    static func since(_ command: ParsedCommand) throws -> WallTime? {
+        guard let text = command.string("since") else { return nil }
+        guard let specification = TimeSpecification(text),
+              let time = specification.resolve(now: LocalTime.now(), local: { local in
+                  LocalTime.wallTime(year: local.year, month: local.month, day: local.day, hour: local.hour,
+                                     minute: local.minute, second: local.second, microsecond: local.microsecond)
+              })
+        else {
+            throw command.usageError("The value '\(text)' is invalid for '--since <time>': give \(TimeSpecification.examples)")
+        }
+        return time
+    }
+
+    /// Runs a body as `reportingFailures` does, with the log's errors mapped to statuses.
+    static func run(_ body: () throws -> Void) -> Int32 {
+        reportingFailures {
+            do {
+                try body()
+            } catch let error as LogDatabaseError {
+                throw CommandFailure(log: error)
+            }
+        }
+    }
+}
+
+extension CommandFailure {
+    /// The log's errors: 66 for a log that is not there or cannot be opened, 65 for a
+    /// file that is not a force log or is newer than this forcescale, 74 for the rest
+    /// (an I/O error while reading).
+    init(log error: any Error) {
+        guard let error = error as? LogDatabaseError else {
+            self.init(error)
+            return
+        }
+        switch error {
+        case .missing:
+            self.init(message: error.description, status: ExitStatus.noInput)
+        case .notADatabase, .notALog, .newerSchema:
+            self.init(message: error.description, status: ExitStatus.dataError)
+        case .sqlite(let failure):
+            // SQLITE_CANTOPEN: there, but not readable by this user (or its directory is not).
+            if failure.primary == 14 {
+                self.init(message: "\(failure.path): cannot be opened (\(failure.message)); check that this user may read it and its directory "
+                          + "(the system's log belongs to the forcescale user: read it as root or as a member of the forcescale group)",
+                          status: ExitStatus.noInput)
+            } else {
+                self.init(message: error.description, status: failure.isDiskFull ? ExitStatus.ioError : ExitStatus.dataError)
+            }
+        }
+    }
+
+    /// A session id the log does not have.
+    static func noSession(_ id: Int64, in path: String) -> CommandFailure {
+        CommandFailure(message: "\(path): the log has no session \(id) ('forcescale log sessions' lists them)", status: ExitStatus.noInput)
+    }
+}
+
+/// Where an output goes: standard output, or a file that replaces `--output` only once it
+/// is complete (so an interrupted export leaves no half file behind).
+struct LogOutput {
+    private let file: ReplacementFile?
+    private let standardOutput: OutputChannel?
+
+    init(path: String?) throws {
+        if let path, path != "-" {
+            do {
+                file = try ReplacementFile(path: path)
+            } catch {
+                throw CommandFailure(message: error.description, status: ExitStatus.cannotCreate)
+            }
+            standardOutput = nil
+        } else {
+            file = nil
+            standardOutput = OutputChannel.standardOutput
+        }
+    }
+
+    func write(_ text: String) throws {
+        if let file { try file.write(text) } else { try standardOutput?.write(text) }
+    }
+
+    /// Flushes standard output, or puts the file in place.
+    func finish() throws {
+        if let file { try file.commit() } else { try standardOutput?.flush() }
+    }
+
+    /// Leaves the file as it was (nothing for standard output).
+    func abandon() {
+        file?.abandon()
+    }
+}

@@ -1,0 +1,81 @@
+import ArgumentParsing
+import ScaleCore
+import ScaleDisplay
+import ScaleSystem
+
+/// `forcescale log export`: logged readings as CSV or JSON lines, streamed from the log.
+enum LogExportCommand {
+    static let declaration = Command(
+        name: "export",
+        abstract: "Export logged readings as CSV or JSON lines.",
+        discussion: """
+            Writes the readings of one session (--session), of the sessions from a time on \
+            (--since), or of the whole log, in time order, with these columns (or keys): \
+            session, device, time (Unix seconds, six decimals), raw, force (0 to 1), grams, \
+            contacts, saturated, stable. Numbers are written exactly as logged. CSV follows \
+            RFC 4180 (a header line, CRLF line ends, quotes where needed). With --output the \
+            file is replaced only once the export is complete.
+            """,
+        options: [
+            Option(long: "session", valueName: "id", help: "Only this session (see 'forcescale log sessions')."),
+            LogCommand.sinceOption,
+            Option(long: "format", valueName: "format", help: "The file format.", defaultValue: "csv",
+                   allowedValues: ReadingExportFormat.allCases.map(\.rawValue)),
+            Option(long: "output", short: "o", valueName: "file", help: "Write to this file instead of standard output."),
+            LogCommand.databaseOption,
+        ])
+
+    static func run(_ command: ParsedCommand) throws -> Int32 {
+        let session = try command.int("session").map(Int64.init)
+        let since = try LogCommand.since(command)
+        if session != nil, since != nil {
+            throw command.usageError("Give either --session or --since, not both")
+        }
+        let format = ReadingExportFormat(rawValue: command.string("format") ?? "csv") ?? .csv
+        return LogCommand.run {
+            let database = try LogCommand.open(command)
+            defer { database.close() }
+            // The sessions first: their device names go on every line, and an unknown
+            // session is an error before any output file is made.
+            let sessions: [LoggedSession]
+            if let session {
+                guard let found = try database.session(id: session) else { throw CommandFailure.noSession(session, in: database.path) }
+                sessions = [found]
+            } else {
+                sessions = try database.sessions(since: since)
+            }
+            let output = try LogOutput(path: command.string("output"))
+            do {
+                try export(from: database, session: session, since: since, sessions: sessions, format: format, to: output)
+                try output.finish()
+            } catch {
+                output.abandon()
+                throw error
+            }
+        }
+    }
+
+    /// Streams the readings through the exporter in chunks of about 256 KiB.
+    static func export(
+        from database: LogDatabase, session: Int64?, since: WallTime?, sessions: [LoggedSession],
+        format: ReadingExportFormat, to output: LogOutput
+    ) throws {
+        var exporter = ReadingExporter(format: format, deviceNames: Dictionary(sessions.map { ($0.id, $0.device.name) }) { first, _ in first })
+        var buffer = exporter.header
+        let chunk = 256 * 1024
+        buffer.reserveCapacity(chunk + 1024)
+        let body = { (reading: LoggedReading) throws in
+            exporter.append(reading, to: &buffer)
+            if buffer.utf8.count >= chunk {
+                try output.write(buffer)
+                buffer.removeAll(keepingCapacity: true)
+            }
+        }
+        if let session {
+            try database.forEachReading(session: session, body)
+        } else {
+            try database.forEachReading(since: since ?? WallTime(microseconds: .min), body)
+        }
+        try output.write(buffer)
+    }
+}

@@ -1,0 +1,46 @@
+import ArgumentParsing
+import ScaleCore
+import ScaleDisplay
+import ScaleSystem
+
+/// `forcescale log plot`: one session as an SVG chart.
+enum LogPlotCommand {
+    static let declaration = Command(
+        name: "plot",
+        abstract: "Draw a logged session as an SVG chart.",
+        discussion: """
+            Draws the session's weight in grams against the seconds since it started, with \
+            labelled axes, each PEAK marked with its grams (a triangle), the heaviest reading \
+            (a circle) and the stable weight (a dashed line), a title naming the device, the \
+            session and its start, and a legend. Any web browser shows the file; \
+            'rsvg-convert -o plot.png plot.svg' makes a PNG of it. Long sessions are thinned \
+            to the lowest and highest reading per pixel column, so no peak is lost.
+            """,
+        options: [
+            Option(long: "session", valueName: "id", help: "The session to draw (see 'forcescale log sessions').", isRequired: true),
+            Option(long: "output", short: "o", valueName: "file", help: "The SVG file to write ('-' for standard output).", isRequired: true),
+            LogCommand.databaseOption,
+        ])
+
+    static func run(_ command: ParsedCommand) throws -> Int32 {
+        guard let id = try command.int("session").map(Int64.init) else {
+            throw command.usageError("Missing expected argument '--session <id>'")
+        }
+        return LogCommand.run {
+            let database = try LogCommand.open(command)
+            defer { database.close() }
+            guard let session = try database.session(id: id) else { throw CommandFailure.noSession(id, in: database.path) }
+            var plot = ForcePlot(session: session, startedText: LocalTime.text(session.started, offset: true),
+                                 peaks: try database.peaks(session: id))
+            try database.forEachReading(session: id) { plot.add($0) }
+            let output = try LogOutput(path: command.string("output"))
+            do {
+                try output.write(plot.render())
+                try output.finish()
+            } catch {
+                output.abandon()
+                throw error
+            }
+        }
+    }
+}

@@ -1,0 +1,48 @@
+import ArgumentParsing
+import ScaleCore
+import ScaleDisplay
+import ScaleSystem
+
+/// `forcescale log sessions`: the logged touches, oldest first.
+enum LogSessionsCommand {
+    static let declaration = Command(
+        name: "sessions",
+        abstract: "List the logged sessions (one per touch).",
+        discussion: """
+            One line per session, oldest first: its id, the device, when it started (local \
+            time), how long it lasted ('open' while the touch is still on), the heaviest \
+            reading, the last stable weight ('-' if none) and the number of readings.
+            """,
+        options: [
+            LogCommand.sinceOption,
+            Option(long: "device", valueName: "device", help: "Only sessions of devices whose name or key contains this (ignoring case)."),
+            Option(long: "json", help: "Print one JSON object per session."),
+            LogCommand.databaseOption,
+        ])
+
+    static func run(_ command: ParsedCommand) throws -> Int32 {
+        let since = try LogCommand.since(command)
+        return LogCommand.run {
+            let database = try LogCommand.open(command)
+            defer { database.close() }
+            let sessions = try database.sessions(since: since, device: command.string("device"))
+            let output = OutputChannel.standardOutput
+            if command.flag("json") {
+                for session in sessions { try output.write(SessionText.jsonLine(session)) }
+            } else if sessions.isEmpty {
+                try output.write(emptyText(command, since: since) + "\n")
+            } else {
+                try output.write(SessionText.table(sessions) { LocalTime.text($0) })
+            }
+            try output.flush()
+        }
+    }
+
+    /// Why nothing is listed, in the filter's words.
+    static func emptyText(_ command: ParsedCommand, since: WallTime?) -> String {
+        var filters: [String] = []
+        if let since { filters.append("since \(LocalTime.text(since, offset: true))") }
+        if let device = command.string("device") { filters.append("of a device matching '\(device)'") }
+        return "No sessions" + (filters.isEmpty ? " in the log yet." : " " + filters.joined(separator: " ") + ".")
+    }
+}

@@ -1,0 +1,416 @@
+import Foundation
+#if canImport(FoundationXML)
+import FoundationXML
+#endif
+import ScaleCore
+import ScaleSystem
+import Testing
+
+/// A force log written through ScaleSystem's `LogDatabase`, the daemon's own writer, for
+/// the `forcescale log` commands to read.
+final class SampleLog {
+    let directory: URL
+    let path: String
+
+    /// 2026-11-30 10:00:00 UTC (GNU date: `date -u -d 2026-11-30T10:00:00Z +%s` = 1796032800).
+    static let start: Int64 = 1_796_032_800_000_000
+
+    static func time(_ seconds: Double) -> WallTime {
+        WallTime(microseconds: start + Int64((seconds * 1e6).rounded()))
+    }
+
+    /// Three sessions: 1 on the Wacom (a press with a PEAK, stable at 180 g), 2 on a pad with
+    /// an awkward name (no stable weight), 3 on the Wacom an hour later and still open.
+    init() throws {
+        directory = try CLI.temporaryDirectory()
+        path = directory.appendingPathComponent("log.sqlite").path
+        let database = try LogDatabase.open(path: path)
+        defer { database.close() }
+        let wacom = try database.device(key: "0003-056a-00b9-wacom-intuos4-6x9-pen", name: "Wacom Intuos4 6x9 Pen")
+        let odd = try database.device(key: "0006-0000-0000-odd", name: #"Tom's "pad", <v2> & co"#)
+
+        var first = try database.openSession(device: wacom, started: Self.time(0), model: .nominal)
+        try database.append(Self.press(session: first.id), to: &first)
+        try database.append(LoggedPeak(session: first.id, time: Self.time(1.5), raw: 2047, grams: 385))
+        try database.close(&first, at: Self.time(3))
+
+        var second = try database.openSession(device: odd, started: Self.time(60), model: .calibrated)
+        try database.append([
+            LoggedReading(session: second.id, time: Self.time(60), raw: 3, force: 0.1 + 0.2, grams: 77.03921568627451, contacts: 1, flags: []),
+            LoggedReading(session: second.id, time: Self.time(60.5), raw: 0, force: 0, grams: -1.25, contacts: 0, flags: []),
+        ], to: &second)
+        try database.close(&second, at: Self.time(60.5))
+
+        var third = try database.openSession(device: wacom, started: Self.time(3600), model: .nominal)
+        try database.append([LoggedReading(session: third.id, time: Self.time(3600), raw: 100, force: 0.05, grams: 18.8, contacts: 1, flags: [])], to: &third)
+    }
+
+    deinit { try? FileManager.default.removeItem(at: directory) }
+
+    /// 31 readings over 3 s: up to 180 g, stable from 1 s, saturated at 1.5 s, lifted at 3 s.
+    static func press(session: Int64) -> [LoggedReading] {
+        (0...30).map { step in
+            let seconds = Double(step) / 10
+            let saturated = step == 15
+            let grams = saturated ? 385 : step == 30 ? 0 : Swift.min(180, 180 * seconds)
+            var flags: ReadingFlags = []
+            if saturated { flags.insert(.saturated) }
+            if step >= 10 && step < 30 && !saturated { flags.insert(.stable) }
+            return LoggedReading(
+                session: session, time: time(seconds), raw: saturated ? 2047 : Int32(grams * 5.3), force: grams / 385, grams: grams,
+                contacts: step == 30 ? 0 : 1, flags: flags)
+        }
+    }
+
+    func run(_ arguments: [String], timeZone: String = "UTC") throws -> CLI.Result {
+        try CLI.run(["log"] + arguments + ["--db", path], environment: ["TZ": timeZone])
+    }
+}
+
+@Suite struct LogCommandTests {
+    // MARK: - sessions
+
+    @Test func sessionsAreATableInLocalTime() throws {
+        let log = try SampleLog()
+        let result = try log.run(["sessions"])
+        #expect(result.status == 0, "\(result.stderr)")
+        #expect(result.stdout == """
+            ID  DEVICE                  START                DURATION  PEAK G  STABLE G  READINGS
+             1  Wacom Intuos4 6x9 Pen   2026-11-30 10:00:00     3.0 s   385.0     180.0        31
+             2  Tom's "pad", <v2> & co  2026-11-30 10:01:00     0.5 s    77.0         -         2
+             3  Wacom Intuos4 6x9 Pen   2026-11-30 11:00:00      open    18.8         -         1
+
+            """)
+        // The same start, two hours later on the clock of UTC+2 (a POSIX TZ needs no zone files).
+        let shifted = try log.run(["sessions"], timeZone: "XYZ-2")
+        #expect(shifted.stdout.contains("2026-11-30 12:00:00"))
+    }
+
+    @Test func sessionsAsJSONLines() throws {
+        let log = try SampleLog()
+        let result = try log.run(["sessions", "--json"])
+        #expect(result.status == 0)
+        let lines = result.stdout.split(separator: "\n")
+        #expect(lines.count == 3)
+        #expect(lines.first == #"{"session":1,"device":"Wacom Intuos4 6x9 Pen","device_key":"0003-056a-00b9-wacom-intuos4-6x9-pen","started":1796032800.000000,"ended":1796032803.000000,"duration":3.000000,"peak_grams":385.0,"stable_grams":180.0,"readings":31,"model":"nominal"}"#)
+        let second = try JSONValue.parse(lines[1])
+        #expect(second["device"]?.stringValue == #"Tom's "pad", <v2> & co"#)
+        #expect(second["peak_grams"]?.numberValue == 77.03921568627451, "every digit the log has")
+        #expect(second["stable_grams"] == nil && second["model"]?.stringValue == "calibrated")
+        let open = try JSONValue.parse(lines[2])
+        #expect(open["ended"] == nil && open["duration"] == nil, "an open session has no end: the keys are left out, not null")
+    }
+
+    @Test func sessionsFilterByDeviceAndTime() throws {
+        let log = try SampleLog()
+        let wacom = try log.run(["sessions", "--device", "WACOM", "--json"])
+        #expect(wacom.stdout.split(separator: "\n").compactMap { try? JSONValue.parse($0)["session"]?.numberValue } == [1, 3])
+        // Sessions still going on at or after 10:00:30 UTC: the second (ended 10:01:00.5) and the open third.
+        let since = try log.run(["sessions", "--since", "2026-11-30T10:00:30Z", "--json"])
+        #expect(since.stdout.split(separator: "\n").compactMap { try? JSONValue.parse($0)["session"]?.numberValue } == [2, 3])
+        // The same moment typed as local time in UTC+2, and as Unix seconds.
+        let local = try log.run(["sessions", "--since", "2026-11-30 12:00:30", "--json"], timeZone: "XYZ-2")
+        #expect(local.stdout == since.stdout)
+        let unix = try log.run(["sessions", "--since", "1796032830", "--json"])
+        #expect(unix.stdout == since.stdout)
+        // Nothing matches: said in words, status 0.
+        let none = try log.run(["sessions", "--device", "huion"])
+        #expect(none.status == 0 && none.stdout == "No sessions of a device matching 'huion'.\n")
+    }
+
+    @Test func aTimeAgoCountsFromNow() throws {
+        let directory = try CLI.temporaryDirectory()
+        defer { try? FileManager.default.removeItem(at: directory) }
+        let path = directory.appendingPathComponent("recent.sqlite").path
+        // Two sessions that ended three hours and thirty minutes before now.
+        let now = Int64(Date().timeIntervalSince1970 * 1e6)
+        let database = try LogDatabase.open(path: path)
+        let device = try database.device(key: "pad", name: "pad")
+        for minutesAgo in [180, 30] {
+            let end = WallTime(microseconds: now - Int64(minutesAgo) * 60_000_000)
+            var session = try database.openSession(device: device, started: WallTime(microseconds: end.microseconds - 1_000_000), model: .nominal)
+            try database.close(&session, at: end)
+        }
+        database.close()
+        func ids(_ since: String) throws -> [Double] {
+            try CLI.run(["log", "sessions", "--since", since, "--json", "--db", path]).stdout
+                .split(separator: "\n").compactMap { try? JSONValue.parse($0)["session"]?.numberValue }
+        }
+        #expect(try ids("1h") == [2])
+        #expect(try ids("90m") == [2])
+        #expect(try ids("4h") == [1, 2])
+        #expect(try ids("1d") == [1, 2])
+        #expect(try ids("10m") == [])
+    }
+
+    @Test func aBadSinceIsAUsageErrorWithExamples() throws {
+        let log = try SampleLog()
+        for value in ["yesterday", "2026-02-30", "5x"] {
+            let result = try log.run(["sessions", "--since", value])
+            #expect(result.status == 64)
+            #expect(result.stderr.contains("The value '\(value)' is invalid for '--since <time>'"))
+            #expect(result.stderr.contains("2026-11-30T14:00") && result.stderr.contains("30m"), "shows what to type instead")
+            #expect(result.stdout.isEmpty)
+        }
+    }
+
+    // MARK: - export
+
+    @Test func csvExportParsesBackToTheLoggedValues() throws {
+        let log = try SampleLog()
+        let result = try log.run(["export", "--session", "1", "--format", "csv"])
+        #expect(result.status == 0, "\(result.stderr)")
+        // Python's csv module reads it: a reader that is not ours.
+        let rows = try Self.pythonCSV(result.stdout)
+        #expect(rows.first == ["session", "device", "time", "raw", "force", "grams", "contacts", "saturated", "stable"])
+        let expected = SampleLog.press(session: 1)
+        #expect(rows.count == expected.count + 1)
+        for (row, reading) in zip(rows.dropFirst(), expected) {
+            #expect(row[0] == "1" && row[1] == "Wacom Intuos4 6x9 Pen")
+            #expect(row[2] == reading.time.description)
+            #expect(Int32(row[3]) == reading.raw && Double(row[4]) == reading.force && Double(row[5]) == reading.grams)
+            #expect(Int(row[6]) == reading.contacts)
+            #expect(row[7] == String(reading.flags.contains(.saturated)) && row[8] == String(reading.flags.contains(.stable)))
+        }
+    }
+
+    @Test func csvQuotesAwkwardDeviceNames() throws {
+        let log = try SampleLog()
+        let result = try log.run(["export", "--session", "2"])
+        // 77.03921568627452 is the shortest text of the Double 77.03921568627451 stands for (Python's repr agrees).
+        #expect(result.stdout.contains("\r\n2,\"Tom's \"\"pad\"\", <v2> & co\",1796032860.000000,3,0.30000000000000004,77.03921568627452,1,false,false\r\n"))
+        let rows = try Self.pythonCSV(result.stdout)
+        #expect(rows.dropFirst().map { $0[1] } == [#"Tom's "pad", <v2> & co"#, #"Tom's "pad", <v2> & co"#])
+        #expect(rows.last?[5] == "-1.25")
+    }
+
+    @Test func jsonLinesExportSinceATimeAcrossSessions() throws {
+        let log = try SampleLog()
+        let result = try log.run(["export", "--since", "2026-11-30T10:00:02Z", "--format", "jsonl"])
+        #expect(result.status == 0, "\(result.stderr)")
+        let lines = try result.stdout.split(separator: "\n").map { try JSONValue.parse($0) }
+        // From 2 s on: readings 20…30 of the press, both of session 2, the one of session 3.
+        #expect(lines.count == 11 + 2 + 1)
+        #expect(lines.map { $0["session"]?.numberValue ?? 0 } == Array(repeating: 1, count: 11) + [2, 2, 3])
+        let times = lines.compactMap { $0["time"]?.numberValue }
+        #expect(times == times.sorted() && times.first == 1_796_032_802)
+        #expect(lines[11]["device"]?.stringValue == #"Tom's "pad", <v2> & co"# && lines[11]["force"]?.numberValue == 0.1 + 0.2)
+    }
+
+    @Test func exportWithoutAFilterIsTheWholeLog() throws {
+        let log = try SampleLog()
+        let result = try log.run(["export", "--format", "jsonl"])
+        #expect(result.stdout.split(separator: "\n").count == 31 + 2 + 1)
+    }
+
+    @Test func exportToAFileReplacesItWhole() throws {
+        let log = try SampleLog()
+        let file = log.directory.appendingPathComponent("press.csv")
+        try "old contents\n".write(to: file, atomically: true, encoding: .utf8)
+        let result = try log.run(["export", "--session", "1", "--output", file.path])
+        #expect(result.status == 0 && result.stdout.isEmpty, "\(result.stderr)")
+        let standardOutput = try log.run(["export", "--session", "1"]).stdout
+        #expect(try String(contentsOf: file, encoding: .utf8) == standardOutput)
+        // No temporary left beside it.
+        #expect(try FileManager.default.contentsOfDirectory(atPath: log.directory.path).filter { $0.contains(".tmp-") }.isEmpty)
+    }
+
+    @Test func exportToAnUncreatableFileExits73AndLeavesNothing() throws {
+        let log = try SampleLog()
+        let result = try log.run(["export", "--output", "/nonexistent/dir/out.csv"])
+        #expect(result.status == 73)
+        #expect(result.stderr.hasPrefix("error: /nonexistent/dir/out.csv: no such file or directory"))
+    }
+
+    @Test func exportTakesSessionOrSinceNotBoth() throws {
+        let log = try SampleLog()
+        let result = try log.run(["export", "--session", "1", "--since", "1h"])
+        #expect(result.status == 64 && result.stderr.contains("Give either --session or --since, not both"))
+        let format = try log.run(["export", "--format", "xlsx"])
+        #expect(format.status == 64 && format.stderr.contains("xlsx"))
+    }
+
+    // MARK: - plot
+
+    @Test func plotWritesAnSVGThatParsesAndRasters() throws {
+        let log = try SampleLog()
+        let file = log.directory.appendingPathComponent("session 1.svg")
+        let result = try log.run(["plot", "--session", "1", "--output", file.path])
+        #expect(result.status == 0 && result.stdout.isEmpty, "\(result.stderr)")
+        let svg = try String(contentsOf: file, encoding: .utf8)
+        let texts = try Self.xmlTexts(svg)
+        #expect(texts.contains("Session 1 on Wacom Intuos4 6x9 Pen"))
+        #expect(texts.contains { $0.hasPrefix("started 2026-11-30 10:00:00 +0000 · 3.0 s · 31 readings") })
+        #expect(texts.contains("385.0 g") && texts.contains("stable 180.0 g"))
+        let png = log.directory.appendingPathComponent("session 1.png")
+        let convert = try Self.runTool("/usr/bin/rsvg-convert", ["-o", png.path, file.path])
+        #expect(convert == 0)
+        let bytes = try Data(contentsOf: png)
+        #expect(bytes.prefix(8) == Data([0x89, 0x50, 0x4E, 0x47, 0x0D, 0x0A, 0x1A, 0x0A]))
+    }
+
+    @Test func plotEscapesTheDeviceNameAndGoesToStandardOutputWithADash() throws {
+        let log = try SampleLog()
+        let result = try log.run(["plot", "--session", "2", "--output", "-"])
+        #expect(result.status == 0)
+        #expect(result.stdout.contains("Tom&apos;s &quot;pad&quot;, &lt;v2&gt; &amp; co"))
+        #expect(try Self.xmlTexts(result.stdout).contains(#"Session 2 on Tom's "pad", <v2> & co"#))
+    }
+
+    @Test func plotOfAnUnknownSessionExits66() throws {
+        let log = try SampleLog()
+        let file = log.directory.appendingPathComponent("none.svg")
+        let result = try log.run(["plot", "--session", "99", "--output", file.path])
+        #expect(result.status == 66)
+        #expect(result.stderr == "error: \(log.path): the log has no session 99 ('forcescale log sessions' lists them)\n")
+        #expect(!FileManager.default.fileExists(atPath: file.path))
+        let export = try log.run(["export", "--session", "99"])
+        #expect(export.status == 66 && export.stdout.isEmpty)
+    }
+
+    @Test func plotNeedsASessionAndAnOutput() throws {
+        let log = try SampleLog()
+        #expect(try log.run(["plot", "--output", "x.svg"]).status == 64)
+        #expect(try log.run(["plot", "--session", "1"]).status == 64)
+        #expect(try log.run(["plot", "--session", "one", "--output", "x.svg"]).status == 64)
+    }
+
+    // MARK: - stats
+
+    @Test func statsCountWhatTheLogHolds() throws {
+        let log = try SampleLog()
+        let result = try log.run(["stats"])
+        #expect(result.status == 0, "\(result.stderr)")
+        #expect(result.stdout.hasPrefix("force log \(log.path) (schema \(LogDatabase.schemaVersion))\n"))
+        for line in ["  devices     2", "  sessions    3", "  readings    34", "  peaks       1", "  from        2026-11-30 10:00:00 +0000"] {
+            #expect(result.stdout.contains(line + "\n"), "missing '\(line)' in:\n\(result.stdout)")
+        }
+        let json = try JSONValue.parse(try log.run(["stats", "--json"]).stdout.dropLast())
+        #expect(json["readings"]?.numberValue == 34 && json["sessions"]?.numberValue == 3 && json["peaks"]?.numberValue == 1)
+        #expect(json["first"]?.numberValue == 1_796_032_800 && (json["file_bytes"]?.numberValue ?? 0) > 0)
+    }
+
+    // MARK: - The log's own errors
+
+    @Test func aMissingLogExits66AndSaysHowToSwitchLoggingOn() throws {
+        let directory = try CLI.temporaryDirectory()
+        defer { try? FileManager.default.removeItem(at: directory) }
+        let path = directory.appendingPathComponent("absent.sqlite").path
+        for subcommand in [["sessions"], ["export"], ["plot", "--session", "1", "--output", "-"], ["stats"]] {
+            let result = try CLI.run(["log"] + subcommand + ["--db", path])
+            #expect(result.status == 66, "\(subcommand)")
+            #expect(result.stderr.hasPrefix("error: \(path): no force log there"))
+            #expect(result.stderr.contains("--log"))
+        }
+    }
+
+    @Test func withoutDbTheDaemonsDefaultLogIsRead() throws {
+        let directory = try CLI.temporaryDirectory()
+        defer { try? FileManager.default.removeItem(at: directory) }
+        let result = try CLI.run(["log", "stats"], environment: ["HOME": directory.path, "XDG_STATE_HOME": directory.path + "/state"])
+        // Root's daemon keeps its state in /var/lib/forcescale; anyone else's in $XDG_STATE_HOME.
+        let expected = geteuid() == 0 ? "/var/lib/forcescale/log.sqlite" : directory.path + "/state/forcescale/log.sqlite"
+        #expect((result.stdout + result.stderr).contains(expected), "\(result.stdout)\(result.stderr)")
+    }
+
+    @Test func aFileThatIsNotALogExits65() throws {
+        let directory = try CLI.temporaryDirectory()
+        defer { try? FileManager.default.removeItem(at: directory) }
+        let text = directory.appendingPathComponent("notes.txt")
+        try String(repeating: "not a database\n", count: 100).write(to: text, atomically: true, encoding: .utf8)
+        let notDatabase = try CLI.run(["log", "sessions", "--db", text.path])
+        #expect(notDatabase.status == 65)
+        #expect(notDatabase.stderr.contains("not an SQLite database"))
+        // An SQLite file of some other program, made by the sqlite3 tool.
+        let other = directory.appendingPathComponent("other.sqlite").path
+        #expect(try Self.runTool("/usr/bin/sqlite3", [other, "CREATE TABLE t (x); INSERT INTO t VALUES (1);"]) == 0)
+        let notALog = try CLI.run(["log", "stats", "--db", other])
+        #expect(notALog.status == 65 && notALog.stderr.contains("not a forcescale log"))
+    }
+
+    @Test func aLogFromANewerForcescaleExits65() throws {
+        let log = try SampleLog()
+        #expect(try Self.runTool("/usr/bin/sqlite3", [log.path, "PRAGMA user_version = 99;"]) == 0)
+        let result = try log.run(["sessions"])
+        #expect(result.status == 65)
+        #expect(result.stderr.contains("written by a newer forcescale (log schema 99"))
+    }
+
+    // MARK: - The man page
+
+    /// ManPageTests checks the sections of the top-level subcommands; the log group's own
+    /// subcommands share one section, "forcescale log", checked here the same way.
+    @Test(arguments: ["sessions", "export", "plot", "stats"])
+    func theManPageDescribesEveryOptionOfLog(_ name: String) throws {
+        let page = try ManPage(named: "forcescale.1")
+        let section = try #require(page.section(titled: "forcescale log"), "man/forcescale.1 has no section 'forcescale log'")
+        #expect(section.mentions("forcescale log \(name)"), "the section's synopsis does not show 'forcescale log \(name)'")
+        let help = Help(try ManPageTests.output(["help", "log", name]))
+        #expect(help.options.count >= 3, "could not read the options of 'forcescale help log \(name)'")
+        let everywhere = Set(try ManPageTests.help(of: nil).options.flatMap(\.names))
+        for option in help.options where everywhere.isDisjoint(with: option.names) {
+            let entries = page.entries(for: option, in: [section])
+            #expect(!entries.isEmpty, "'forcescale log \(name)' takes \(option.name), which the section 'forcescale log' does not describe")
+            for expected in option.documentedWords {
+                #expect(entries.contains { $0.mentions(expected) }, "\(option.name) of 'forcescale log \(name)': '\(expected)' is not in its man page entry")
+            }
+        }
+    }
+
+    @Test func theManPageDescribesNoLogOptionThatIsGone() throws {
+        let section = try #require(try ManPage(named: "forcescale.1").section(titled: "forcescale log"))
+        var known: Set<String> = []
+        for name in ["sessions", "export", "plot", "stats"] {
+            known.formUnion(Help(try ManPageTests.output(["help", "log", name])).options.flatMap(\.names))
+        }
+        for described in section.describedOptions {
+            #expect(known.contains(described), "the section 'forcescale log' describes \(described), which no log subcommand takes")
+        }
+    }
+
+    // MARK: - Helpers
+
+    /// Rows as Python's csv module reads them (RFC 4180 with `newline=''`).
+    static func pythonCSV(_ text: String) throws -> [[String]] {
+        let directory = try CLI.temporaryDirectory()
+        defer { try? FileManager.default.removeItem(at: directory) }
+        let input = directory.appendingPathComponent("in.csv"), output = directory.appendingPathComponent("out.json")
+        try text.write(to: input, atomically: true, encoding: .utf8)
+        let script = "import csv, json, sys; json.dump(list(csv.reader(open(sys.argv[1], newline='', encoding='utf-8'), strict=True)), open(sys.argv[2], 'w'))"
+        #expect(try runTool("/usr/bin/python3", ["-c", script, input.path, output.path]) == 0)
+        let rows = try JSONValue.parse(String(contentsOf: output, encoding: .utf8)).arrayValue ?? []
+        return rows.map { ($0.arrayValue ?? []).map { $0.stringValue ?? "" } }
+    }
+
+    /// The text content of every element, after XML parsing (which fails the test if the
+    /// document is not well-formed).
+    static func xmlTexts(_ svg: String) throws -> [String] {
+        final class Collector: NSObject, XMLParserDelegate {
+            var texts: [String] = []
+            var current: String?
+            func parser(_ parser: XMLParser, didStartElement name: String, namespaceURI: String?, qualifiedName: String?, attributes: [String: String] = [:]) {
+                current = ""
+            }
+            func parser(_ parser: XMLParser, foundCharacters string: String) { current? += string }
+            func parser(_ parser: XMLParser, didEndElement name: String, namespaceURI: String?, qualifiedName: String?) {
+                if let current, !current.trimmingCharacters(in: .whitespacesAndNewlines).isEmpty { texts.append(current) }
+                current = nil
+            }
+        }
+        let collector = Collector()
+        let parser = XMLParser(data: Data(svg.utf8))
+        parser.delegate = collector
+        #expect(parser.parse(), "the SVG is not well-formed XML: \(String(describing: parser.parserError))")
+        return collector.texts
+    }
+
+    @discardableResult
+    static func runTool(_ tool: String, _ arguments: [String]) throws -> Int32 {
+        let process = Process()
+        process.executableURL = URL(fileURLWithPath: tool)
+        process.arguments = arguments
+        try process.run()
+        process.waitUntilExit()
+        return process.terminationStatus
+    }
+}
