@@ -3,7 +3,7 @@ import ScaleSystem
 
 /// The keys of `forcescale.conf`, each also a `forcescaled` option of the same name
 /// (`interval-ms = 20` and `--interval-ms 20`), except `rumble` (`--no-rumble`) and
-/// `log-level` (`--verbose`, `--quiet`).
+/// `log-level` (`--verbose`, `--quiet`) and `log` (`--log`, `--no-log`).
 public enum ConfigurationKey: String, CaseIterable, Sendable, CustomStringConvertible {
     case device
     case intervalMilliseconds = "interval-ms"
@@ -20,12 +20,19 @@ public enum ConfigurationKey: String, CaseIterable, Sendable, CustomStringConver
     case stateDirectory = "state-dir"
     case group
     case logLevel = "log-level"
+    case log
+    case logDatabase = "log-db"
+    case logKeepDays = "log-keep-days"
+    case logKeepReadings = "log-keep-readings"
 
     public var description: String { rawValue }
 
     /// The longest duration a millisecond key takes: a day, far beyond any use, and far
     /// from overflowing once turned into microseconds.
     public static let maximumMilliseconds = 86_400_000
+
+    /// The longest `log-keep-days`: a century.
+    public static let maximumKeepDays = 36_500
 
     /// What the key accepts, for error messages.
     public var accepted: String {
@@ -38,11 +45,13 @@ public enum ConfigurationKey: String, CaseIterable, Sendable, CustomStringConver
         case .unit: MassUnit.allCases.map(\.rawValue).spelledOut
         case .stableMilliseconds: "a whole number of milliseconds from 1 to \(Self.maximumMilliseconds)"
         case .stableGrams: "a number of grams, 0 or more"
-        case .rumble: "on or off"
+        case .rumble, .log: "on or off"
         case .rumbleIntensity: "a fraction from 0 to 1"
-        case .socket, .stateDirectory: "an absolute path"
+        case .socket, .stateDirectory, .logDatabase: "an absolute path"
         case .group: "a group name"
         case .logLevel: DaemonLog.Level.allCases.map(\.name).spelledOut
+        case .logKeepDays: "a whole number of days from 1 to \(Self.maximumKeepDays)"
+        case .logKeepReadings: "a whole number of readings, 1 or more"
         }
     }
 
@@ -63,9 +72,9 @@ public enum ConfigurationKey: String, CaseIterable, Sendable, CustomStringConver
         case .device, .intervalMilliseconds, .threshold, .hysteresis, .contacts, .stableMilliseconds, .stableGrams,
              .rumble, .rumbleDevice, .rumbleIntensity:
             .source
-        case .logLevel: .immediate
+        case .logLevel, .logKeepDays, .logKeepReadings: .immediate
         case .unit: .stored
-        case .socket, .stateDirectory, .group: .restart
+        case .socket, .stateDirectory, .group, .log, .logDatabase: .restart
         }
     }
 
@@ -119,6 +128,10 @@ public struct ConfigurationLayer: Equatable, Sendable {
     public var stateDirectory: String?
     public var group: String?
     public var logLevel: DaemonLog.Level?
+    public var log: Bool?
+    public var logDatabase: String?
+    public var logKeepDays: Int?
+    public var logKeepReadings: Int?
 
     public init() {}
 
@@ -140,6 +153,10 @@ public struct ConfigurationLayer: Equatable, Sendable {
         case .stateDirectory: stateDirectory != nil
         case .group: group != nil
         case .logLevel: logLevel != nil
+        case .log: log != nil
+        case .logDatabase: logDatabase != nil
+        case .logKeepDays: logKeepDays != nil
+        case .logKeepReadings: logKeepReadings != nil
         }
     }
 
@@ -190,6 +207,19 @@ public struct ConfigurationLayer: Equatable, Sendable {
         case .logLevel:
             guard let level = DaemonLog.Level(name: text) else { throw bad }
             logLevel = level
+        case .log:
+            switch text {
+            case "on": log = true
+            case "off": log = false
+            default: throw bad
+            }
+        case .logDatabase: logDatabase = try absolutePath()
+        case .logKeepDays:
+            guard let days = Int(text), days >= 1, days <= ConfigurationKey.maximumKeepDays else { throw bad }
+            logKeepDays = days
+        case .logKeepReadings:
+            guard let readings = Int(text), readings >= 1 else { throw bad }
+            logKeepReadings = readings
         }
     }
 }
@@ -216,6 +246,15 @@ public struct DaemonConfiguration: Equatable, Sendable {
     public var stateDirectory: String?
     public var group = "forcescale"
     public var logLevel = DaemonLog.Level.info
+    /// The force log: `true` or `false` as set, `nil` when not said (then on exactly when
+    /// `logDatabase` is set).
+    public var log: Bool?
+    /// The force log's file; `nil` for `log.sqlite` in the state directory.
+    public var logDatabase: String?
+    /// Retention: sessions that ended longer ago than this go; `nil` keeps them.
+    public var logKeepDays: Int?
+    /// Retention: the oldest sessions go while the log holds more readings; `nil`, no limit.
+    public var logKeepReadings: Int?
 
     public init() {}
 
@@ -242,6 +281,19 @@ public struct DaemonConfiguration: Equatable, Sendable {
         if let value = layer.stateDirectory { stateDirectory = value }
         if let value = layer.group { group = value }
         if let value = layer.logLevel { logLevel = value }
+        if let value = layer.log { log = value }
+        if let value = layer.logDatabase { logDatabase = value }
+        if let value = layer.logKeepDays { logKeepDays = value }
+        if let value = layer.logKeepReadings { logKeepReadings = value }
+    }
+
+    /// Whether the force log is on: `log = on`, or a `log-db` without `log = off`.
+    public var logs: Bool { log ?? (logDatabase != nil) }
+
+    /// The force log's file when logging is on, with the state directory for the default.
+    public func logPath(stateDirectory: String) -> String? {
+        guard logs else { return nil }
+        return logDatabase ?? LogDatabase.defaultPath(stateDirectory: stateDirectory)
     }
 
     /// What rumbles on a PEAK.
@@ -269,6 +321,10 @@ public struct DaemonConfiguration: Equatable, Sendable {
         case .stateDirectory: stateDirectory ?? "the default"
         case .group: group
         case .logLevel: logLevel.name
+        case .log: logs ? "on" : "off"
+        case .logDatabase: logDatabase ?? "log.sqlite in the state directory"
+        case .logKeepDays: logKeepDays.map(String.init) ?? "forever"
+        case .logKeepReadings: logKeepReadings.map(String.init) ?? "no limit"
         }
     }
 
@@ -284,7 +340,7 @@ public struct DaemonConfiguration: Equatable, Sendable {
 
     /// The settings that shape the readings, for the log: `interval-ms 10, threshold 1.0, …`.
     public var summary: String {
-        ConfigurationKey.allCases.filter { ![.socket, .stateDirectory, .group, .logLevel].contains($0) }
+        ConfigurationKey.allCases.filter { ![.socket, .stateDirectory, .group, .logLevel, .log, .logDatabase, .logKeepDays, .logKeepReadings].contains($0) }
             .map { "\($0) \(text(for: $0))" }.joined(separator: ", ")
     }
 }

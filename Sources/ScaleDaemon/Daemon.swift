@@ -80,6 +80,8 @@ public final class Daemon {
     private let server: SocketServer
     private let store: CalibrationStore
     private var source: (any ScaleSource)?
+    /// The force log's hand-off to its writer thread; nil when logging is off.
+    private var forceLog: DaemonForceLog?
     private var clients: [Int: (connection: ClientConnection, state: ClientState)] = [:]
     private var calibration = Calibration.none
     private var lastReading: Reading?
@@ -134,6 +136,9 @@ public final class Daemon {
         if !options.commandLineOverrides.isEmpty {
             log.log(.info, "the command line overrides the file's \(options.commandLineOverrides.map(\.rawValue).joined(separator: ", "))")
         }
+        if let path = options.configuration.logPath(stateDirectory: options.stateDirectory) {
+            forceLog = try DaemonForceLog(path: path, retention: options.configuration.logRetention, log: log)
+        }
         try openSource()
         log.log(.notice, "listening on \(options.socketPath)")
     }
@@ -147,6 +152,7 @@ public final class Daemon {
         announce(.stopping)
         if let signal { log.log(.notice, "stopping on signal \(signal)") }
         source?.stop()
+        forceLog?.stop()
         server.close()
     }
 
@@ -197,9 +203,14 @@ public final class Daemon {
         if new.socketPath != options.socketPath { restartOnly.append("socket \(options.socketPath) → \(new.socketPath)") }
         if new.stateDirectory != options.stateDirectory { restartOnly.append("state-dir \(options.stateDirectory) → \(new.stateDirectory)") }
         if applied.group != old.group { restartOnly.append("group \(old.group) → \(applied.group)") }
+        for key in [ConfigurationKey.log, .logDatabase] where applied.text(for: key) != old.text(for: key) {
+            restartOnly.append("\(key) \(old.text(for: key)) → \(applied.text(for: key))")
+        }
         applied.socket = old.socket
         applied.stateDirectory = old.stateDirectory
         applied.group = old.group
+        applied.log = old.log
+        applied.logDatabase = old.logDatabase
         let changed = applied.changes(from: old)
 
         let summary = changed.isEmpty ? "nothing changed" : applied.describeChanges(from: old, keys: changed)
@@ -214,6 +225,7 @@ public final class Daemon {
         options.configurationOrigin = new.configurationOrigin
         options.commandLineOverrides = new.commandLineOverrides
         log.threshold = applied.logLevel
+        if applied.logRetention != old.logRetention { forceLog?.writer.setRetention(applied.logRetention) }
         if changed.contains(where: { $0.reach == .source }) { reconfigureSource(changed: changed) }
     }
 
@@ -231,6 +243,7 @@ public final class Daemon {
             }
             guard changed.contains(where: \.isPipelineSetting) else { return }
             source?.stop()
+            forceLog?.sourceEnded()
             source = nil
             do {
                 try openSource()
@@ -255,6 +268,7 @@ public final class Daemon {
         case .device:
             let scale = try LiveScale(options: liveOptions(), loop: loop, onOutput: { [unowned self] in handle($0) }) { [unowned self] notice in
                 if case .opened(_, let device, _, _) = notice { takeCalibration(for: device) }
+                if case .removed = notice { forceLog?.sourceEnded() }
                 log.log(.notice, Self.describe(notice))
             }
             source = scale
@@ -301,6 +315,7 @@ public final class Daemon {
     // MARK: - Readings
 
     private func handle(_ output: ScaleOutput) {
+        forceLog?.record(output, device: source?.currentDevice)
         let device = source?.currentDevice.map { Self.deviceName($0.path) }
         switch output {
         case .reading(let reading):
@@ -343,7 +358,8 @@ public final class Daemon {
                 release: options.release, uptimeSeconds: Double(MonotonicClock.now() - startedAt) / 1e6,
                 clients: clients.count, device: device, model: source?.gramModel,
                 calibration: device == nil ? nil : calibration, rumble: source?.rumblePath,
-                dropped: clients.values.reduce(droppedByDepartedClients) { $0 + $1.connection.droppedCount })))
+                dropped: clients.values.reduce(droppedByDepartedClients) { $0 + $1.connection.droppedCount },
+                log: forceLog?.status)))
         case .tare, .calibrate, .calibration(reset: true), .rumble:
             guard authorize(client, request) else { return }
             changeState(request, for: client, state: state)

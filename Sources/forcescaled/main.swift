@@ -43,6 +43,11 @@ let root = Command(
         Option(long: "rumble-device", valueName: "device", help: "Rumble this device on a PEAK instead of the pressure device."),
         Option(long: "rumble-intensity", valueName: "fraction", help: "Strength of the PEAK rumble from 0 to 1, through FF_GAIN when the device has it.", defaultValue: "1.0"),
         Option(long: "no-rumble", help: "Do not rumble on a PEAK."),
+        Option(long: "log", help: "Log sessions, readings and peaks to an SQLite file (log.sqlite in the state directory, or --log-db)."),
+        Option(long: "no-log", help: "Do not log readings, whatever the configuration file says."),
+        Option(long: "log-db", valueName: "path", help: "Log readings to this SQLite file (implies --log)."),
+        Option(long: "log-keep-days", valueName: "days", help: "Remove logged sessions that ended longer ago than this. (default: keep them)"),
+        Option(long: "log-keep-readings", valueName: "count", help: "Remove the oldest logged sessions while the log holds more readings than this. (default: no limit)"),
         Option(long: "verbose", short: "v", help: "Log every client connecting and leaving (log-level debug)."),
         Option(long: "quiet", short: "q", help: "Log warnings and errors only (log-level warning)."),
     ],
@@ -65,6 +70,13 @@ func defaultPath(service: String?, root: String, variable: String, fallback: () 
     if geteuid() == 0 { return root }
     if let base = Environment.value(variable), !base.isEmpty { return base + "/" + leaf }
     return fallback().map { $0 + "/" + leaf }
+}
+
+/// The working directory, for relative paths given on the command line.
+func currentDirectory() -> String {
+    var buffer = [CChar](repeating: 0, count: Int(PATH_MAX) + 1)
+    guard getcwd(&buffer, buffer.count) != nil else { return "." }
+    return String(decoding: buffer.prefix { $0 != 0 }.map { UInt8(bitPattern: $0) }, as: UTF8.self)
 }
 
 /// A setting that cannot be used, found after the command line was parsed: a usage error
@@ -106,6 +118,23 @@ func commandLineLayer(_ command: ParsedCommand) throws -> ConfigurationLayer {
     if given("socket") { layer.socket = command.string("socket") }
     if given("state-dir") { layer.stateDirectory = command.string("state-dir") }
     if given("group") { layer.group = command.string("group") }
+    if given("log") { layer.log = true }
+    if given("log-db") {
+        guard let path = command.string("log-db"), !path.isEmpty else { throw command.usageError("--log-db takes a file path") }
+        // Relative to where forcescaled was started, as the user meant it.
+        layer.logDatabase = path.hasPrefix("/") ? path : currentDirectory() + "/" + path
+        // Naming a file to log to asks for logging, whatever the file says.
+        layer.log = true
+    }
+    if given("no-log") { layer.log = false }
+    if given("log-keep-days"), let days = try command.int("log-keep-days") {
+        guard days >= 1, days <= ConfigurationKey.maximumKeepDays else { throw command.usageError("--log-keep-days must be from 1 to \(ConfigurationKey.maximumKeepDays)") }
+        layer.logKeepDays = days
+    }
+    if given("log-keep-readings"), let count = try command.int("log-keep-readings") {
+        guard count >= 1 else { throw command.usageError("--log-keep-readings must be 1 or more") }
+        layer.logKeepReadings = count
+    }
     if command.flag("verbose") { layer.logLevel = .debug }
     if command.flag("quiet") { layer.logLevel = .warning }
     // The command line alone must make sense, as forcescale's options must.
@@ -168,6 +197,9 @@ runMain(root: root) { command in
     log.threshold = options.configuration.logLevel
     // A client that vanishes mid-write must cost an EPIPE, not the daemon.
     Signals.ignoreBrokenPipe()
+    // A file size limit (RLIMIT_FSIZE) reached by the force log must cost an error that the
+    // log reports and retries, not the daemon.
+    signal(SIGXFSZ, SIG_IGN)
     if geteuid() == 0, options.socketPath.hasPrefix("/run/forcescale/") { mkdir("/run/forcescale", 0o755) }
     do {
         let daemon = try Daemon(options: options, log: log, reloader: loadOptions)

@@ -38,6 +38,10 @@ import Testing
             state-dir = /var/lib/scale
             group = scale
             log-level = debug
+            log = on
+            log-db = /var/lib/scale/force.sqlite
+            log-keep-days = 30
+            log-keep-readings = 1000000
             """)
         var expected = ConfigurationLayer()
         expected.device = "/dev/input/event5"
@@ -55,6 +59,10 @@ import Testing
         expected.stateDirectory = "/var/lib/scale"
         expected.group = "scale"
         expected.logLevel = .debug
+        expected.log = true
+        expected.logDatabase = "/var/lib/scale/force.sqlite"
+        expected.logKeepDays = 30
+        expected.logKeepReadings = 1_000_000
         #expect(file.layer == expected)
         #expect(file.lines[.device] == 1 && file.lines[.logLevel] == 15)
         #expect(ConfigurationKey.allCases.allSatisfy { file.layer.sets($0) })
@@ -143,7 +151,7 @@ import Testing
         let found = problems("interval-ms = 10\ntreshold = 0.5\n")
         #expect(found.count == 1)
         #expect(found.first?.hasPrefix("test.conf:2: unknown key 'treshold' (did you mean 'threshold'?); the keys are device, interval-ms, threshold,") == true)
-        #expect(found.first?.hasSuffix(", group or log-level") == true)
+        #expect(found.first?.hasSuffix(", log-level, log, log-db, log-keep-days or log-keep-readings") == true)
         let far = problems("colour = blue")
         #expect(far.first?.hasPrefix("test.conf:1: unknown key 'colour'; the keys are ") == true)
     }
@@ -193,7 +201,7 @@ import Testing
 
     @Test func everyProblemIsReportedInLineOrder() {
         #expect(problems("bogus = 1\ninterval-ms = 10\nthreshold = 3\nrumble = maybe\n") == [
-            "test.conf:1: unknown key 'bogus'; the keys are device, interval-ms, threshold, hysteresis, contacts, unit, stable-ms, stable-grams, rumble, rumble-device, rumble-intensity, socket, state-dir, group or log-level",
+            "test.conf:1: unknown key 'bogus'; the keys are device, interval-ms, threshold, hysteresis, contacts, unit, stable-ms, stable-grams, rumble, rumble-device, rumble-intensity, socket, state-dir, group, log-level, log, log-db, log-keep-days or log-keep-readings",
             "test.conf:3: bad value '3' for 'threshold': it takes a force fraction greater than 0 and at most 1",
             "test.conf:4: bad value 'maybe' for 'rumble': it takes on or off",
         ])

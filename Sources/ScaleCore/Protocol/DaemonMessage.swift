@@ -90,6 +90,15 @@ public enum DaemonMessage {
         })
         json.add("rumble", string: status.rumble)
         json.add("dropped", integer: status.dropped)
+        json.add("log", object: status.log.map { log in
+            var summary = JSONLineWriter()
+            summary.add("path", string: log.path)
+            summary.add("written", integer: log.written)
+            summary.add("pending", integer: log.pending)
+            summary.add("dropped", integer: log.dropped)
+            summary.add("error", string: log.error)
+            return summary
+        })
         return json.line
     }
 
@@ -185,10 +194,13 @@ public struct StatusSnapshot: Hashable, Sendable {
     public var rumble: String?
     /// Lines discarded since the daemon started because a client did not read them in time.
     public var dropped: Int
+    /// The force log's state; `nil` when logging is off.
+    public var log: LogStatusSnapshot?
 
     public init(
         release: String, uptimeSeconds: Double, clients: Int, device: String? = nil,
-        model: GramModelKind? = nil, calibration: Calibration? = nil, rumble: String? = nil, dropped: Int = 0
+        model: GramModelKind? = nil, calibration: Calibration? = nil, rumble: String? = nil, dropped: Int = 0,
+        log: LogStatusSnapshot? = nil
     ) {
         self.release = release
         self.uptimeSeconds = uptimeSeconds
@@ -198,6 +210,29 @@ public struct StatusSnapshot: Hashable, Sendable {
         self.calibration = calibration
         self.rumble = rumble
         self.dropped = dropped
+        self.log = log
+    }
+}
+
+/// The force log in STATUS.
+public struct LogStatusSnapshot: Hashable, Sendable {
+    /// The database file.
+    public var path: String
+    /// Readings and PEAKs committed since the daemon started.
+    public var written: Int
+    /// Entries waiting to be written.
+    public var pending: Int
+    /// Entries dropped since the start because the disk could not keep up.
+    public var dropped: Int
+    /// The failure in progress; `nil` while writing works.
+    public var error: String?
+
+    public init(path: String, written: Int, pending: Int, dropped: Int, error: String? = nil) {
+        self.path = path
+        self.written = written
+        self.pending = pending
+        self.dropped = dropped
+        self.error = error
     }
 }
 

@@ -76,6 +76,9 @@ public final class LogWriter: @unchecked Sendable {
         }
     }
 
+    /// 60 000 entries: a minute of a 1 kHz stream, about 5 MB at most.
+    public static let defaultCapacity = 60_000
+
     public let path: String
     public let capacity: Int
     private let batching: Batching
@@ -105,11 +108,11 @@ public final class LogWriter: @unchecked Sendable {
 
     /// Starts the writer thread, which opens (or makes) the log at `path`.
     /// - Parameters:
-    ///   - capacity: The most entries that wait in memory; 60 000 is a minute at 1 kHz.
+    ///   - capacity: The most entries that wait in memory.
     ///   - onNotice: Called on the writer thread.
     /// - Throws: `Errno` when the thread cannot be started.
     public init(
-        path: String, retention: Retention = Retention(), capacity: Int = 60_000, batching: Batching = Batching(),
+        path: String, retention: Retention = Retention(), capacity: Int = defaultCapacity, batching: Batching = Batching(),
         onNotice: @escaping @Sendable (Notice) -> Void
     ) throws(Errno) {
         self.path = path

@@ -1,0 +1,91 @@
+import ScaleCore
+import ScaleSystem
+
+/// The daemon's side of the force log: hands each reading and PEAK, with the device it came
+/// from and its wall-clock time, to the `LogWriter`, whose thread does all the SQLite work.
+/// On the loop this costs a clock read and an append to the writer's queue under a lock.
+///
+/// Times: readings carry `CLOCK_MONOTONIC` event times (live devices, and recordings,
+/// which `RecordingScale` restamps on that clock as it serves them). Each is turned into
+/// wall time here, at the hand-off, with the offset between the two clocks read at that
+/// moment — so a replay is logged at the time it was served, like a live session, not at
+/// the recording's original times.
+final class DaemonForceLog {
+    let writer: LogWriter
+    /// The device whose readings are being handed over (its node or recording path).
+    private var currentPath: String?
+    /// Outputs from before the source could name its device (a source emits its first
+    /// readings while it is being made), with their clock offsets; handed over once it can.
+    private var early: [(ScaleOutput, Int64)] = []
+
+    /// Starts the writer thread; the file is opened (and made) there.
+    /// - Parameter log: Where the writer's notices go: one line per failure, not per batch.
+    init(path: String, retention: LogWriter.Retention, log: DaemonLog) throws {
+        writer = try LogWriter(path: path, retention: retention) { notice in
+            switch notice {
+            case .opened(let path, let version, let closed):
+                log.log(.notice, "logging readings to \(path) (schema \(version))"
+                    + (closed > 0 ? "; \(closed) session\(closed == 1 ? "" : "s") left open by a crash closed at \(closed == 1 ? "its" : "their") last reading" : ""))
+            case .failing(let error, let retry):
+                log.log(.error, "force log: \(error); readings wait in memory (up to \(LogWriter.defaultCapacity), then new ones are dropped and counted) and writing is retried, first in \(retry) s")
+            case .resumed(let path, let dropped):
+                log.log(.notice, "force log: writing to \(path) again" + (dropped > 0 ? "; \(dropped) entries were dropped meanwhile" : ""))
+            case .lostAtStop(let entries, let error):
+                log.log(.error, "force log: \(entries) entries could not be written before stopping: \(error)")
+            }
+        }
+    }
+
+    /// Hands over one output of the pipeline.
+    /// - Parameter device: The source's current device.
+    func record(_ output: ScaleOutput, device: (path: String, description: DeviceDescription)?) {
+        let offset = WallClock.offsetFromMonotonic()
+        guard let device else {
+            if currentPath == nil, early.count < 1000 {
+                early.append((output, offset))
+            } else {
+                hand(output, offset)
+            }
+            return
+        }
+        if device.path != currentPath {
+            currentPath = device.path
+            let name = device.description.name.isEmpty ? Daemon.deviceName(device.path) : device.description.name
+            writer.append(.device(key: device.description.stateIdentity, name: name))
+            for (output, offset) in early { hand(output, offset) }
+            early.removeAll()
+        }
+        hand(output, offset)
+    }
+
+    private func hand(_ output: ScaleOutput, _ offset: Int64) {
+        switch output {
+        case .reading(let reading): writer.append(.reading(reading, wallOffset: offset))
+        case .peak(let peak): writer.append(.peak(peak, wallOffset: offset))
+        }
+    }
+
+    /// The device went away: its session in progress ends.
+    func sourceEnded() {
+        currentPath = nil
+        writer.append(.sourceEnded)
+    }
+
+    /// Writes what is queued and stops the writer thread.
+    func stop() {
+        for (output, offset) in early { hand(output, offset) }
+        early.removeAll()
+        currentPath = nil
+        writer.stop()
+    }
+
+    var status: LogStatusSnapshot {
+        let status = writer.status
+        return LogStatusSnapshot(path: status.path, written: status.written, pending: status.pending, dropped: status.dropped, error: status.error)
+    }
+}
+
+extension DaemonConfiguration {
+    /// The retention limits of the configuration.
+    var logRetention: LogWriter.Retention { LogWriter.Retention(keepDays: logKeepDays, keepReadings: logKeepReadings) }
+}
