@@ -1,4 +1,4 @@
-import ScaleCore
+@testable import ScaleCore
 import Testing
 @testable import ScaleDisplay
 
@@ -152,6 +152,16 @@ enum ExportSamples {
         let json = try JSONValue.parse(text.dropLast())
         #expect(json["force"] == nil && json["grams"] == nil && json["device"] == nil)
         #expect(json["raw"]?.numberValue == 1)
+    }
+
+    @Test func timesAreWrittenAsWallTimePrintsThem() {
+        var generator = SplitMix64(seed: 4)
+        let samples: [Int64] = [0, 1, 999_999, 1_000_000, -1, -999_999, -1_000_001, 1_764_500_000_000_001, .max, .min + 1]
+            + (0..<1000).map { _ in Int64(bitPattern: generator.next()) >> Int64(generator.next() % 40) }
+        for microseconds in samples {
+            let time = WallTime(microseconds: microseconds)
+            #expect(ReadingExporter.time(time) == time.description)
+        }
     }
 
     @Test func negativeZeroIsWrittenAsZero() {
