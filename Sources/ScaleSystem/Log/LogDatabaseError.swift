@@ -1,3 +1,5 @@
+import CSQLite
+
 /// Why the force log cannot be opened or used, naming the file and saying what to do.
 public enum LogDatabaseError: Error, Hashable, Sendable, CustomStringConvertible {
     /// No file at the path (opening read-only: the daemon has not logged there).
@@ -37,9 +39,18 @@ public enum LogDatabaseError: Error, Hashable, Sendable, CustomStringConvertible
         case .newerSchema(let path, let found, let supported):
             "\(path): written by a newer forcescale (log schema \(found); this one reads up to \(supported)): update forcescale"
         case .sqlite(let error):
-            error.isDiskFull
-                ? "\(error.path): the disk is full (\(error.message)); free some space or lower --log-keep-days / --log-keep-readings"
-                : error.description
+            switch error.primary {
+            case SQLITE_FULL:
+                "\(error.path): the disk is full (\(error.message)); free some space or lower --log-keep-days / --log-keep-readings"
+            case SQLITE_CANTOPEN:
+                "\(error.path): cannot open or make the file (\(error.message)): its directory must exist and be writable by forcescaled"
+            case SQLITE_READONLY:
+                "\(error.path): the file or its file system is read-only (\(error.message))"
+            case SQLITE_IOERR:
+                "\(error.path): \(error.message) (SQLite error \(error.code)): is the disk failing, or read-only?"
+            default:
+                error.description
+            }
         }
     }
 
