@@ -124,6 +124,28 @@ import Testing
         #expect(failed.stderr.contains("ProtectSystm") && failed.stderr.contains("forcescaled-missing"), "\(failed.stderr)")
     }
 
+    /// systemd-sysusers itself, into an empty root: the unit's User= and the socket's
+    /// SocketGroup= are what the file makes, a system user that cannot log in.
+    @Test func sysusersFileMakesTheUnitsUserAndGroup() throws {
+        let root = try CLI.temporaryDirectory()
+        defer { try? FileManager.default.removeItem(at: root) }
+        try FileManager.default.createDirectory(at: root.appendingPathComponent("etc"), withIntermediateDirectories: true)
+        let file = Self.root.appendingPathComponent("sysusers.d/forcescale.conf").path
+        let result = try run("/usr/bin/systemd-sysusers", ["--root=\(root.path)", file])
+        #expect(result.exited && result.status == 0, "systemd-sysusers: \(result.stderr)")
+        let passwd = try String(contentsOfFile: root.path + "/etc/passwd", encoding: .utf8).split(separator: "\n")
+        let group = try String(contentsOfFile: root.path + "/etc/group", encoding: .utf8).split(separator: "\n")
+        let user = try #require(passwd.first { $0.hasPrefix("forcescale:") }, "\(passwd)").split(separator: ":", omittingEmptySubsequences: false)
+        #expect(user.count == 7)
+        #expect(Int(user[2]).map { $0 > 0 && $0 < 1000 } == true, "a system user: \(user)")
+        #expect(user[5] == "/var/lib/forcescale" && user[6].hasSuffix("nologin"), "\(user)")
+        #expect(group.contains { $0.hasPrefix("forcescale:") }, "\(group)")
+        let service = try UnitFile(path: Self.serviceUnit)
+        let socket = try UnitFile(path: Self.socketUnit)
+        #expect(service.values("Service", "User") == ["forcescale"] && service.values("Service", "Group") == ["forcescale"])
+        #expect(socket.values("Socket", "SocketGroup") == ["forcescale"] && socket.values("Socket", "SocketMode") == ["0660"])
+    }
+
     // MARK: - make install and uninstall
 
     /// Everything `make install` puts in place, for PREFIX=/usr/local and SYSCONFDIR=/etc.
