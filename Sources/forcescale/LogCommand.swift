@@ -11,7 +11,7 @@ enum LogCommand {
         abstract: "List, export and plot the force log forcescaled keeps.",
         discussion: """
             forcescaled logs every touch as a session (its readings and PEAKs) to an SQLite \
-            file when logging is on (forcescaled --log, or log = yes in forcescale.conf). \
+            file when logging is on (forcescaled --log, or log = on in forcescale.conf). \
             These subcommands read that file, never write it, and can run while the daemon \
             logs. Without a subcommand, 'log' lists the sessions.
             """,

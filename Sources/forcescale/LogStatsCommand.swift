@@ -46,7 +46,10 @@ enum LogStatsCommand {
         add("size", bytes(total) + " (file \(bytes(statistics.fileBytes)), write-ahead log \(bytes(statistics.walBytes)), "
             + "\(statistics.freelistPages) of \(statistics.pageCount) pages free)")
         if statistics.readings > 0 {
-            add("per reading", fixed(Double(statistics.fileBytes) / Double(statistics.readings), decimals: 1) + " bytes of the file")
+            // The pages in use as this reader sees them (the file and the write-ahead log
+            // together), not the file's size: before a checkpoint the file holds little.
+            let used = Double(statistics.pageCount - statistics.freelistPages) * Double(statistics.pageSize)
+            add("per reading", fixed(used / Double(statistics.readings), decimals: 1) + " bytes (pages in use / readings)")
         }
         return lines.joined(separator: "\n") + "\n"
     }
