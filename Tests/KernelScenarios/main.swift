@@ -33,6 +33,7 @@ let scenarios: [(letter: String, title: String, run: (Programs) -> Void)] = [
     ("g", "devices and rumble", DevicesAndRumble.run),
     ("h", "the daemon on a device", DaemonOnDevice.run),
     ("i", "the udev rule", UdevRule.run),
+    ("j", "the daemon under its systemd unit's sandbox", SandboxedService.run),
     ("k", "record, then replay", RecordReplay.run),
 ]
 
