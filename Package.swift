@@ -36,6 +36,12 @@ let package = Package(
             name: "forcescale-bench",
             dependencies: ["ScaleCore", "ScaleSystem"],
             path: "bench/Sources/forcescale-bench"),
+        // bench/log: the force log's inserts (batched against one transaction per reading),
+        // bytes per reading, and reading 1 M readings back. Results: BENCHMARKS.md.
+        .executableTarget(
+            name: "forcescale-log-bench",
+            dependencies: ["ScaleCore", "ScaleSystem"],
+            path: "bench/Sources/forcescale-log-bench"),
         // Scenarios on the real kernel (uinput devices, evemu, evtest): run in the VM with
         // scripts/kernel-tests .build/debug/forcescale-kernel-tests.
         .executableTarget(

@@ -376,6 +376,12 @@ public final class LogDatabase {
         }
     }
 
+    /// Copies the write-ahead log into the database file and empties it
+    /// (`PRAGMA wal_checkpoint(TRUNCATE)`), so that the file's size is the log's size.
+    public func checkpoint() throws(LogDatabaseError) {
+        try wrapping { try connection.execute("PRAGMA wal_checkpoint(TRUNCATE)") }
+    }
+
     /// `PRAGMA integrity_check`: `["ok"]` for a sound file, else SQLite's list of problems.
     public func integrityCheck() throws(LogDatabaseError) -> [String] {
         try wrapping {

@@ -1,0 +1,145 @@
+// forcescale-log-bench: the force log's timings, for bench/log (results in BENCHMARKS.md).
+//
+//   forcescale-log-bench inserts DIR READINGS
+//       The same READINGS readings (sessions of 500) written to two fresh logs in DIR: one
+//       transaction per reading, then one per 100 readings (the daemon's batch), both with
+//       the daemon's settings (WAL, synchronous = FULL). Prints each rate and the ratio.
+//   forcescale-log-bench fill PATH READINGS
+//       Writes READINGS readings to a fresh log at PATH in batches of 100, sessions of 1000
+//       readings with a PEAK each, checkpoints, and prints the bytes per reading on disk.
+//   forcescale-log-bench read PATH [REPETITIONS]
+//       Streams every reading of the log with `forEachReading(since:)`, as an export does,
+//       without formatting; median of REPETITIONS (3).
+
+import Glibc
+import ScaleCore
+import ScaleSystem
+
+func nanoseconds() -> UInt64 {
+    var spec = timespec()
+    clock_gettime(CLOCK_MONOTONIC, &spec)
+    return UInt64(spec.tv_sec) * 1_000_000_000 + UInt64(spec.tv_nsec)
+}
+
+func fail(_ message: String) -> Never {
+    var line = "forcescale-log-bench: \(message)\n"
+    line.withUTF8 { _ = write(2, $0.baseAddress, $0.count) }
+    exit(2)
+}
+
+func format(_ value: Double, _ decimals: Int) -> String {
+    var buffer = [CChar](repeating: 0, count: 64)
+    _ = withVaList([value]) { vsnprintf(&buffer, buffer.count, "%.\(decimals)f", $0) }
+    return String(decoding: buffer.prefix { $0 != 0 }.map { UInt8(bitPattern: $0) }, as: UTF8.self)
+}
+
+/// Reading `index` of the synthetic stream: 1 kHz, a 1 s gap between sessions, pressures
+/// that change every reading (as the daemon's 1 kHz benchmark recording does).
+func reading(_ index: Int, sessionLength: Int) -> LoggedReading {
+    let session = index / sessionLength
+    let time = 1_764_500_000_000_000 + Int64(index) * 1_000 + Int64(session) * 1_000_000
+    let raw = Int32(100 + (index * 37) % 800)
+    let force = Double(raw) / 1023
+    return LoggedReading(
+        session: 0, time: WallTime(microseconds: time), raw: raw, force: force, grams: (force * 385 * 10).rounded() / 10,
+        contacts: 1, flags: index % 50 == 0 ? [.stable] : [])
+}
+
+/// Writes `count` readings in sessions of `sessionLength`, `perTransaction` to a transaction.
+func write(_ database: LogDatabase, count: Int, perTransaction: Int, sessionLength: Int, peaks: Bool) throws {
+    let device = try database.device(key: "0003-056a-0304-wacom-cintiq-13hd-pen", name: "Wacom Cintiq 13HD Pen")
+    var session: LoggedSession?
+    var index = 0
+    while index < count {
+        let end = min(count, index + perTransaction)
+        try database.transaction { () throws(LogDatabaseError) in
+            var batch: [LoggedReading] = []
+            for i in index..<end {
+                let value = reading(i, sessionLength: sessionLength)
+                if session == nil { session = try database.openSession(device: device, started: value.time, model: .nominal) }
+                batch.append(value)
+                if peaks, i % sessionLength == sessionLength / 2 {
+                    try database.append(LoggedPeak(session: session!.id, time: value.time, raw: value.raw, grams: value.grams))
+                }
+                if (i + 1) % sessionLength == 0 || i + 1 == count {
+                    try database.append(batch, to: &session!)
+                    batch.removeAll(keepingCapacity: true)
+                    try database.close(&session!, at: value.time)
+                    session = nil
+                }
+            }
+            if !batch.isEmpty { try database.append(batch, to: &session!) }
+        }
+        index = end
+    }
+}
+
+func size(_ path: String) -> Int64 {
+    var status = stat()
+    return stat(path, &status) == 0 ? Int64(status.st_size) : 0
+}
+
+func remove(_ path: String) {
+    for suffix in ["", "-wal", "-shm"] { unlink(path + suffix) }
+}
+
+let arguments = CommandLine.arguments
+guard arguments.count >= 3 else { fail("usage: inserts DIR READINGS | fill PATH READINGS | read PATH [REPETITIONS]") }
+do {
+    switch arguments[1] {
+    case "inserts":
+        guard arguments.count == 4, let count = Int(arguments[3]), count > 0 else { fail("inserts DIR READINGS") }
+        var rates: [Double] = []
+        for (label, perTransaction) in [("1 transaction per reading", 1), ("1 transaction per 100 readings", 100)] {
+            let path = arguments[2] + "/inserts-\(perTransaction).sqlite"
+            remove(path)
+            let database = try LogDatabase.open(path: path)
+            let start = nanoseconds()
+            try write(database, count: count, perTransaction: perTransaction, sessionLength: 500, peaks: false)
+            let seconds = Double(nanoseconds() - start) / 1e9
+            database.close()
+            remove(path)
+            rates.append(Double(count) / seconds)
+            print("  \(label): \(count) readings in \(format(seconds, 3)) s = \(format(Double(count) / seconds, 0)) readings/s")
+        }
+        print("  batched / per-reading: \(format(rates[1] / rates[0], 1))x")
+    case "fill":
+        guard arguments.count == 4, let count = Int(arguments[3]), count > 0 else { fail("fill PATH READINGS") }
+        let path = arguments[2]
+        remove(path)
+        let database = try LogDatabase.open(path: path)
+        let start = nanoseconds()
+        try write(database, count: count, perTransaction: 100, sessionLength: 1000, peaks: true)
+        let seconds = Double(nanoseconds() - start) / 1e9
+        try database.checkpoint()
+        let stats = try database.statistics()
+        database.close()
+        let bytes = size(path)
+        print("  wrote \(stats.readings) readings, \(stats.sessions) sessions, \(stats.peaks) peaks in \(format(seconds, 2)) s (batches of 100)")
+        print("  file \(bytes) bytes after a checkpoint (WAL \(size(path + "-wal")) bytes): \(format(Double(bytes) / Double(count), 1)) bytes per reading")
+    case "read":
+        let path = arguments[2]
+        let repetitions = arguments.count > 3 ? Int(arguments[3]) ?? 3 : 3
+        let database = try LogDatabase.open(path: path, readOnly: true)
+        var times: [Double] = []
+        var count = 0
+        var sum = 0.0
+        for _ in 0..<repetitions {
+            count = 0
+            sum = 0
+            let start = nanoseconds()
+            try database.forEachReading(since: WallTime(microseconds: 0)) { reading in
+                count += 1
+                sum += reading.grams
+            }
+            times.append(Double(nanoseconds() - start) / 1e9)
+        }
+        times.sort()
+        let median = times[times.count / 2]
+        print("  forEachReading(since: 0): \(count) readings in \(format(median, 3)) s (median of \(repetitions)) = \(format(Double(count) / median / 1e6, 2)) M readings/s (sum of grams \(format(sum, 1)))")
+    default:
+        fail("unknown benchmark '\(arguments[1])'")
+    }
+} catch {
+    fail("\(error)")
+}
