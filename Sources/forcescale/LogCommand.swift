@@ -34,19 +34,20 @@ enum LogCommand {
 
     static let databaseOption = Option(
         long: "db", valueName: "path",
-        help: "The force log to read. (default: the daemon's: /var/lib/forcescale/log.sqlite as root, $XDG_STATE_HOME/forcescale/log.sqlite otherwise)")
+        help: "The force log to read. (default: /var/lib/forcescale/log.sqlite when it exists, else $XDG_STATE_HOME/forcescale/log.sqlite)")
 
     static let sinceOption = Option(
         long: "since", valueName: "time",
         help: "Only from this time on: 2026-11-30, 2026-11-30T14:00 (local), 2026-11-30T13:00Z, Unix seconds, or a time ago (30m, 2h, 7d).")
 
-    /// The log the command line names, or the one forcescaled writes by default.
+    /// The log the command line names, or the one forcescaled writes by default: the system
+    /// daemon's when it is there, else the one this user's daemon would write.
     static func databasePath(_ command: ParsedCommand) throws -> String {
         if let path = command.string("db") { return path }
-        guard let directory = StateDirectory.defaultPath() else {
+        guard let path = StateDirectory.clientPath(of: LogDatabase.defaultFileName) else {
             throw command.usageError("No default force log: HOME is not set; give --db PATH")
         }
-        return LogDatabase.defaultPath(stateDirectory: directory)
+        return path
     }
 
     /// Opens the log read-only.
@@ -108,6 +109,13 @@ extension CommandFailure {
                 self.init(message: "\(failure.path): cannot be opened (\(failure.message)); check that this user may read it and its directory "
                           + "(the system's log belongs to the forcescale user: read it as root or as a member of the forcescale group)",
                           status: ExitStatus.noInput)
+            } else if failure.primary == 8 {
+                // SQLITE_READONLY on a read-only open: a log in WAL mode can only be read with
+                // its -shm file beside it, which this user cannot create there.
+                self.init(message: "\(failure.path): cannot be read here: its \(fileName(failure.path))-shm file is missing and this user "
+                          + "may not create it in that directory (copy the log together with its -wal file to a directory you can write, "
+                          + "or read it as the daemon's user)",
+                          status: ExitStatus.noInput)
             } else {
                 self.init(message: error.description, status: failure.isDiskFull ? ExitStatus.ioError : ExitStatus.dataError)
             }
@@ -118,6 +126,11 @@ extension CommandFailure {
     static func noSession(_ id: Int64, in path: String) -> CommandFailure {
         CommandFailure(message: "\(path): the log has no session \(id) ('forcescale log sessions' lists them)", status: ExitStatus.noInput)
     }
+}
+
+/// The last component of a path: `log.sqlite` for `/var/lib/forcescale/log.sqlite`.
+private func fileName(_ path: String) -> Substring {
+    path.split(separator: "/", omittingEmptySubsequences: true).last ?? Substring(path)
 }
 
 /// Where an output goes: standard output, or a file that replaces `--output` only once it

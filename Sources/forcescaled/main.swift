@@ -171,10 +171,7 @@ runMain(root: root) { command in
         guard let socket else {
             throw SettingProblem(description: "No socket path: XDG_RUNTIME_DIR is not set; give --socket PATH (or socket = PATH in the configuration file)")
         }
-        let stateDirectory = configuration.stateDirectory ?? defaultPath(
-            service: serviceDirectory("STATE_DIRECTORY"),
-            root: "/var/lib/forcescale", variable: "XDG_STATE_HOME",
-            fallback: { Environment.value("HOME").map { $0 + "/.local/state" } }, leaf: "forcescale")
+        let stateDirectory = configuration.stateDirectory ?? serviceDirectory("STATE_DIRECTORY") ?? StateDirectory.defaultPath()
         guard let stateDirectory else {
             throw SettingProblem(description: "No state directory: HOME is not set; give --state-dir DIR (or state-dir = DIR in the configuration file)")
         }

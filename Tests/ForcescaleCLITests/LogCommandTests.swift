@@ -308,9 +308,64 @@ final class SampleLog {
         let directory = try CLI.temporaryDirectory()
         defer { try? FileManager.default.removeItem(at: directory) }
         let result = try CLI.run(["log", "stats"], environment: ["HOME": directory.path, "XDG_STATE_HOME": directory.path + "/state"])
-        // Root's daemon keeps its state in /var/lib/forcescale; anyone else's in $XDG_STATE_HOME.
-        let expected = geteuid() == 0 ? "/var/lib/forcescale/log.sqlite" : directory.path + "/state/forcescale/log.sqlite"
+        // The system daemon's log when it is there (and root's daemon keeps its state there);
+        // else the one a daemon of this user keeps in $XDG_STATE_HOME.
+        let system = "/var/lib/forcescale/log.sqlite"
+        let expected = geteuid() == 0 || FileManager.default.fileExists(atPath: system) ? system : directory.path + "/state/forcescale/log.sqlite"
         #expect((result.stdout + result.stderr).contains(expected), "\(result.stdout)\(result.stderr)")
+    }
+
+    /// The `forcescale` binary run as an unprivileged user: as `nobody` through runuser(1)
+    /// when the tests run as root (who may read anything), else as this user.
+    static func runUnprivileged(_ arguments: [String], environment: [String: String] = [:]) throws -> CLI.Result {
+        guard geteuid() == 0 else { return try CLI.run(arguments, environment: environment) }
+        let binary = CLI.binDirectory.appendingPathComponent("forcescale").path
+        let assignments = ["PATH=/usr/bin:/bin", "LANG=C.UTF-8"] + environment.map { "\($0.key)=\($0.value)" }
+        let process = Process()
+        process.executableURL = URL(fileURLWithPath: "/usr/sbin/runuser")
+        process.arguments = ["-u", "nobody", "--", "/usr/bin/env", "-i"] + assignments + [binary] + arguments
+        // Both outputs are small (a line or a table): pipes read after the exit cannot stall it.
+        let out = Pipe(), err = Pipe()
+        process.standardOutput = out
+        process.standardError = err
+        try process.run()
+        process.waitUntilExit()
+        return CLI.Result(
+            status: process.terminationStatus,
+            stdout: String(decoding: out.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self),
+            stderr: String(decoding: err.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self))
+    }
+
+    @Test func aUsersDefaultLogIsInTheirStateDirectory() throws {
+        let directory = try CLI.temporaryDirectory()
+        defer { try? FileManager.default.removeItem(at: directory) }
+        let result = try Self.runUnprivileged(["log", "stats"], environment: ["HOME": directory.path, "XDG_STATE_HOME": directory.path + "/state"])
+        let system = "/var/lib/forcescale/log.sqlite"
+        let expected = FileManager.default.fileExists(atPath: system) ? system : directory.path + "/state/forcescale/log.sqlite"
+        #expect((result.stdout + result.stderr).contains(expected), "\(result.stdout)\(result.stderr)")
+    }
+
+    @Test func aLogThisUserMayNotReadExits66WithWhatToDo() throws {
+        let log = try SampleLog()
+        #expect(chmod(log.path, 0o000) == 0)
+        let result = try Self.runUnprivileged(["log", "sessions", "--db", log.path])
+        #expect(result.status == 66)
+        #expect(result.stderr.hasPrefix("error: \(log.path): cannot be opened"))
+        #expect(result.stderr.contains("check that this user may read it"))
+    }
+
+    @Test func aCopiedLogWithoutItsSharedMemoryFileSaysWhatToDo() throws {
+        let log = try SampleLog()
+        // Only the main file, readable, in a directory this user cannot write (root's 0755
+        // temporary directory for nobody; a 0555 one for anyone else).
+        let copy = log.directory.appendingPathComponent("copy")
+        try FileManager.default.createDirectory(at: copy, withIntermediateDirectories: false)
+        try FileManager.default.copyItem(atPath: log.path, toPath: copy.appendingPathComponent("log.sqlite").path)
+        #expect(chmod(copy.path, 0o555) == 0)
+        defer { chmod(copy.path, 0o755) }
+        let result = try Self.runUnprivileged(["log", "sessions", "--db", copy.appendingPathComponent("log.sqlite").path])
+        #expect(result.status == 66)
+        #expect(result.stderr.contains("its log.sqlite-shm file is missing and this user may not create it"), "\(result.stderr)")
     }
 
     @Test func aFileThatIsNotALogExits65() throws {

@@ -16,4 +16,16 @@ public enum StateDirectory {
         guard let home = Environment.value("HOME"), !home.isEmpty else { return nil }
         return home + "/.local/state/forcescale"
     }
+
+    /// Where a client finds one of the daemon's files, as it finds the daemon's socket: the
+    /// system daemon's when that file exists (a member of the daemon's group reading the
+    /// service's log, say), else the one a daemon run by this user would keep.
+    /// - Parameter name: The file's name in the state directory, such as `log.sqlite`.
+    /// - Returns: The path, or `nil` when there is no system file and no user directory.
+    public static func clientPath(of name: String) -> String? {
+        let systemFile = system + "/" + name
+        var status = stat()
+        if stat(systemFile, &status) == 0 { return systemFile }
+        return defaultPath().map { $0 + "/" + name }
+    }
 }
