@@ -6,10 +6,17 @@ import Glibc
 /// old contents, or stays absent, and no temporary is left behind. For outputs too big to
 /// hold in memory, such as an export of a million readings; `FileOutput.replace` does the
 /// same for a text in hand.
+///
+/// Only regular files are replaced. A symbolic link has its target replaced, not itself;
+/// a path that is something else (`/dev/stdout`, a FIFO, `/dev/null`) is written in place,
+/// since renaming over a device node would put a plain file where the device was.
 public final class ReplacementFile {
     /// The file that is replaced.
     public let path: String
-    private let temporary: String
+    /// The temporary file, or `nil` when `path` is written in place (not a regular file).
+    private let temporary: String?
+    /// Where the rename goes: `path`, or the file a symbolic link at `path` points to.
+    private let target: String
     private let channel: OutputChannel
     private var isOpen = true
 
@@ -21,9 +28,32 @@ public final class ReplacementFile {
     /// - Throws: `SystemError` naming `path`: its directory is missing or not writable.
     public init(path: String, mode: mode_t = 0o644) throws(SystemError) {
         self.path = path
-        let slash = path.lastIndex(of: "/")
-        let directory = slash.map { String(path[...$0]) } ?? ""
-        let name = slash.map { String(path[path.index(after: $0)...]) } ?? path
+        var status = stat()
+        if stat(path, &status) == 0, status.st_mode & S_IFMT != S_IFREG {
+            // A device, a FIFO, a socket: written as it is, there is nothing to replace.
+            let descriptor = open(path, O_WRONLY | O_TRUNC | O_CLOEXEC | O_NOCTTY)
+            guard descriptor >= 0 else {
+                let error = Errno.current
+                throw SystemError(path: path, errno: error, hint: Self.hint(for: error))
+            }
+            temporary = nil
+            target = path
+            channel = OutputChannel(descriptor: descriptor, capacity: 256 * 1024)
+            return
+        }
+        // Through a symbolic link (or several) to the file it names, which is what changes.
+        var resolved = [CChar](repeating: 0, count: Int(PATH_MAX) + 1)
+        var linkStatus = stat()
+        let destination: String
+        if lstat(path, &linkStatus) == 0, linkStatus.st_mode & S_IFMT == S_IFLNK, realpath(path, &resolved) != nil {
+            destination = String(decoding: resolved.prefix { $0 != 0 }.map { UInt8(bitPattern: $0) }, as: UTF8.self)
+        } else {
+            destination = path
+        }
+        target = destination
+        let slash = destination.lastIndex(of: "/")
+        let directory = slash.map { String(destination[...$0]) } ?? ""
+        let name = slash.map { String(destination[destination.index(after: $0)...]) } ?? destination
         while true {
             let candidate = directory + "." + name + ".tmp-" + String(UInt64.random(in: 0...UInt64.max), radix: 36)
             let descriptor = open(candidate, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, mode)
@@ -56,6 +86,15 @@ public final class ReplacementFile {
     /// - Throws: `SystemError` naming `path`; the temporary is removed and `path` is untouched.
     public func commit() throws(SystemError) {
         precondition(isOpen, "commit after commit or abandon")
+        guard let temporary else {
+            defer { isOpen = false; close(channel.descriptor) }
+            do throws(Errno) {
+                try channel.flush()
+            } catch {
+                throw SystemError(path: path, errno: error, hint: Self.hint(for: error))
+            }
+            return
+        }
         do throws(Errno) {
             try channel.flush()
             guard fsync(channel.descriptor) == 0 else { throw Errno.current }
@@ -68,7 +107,7 @@ public final class ReplacementFile {
             unlink(temporary)
             throw SystemError(path: path, errno: error, hint: Self.hint(for: error))
         }
-        guard rename(temporary, path) == 0 else {
+        guard rename(temporary, target) == 0 else {
             let error = Errno.current
             unlink(temporary)
             throw SystemError(path: path, errno: error, hint: error == .isDirectory ? "a directory is in the way" : Self.hint(for: error))
@@ -80,7 +119,7 @@ public final class ReplacementFile {
         guard isOpen else { return }
         isOpen = false
         close(channel.descriptor)
-        unlink(temporary)
+        if let temporary { unlink(temporary) }
     }
 
     static func hint(for error: Errno) -> String? {

@@ -154,12 +154,26 @@ struct LogOutput {
     }
 
     func write(_ text: String) throws {
-        if let file { try file.write(text) } else { try standardOutput?.write(text) }
+        try quietOnBrokenPipe {
+            if let file { try file.write(text) } else { try standardOutput?.write(text) }
+        }
     }
 
     /// Flushes standard output, or puts the file in place.
     func finish() throws {
-        if let file { try file.commit() } else { try standardOutput?.flush() }
+        try quietOnBrokenPipe {
+            if let file { try file.commit() } else { try standardOutput?.flush() }
+        }
+    }
+
+    /// `--output /dev/stdout | head` ends as quietly as standard output does: a reader that
+    /// went away is no error.
+    private func quietOnBrokenPipe(_ body: () throws -> Void) throws {
+        do {
+            try body()
+        } catch let error as SystemError where error.errno == .brokenPipe {
+            throw Errno.brokenPipe
+        }
     }
 
     /// Leaves the file as it was (nothing for standard output).
