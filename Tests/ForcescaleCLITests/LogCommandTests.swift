@@ -391,6 +391,50 @@ final class SampleLog {
         #expect(result.stderr.contains("written by a newer forcescale (log schema 99"))
     }
 
+    // MARK: - Beside a running daemon
+
+    /// The reason the log is read-only and in WAL mode: the commands work while forcescaled
+    /// writes the file, and see the sessions it has committed.
+    @Test func theCommandsReadALogWhileForcescaledWritesIt() throws {
+        let directory = try CLI.temporaryDirectory()
+        defer { try? FileManager.default.removeItem(at: directory) }
+        let daemon = try DaemonUnderTest(recording: try DaemonRecordings.demo(in: directory), directory: directory, arguments: ["--log"])
+        defer { daemon.cleanUp() }
+        let path = daemon.stateDirectory + "/log.sqlite"
+        func sessions() throws -> [JSONValue] {
+            let result = try CLI.run(["log", "sessions", "--json", "--db", path])
+            #expect(result.status == 0 || result.status == 66, "\(result.stderr)")
+            return try result.stdout.split(separator: "\n").map { try JSONValue.parse($0) }
+        }
+        // The demo's letter is lifted after about 3.3 s; its session is then complete.
+        let deadline = Date().addingTimeInterval(20)
+        var listed: [JSONValue] = []
+        while Date() < deadline {
+            listed = try sessions()
+            if listed.contains(where: { $0["ended"] != nil }) { break }
+            usleep(200_000)
+        }
+        let ended = try #require(listed.first { $0["ended"] != nil }, "no ended session listed within 20 s: \(listed)")
+        let id = Int(try #require(ended["session"]?.numberValue))
+        let count = Int(try #require(ended["readings"]?.numberValue))
+        #expect(count > 50)
+        // Its readings, exported while the daemon goes on logging the next objects.
+        let export = try CLI.run(["log", "export", "--session", String(id), "--format", "jsonl", "--db", path])
+        #expect(export.status == 0, "\(export.stderr)")
+        let lines = try export.stdout.split(separator: "\n").map { try JSONValue.parse($0) }
+        #expect(lines.count == count, "the session's count and its exported readings agree")
+        let times = lines.compactMap { $0["time"]?.numberValue }
+        #expect(times == times.sorted())
+        let plot = try CLI.run(["log", "plot", "--session", String(id), "--output", "-", "--db", path])
+        #expect(plot.status == 0)
+        #expect(try Self.xmlTexts(plot.stdout).contains("Session \(id) on forcescale demo pad (synthetic)"))
+        let stats = try CLI.run(["log", "stats", "--json", "--db", path])
+        let logged = try JSONValue.parse(stats.stdout.dropLast())["readings"]?.numberValue ?? 0
+        #expect(stats.status == 0 && logged >= Double(count))
+        let stopped = daemon.stop()
+        #expect(stopped.exited && stopped.status == 0, "\(stopped.stderr)")
+    }
+
     // MARK: - The man page
 
     /// ManPageTests checks the sections of the top-level subcommands; the log group's own
