@@ -1,3 +1,4 @@
+import Glibc
 import ScaleCore
 import ScaleSystem
 
@@ -24,14 +25,14 @@ final class DaemonForceLog {
         writer = try LogWriter(path: path, retention: retention) { notice in
             switch notice {
             case .opened(let path, let version, let closed):
-                log.log(.notice, "logging readings to \(path) (schema \(version))"
+                log.logFromAnyThread(.notice, "logging readings to \(path) (schema \(version))"
                     + (closed > 0 ? "; \(closed) session\(closed == 1 ? "" : "s") left open by a crash closed at \(closed == 1 ? "its" : "their") last reading" : ""))
             case .failing(let error, let retry):
-                log.log(.error, "force log: \(error); readings wait in memory (up to \(LogWriter.defaultCapacity), then new ones are dropped and counted) and writing is retried, first in \(retry) s")
+                log.logFromAnyThread(.error, "force log: \(error); readings wait in memory (up to \(LogWriter.defaultCapacity), then new ones are dropped and counted) and writing is retried, first in \(retry) s")
             case .resumed(let path, let dropped):
-                log.log(.notice, "force log: writing to \(path) again" + (dropped > 0 ? "; \(dropped) entries were dropped meanwhile" : ""))
+                log.logFromAnyThread(.notice, "force log: writing to \(path) again" + (dropped > 0 ? "; \(dropped) entries were dropped meanwhile" : ""))
             case .lostAtStop(let entries, let error):
-                log.log(.error, "force log: \(entries) entries could not be written before stopping: \(error)")
+                log.logFromAnyThread(.error, "force log: \(entries) entries could not be written before stopping: \(error)")
             }
         }
     }
@@ -82,6 +83,24 @@ final class DaemonForceLog {
     var status: LogStatusSnapshot {
         let status = writer.status
         return LogStatusSnapshot(path: status.path, written: status.written, pending: status.pending, dropped: status.dropped, error: status.error)
+    }
+}
+
+extension DaemonLog {
+    /// `log`, safe on the writer's thread: one `write(2)` of the whole line, which does not
+    /// touch the buffer of `OutputChannel.standardError` that the loop's thread uses.
+    func logFromAnyThread(_ level: Level, _ message: String) {
+        guard level <= threshold else { return }
+        var line = "<\(level.rawValue)>\(message)\n"
+        line.withUTF8 { bytes in
+            var offset = 0
+            while offset < bytes.count {
+                let written = write(STDERR_FILENO, bytes.baseAddress! + offset, bytes.count - offset)
+                if written < 0, errno == EINTR { continue }
+                guard written > 0 else { return }
+                offset += written
+            }
+        }
     }
 }
 
