@@ -131,3 +131,47 @@ public final class ReplacementFile {
         }
     }
 }
+
+/// Holds off SIGINT, SIGTERM and SIGHUP while a ``ReplacementFile`` is written, so that an
+/// interrupted export can remove its temporary file before the signal ends the process
+/// (a signal's default action would leave it behind). The writer checks
+/// ``isRequested`` between pieces; ``release()`` lets a pending signal take effect.
+/// For single-threaded tools: the mask is the calling thread's.
+public final class DeferredTermination {
+    private var previous = sigset_t()
+    private var signals = sigset_t()
+    /// The signals held off: those of the three that this process does not ignore (a job
+    /// started with `&` from a script ignores SIGINT, and must go on ignoring it).
+    private let watched: [Int32]
+    private var isReleased = false
+
+    /// Blocks the three signals until ``release()``.
+    public init() {
+        watched = [SIGINT, SIGTERM, SIGHUP].filter { signal in
+            var current = sigaction()
+            sigaction(signal, nil, &current)
+            // C function pointers are not Equatable in Swift: compare their addresses.
+            return unsafeBitCast(current.__sigaction_handler.sa_handler, to: Int.self) != unsafeBitCast(SIG_IGN, to: Int.self)
+        }
+        sigemptyset(&signals)
+        for signal in watched { sigaddset(&signals, signal) }
+        sigprocmask(SIG_BLOCK, &signals, &previous)
+    }
+
+    deinit { release() }
+
+    /// Whether one of the signals arrived since ``init()``.
+    public var isRequested: Bool {
+        var pending = sigset_t()
+        sigpending(&pending)
+        return watched.contains { sigismember(&pending, $0) == 1 }
+    }
+
+    /// Restores the signal mask; a pending signal is delivered now, and its default action
+    /// ends the process.
+    public func release() {
+        guard !isReleased else { return }
+        isReleased = true
+        sigprocmask(SIG_SETMASK, &previous, nil)
+    }
+}

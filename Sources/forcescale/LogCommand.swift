@@ -138,22 +138,34 @@ private func fileName(_ path: String) -> Substring {
 struct LogOutput {
     private let file: ReplacementFile?
     private let standardOutput: OutputChannel?
+    /// While a file is written, Ctrl-C waits for the temporary file to be removed.
+    private let termination: DeferredTermination?
 
     init(path: String?) throws {
         if let path, path != "-" {
+            let termination = DeferredTermination()
             do {
                 file = try ReplacementFile(path: path)
             } catch {
+                termination.release()
                 throw CommandFailure(message: error.description, status: ExitStatus.cannotCreate)
             }
+            self.termination = termination
             standardOutput = nil
         } else {
             file = nil
             standardOutput = OutputChannel.standardOutput
+            termination = nil
         }
     }
 
     func write(_ text: String) throws {
+        if let termination, termination.isRequested {
+            // Interrupted: the old file stays and the temporary goes; then the signal,
+            // released, ends the process as it would have.
+            abandon()
+            throw CommandFailure(message: "interrupted; \(file?.path ?? "the output") was left as it was", status: ExitStatus.failure)
+        }
         try quietOnBrokenPipe {
             if let file { try file.write(text) } else { try standardOutput?.write(text) }
         }
@@ -161,6 +173,7 @@ struct LogOutput {
 
     /// Flushes standard output, or puts the file in place.
     func finish() throws {
+        defer { termination?.release() }
         try quietOnBrokenPipe {
             if let file { try file.commit() } else { try standardOutput?.flush() }
         }
@@ -179,5 +192,6 @@ struct LogOutput {
     /// Leaves the file as it was (nothing for standard output).
     func abandon() {
         file?.abandon()
+        termination?.release()
     }
 }

@@ -215,6 +215,46 @@ final class SampleLog {
         #expect(try FileManager.default.contentsOfDirectory(atPath: log.directory.path).filter { $0.contains(".tmp-") }.isEmpty)
     }
 
+    @Test func anInterruptedExportLeavesTheOldFileAndNoTemporary() throws {
+        let directory = try CLI.temporaryDirectory()
+        defer { try? FileManager.default.removeItem(at: directory) }
+        // 300 000 readings: long enough to export that a signal lands in the middle.
+        let path = directory.appendingPathComponent("big.sqlite").path
+        let database = try LogDatabase.open(path: path)
+        let device = try database.device(key: "pad", name: "pad")
+        var session = try database.openSession(device: device, started: SampleLog.time(0), model: .nominal)
+        let readings = (0..<300_000).map { (step: Int) -> LoggedReading in
+            let level = Double(step % 256)
+            return LoggedReading(session: 1, time: SampleLog.time(Double(step) / 1000), raw: Int32(step % 256), force: level / 255,
+                                 grams: level / 255 * 385, contacts: 1, flags: [])
+        }
+        try database.transaction { () throws(LogDatabaseError) in try database.append(readings, to: &session) }
+        try database.close(&session, at: SampleLog.time(300))
+        database.close()
+        let output = directory.appendingPathComponent("export.csv")
+        try "the previous export\n".write(to: output, atomically: true, encoding: .utf8)
+        for signal in [SIGINT, SIGTERM] {
+            // Started as a shell starts it, with no signal blocked: a test runs on a thread
+            // that blocks them, and a child would inherit that (python3 clears the mask, then
+            // execs forcescale).
+            let clearMask = "import os, signal, sys; signal.pthread_sigmask(signal.SIG_SETMASK, []); os.execv(sys.argv[1], sys.argv[1:])"
+            let export = try ChildProcess("/usr/bin/python3", ["-c", clearMask, CLI.binDirectory.appendingPathComponent("forcescale").path,
+                                                               "log", "export", "--db", path, "--output", output.path])
+            // Wait for the temporary file: the export is under way.
+            let deadline = Date().addingTimeInterval(10)
+            while Date() < deadline, try FileManager.default.contentsOfDirectory(atPath: directory.path).allSatisfy({ !$0.contains(".tmp-") }) {
+                usleep(5_000)
+            }
+            export.signal(signal)
+            let result = export.wait(timeout: 20)
+            // Foundation gives the signal's number as the status of a process it ended.
+            #expect(!result.exited && !result.timedOut && result.status == signal,
+                    "the export should end by the signal \(signal), as any program does: \(result)")
+            #expect(try String(contentsOf: output, encoding: .utf8) == "the previous export\n")
+            #expect(try FileManager.default.contentsOfDirectory(atPath: directory.path).filter { $0.contains(".tmp-") }.isEmpty, "no temporary left")
+        }
+    }
+
     @Test func exportToAnUncreatableFileExits73AndLeavesNothing() throws {
         let log = try SampleLog()
         let result = try log.run(["export", "--output", "/nonexistent/dir/out.csv"])
