@@ -118,6 +118,27 @@ final class SampleLog {
         #expect(none.status == 0 && none.stdout == "No sessions of a device matching 'huion'.\n")
     }
 
+    @Test func localTimesFollowTheZonesDaylightSavingRules() throws {
+        let directory = try CLI.temporaryDirectory()
+        defer { try? FileManager.default.removeItem(at: directory) }
+        let path = directory.appendingPathComponent("summer.sqlite").path
+        let database = try LogDatabase.open(path: path)
+        let device = try database.device(key: "pad", name: "pad")
+        // Two sessions ending a second either side of 2026-07-01 10:00:00 UTC
+        // (GNU date: `date -u -d 2026-07-01T10:00:00Z +%s` = 1782900000).
+        for end: Int64 in [1_782_899_999, 1_782_900_001] {
+            var session = try database.openSession(device: device, started: WallTime(microseconds: (end - 1) * 1_000_000), model: .nominal)
+            try database.close(&session, at: WallTime(microseconds: end * 1_000_000))
+        }
+        database.close()
+        // Central European time is UTC+1 in winter and UTC+2 in summer: noon on 1 July there
+        // is 10:00 UTC. A POSIX TZ rule needs no zone files.
+        let result = try CLI.run(["log", "sessions", "--since", "2026-07-01T12:00", "--db", path], environment: ["TZ": "CET-1CEST,M3.5.0,M10.5.0/3"])
+        #expect(result.status == 0, "\(result.stderr)")
+        #expect(result.stdout.split(separator: "\n").dropFirst().map { $0.split(separator: " ").first } == ["2"])
+        #expect(result.stdout.contains("2026-07-01 12:00:00"), "the start shown in summer time: \(result.stdout)")
+    }
+
     @Test func aTimeAgoCountsFromNow() throws {
         let directory = try CLI.temporaryDirectory()
         defer { try? FileManager.default.removeItem(at: directory) }

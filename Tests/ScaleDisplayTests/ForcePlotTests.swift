@@ -259,6 +259,16 @@ enum PlotSamples {
         #expect(svg.all("note").contains { $0.text == "\(20 - labelled) PEAK labels left out where PEAKs crowd." })
     }
 
+    @Test func aReadingStampedBeforeTheStartStaysInsideThePlot() throws {
+        // The wall clock stepped back during the session: its first reading is "before" it.
+        let readings = [PlotSamples.reading(-0.5, 10), PlotSamples.reading(0.5, 20), PlotSamples.reading(1, 30)]
+        let svg = try ParsedSVG(PlotSamples.render(PlotSamples.session(seconds: 1, peakGrams: 30, readings: 3), readings))
+        let points = svg.linePoints
+        #expect(points.count == 3)
+        #expect(points.allSatisfy { $0.x >= ForcePlot.Layout.standard.left && $0.x <= ForcePlot.Layout.standard.right })
+        #expect(svg.all("x-tick").first?.text.hasPrefix("-") == true, "the time axis reaches back to it")
+    }
+
     @Test func gramsBelowZeroGetAZeroLine() throws {
         let readings = [PlotSamples.reading(0, -20), PlotSamples.reading(1, 40)]
         let svg = try ParsedSVG(PlotSamples.render(PlotSamples.session(seconds: 1, peakGrams: 40, readings: 2), readings))

@@ -48,6 +48,8 @@ public struct ForcePlot: Sendable {
     private var heaviest: PlotPoint?
     private var lightest: Double?
     private var lastSeconds = 0.0
+    /// Below 0 only for a reading stamped before its session's start (a clock step).
+    private var firstSeconds = 0.0
 
     /// - Parameters:
     ///   - session: The session: its device, id, start, end, stable weight.
@@ -72,6 +74,7 @@ public struct ForcePlot: Sendable {
         guard point.grams.isFinite else { return }
         readingCount += 1
         lastSeconds = Swift.max(lastSeconds, point.seconds)
+        firstSeconds = Swift.min(firstSeconds, point.seconds)
         if heaviest.map({ point.grams > $0.grams }) ?? true { heaviest = point }
         lightest = Swift.min(lightest ?? point.grams, point.grams)
         if decimator != nil { decimator!.add(point) } else { pending.append(point) }
@@ -80,7 +83,7 @@ public struct ForcePlot: Sendable {
     /// The axes the picture uses: seconds across, grams up.
     public var axes: (time: PlotAxis, grams: PlotAxis) {
         let duration = Swift.max(session.ended.map { Self.seconds(from: session.started, to: $0) } ?? 0, lastSeconds)
-        let time = PlotAxis(covering: 0, duration, ticks: 8)
+        let time = PlotAxis(covering: firstSeconds, duration, ticks: 8)
         var high = heaviest?.grams ?? session.peakGrams
         var low = Swift.min(0, lightest ?? 0)
         for peak in peaks where peak.grams.isFinite { high = Swift.max(high, peak.grams) }
@@ -218,7 +221,7 @@ public struct ForcePlot: Sendable {
 
     private func decimatedPoints(timeAxis: PlotAxis) -> [PlotPoint] {
         if let decimator { return decimator.points }
-        var late = PlotDecimator(span: 0...Swift.max(lastSeconds, 0), columns: layout.columns)
+        var late = PlotDecimator(span: firstSeconds...Swift.max(lastSeconds, firstSeconds), columns: layout.columns)
         for point in pending { late.add(point) }
         return late.points
     }
