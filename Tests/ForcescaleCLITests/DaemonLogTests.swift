@@ -112,6 +112,40 @@ import Testing
         }
     }
 
+    @Test func retentionChangedOnSIGHUPAppliesAtOnceAndTheFileWaitsForARestart() throws {
+        let directory = try CLI.temporaryDirectory()
+        defer { try? FileManager.default.removeItem(at: directory) }
+        let config = directory.appendingPathComponent("forcescale.conf").path
+        let path = directory.appendingPathComponent("rig.sqlite").path
+        try "log-db = \(path)\n".write(toFile: config, atomically: true, encoding: .utf8)
+        // The demo at full speed: a session of about 265 readings every 4 s or so.
+        let daemon = try DaemonUnderTest(recording: try DaemonRecordings.demo(in: directory), directory: directory, arguments: ["--config", config])
+        defer { daemon.cleanUp() }
+        // Polled while the daemon writes: a failed query (sqlite3 finding the file busy) is a "not yet".
+        func value(_ sql: String) -> Int? {
+            guard let result = try? run("/usr/bin/sqlite3", ["-batch", "-readonly", path, sql]), result.status == 0 else { return nil }
+            return Int(result.stdout.split(separator: "\n").first?.split(separator: ".").first ?? "")
+        }
+        #expect(Self.waitFor(10) { daemon.stderr.contains("<5>logging readings to \(path)") }, "\(daemon.stderr)")
+        #expect(Self.waitFor(30) { value("SELECT count(*) FROM sessions WHERE ended IS NOT NULL") ?? 0 >= 3 }, "\(daemon.stderr)")
+
+        try "log-db = \(directory.path)/elsewhere.sqlite\nlog-keep-readings = 300\n".write(toFile: config, atomically: true, encoding: .utf8)
+        daemon.child.signal(SIGHUP)
+        #expect(Self.waitFor(10) { daemon.stderr.contains("log-keep-readings no limit → 300") }, "\(daemon.stderr)")
+        #expect(daemon.stderr.contains("<4>log-db \(path) → \(directory.path)/elsewhere.sqlite: takes effect when forcescaled restarts"), "\(daemon.stderr)")
+        // Whole sessions go, oldest first, until the ended ones hold no more than 300 readings
+        // (the one in progress is never removed).
+        #expect(Self.waitFor(10) {
+            let held = value("SELECT total(readings) FROM sessions WHERE ended IS NOT NULL AND id != (SELECT max(id) FROM sessions)") ?? -1
+            return held >= 0 && held <= 300
+        }, "\(daemon.stderr)")
+        #expect(try Self.sqlite(path, "SELECT count(*) FROM readings WHERE session NOT IN (SELECT id FROM sessions)") == ["0"])
+        #expect(!FileManager.default.fileExists(atPath: directory.path + "/elsewhere.sqlite"))
+        let stopped = daemon.stop()
+        #expect(stopped.exited && stopped.status == 0)
+        #expect(try Self.sqlite(path, "PRAGMA integrity_check") == ["ok"])
+    }
+
     // MARK: - Crash safety
 
     /// SIGKILL at random moments of a 1 kHz stream: the file opens, is sound, and what is

@@ -182,6 +182,23 @@ final class NoticeBox: @unchecked Sendable {
         #expect(writer.status.dropped == 0)
     }
 
+    @Test func retentionSetWhileRunningAppliesAtTheNextBatch() throws {
+        let directory = TemporaryDirectory()
+        let path = directory.path + "/log.sqlite"
+        let writer = try LogWriter(path: path, batching: .init(entries: 1, microseconds: 1000)) { _ in }
+        defer { writer.stop() }
+        writer.append(.device(key: "pad", name: "Pad"))
+        for touch in 0..<5 {
+            for index in 0..<9 { writer.append(Self.reading(touch * 100 + index, grams: 10)) }
+            writer.append(Self.reading(touch * 100 + 9, grams: 0, contacts: 0))
+        }
+        #expect(Self.eventually(within: 20) { readings(in: path) == 50 })
+        writer.setRetention(.init(keepReadings: 25))
+        writer.append(Self.reading(1000, grams: 0, contacts: 0))
+        #expect(Self.eventually(within: 20) { readings(in: path) == 20 })
+        #expect(try LogDatabase.open(path: path, readOnly: true).sessions().count == 2)
+    }
+
     @Test func retentionRunsInTheBackground() throws {
         let directory = TemporaryDirectory()
         let path = directory.path + "/log.sqlite"

@@ -57,7 +57,9 @@ public final class LogDatabase {
                 guard database.schemaVersion > 0 else { throw LogDatabaseError.notALog(path: path) }
             } else {
                 // WAL must be chosen outside a transaction; it then stays with the file.
-                try connection.execute("PRAGMA journal_mode = WAL; PRAGMA synchronous = FULL")
+                // After a checkpoint the WAL file is cut back to 4 MiB (the auto-checkpoint's
+                // size), whatever a long backlog once made it grow to.
+                try connection.execute("PRAGMA journal_mode = WAL; PRAGMA synchronous = FULL; PRAGMA journal_size_limit = 4194304")
                 // Keep the -wal and -shm files when the daemon closes the log, so that a
                 // reader without write access to the directory can still open it.
                 var persist: Int32 = 1

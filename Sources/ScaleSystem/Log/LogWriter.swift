@@ -103,7 +103,8 @@ public final class LogWriter: @unchecked Sendable {
     private var sessions = LogSessionBuilder()
     private var retryDelay: Int64 = 0
     private var droppedAtFailure = 0
-    private var lastRetentionCheck: Int64 = .min
+    /// When retention last looked (monotonic µs); nil: at the next batch. Guarded by `mutex`.
+    private var lastRetentionCheck: Int64?
     private var retentionPending = false
 
     /// Starts the writer thread, which opens (or makes) the log at `path`.
@@ -169,7 +170,7 @@ public final class LogWriter: @unchecked Sendable {
     public func setRetention(_ retention: Retention) {
         pthread_mutex_lock(&mutex)
         self.retention = retention
-        lastRetentionCheck = .min
+        lastRetentionCheck = nil
         pthread_mutex_unlock(&mutex)
     }
 
@@ -319,7 +320,7 @@ public final class LogWriter: @unchecked Sendable {
         pthread_mutex_lock(&mutex)
         let retention = retention
         let now = MonotonicClock.now()
-        let due = retentionPending || now - lastRetentionCheck >= 60_000_000
+        let due = retentionPending || lastRetentionCheck.map { now - $0 >= 60_000_000 } ?? true
         if due { lastRetentionCheck = now }
         pthread_mutex_unlock(&mutex)
         guard due, retention.isEnabled, let database else {
