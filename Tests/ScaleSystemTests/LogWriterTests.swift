@@ -5,17 +5,17 @@ import Testing
 
 /// Notices collected from the writer's thread.
 final class NoticeBox: @unchecked Sendable {
-    private var mutex = pthread_mutex_t()
+    private let mutex = UnsafeMutablePointer<pthread_mutex_t>.allocate(capacity: 1)
     private var notices: [LogWriter.Notice] = []
-    init() { pthread_mutex_init(&mutex, nil) }
+    init() { pthread_mutex_init(mutex, nil) }
     func add(_ notice: LogWriter.Notice) {
-        pthread_mutex_lock(&mutex)
+        pthread_mutex_lock(mutex)
         notices.append(notice)
-        pthread_mutex_unlock(&mutex)
+        pthread_mutex_unlock(mutex)
     }
     var all: [LogWriter.Notice] {
-        pthread_mutex_lock(&mutex)
-        defer { pthread_mutex_unlock(&mutex) }
+        pthread_mutex_lock(mutex)
+        defer { pthread_mutex_unlock(mutex) }
         return notices
     }
     /// `opened`, `failing`, `resumed`, `lostAtStop`, in order.

@@ -84,9 +84,11 @@ public final class LogWriter: @unchecked Sendable {
     private let batching: Batching
     private let onNotice: @Sendable (Notice) -> Void
 
+    // Allocated, not stored inline: the two threads pass these to pthreads at once, and a
+    // stored property's address taken with `&` is only meant for the length of one call.
+    private let mutex = UnsafeMutablePointer<pthread_mutex_t>.allocate(capacity: 1)
+    private let condition = UnsafeMutablePointer<pthread_cond_t>.allocate(capacity: 1)
     // Guarded by `mutex`:
-    private var mutex = pthread_mutex_t()
-    private var condition = pthread_cond_t()
     private var queue: [Entry] = []
     /// When the oldest queued entry arrived (monotonic µs).
     private var oldestQueuedAt: Int64 = 0
@@ -121,11 +123,11 @@ public final class LogWriter: @unchecked Sendable {
         self.capacity = capacity
         self.batching = batching
         self.onNotice = onNotice
-        pthread_mutex_init(&mutex, nil)
+        pthread_mutex_init(mutex, nil)
         var attributes = pthread_condattr_t()
         pthread_condattr_init(&attributes)
         pthread_condattr_setclock(&attributes, CLOCK_MONOTONIC)
-        pthread_cond_init(&condition, &attributes)
+        pthread_cond_init(condition, &attributes)
         pthread_condattr_destroy(&attributes)
         var thread = pthread_t()
         let context = Unmanaged.passRetained(self).toOpaque()
@@ -142,14 +144,16 @@ public final class LogWriter: @unchecked Sendable {
     }
 
     deinit {
-        pthread_cond_destroy(&condition)
-        pthread_mutex_destroy(&mutex)
+        pthread_cond_destroy(condition)
+        pthread_mutex_destroy(mutex)
+        condition.deallocate()
+        mutex.deallocate()
     }
 
     /// Queues an entry; never blocks on the disk. A full queue drops it and counts it.
     public func append(_ entry: Entry) {
-        pthread_mutex_lock(&mutex)
-        defer { pthread_mutex_unlock(&mutex) }
+        pthread_mutex_lock(mutex)
+        defer { pthread_mutex_unlock(mutex) }
         guard !stopping else { return }
         guard queue.count < capacity else {
             dropped += 1
@@ -159,24 +163,24 @@ public final class LogWriter: @unchecked Sendable {
             oldestQueuedAt = MonotonicClock.now()
             queue.append(entry)
             // The writer sleeps without a deadline while the queue is empty.
-            pthread_cond_signal(&condition)
+            pthread_cond_signal(condition)
         } else {
             queue.append(entry)
-            if queue.count == batching.entries { pthread_cond_signal(&condition) }
+            if queue.count == batching.entries { pthread_cond_signal(condition) }
         }
     }
 
     /// Applies new retention limits from the next check on.
     public func setRetention(_ retention: Retention) {
-        pthread_mutex_lock(&mutex)
+        pthread_mutex_lock(mutex)
         self.retention = retention
         lastRetentionCheck = nil
-        pthread_mutex_unlock(&mutex)
+        pthread_mutex_unlock(mutex)
     }
 
     public var status: Status {
-        pthread_mutex_lock(&mutex)
-        defer { pthread_mutex_unlock(&mutex) }
+        pthread_mutex_lock(mutex)
+        defer { pthread_mutex_unlock(mutex) }
         return Status(path: path, written: written, pending: queue.count, dropped: dropped, error: failure?.description)
     }
 
@@ -184,10 +188,10 @@ public final class LogWriter: @unchecked Sendable {
     /// failing) and stops the thread. Call once, from the loop's thread.
     public func stop() {
         append(.sourceEnded)
-        pthread_mutex_lock(&mutex)
+        pthread_mutex_lock(mutex)
         stopping = true
-        pthread_cond_signal(&condition)
-        pthread_mutex_unlock(&mutex)
+        pthread_cond_signal(condition)
+        pthread_mutex_unlock(mutex)
         if let thread { pthread_join(thread, nil) }
         thread = nil
     }
@@ -201,7 +205,7 @@ public final class LogWriter: @unchecked Sendable {
         sigfillset(&all)
         pthread_sigmask(SIG_BLOCK, &all, nil)
 
-        pthread_mutex_lock(&mutex)
+        pthread_mutex_lock(mutex)
         while true {
             let now = MonotonicClock.now()
             let failing = failure != nil
@@ -220,18 +224,18 @@ public final class LogWriter: @unchecked Sendable {
             var batch: [Entry] = []
             swap(&batch, &queue)
             let isLast = stopping
-            pthread_mutex_unlock(&mutex)
+            pthread_mutex_unlock(mutex)
 
             let outcome = write(batch)
             if outcome == nil, !batch.isEmpty || database != nil { pruneIfDue() }
 
-            pthread_mutex_lock(&mutex)
+            pthread_mutex_lock(mutex)
             if let error = outcome {
                 if isLast {
                     let lost = batch.count + queue.count
-                    pthread_mutex_unlock(&mutex)
+                    pthread_mutex_unlock(mutex)
                     if lost > 0 { onNotice(.lostAtStop(entries: lost, error)) }
-                    pthread_mutex_lock(&mutex)
+                    pthread_mutex_lock(mutex)
                     break
                 }
                 // Put the batch back in front, within the capacity.
@@ -245,22 +249,22 @@ public final class LogWriter: @unchecked Sendable {
                 retryAt = MonotonicClock.now() + retryDelay
                 if isNew {
                     droppedAtFailure = dropped
-                    pthread_mutex_unlock(&mutex)
+                    pthread_mutex_unlock(mutex)
                     onNotice(.failing(error, retrySeconds: Int(retryDelay / 1_000_000)))
-                    pthread_mutex_lock(&mutex)
+                    pthread_mutex_lock(mutex)
                 }
                 continue
             }
             if failure != nil {
                 failure = nil
                 let lost = dropped - droppedAtFailure
-                pthread_mutex_unlock(&mutex)
+                pthread_mutex_unlock(mutex)
                 onNotice(.resumed(path: path, dropped: lost))
-                pthread_mutex_lock(&mutex)
+                pthread_mutex_lock(mutex)
             }
             if isLast, queue.isEmpty { break }
         }
-        pthread_mutex_unlock(&mutex)
+        pthread_mutex_unlock(mutex)
         database?.close()
         database = nil
     }
@@ -270,11 +274,11 @@ public final class LogWriter: @unchecked Sendable {
     /// Sleeps on the condition (the mutex held) until signalled or `deadline`.
     private func wait(until deadline: Int64?) {
         guard let deadline else {
-            pthread_cond_wait(&condition, &mutex)
+            pthread_cond_wait(condition, mutex)
             return
         }
         var spec = timespec(tv_sec: Int(deadline / 1_000_000), tv_nsec: Int(deadline % 1_000_000) * 1_000)
-        pthread_cond_timedwait(&condition, &mutex, &spec)
+        pthread_cond_timedwait(condition, mutex, &spec)
     }
 
     /// Writes one batch in one transaction. - Returns: nil on success, else the error
@@ -291,9 +295,9 @@ public final class LogWriter: @unchecked Sendable {
                     count += try sessions.flush(into: database)
                     return count
                 }
-                pthread_mutex_lock(&mutex)
+                pthread_mutex_lock(mutex)
                 written += count
-                pthread_mutex_unlock(&mutex)
+                pthread_mutex_unlock(mutex)
                 return nil
             } catch {
                 sessions = before
@@ -317,12 +321,12 @@ public final class LogWriter: @unchecked Sendable {
     /// One retention step when the last check is a minute old or the previous step left
     /// work; a failure here is left for the next batch to meet.
     private func pruneIfDue() {
-        pthread_mutex_lock(&mutex)
+        pthread_mutex_lock(mutex)
         let retention = retention
         let now = MonotonicClock.now()
         let due = retentionPending || lastRetentionCheck.map { now - $0 >= 60_000_000 } ?? true
         if due { lastRetentionCheck = now }
-        pthread_mutex_unlock(&mutex)
+        pthread_mutex_unlock(mutex)
         guard due, retention.isEnabled, let database else {
             retentionPending = false
             return
