@@ -31,7 +31,11 @@ enum SandboxedService {
             check(false, "j: nsenter is there", "apt-get install util-linux")
             return
         }
-        let listenPath = UnitFile(path: repository + "/" + socketUnitPath)?.values("ListenStream", in: "Socket").last ?? "/run/forcescale/forcescale.sock"
+        guard let socketUnit = UnitFile(path: repository + "/" + socketUnitPath),
+              let listenPath = socketUnit.values("ListenStream", in: "Socket").last else {
+            check(false, "j: \(socketUnitPath) can be read and has a ListenStream=", "")
+            return
+        }
 
         guard let pad = makeDevice(Tables.rumblePad, scenario: "j") else { return }
         defer { pad.destroy() }
@@ -79,9 +83,12 @@ enum SandboxedService {
         let socketPath = manager.root(listenPath)
         var socketStatus = stat()
         let bound = stat(socketPath, &socketStatus) == 0
-        let socketGroup = manager.groupID(unit.socketGroup(repository + "/" + socketUnitPath) ?? "forcescale")
-        check(bound && socketStatus.st_mode & S_IFMT == S_IFSOCK && socketStatus.st_mode & 0o777 == 0o660 && socketGroup != nil && socketStatus.st_gid == socketGroup!,
-              "j: systemd bound \(listenPath), a socket 0660 of group forcescale (gid \(socketGroup.map(String.init) ?? "?"))",
+        let socketGroupName = socketUnit.values("SocketGroup", in: "Socket").last ?? "root"
+        let socketGroup = manager.groupID(socketGroupName)
+        let socketMode = socketUnit.values("SocketMode", in: "Socket").last ?? "0666"
+        check(bound && socketStatus.st_mode & S_IFMT == S_IFSOCK && mode_t(socketMode, radix: 8) == socketStatus.st_mode & 0o777
+                && socketGroup != nil && socketStatus.st_gid == socketGroup!,
+              "j: systemd bound \(listenPath), a socket \(socketMode) of group \(socketGroupName) (gid \(socketGroup.map(String.init) ?? "?")) as the socket unit says",
               bound ? "mode \(String(socketStatus.st_mode, radix: 8)), gid \(socketStatus.st_gid)" : String(cString: strerror(errno)))
         let idle = manager.systemctl(["is-active", "forcescaled.service"]).output
         check(before == "inactive" && idle == "inactive", "j: forcescaled.service is not running before a client comes",
@@ -105,7 +112,7 @@ enum SandboxedService {
         guard answered else { return }
         check(statusLine.contains("\"device\":\"\(nodeName)\"") && statusLine.contains("\"rumble\":"),
               "j: STATUS names the device (\(nodeName)) and a rumble device", "saw \(statusLine)\n\(manager.journal())")
-        let show = manager.properties("forcescaled.service", ["ActiveState", "SubState", "MainPID", "StatusText"])
+        let show = manager.properties("forcescaled.service", ["ActiveState", "SubState", "MainPID"])
         check(show["ActiveState"] == "active" && show["SubState"] == "running",
               "j: the service is active (running): its READY=1 reached systemd (Type=notify)", "saw \(show)")
         let innerPID = pid_t(show["MainPID"] ?? "") ?? 0
@@ -314,10 +321,6 @@ enum SandboxedService {
         /// systemd; the caller takes `.last` for single-valued settings).
         func values(_ key: String, in section: String) -> [String] {
             entries.filter { $0.section == section && $0.key == key }.map(\.value)
-        }
-
-        func socketGroup(_ socketUnit: String) -> String? {
-            UnitFile(path: socketUnit)?.values("SocketGroup", in: "Socket").last
         }
     }
 
