@@ -91,8 +91,8 @@ enum LogCommand {
 
 extension CommandFailure {
     /// The log's errors: 66 for a log that is not there or cannot be opened, 65 for a
-    /// file that is not a force log or is newer than this forcescale, 74 for the rest
-    /// (an I/O error while reading).
+    /// file that is not a force log, is newer than this forcescale or is damaged, 69 for a
+    /// log that stayed locked, 74 for an I/O error while reading it.
     init(log error: any Error) {
         guard let error = error as? LogDatabaseError else {
             self.init(error)
@@ -117,7 +117,17 @@ extension CommandFailure {
                           + "or read it as the daemon's user)",
                           status: ExitStatus.noInput)
             } else {
-                self.init(message: error.description, status: failure.isDiskFull ? ExitStatus.ioError : ExitStatus.dataError)
+                let status = switch failure.primary {
+                // SQLITE_BUSY, SQLITE_LOCKED: still locked after the busy timeout; try again.
+                case 5, 6: ExitStatus.unavailable
+                // SQLITE_IOERR, SQLITE_FULL.
+                case 10, 13: ExitStatus.ioError
+                // SQLITE_CORRUPT and the rest: the file is not what it should be.
+                default: ExitStatus.dataError
+                }
+                // SQLITE_CORRUPT: say what can still be done.
+                let hint = failure.primary == 11 ? "; the file is damaged: sqlite3's .recover command saves what can still be read" : ""
+                self.init(message: error.description + hint, status: status)
             }
         }
     }

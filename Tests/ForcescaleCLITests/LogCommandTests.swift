@@ -444,6 +444,34 @@ final class SampleLog {
         #expect(notALog.status == 65 && notALog.stderr.contains("not a forcescale log"))
     }
 
+    @Test func aDamagedLogExits65AndAnExportToAFileLeavesNothingHalfDone() throws {
+        let directory = try CLI.temporaryDirectory()
+        defer { try? FileManager.default.removeItem(at: directory) }
+        // A log of 20 000 readings, then pages in its middle overwritten.
+        let path = directory.appendingPathComponent("damaged.sqlite").path
+        let database = try LogDatabase.open(path: path)
+        let device = try database.device(key: "pad", name: "pad")
+        var session = try database.openSession(device: device, started: SampleLog.time(0), model: .nominal)
+        let readings = (0..<20_000).map { (step: Int) -> LoggedReading in
+            LoggedReading(session: 1, time: SampleLog.time(Double(step) / 100), raw: 1, force: 0.5, grams: 192.5, contacts: 1, flags: [])
+        }
+        try database.transaction { () throws(LogDatabaseError) in try database.append(readings, to: &session) }
+        try database.close(&session, at: SampleLog.time(200))
+        database.close()
+        // The sqlite3 tool checkpoints the WAL into the file, then the damage is done.
+        #expect(try Self.runTool("/usr/bin/sqlite3", [path, "PRAGMA wal_checkpoint(TRUNCATE);"]) == 0)
+        let handle = try #require(FileHandle(forUpdatingAtPath: path))
+        try handle.seek(toOffset: 4096 * 40)
+        try handle.write(contentsOf: Data(repeating: 0xFF, count: 4096 * 20))
+        try handle.close()
+        let output = directory.appendingPathComponent("out.csv")
+        let result = try CLI.run(["log", "export", "--db", path, "--output", output.path])
+        #expect(result.status == 65)
+        #expect(result.stderr.contains("malformed") && result.stderr.contains(".recover"), "\(result.stderr)")
+        #expect(!FileManager.default.fileExists(atPath: output.path), "no half export under the name")
+        #expect(try FileManager.default.contentsOfDirectory(atPath: directory.path).filter { $0.contains(".tmp-") }.isEmpty)
+    }
+
     @Test func aLogFromANewerForcescaleExits65() throws {
         let log = try SampleLog()
         #expect(try Self.runTool("/usr/bin/sqlite3", [log.path, "PRAGMA user_version = 99;"]) == 0)
