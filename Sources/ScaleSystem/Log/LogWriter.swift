@@ -217,12 +217,15 @@ public final class LogWriter: @unchecked Sendable {
             }
             let due = stopping || (deadline.map { now >= $0 } ?? false) || (!failing && queue.count >= batching.entries)
                 || (!failing && queue.isEmpty && retentionPending)
-            if !due {
+            // The file is opened at once, not with the first batch, so that a path that cannot
+            // be written is reported when the daemon starts; the queue waits for its batch.
+            let opening = !failing && database == nil
+            if !due && !opening {
                 wait(until: deadline)
                 continue
             }
             var batch: [Entry] = []
-            swap(&batch, &queue)
+            if due { swap(&batch, &queue) }
             let isLast = stopping
             pthread_mutex_unlock(mutex)
 
