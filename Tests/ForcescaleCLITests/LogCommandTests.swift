@@ -531,6 +531,46 @@ final class SampleLog {
         #expect(stopped.exited && stopped.status == 0, "\(stopped.stderr)")
     }
 
+    /// The issue's promise: switch logging on, pull the plug, and later list, export and plot.
+    @Test func afterTheDaemonIsKilledTheLogIsListedExportedAndPlotted() throws {
+        let directory = try CLI.temporaryDirectory()
+        defer { try? FileManager.default.removeItem(at: directory) }
+        let daemon = try DaemonUnderTest(recording: try DaemonRecordings.demo(in: directory), directory: directory, arguments: ["--log"])
+        defer { daemon.cleanUp() }
+        let path = daemon.stateDirectory + "/log.sqlite"
+        // Watch until the demo's apple (about 180 g, on the pad for 3.3 s) has rested 1.5 s,
+        // so the writer has committed its session, then SIGKILL while it is still on.
+        let watcher = try daemon.connect()
+        _ = watcher.send(#"{"class":"WATCH"}"#)
+        var appleSince: Double?
+        let deadline = Date().addingTimeInterval(30)
+        while Date() < deadline, let reading = watcher.nextReading() {
+            let grams = reading.number("grams") ?? 0, time = reading.number("time") ?? 0
+            if grams > 150 { appleSince = appleSince ?? time } else { appleSince = nil }
+            if let since = appleSince, time - since >= 1.5 { break }
+        }
+        try #require(appleSince != nil, "the apple never came")
+        let killed = daemon.stop(signal: SIGKILL)
+        #expect(!killed.exited)
+        let listing = try CLI.run(["log", "sessions", "--json", "--db", path])
+        #expect(listing.status == 0, "\(listing.stderr)")
+        let sessions = try listing.stdout.split(separator: "\n").map { try JSONValue.parse($0) }
+        #expect(sessions.count >= 2, "\(listing.stdout)")
+        // Nobody closed the session the kill cut short: it is listed as still open.
+        let last = try #require(sessions.last)
+        #expect(last["ended"] == nil)
+        let id = String(Int(try #require(last["session"]?.numberValue)))
+        let table = try CLI.run(["log", "sessions", "--db", path])
+        #expect(table.stdout.split(separator: "\n").last?.contains(" open ") == true, "\(table.stdout)")
+        let export = try CLI.run(["log", "export", "--session", id, "--db", path])
+        #expect(export.status == 0 && export.stdout.split(separator: "\r\n").count > 10)
+        let plotFile = directory.appendingPathComponent("cut-short.svg")
+        let plot = try CLI.run(["log", "plot", "--session", id, "--output", plotFile.path, "--db", path])
+        #expect(plot.status == 0, "\(plot.stderr)")
+        let texts = try Self.xmlTexts(try String(contentsOf: plotFile, encoding: .utf8))
+        #expect(texts.contains { $0.contains("still open") }, "\(texts)")
+    }
+
     // MARK: - The man page
 
     /// ManPageTests checks the sections of the top-level subcommands; the log group's own
