@@ -17,13 +17,15 @@ let root = Command(
         tare in the state directory, rumbles on peaks, and serves any number of clients \
         over a Unix socket with the JSON-lines protocol of docs/protocol.md. Without a \
         pressure device it serves all the same and takes the device up when it appears. \
-        --replay serves a recording as if it were a device, for demos and tests.
+        --replay serves a recording as if it were a device, for demos and tests. With \
+        --log it also keeps every touch, its readings and its peaks in an SQLite file \
+        that 'forcescale log' lists, exports and plots.
 
         Settings come from the configuration file (\(DaemonConfiguration.defaultPath), \
         or --config), whose keys are named like the options; an option given here \
         overrides the file, and the defaults shown are those without a file. SIGHUP \
-        reads the file again and applies it (the socket, the state directory and the \
-        group need a restart); SIGINT and SIGTERM stop the daemon.
+        reads the file again and applies it (the socket, the state directory, the \
+        group, log and log-db need a restart); SIGINT and SIGTERM stop the daemon.
         """,
     options: [
         Option(long: "config", valueName: "file", help: "The configuration file; a missing default one is no error. (default: \(DaemonConfiguration.defaultPath))"),
