@@ -54,17 +54,25 @@ public final class ReplacementFile {
         let slash = destination.lastIndex(of: "/")
         let directory = slash.map { String(destination[...$0]) } ?? ""
         let name = slash.map { String(destination[destination.index(after: $0)...]) } ?? destination
+        do throws(Errno) {
+            let (candidate, descriptor) = try Self.createTemporary(directory: directory, name: name, mode: mode)
+            temporary = candidate
+            channel = OutputChannel(descriptor: descriptor, capacity: 256 * 1024)
+        } catch {
+            throw SystemError(path: path, errno: error, hint: Self.hint(for: error) ?? "check that the directory exists and is writable")
+        }
+    }
+
+    /// Creates `<directory>.<name>.tmp-<random>` exclusively (never someone else's file,
+    /// never a symlink planted there) for writing.
+    /// - Parameter directory: Empty, or ending in `/`.
+    /// - Returns: The temporary's path and descriptor.
+    static func createTemporary(directory: String, name: String, mode: mode_t) throws(Errno) -> (path: String, descriptor: Int32) {
         while true {
             let candidate = directory + "." + name + ".tmp-" + String(UInt64.random(in: 0...UInt64.max), radix: 36)
             let descriptor = open(candidate, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, mode)
-            if descriptor >= 0 {
-                temporary = candidate
-                channel = OutputChannel(descriptor: descriptor, capacity: 256 * 1024)
-                return
-            }
-            let error = Errno.current
-            if error.rawValue == EEXIST { continue }
-            throw SystemError(path: path, errno: error, hint: Self.hint(for: error) ?? "check that the directory exists and is writable")
+            if descriptor >= 0 { return (candidate, descriptor) }
+            guard Errno.current.rawValue == EEXIST else { throw Errno.current }
         }
     }
 

@@ -183,6 +183,25 @@ import Testing
         #expect(replay.stdout == demo.stdout)
     }
 
+    @Test func writingToAFIFOWritesThroughItAndLeavesItAFIFO() throws {
+        let directory = try CLI.temporaryDirectory()
+        defer { try? FileManager.default.removeItem(at: directory) }
+        let path = directory.appendingPathComponent("pipe").path
+        #expect(mkfifo(path, 0o600) == 0)
+        // A reader first, so the writer's open does not wait; the demo (about 40 KB) fits
+        // the pipe's buffer, so nothing has to be read while it writes.
+        let reader = open(path, O_RDONLY | O_NONBLOCK)
+        #expect(reader >= 0)
+        defer { close(reader) }
+        let written = try CLI.run(["demo", "--write", path])
+        #expect(written.status == 0, "\(written.stderr)")
+        var buffer = [UInt8](repeating: 0, count: 16)
+        #expect(read(reader, &buffer, buffer.count) == buffer.count)
+        #expect(String(decoding: buffer, as: UTF8.self) == "# EVEMU 1.3\n# sy")
+        var status = stat()
+        #expect(stat(path, &status) == 0 && status.st_mode & S_IFMT == S_IFIFO, "the FIFO was replaced by a plain file")
+    }
+
     @Test func writeToAnUnwritablePlaceFailsClearly() throws {
         let result = try CLI.run(["demo", "--write", "/nonexistent/dir/demo.events"])
         #expect(result.status == 74)

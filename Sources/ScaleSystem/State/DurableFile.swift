@@ -102,15 +102,10 @@ enum DurableFile {
         }
     }
 
-    /// Creates `.<name>.tmp-<random>` exclusively: never someone else's file, never a
-    /// symlink planted there.
     private static func createTemporary(for name: String, in directory: String, mode: mode_t) throws(SystemError) -> (String, Int32) {
-        while true {
-            let temporary = directory + "/." + name + ".tmp-" + String(UInt64.random(in: 0...UInt64.max), radix: 36)
-            let descriptor = open(temporary, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, mode)
-            if descriptor >= 0 { return (temporary, descriptor) }
-            let error = Errno.current
-            if error.rawValue == EEXIST { continue }
+        do throws(Errno) {
+            return try ReplacementFile.createTemporary(directory: directory + "/", name: name, mode: mode)
+        } catch {
             throw SystemError(path: directory + "/" + name, errno: error, hint: hint(for: error) ?? "check that \(directory) exists and is a writable directory")
         }
     }
