@@ -9,8 +9,9 @@ enum StatusCommand {
         abstract: "Show what the daemon is doing.",
         discussion: """
             Asks forcescaled for its STATUS: release, uptime, connected clients, the \
-            device it reads and its gram model, the calibration, the rumble device, and \
-            the readings dropped for clients that read too slowly.
+            device it reads and its gram model, the calibration, the rumble device, \
+            the readings dropped for clients that read too slowly, and the force log (its \
+            file, what was written, and a write failure in progress).
             """,
         options: [
             Option(long: "json", help: "Print the daemon's STATUS line."),
@@ -48,6 +49,18 @@ enum StatusCommand {
         add("rumble", status["rumble"]?.stringValue ?? "none")
         let dropped = Int(status["dropped"]?.numberValue ?? 0)
         add("dropped", DaemonFormat.count(dropped, "reading") + " not read in time by slow clients")
+        if let log = status["log"] {
+            var text = log["path"]?.stringValue ?? "?"
+            text += ", \(Int(log["written"]?.numberValue ?? 0)) readings and PEAKs written"
+            let pending = Int(log["pending"]?.numberValue ?? 0)
+            if pending > 0 { text += ", \(pending) waiting" }
+            let lost = Int(log["dropped"]?.numberValue ?? 0)
+            if lost > 0 { text += ", \(lost) lost (the disk could not keep up)" }
+            add("log", text)
+            if let error = log["error"]?.stringValue { add("", "failing: \(error)") }
+        } else {
+            add("log", "off (forcescaled --log switches it on)")
+        }
         return lines.joined(separator: "\n") + "\n"
     }
 

@@ -87,6 +87,8 @@ import Testing
         #expect((log["pending"]?.numberValue ?? -1) < 100)
         #expect(log["dropped"]?.numberValue == 0)
         #expect(log["error"] == nil)
+        let words = try forcescale(["status", "--socket", daemon.socketPath])
+        #expect(words.stdout.contains("\n  log         \(path), ") && words.stdout.contains(" readings and PEAKs written"), "\(words.stdout)")
         let stopped = daemon.stop()
         #expect(stopped.exited && stopped.status == 0, "\(stopped.stderr)")
         #expect(stopped.stderr.contains("<5>logging readings to \(path) (schema 2)\n"), "\(stopped.stderr)")

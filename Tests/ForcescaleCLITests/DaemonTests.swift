@@ -420,6 +420,7 @@ import Testing
         #expect(status.status == 0, "\(status.stderr)")
         #expect(status.stdout.hasPrefix("forcescaled 0.1.0 on \(daemon.socketPath)\n"))
         #expect(status.stdout.contains("nominal model") && status.stdout.contains("no points, no tare"))
+        #expect(status.stdout.contains("\n  log         off (forcescaled --log switches it on)\n"))
         let statusJSON = try forcescale(["status", "--json"] + socket)
         #expect(statusJSON.stdout.hasPrefix(#"{"class":"STATUS","release":"0.1.0","uptime":"#) && statusJSON.stdout.hasSuffix("}\n"))
 
