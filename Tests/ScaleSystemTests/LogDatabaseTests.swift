@@ -47,6 +47,31 @@ import Testing
         #expect(try raw.integer("PRAGMA user_version") == 2)
     }
 
+    @Test func aNewLogAppearsWholeAndLeavesNoTemporaryBehind() throws {
+        let directory = TemporaryDirectory()
+        let path = directory.path + "/log.sqlite"
+        let writer = try LogDatabase.open(path: path)
+        // A reader opening it now gets a log at the current schema, never an empty database.
+        let reader = try LogDatabase.open(path: path, readOnly: true)
+        #expect(reader.schemaVersion == 2)
+        #expect(try reader.sessions(since: nil, device: nil).isEmpty)
+        reader.close()
+        writer.close()
+        var names: [String] = []
+        if let folder = opendir(directory.path) {
+            while let entry = readdir(folder) {
+                let name = withUnsafeBytes(of: entry.pointee.d_name) { String(decoding: $0.prefix { $0 != 0 }, as: UTF8.self) }
+                if name != "." && name != ".." { names.append(name) }
+            }
+            closedir(folder)
+        }
+        #expect(names.allSatisfy { $0.hasPrefix("log.sqlite") }, "left behind: \(names)")
+        // Opening it again for writing finds the log, and does not make another.
+        let again = try LogDatabase.open(path: path)
+        #expect(again.schemaVersion == 2)
+        again.close()
+    }
+
     @Test func whatIsWrittenReadsBackExactly() throws {
         let directory = TemporaryDirectory()
         let database = try LogDatabase.open(path: directory.path + "/log.sqlite")

@@ -43,9 +43,10 @@ public final class LogDatabase {
     /// - Throws: `LogDatabaseError`: `.missing` when a file to read is not there,
     ///   `.notADatabase`, `.notALog`, `.newerSchema`, or `.sqlite` for the rest.
     public static func open(path: String, readOnly: Bool = false) throws(LogDatabaseError) -> LogDatabase {
-        if readOnly {
-            var status = stat()
-            if stat(path, &status) != 0, errno == ENOENT { throw .missing(path: path) }
+        var status = stat()
+        if stat(path, &status) != 0, errno == ENOENT {
+            if readOnly { throw .missing(path: path) }
+            try create(path: path)
         }
         do {
             let connection = try SQLiteConnection(path: path, readOnly: readOnly, create: !readOnly)
@@ -73,6 +74,42 @@ public final class LogDatabase {
             throw LogDatabaseError(error)
         } catch {
             preconditionFailure("unexpected \(error)")
+        }
+    }
+
+    /// Makes a new log with its whole schema beside `path` and only then links it into
+    /// place, so that a reader (the CLI, polling while the daemon starts) finds no file or a
+    /// complete log, never an empty database in between.
+    private static func create(path: String) throws(LogDatabaseError) {
+        let slash = path.lastIndex(of: "/")
+        let directory = slash.map { String(path[...$0]) } ?? ""
+        let name = slash.map { String(path[path.index(after: $0)...]) } ?? path
+        let temporary = directory + "." + name + ".new-" + String(getpid())
+        for leftover in [temporary, temporary + "-wal", temporary + "-shm", temporary + "-journal"] { unlink(leftover) }
+        defer { unlink(temporary) }
+        do {
+            let connection = try SQLiteConnection(path: temporary, readOnly: false, create: true)
+            let database = LogDatabase(path: path, isReadOnly: false, connection: connection, schemaVersion: 0)
+            // WAL is recorded in the file's header, so it holds once the file is in place.
+            try connection.execute("PRAGMA journal_mode = WAL")
+            try database.migrate()
+            // Closing the last connection checkpoints the WAL into the file and removes it.
+            connection.close()
+        } catch var error as SQLiteError {
+            // Named by the file the user gave, not by the temporary.
+            error.path = path
+            throw LogDatabaseError(error)
+        } catch let error as LogDatabaseError {
+            throw error
+        } catch {
+            preconditionFailure("unexpected \(error)")
+        }
+        // link, not rename: a log that appeared meanwhile is kept, never replaced. A file
+        // system without hard links (EPERM) gets the rename.
+        if link(temporary, path) != 0, errno != EEXIST {
+            guard errno == EPERM, rename(temporary, path) == 0 else {
+                throw LogDatabaseError(SQLiteError(code: SQLITE_CANTOPEN, message: String(cString: strerror(errno)), path: path))
+            }
         }
     }
 
