@@ -35,6 +35,7 @@ let scenarios: [(letter: String, title: String, run: (Programs) -> Void)] = [
     ("i", "the udev rule", UdevRule.run),
     ("j", "the daemon under its systemd unit's sandbox", SandboxedService.run),
     ("k", "record, then replay", RecordReplay.run),
+    ("l", "the force log on a device", ForceLogOnDevice.run),
 ]
 
 let wanted = Set(CommandLine.arguments.dropFirst().map { $0.lowercased() })

@@ -26,30 +26,10 @@ enum DaemonOnDevice {
         let nodeName = (pad.node as NSString).lastPathComponent
 
         // 1. The daemon starts and answers STATUS.
-        let daemon: Child
-        do {
-            daemon = try Child("forcescaled", [daemonPath, "--device", pad.node, "--socket", socketPath, "--state-dir", stateDirectory, "-v"])
-        } catch {
-            check(false, "h: start forcescaled", "\(error)")
-            return
-        }
-        // A plain loop, not waitUntil: runToEnd waits on the same condition itself.
-        var statusLine = ""
-        var attempts = 0
-        let deadline = Clock.now() + Limits.readerStart
-        while Clock.now() < deadline, daemon.isRunning {
-            attempts += 1
-            let (ended, status) = runToEnd("status", [programs.forcescale, "status", "--json", "--socket", socketPath], timeout: Limits.command)
-            if ended == .exited(0) {
-                statusLine = status?.output.first { $0.contains("\"class\":\"STATUS\"") } ?? ""
-                break
-            }
-            Clock.sleep(0.5)
-        }
-        let answered = !statusLine.isEmpty
-        check(answered, "h: 'forcescale status --socket' exits 0 once the daemon is up",
-              "after \(attempts) attempts, daemon \(daemon.ended.map(\.description) ?? "running")\n\(daemon.tail())")
-        guard answered else { daemon.stop(SIGKILL); return }
+        guard let (daemon, statusLine) = startDaemon(
+            programs, daemonPath: daemonPath,
+            ["--device", pad.node, "--socket", socketPath, "--state-dir", stateDirectory, "-v"], scenario: "h")
+        else { return }
         check(statusLine.contains("\"device\":\"\(nodeName)\"") && statusLine.contains("\"rumble\":"),
               "h: STATUS names the device (\(nodeName)) and a rumble device", "saw \(statusLine)")
 
@@ -125,6 +105,44 @@ enum DaemonOnDevice {
         check(final.erases == [Int32(id)], "h: SIGTERM erases effect \(id)", "saw erases \(final.erases)")
         check(!fileExists(socketPath), "h: the socket file is gone after SIGTERM", "\(socketPath) is still there")
         check(final.problems.isEmpty, "h: every FF request was answered", "\(final.problems)")
+    }
+
+    /// Starts forcescaled with `arguments` (which name its `--socket`) and waits until
+    /// `forcescale status` answers on that socket.
+    /// - Returns: The daemon and its first STATUS line, or `nil` after reporting why not.
+    static func startDaemon(_ programs: Programs, daemonPath: String, _ arguments: [String], scenario: String) -> (Child, String)? {
+        guard let socketIndex = arguments.firstIndex(of: "--socket"), socketIndex + 1 < arguments.count else {
+            preconditionFailure("startDaemon needs --socket among the arguments")
+        }
+        let socketPath = arguments[socketIndex + 1]
+        let daemon: Child
+        do {
+            daemon = try Child("forcescaled", [daemonPath] + arguments)
+        } catch {
+            check(false, "\(scenario): start forcescaled", "\(error)")
+            return nil
+        }
+        // A plain loop, not waitUntil: runToEnd waits on the same condition itself.
+        var statusLine = ""
+        var attempts = 0
+        let deadline = Clock.now() + Limits.readerStart
+        while Clock.now() < deadline, daemon.isRunning {
+            attempts += 1
+            let (ended, status) = runToEnd("status", [programs.forcescale, "status", "--json", "--socket", socketPath], timeout: Limits.command)
+            if ended == .exited(0) {
+                statusLine = status?.output.first { $0.contains("\"class\":\"STATUS\"") } ?? ""
+                break
+            }
+            Clock.sleep(0.5)
+        }
+        let answered = !statusLine.isEmpty
+        check(answered, "\(scenario): 'forcescale status --socket' exits 0 once the daemon is up",
+              "after \(attempts) attempts, daemon \(daemon.ended.map(\.description) ?? "running")\n\(daemon.tail())")
+        guard answered else {
+            daemon.stop(SIGKILL)
+            return nil
+        }
+        return (daemon, statusLine)
     }
 
     static func number(_ key: String) -> (String) -> Double? {
