@@ -51,18 +51,8 @@ enum DaemonOnDevice {
         client.send(#"{"class":"WATCH","enable":true}"#)
         let watching = client.waitFor(Limits.reaction) { $0.hasPrefix(#"{"class":"WATCH""#) } != nil
         check(watching, "h: WATCH is answered", client.tail())
-        pad.press(255, down: true)
-        let sawPress = waitUntil(Limits.reaction) {
-            client.lines.contains { $0.contains(Marker.reading) && $0.contains("\"raw\":255,") }
-                && client.lines.contains { $0.contains(Marker.peak) } && pad.forceFeedback.plays >= 1
-        }
-        pad.release()
-        waitUntil(Limits.reaction) { client.lines.contains { $0.contains(Marker.reading) && $0.contains("\"contacts\":0") } }
-        Clock.sleep(0.3)
-        let afterPress = pad.forceFeedback
-        check(sawPress && afterPress.plays == 1 && afterPress.playsByEffect[Int(id)] == 1,
-              "h: the client sees READING raw 255 and a PEAK; the device plays effect \(id) once",
-              "saw \(afterPress.plays) plays \(afterPress.playsByEffect)\n\(client.tail())")
+        let afterPress = pressToPeak(pad, client: client, effect: id,
+                                     "h: the client sees READING raw 255 and a PEAK; the device plays effect \(id) once")
 
         // 4. RUMBLE success through the daemon: 2 plays in the same slot, then the peak effect back.
         client.send(#"{"class":"RUMBLE","pattern":"success"}"#)
@@ -122,19 +112,7 @@ enum DaemonOnDevice {
             check(false, "\(scenario): start forcescaled", "\(error)")
             return nil
         }
-        // A plain loop, not waitUntil: runToEnd waits on the same condition itself.
-        var statusLine = ""
-        var attempts = 0
-        let deadline = Clock.now() + Limits.readerStart
-        while Clock.now() < deadline, daemon.isRunning {
-            attempts += 1
-            let (ended, status) = runToEnd("status", [programs.forcescale, "status", "--json", "--socket", socketPath], timeout: Limits.command)
-            if ended == .exited(0) {
-                statusLine = status?.output.first { $0.contains("\"class\":\"STATUS\"") } ?? ""
-                break
-            }
-            Clock.sleep(0.5)
-        }
+        let (statusLine, attempts) = firstStatus(programs, socketPath: socketPath, pause: 0.5) { daemon.isRunning }
         let answered = !statusLine.isEmpty
         check(answered, "\(scenario): 'forcescale status --socket' exits 0 once the daemon is up",
               "after \(attempts) attempts, daemon \(daemon.ended.map(\.description) ?? "running")\n\(daemon.tail())")
@@ -143,6 +121,43 @@ enum DaemonOnDevice {
             return nil
         }
         return (daemon, statusLine)
+    }
+
+    /// Asks `forcescale status --json` on `socketPath` until it answers, for up to
+    /// `Limits.readerStart` while `keepTrying` holds. A plain loop, not waitUntil: runToEnd
+    /// waits on the same condition itself.
+    /// - Returns: The STATUS line (empty when none came) and the number of attempts.
+    static func firstStatus(_ programs: Programs, socketPath: String, pause: Double, while keepTrying: () -> Bool) -> (line: String, attempts: Int) {
+        var attempts = 0
+        let deadline = Clock.now() + Limits.readerStart
+        while Clock.now() < deadline, keepTrying() {
+            attempts += 1
+            let (ended, status) = runToEnd("status", [programs.forcescale, "status", "--json", "--socket", socketPath], timeout: Limits.command)
+            if ended == .exited(0) {
+                return (status?.output.first { $0.contains("\"class\":\"STATUS\"") } ?? "", attempts)
+            }
+            Clock.sleep(pause)
+        }
+        return ("", attempts)
+    }
+
+    /// Presses the pad to its maximum and lifts it, with `client` watching: checks (as
+    /// `name`) that the client saw READING raw 255 and a PEAK and the pad played `id` once.
+    /// - Returns: The pad's force-feedback log after the release.
+    @discardableResult
+    static func pressToPeak(_ pad: VirtualDevice, client: SocketClient, effect id: Int16, _ name: String) -> ForceFeedbackLog {
+        pad.press(255, down: true)
+        let sawPress = waitUntil(Limits.reaction) {
+            client.lines.contains { $0.contains(Marker.reading) && $0.contains("\"raw\":255,") }
+                && client.lines.contains { $0.contains(Marker.peak) } && pad.forceFeedback.plays >= 1
+        }
+        pad.release()
+        waitUntil(Limits.reaction) { client.lines.contains { $0.contains(Marker.reading) && $0.contains("\"contacts\":0") } }
+        Clock.sleep(0.3)
+        let afterPress = pad.forceFeedback
+        check(sawPress && afterPress.plays == 1 && afterPress.playsByEffect[Int(id)] == 1, name,
+              "saw \(afterPress.plays) plays \(afterPress.playsByEffect)\n\(client.tail())")
+        return afterPress
     }
 
     static func number(_ key: String) -> (String) -> Double? {

@@ -94,18 +94,7 @@ enum SandboxedService {
         check(before == "inactive" && idle == "inactive", "j: forcescaled.service is not running before a client comes",
               "before the socket: \(before), after: \(idle)")
 
-        var statusLine = ""
-        var attempts = 0
-        let serviceDeadline = Clock.now() + Limits.readerStart
-        while Clock.now() < serviceDeadline, namespace.isRunning {
-            attempts += 1
-            let (ended, status) = runToEnd("status", [programs.forcescale, "status", "--json", "--socket", socketPath], timeout: Limits.command)
-            if ended == .exited(0) {
-                statusLine = status?.output.first { $0.contains("\"class\":\"STATUS\"") } ?? ""
-                break
-            }
-            Clock.sleep(1)
-        }
+        let (statusLine, attempts) = DaemonOnDevice.firstStatus(programs, socketPath: socketPath, pause: 1) { namespace.isRunning }
         let answered = !statusLine.isEmpty
         check(answered, "j: the first client starts forcescaled.service through the socket and gets STATUS",
               "after \(attempts) attempts\n\(manager.journal())")
@@ -147,18 +136,8 @@ enum SandboxedService {
         client.send(#"{"class":"WATCH","enable":true}"#)
         let watching = client.waitFor(Limits.reaction) { $0.hasPrefix(#"{"class":"WATCH""#) } != nil
         check(watching, "j: WATCH is answered", client.tail())
-        pad.press(255, down: true)
-        let sawPress = waitUntil(Limits.reaction) {
-            client.lines.contains { $0.contains(Marker.reading) && $0.contains("\"raw\":255,") }
-                && client.lines.contains { $0.contains(Marker.peak) } && pad.forceFeedback.plays >= 1
-        }
-        pad.release()
-        waitUntil(Limits.reaction) { client.lines.contains { $0.contains(Marker.reading) && $0.contains("\"contacts\":0") } }
-        Clock.sleep(0.3)
-        let afterPress = pad.forceFeedback
-        check(sawPress && afterPress.plays == 1 && afterPress.playsByEffect[Int(id)] == 1,
-              "j: a press to the maximum gives READING raw 255 and a PEAK; the device plays effect \(id) once",
-              "saw \(afterPress.plays) plays \(afterPress.playsByEffect)\n\(client.tail())")
+        let afterPress = DaemonOnDevice.pressToPeak(pad, client: client, effect: id,
+                                                    "j: a press to the maximum gives READING raw 255 and a PEAK; the device plays effect \(id) once")
 
         // 5. RUMBLE success (root may): its 2 segments play.
         client.send(#"{"class":"RUMBLE","pattern":"success"}"#)
