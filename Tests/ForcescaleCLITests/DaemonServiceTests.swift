@@ -88,13 +88,7 @@ import Testing
             ["-l", socketPath, CLI.binDirectory.appendingPathComponent("forcescaled").path,
              "--replay", DaemonRecordings.intuos, "--loop", "--socket", socketPath, "--state-dir", directory.appendingPathComponent("state").path])
         defer { activator.kill() }
-        var client: RawClient?
-        let deadline = Date().addingTimeInterval(10)
-        while client == nil, Date() < deadline {
-            client = try? RawClient(path: socketPath)
-            if client == nil { usleep(20_000) }
-        }
-        let connected = try #require(client, "systemd-socket-activate did not listen on \(socketPath)")
+        let connected = try #require(Self.connectOnceListening(socketPath), "systemd-socket-activate did not listen on \(socketPath)")
         #expect(connected.readLine(timeout: 10)?.hasPrefix(#"{"class":"VERSION""#) == true, "\(activator.stderr)")
         #expect(connected.request(#"{"class":"STATUS"}"#)?.hasPrefix(#"{"class":"STATUS""#) == true)
     }
@@ -137,13 +131,7 @@ import Testing
              CLI.binDirectory.appendingPathComponent("forcescaled").path]
                 + execStart.dropFirst() + ["--config", configuration, "--replay", DaemonRecordings.intuos, "--loop"])
         defer { activator.kill() }
-        var client: RawClient?
-        let deadline = Date().addingTimeInterval(10)
-        while client == nil, Date() < deadline {
-            client = try? RawClient(path: socketPath)
-            if client == nil { usleep(20_000) }
-        }
-        let connected = try #require(client, "systemd-socket-activate did not listen on \(socketPath): \(activator.stderr)")
+        let connected = try #require(Self.connectOnceListening(socketPath), "systemd-socket-activate did not listen on \(socketPath): \(activator.stderr)")
         #expect(connected.readLine(timeout: 10)?.hasPrefix(#"{"class":"VERSION""#) == true, "\(activator.stderr)")
         #expect(connected.request(#"{"class":"STATUS"}"#)?.hasPrefix(#"{"class":"STATUS""#) == true, "\(activator.stderr)")
         // Root may tare; the calibration goes to $STATE_DIRECTORY, written by the daemon's user.
@@ -154,5 +142,16 @@ import Testing
         #expect((attributes?[.ownerAccountName] as? String) == "nobody", "\(stateFile): \(attributes.map { "\($0)" } ?? "missing")")
         // It names the socket it was handed, found from $RUNTIME_DIRECTORY.
         #expect(activator.stderr.contains("listening on \(socketPath)"), "\(activator.stderr)")
+    }
+
+    /// Connects to `path` as soon as something listens there (systemd-socket-activate binds
+    /// it a moment after it starts), for up to 10 s.
+    static func connectOnceListening(_ path: String) -> RawClient? {
+        let deadline = Date().addingTimeInterval(10)
+        while Date() < deadline {
+            if let client = try? RawClient(path: path) { return client }
+            usleep(20_000)
+        }
+        return nil
     }
 }
