@@ -34,14 +34,16 @@ let package = Package(
             dependencies: ["ArgumentParsing", "ScaleCore", "ScaleSystem", "ScaleDaemon"]),
         .executableTarget(
             name: "forcescale-bench",
-            dependencies: ["ScaleCore", "ScaleSystem"],
+            dependencies: ["ScaleCore", "ScaleSystem", "BenchSupport"],
             path: "bench/Sources/forcescale-bench"),
         // bench/log: the force log's inserts (batched against one transaction per reading),
         // bytes per reading, and reading 1 M readings back. Results: BENCHMARKS.md.
         .executableTarget(
             name: "forcescale-log-bench",
-            dependencies: ["ScaleCore", "ScaleSystem"],
+            dependencies: ["ScaleCore", "ScaleSystem", "BenchSupport"],
             path: "bench/Sources/forcescale-log-bench"),
+        // The host benchmarks' clock, failure exit and number formatting.
+        .target(name: "BenchSupport", path: "bench/Sources/BenchSupport"),
         // Scenarios on the real kernel (uinput devices, evemu, evtest): run in the VM with
         // scripts/kernel-tests .build/debug/forcescale-kernel-tests.
         .executableTarget(

@@ -12,17 +12,12 @@
 // noisy, so every figure is the median of several repetitions and is quoted next to its
 // baseline from the same run.
 
+import BenchSupport
 import Glibc
 import ScaleCore
 import ScaleSystem
 
 /// `CLOCK_MONOTONIC` in nanoseconds. The benchmark may read a clock; ScaleCore never does.
-func nanoseconds() -> UInt64 {
-    var spec = timespec()
-    clock_gettime(CLOCK_MONOTONIC, &spec)
-    return UInt64(spec.tv_sec) * 1_000_000_000 + UInt64(spec.tv_nsec)
-}
-
 /// Runs `body` `repetitions` times and returns the median wall time in seconds, and what
 /// the last run returned (printed by the caller, so the optimiser cannot drop the work).
 func medianSeconds<R>(_ repetitions: Int, _ body: () throws -> R) rethrows -> (seconds: Double, result: R) {
@@ -35,18 +30,6 @@ func medianSeconds<R>(_ repetitions: Int, _ body: () throws -> R) rethrows -> (s
     }
     times.sort()
     return (times[times.count / 2], result!)
-}
-
-func fail(_ message: String) -> Never {
-    var line = "forcescale-bench: \(message)\n"
-    line.withUTF8 { _ = write(2, $0.baseAddress, $0.count) }
-    exit(2)
-}
-
-func format(_ value: Double, _ decimals: Int) -> String {
-    var buffer = [CChar](repeating: 0, count: 64)
-    _ = withVaList([value]) { vsnprintf(&buffer, buffer.count, "%.\(decimals)f", $0) }
-    return String(decoding: buffer.prefix { $0 != 0 }.map { UInt8(bitPattern: $0) }, as: UTF8.self)
 }
 
 /// Prints one result line: `LABEL  seconds  events/s`, and a `key=value` line for the script.

@@ -11,27 +11,10 @@
 //       Streams every reading of the log with `forEachReading(since:)`, as an export does,
 //       without formatting; median of REPETITIONS (3).
 
+import BenchSupport
 import Glibc
 import ScaleCore
 import ScaleSystem
-
-func nanoseconds() -> UInt64 {
-    var spec = timespec()
-    clock_gettime(CLOCK_MONOTONIC, &spec)
-    return UInt64(spec.tv_sec) * 1_000_000_000 + UInt64(spec.tv_nsec)
-}
-
-func fail(_ message: String) -> Never {
-    var line = "forcescale-log-bench: \(message)\n"
-    line.withUTF8 { _ = write(2, $0.baseAddress, $0.count) }
-    exit(2)
-}
-
-func format(_ value: Double, _ decimals: Int) -> String {
-    var buffer = [CChar](repeating: 0, count: 64)
-    _ = withVaList([value]) { vsnprintf(&buffer, buffer.count, "%.\(decimals)f", $0) }
-    return String(decoding: buffer.prefix { $0 != 0 }.map { UInt8(bitPattern: $0) }, as: UTF8.self)
-}
 
 /// Reading `index` of the synthetic stream: 1 kHz, a 1 s gap between sessions, pressures
 /// that change every reading (as the daemon's 1 kHz benchmark recording does).
