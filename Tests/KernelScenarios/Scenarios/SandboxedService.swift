@@ -167,9 +167,18 @@ enum SandboxedService {
             let statted = files.first.map { stat(stateDirectory + "/" + $0, &fileStatus) == 0 } ?? false
             let user = unit.values("User", in: "Service").last.flatMap(manager.userID)
             let umask = unit.values("UMask", in: "Service").last.flatMap { mode_t($0, radix: 8) } ?? 0o022
-            check(statted && user != nil && fileStatus.st_uid == user! && fileStatus.st_mode & 0o777 == 0o666 & ~umask,
-                  "j: the tare lands in /var/lib/\(stateName) (StateDirectory=), owned by the unit's user, mode \(String(0o666 & ~umask, radix: 8)) (UMask=)",
+            // The calibration store asks for 0600; the umask can only take bits away.
+            check(statted && user != nil && fileStatus.st_uid == user! && fileStatus.st_mode & 0o777 == 0o600 & ~umask,
+                  "j: the tare lands in /var/lib/\(stateName) (StateDirectory=), owned by the unit's user, mode \(String(0o600 & ~umask, radix: 8)) (UMask=)",
                   statted ? "\(files): uid \(fileStatus.st_uid), mode \(String(fileStatus.st_mode & 0o777, radix: 8))" : "no .json file in \(stateDirectory)")
+            // The directory itself: the unit's mode (group forcescale may read the force log).
+            if let wanted = unit.values("StateDirectoryMode", in: "Service").last.flatMap({ mode_t($0, radix: 8) }) {
+                var directoryStatus = stat()
+                let found = stat(stateDirectory, &directoryStatus) == 0
+                check(found && directoryStatus.st_mode & 0o777 == wanted && directoryStatus.st_uid == user ?? 0,
+                      "j: /var/lib/\(stateName) has StateDirectoryMode=\(String(wanted, radix: 8)) and belongs to the unit's user",
+                      found ? "mode \(String(directoryStatus.st_mode & 0o777, radix: 8)), uid \(directoryStatus.st_uid)" : String(cString: strerror(errno)))
+            }
         }
 
         // 7. systemctl stop: a clean exit, and the effect erased.
