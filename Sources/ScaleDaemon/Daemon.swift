@@ -63,6 +63,16 @@ public final class Daemon {
     /// What the daemon knows of each client.
     final class ClientState {
         var watching = false
+        /// The device a WATCH named (a node name or a path); nil watches whatever is served.
+        var watchedDevice: String?
+
+        /// Whether this client wants the stream of the device at `path`.
+        func watches(path: String?) -> Bool {
+            guard watching else { return false }
+            guard let watchedDevice else { return true }
+            guard let path else { return false }
+            return watchedDevice == path || watchedDevice == Daemon.deviceName(path)
+        }
         /// Grams of a CALIBRATE request waiting for the next stable reading.
         var pendingCalibration: Double?
     }
@@ -316,17 +326,18 @@ public final class Daemon {
 
     private func handle(_ output: ScaleOutput) {
         forceLog?.record(output, device: source?.currentDevice)
-        let device = source?.currentDevice.map { Self.deviceName($0.path) }
+        let path = source?.currentDevice?.path
+        let device = path.map(Self.deviceName)
         switch output {
         case .reading(let reading):
             lastReading = reading
             server.broadcast(ProtocolMessage.reading(reading, device: device), droppable: true) { [unowned self] in
-                clients[$0.id]?.state.watching == true
+                clients[$0.id]?.state.watches(path: path) == true
             }
             if reading.stable, reading.contacts > 0 { completeCalibrations(with: reading) }
         case .peak(let peak):
             server.broadcast(ProtocolMessage.peak(peak, device: device), droppable: false) { [unowned self] in
-                clients[$0.id]?.state.watching == true
+                clients[$0.id]?.state.watches(path: path) == true
             }
         }
     }
@@ -347,6 +358,7 @@ public final class Daemon {
         switch request {
         case .watch(let enable, let requested):
             state.watching = enable
+            state.watchedDevice = enable ? requested : nil
             // The reply names a device only when the request did (docs/protocol.md).
             client.send(DaemonMessage.watch(enable: enable, device: requested))
         case .poll:

@@ -86,6 +86,24 @@ import Testing
         #expect(status.number("clients") == Double(watchers.count + 1))
     }
 
+    @Test func aWatchForADeviceGetsThatDevicesStreamOnly() throws {
+        let daemon = try DaemonUnderTest(recording: DaemonRecordings.intuos)
+        defer { daemon.cleanUp() }
+        let byName = try daemon.connect(), byPath = try daemon.connect(), elsewhere = try daemon.connect()
+        #expect(byName.request(#"{"class":"WATCH","device":"\#(DaemonRecordings.intuosDeviceName)"}"#)
+            == #"{"class":"WATCH","enable":true,"device":"\#(DaemonRecordings.intuosDeviceName)"}"#)
+        #expect(byPath.request(#"{"class":"WATCH","device":"\#(DaemonRecordings.intuos)"}"#)?.hasPrefix(#"{"class":"WATCH","enable":true"#) == true)
+        #expect(elsewhere.request(#"{"class":"WATCH","device":"event99"}"#) == #"{"class":"WATCH","enable":true,"device":"event99"}"#)
+        #expect(byName.nextReading()?["device"]?.stringValue == DaemonRecordings.intuosDeviceName)
+        #expect(byPath.nextReading() != nil)
+        // The daemon serves no event99: that watcher hears nothing while the others are fed.
+        #expect(elsewhere.readLine(timeout: 1.5) == nil)
+        #expect(byName.nextReading() != nil)
+        // A plain WATCH afterwards drops the filter.
+        #expect(elsewhere.request(#"{"class":"WATCH"}"#) == #"{"class":"WATCH","enable":true}"#)
+        #expect(elsewhere.nextReading() != nil)
+    }
+
     @Test func aWatcherThatNeverReadsDelaysNobody() throws {
         let directory = try CLI.temporaryDirectory()
         // About 100 readings a second without a pause: the stalled client's socket buffer and
