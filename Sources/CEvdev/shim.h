@@ -35,6 +35,12 @@ static inline int CEvdev_effects_capacity(int fd, int *count) {
     return ioctl(fd, EVIOCGEFFECTS, count);
 }
 
+/// The evdev protocol version; fails with ENODEV once the device is unplugged (its
+/// descriptor stays open, but every ioctl on it fails).
+static inline int CEvdev_driver_version(int fd, int *version) {
+    return ioctl(fd, EVIOCGVERSION, version);
+}
+
 /// Selects the clock of event timestamps (CLOCK_MONOTONIC keeps them comparable with timerfd).
 static inline int CEvdev_set_clock(int fd, int clock_id) {
     return ioctl(fd, EVIOCSCLOCKID, &clock_id);

@@ -132,6 +132,14 @@ public final class EvdevDevice {
         }
     }
 
+    /// Whether the device is still plugged in. An unplugged device's descriptor stays open
+    /// and reads nothing until it is read (ENODEV), so a device that is only written to (a
+    /// separate rumble device) is asked this way.
+    public var isPresent: Bool {
+        var version: Int32 = 0
+        return CEvdev_driver_version(descriptor, &version) == 0 || errno != ENODEV
+    }
+
     /// Writes one event to the device (force-feedback play, stop and gain).
     /// - Throws: `Errno` when the write fails.
     public func write(type: EventType, code: UInt16, value: Int32) throws(Errno) {

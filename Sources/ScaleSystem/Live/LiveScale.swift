@@ -137,7 +137,8 @@ public final class LiveScale: ScaleSource {
         if let hotplug {
             try loop.watch(hotplug.descriptor) { [unowned self] in
                 let names = hotplug.drain()
-                if device == nil, names.contains(where: { $0.hasPrefix("event") }) { reopen() }
+                guard names.contains(where: { $0.hasPrefix("event") }) else { return }
+                if device == nil { reopen() } else { followSeparateRumbler() }
             }
         }
         if let candidate {
@@ -266,10 +267,24 @@ public final class LiveScale: ScaleSource {
             peakSegment = pattern.segments[0]
             try uploadPeakEffect(effect)
             rumble = effect
+            // A later loss is news again.
+            rumbleUnavailableSaid = false
             onNotice(.rumbleReady(path: target.path))
         } catch {
             sayRumbleUnavailable(error.description + (target === pressureDevice ? "; --rumble-device can name another device, such as a gamepad" : ""))
         }
+    }
+
+    /// A separate --rumble-device comes and goes on its own: after a change in the input
+    /// directory, one that is gone is let go (said once) and one that is back, or newly
+    /// there, is taken up (said when it is).
+    private func followSeparateRumbler() {
+        guard case .device = options.rumble, let device else { return }
+        if let rumble, !rumble.device.isPresent {
+            self.rumble = nil
+            sayRumbleUnavailable("\(rumble.device.path) was removed; rumble resumes when it is back")
+        }
+        if rumble == nil { prepareRumble(for: device) }
     }
 
     private func uploadPeakEffect(_ effect: RumbleEffect) throws(ForceFeedbackError) {

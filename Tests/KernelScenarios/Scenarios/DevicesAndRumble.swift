@@ -94,5 +94,31 @@ enum DevicesAndRumble {
         check(refusedEnded == .exited(69) && (message.contains("FF_RUMBLE") || message.contains("force feedback")) && message.contains(plainPad.node),
               "g: 'rumble --device \(plainPad.node)' (no FF) exits 69 with a clear message",
               "saw \(refusedEnded.map(\.description) ?? "no exit"), stderr: \(message)")
+
+        // Last, since it unplugs the FF pad: a separate rumble device that goes away and comes
+        // back is taken up again while the pressure device stays.
+        rumblerReplug(programs, pressurePad: devices.first { $0.table.name == Tables.pressurePad.name }!, rumblePad: rumblePad)
+    }
+
+    static func rumblerReplug(_ programs: Programs, pressurePad: VirtualDevice, rumblePad: VirtualDevice) {
+        guard let reader = startReader(programs, "read --rumble-device (replugged)",
+                                       ["--json", "--interval-ms", "0", "--device", pressurePad.node, "--rumble-device", Tables.rumblePad.name], scenario: "g") else { return }
+        defer { reader.stop(SIGINT) }
+        let ready = reader.waitForError("rumble on PEAK through \(rumblePad.node)", timeout: Limits.reaction)
+        guard check(ready, "g: read --rumble-device '\(Tables.rumblePad.name)' rumbles through \(rumblePad.node)", reader.tail()) else { return }
+        rumblePad.destroy()
+        let gone = reader.waitForError("was removed; rumble resumes when it is back", timeout: Limits.reaction)
+        check(gone, "g: unplugging the rumble device is said once, and reading goes on", reader.tail())
+        guard let replugged = makeDevice(Tables.rumblePad, scenario: "g") else { return }
+        defer { replugged.destroy() }
+        let back = reader.waitForError("rumble on PEAK through \(replugged.node)", timeout: Limits.reaction)
+        check(back, "g: the rumble device plugged back in (\(replugged.node)) is taken up again", reader.tail())
+        waitUntil(Limits.reaction) { replugged.forceFeedback.uploads.count >= 1 }
+        pressurePad.press(255, down: true)
+        let played = waitUntil(Limits.reaction) { reader.count(Marker.peak) >= 1 && replugged.forceFeedback.plays >= 1 }
+        pressurePad.release()
+        check(played && replugged.forceFeedback.plays == 1, "g: a PEAK after the replug plays on the rumble device once",
+              "\(reader.count(Marker.peak)) PEAKs, \(replugged.forceFeedback.plays) plays\n\(reader.tail())")
+        check(reader.errorCount("was removed; rumble resumes") == 1, "g: the removal was said once", reader.tail())
     }
 }
