@@ -22,16 +22,18 @@ let package = Package(
         .target(name: "ScaleSystem", dependencies: ["ScaleCore", "CEvdev", "CLinux", "CSystemd", "CSQLite"]),
         // swift-argument-parser's conventions, written by hand (no outside packages here).
         .target(name: "ArgumentParsing"),
+        // The pipeline's options, declared once for forcescale and forcescaled.
+        .target(name: "ScaleOptions", dependencies: ["ArgumentParsing", "ScaleCore"]),
         // How readings look to a person: the gauge line, the bar, units.
         .target(name: "ScaleDisplay", dependencies: ["ScaleCore"]),
         // The service: the loop that owns the source, the clients and the calibration.
         .target(name: "ScaleDaemon", dependencies: ["ScaleCore", "ScaleSystem"]),
         .executableTarget(
             name: "forcescale",
-            dependencies: ["ScaleCore", "ScaleSystem", "ScaleDisplay", "ArgumentParsing"]),
+            dependencies: ["ScaleCore", "ScaleSystem", "ScaleDisplay", "ArgumentParsing", "ScaleOptions"]),
         .executableTarget(
             name: "forcescaled",
-            dependencies: ["ArgumentParsing", "ScaleCore", "ScaleSystem", "ScaleDaemon"]),
+            dependencies: ["ArgumentParsing", "ScaleCore", "ScaleSystem", "ScaleDaemon", "ScaleOptions"]),
         .executableTarget(
             name: "forcescale-bench",
             dependencies: ["ScaleCore", "ScaleSystem", "BenchSupport"],

@@ -1,5 +1,6 @@
 import ArgumentParsing
 import ScaleCore
+import ScaleOptions
 
 /// The options that shape the pipeline and its output, shared by every command that shows
 /// readings (replay, demo, and later read and watch), so they spell them the same way.
@@ -12,14 +13,8 @@ struct PipelineOptions {
 
     static let declarations: [Option] = [
         Option(long: "json", help: "Print JSON lines in the protocol's shape instead of the gauge."),
-        Option(long: "interval-ms", valueName: "ms", help: "Minimum time between two readings; 0 lets every frame through.", defaultValue: "10"),
-        Option(long: "threshold", valueName: "force", help: "Force (0 to 1) at which a PEAK fires; 1 is saturation.", defaultValue: "1.0"),
-        Option(long: "hysteresis", valueName: "force", help: "How far force must fall below the threshold before the next PEAK.", defaultValue: "0.05"),
         Option(long: "unit", valueName: "unit", help: "Unit of the gauge; JSON always carries grams.", defaultValue: "g", allowedValues: MassUnit.allCases.map(\.rawValue)),
-        Option(long: "contacts", valueName: "mode", help: "Which contacts make the force: the oldest, their sum or the hardest.", defaultValue: "primary", allowedValues: ContactMode.allCases.map(\.rawValue)),
-        Option(long: "stable-ms", valueName: "ms", help: "How long a weight must hold still to be stable.", defaultValue: "500"),
-        Option(long: "stable-grams", valueName: "grams", help: "The largest spread that still counts as holding still.", defaultValue: "2.0"),
-    ]
+    ] + PipelineOptionDeclarations.all
 
     static let realtimeDeclaration = Option(long: "realtime", help: "Pace the output by the recording's timestamps instead of going as fast as possible.")
 

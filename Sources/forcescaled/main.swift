@@ -2,6 +2,7 @@ import ArgumentParsing
 import Glibc
 import ScaleCore
 import ScaleDaemon
+import ScaleOptions
 import ScaleSystem
 
 let release = "0.1.0"
@@ -35,13 +36,8 @@ let root = Command(
         Option(long: "socket", valueName: "path", help: "The socket to listen on. (default: $RUNTIME_DIRECTORY/forcescale.sock under systemd, /run/forcescale/forcescale.sock as root, $XDG_RUNTIME_DIR/forcescale.sock otherwise)"),
         Option(long: "state-dir", valueName: "dir", help: "Where calibrations are kept. (default: $STATE_DIRECTORY under systemd, /var/lib/forcescale as root, $XDG_STATE_HOME/forcescale otherwise)"),
         Option(long: "group", valueName: "group", help: "The group allowed to connect, tare, calibrate and rumble.", defaultValue: "forcescale"),
-        Option(long: "interval-ms", valueName: "ms", help: "Minimum time between two readings; 0 lets every frame through.", defaultValue: "10"),
-        Option(long: "threshold", valueName: "force", help: "Force (0 to 1) at which a PEAK fires; 1 is saturation.", defaultValue: "1.0"),
-        Option(long: "hysteresis", valueName: "force", help: "How far force must fall below the threshold before the next PEAK.", defaultValue: "0.05"),
-        Option(long: "contacts", valueName: "mode", help: "Which contacts make the force: the oldest, their sum or the hardest.", defaultValue: "primary", allowedValues: ContactMode.allCases.map(\.rawValue)),
+    ] + PipelineOptionDeclarations.all + [
         Option(long: "unit", valueName: "unit", help: "The unit clients show by default; the protocol always carries grams.", defaultValue: "g", allowedValues: MassUnit.allCases.map(\.rawValue)),
-        Option(long: "stable-ms", valueName: "ms", help: "How long a weight must hold still to be stable.", defaultValue: "500"),
-        Option(long: "stable-grams", valueName: "grams", help: "The largest spread that still counts as holding still.", defaultValue: "2.0"),
         Option(long: "rumble-device", valueName: "device", help: "Rumble this device on a PEAK instead of the pressure device."),
         Option(long: "rumble-intensity", valueName: "fraction", help: "Strength of the PEAK rumble from 0 to 1, through FF_GAIN when the device has it.", defaultValue: "1.0"),
         Option(long: "no-rumble", help: "Do not rumble on a PEAK."),
