@@ -37,7 +37,7 @@ enum RecordCommand {
             printError("forcescale: recording \(device.path) (\(device.description.name)) to \(destination); Ctrl-C stops")
             let recorder = DeviceRecorder(device: device, output: output, loop: try EventLoop())
             let comments = [
-                "recorded by forcescale \(version) from \(device.path) at \(WallClockText.now())",
+                "recorded by forcescale \(version) from \(device.path) at \(LocalTime.text(LocalTime.now(), offset: true))",
                 "E: times are the kernel's CLOCK_MONOTONIC, as forcescale read and forcescaled see them",
             ]
             let summary: RecordingSummary

@@ -77,12 +77,15 @@ public final class VirtualDevice: @unchecked Sendable {
             Glibc.close(fd)
             return error
         }
-        if !table.keys.isEmpty {
-            guard CEvdev_uinput_set_event_bit(fd, EV_KEY) == 0 else { throw fail("UI_SET_EVBIT EV_KEY") }
-            for key in table.keys {
-                guard CEvdev_uinput_set_key_bit(fd, key) == 0 else { throw fail("UI_SET_KEYBIT \(key)") }
+        /// Declares an event type and its codes (`setBit` is the type's UI_SET_*BIT).
+        func declare(_ type: Int32, _ typeName: String, _ codes: [Int32], _ bitName: String, _ setBit: (Int32, Int32) -> Int32) throws {
+            guard !codes.isEmpty else { return }
+            guard CEvdev_uinput_set_event_bit(fd, type) == 0 else { throw fail("UI_SET_EVBIT \(typeName)") }
+            for code in codes {
+                guard setBit(fd, code) == 0 else { throw fail("\(bitName) \(code)") }
             }
         }
+        try declare(EV_KEY, "EV_KEY", table.keys, "UI_SET_KEYBIT", CEvdev_uinput_set_key_bit)
         if !table.axes.isEmpty {
             guard CEvdev_uinput_set_event_bit(fd, EV_ABS) == 0 else { throw fail("UI_SET_EVBIT EV_ABS") }
             for axis in table.axes {
@@ -98,18 +101,8 @@ public final class VirtualDevice: @unchecked Sendable {
                 guard CEvdev_uinput_abs_setup(fd, &setup) == 0 else { throw fail("UI_ABS_SETUP \(axis.code)") }
             }
         }
-        if !table.relativeAxes.isEmpty {
-            guard CEvdev_uinput_set_event_bit(fd, EV_REL) == 0 else { throw fail("UI_SET_EVBIT EV_REL") }
-            for axis in table.relativeAxes {
-                guard CEvdev_uinput_set_rel_bit(fd, axis) == 0 else { throw fail("UI_SET_RELBIT \(axis)") }
-            }
-        }
-        if !table.forceFeedback.isEmpty {
-            guard CEvdev_uinput_set_event_bit(fd, EV_FF) == 0 else { throw fail("UI_SET_EVBIT EV_FF") }
-            for code in table.forceFeedback {
-                guard CEvdev_uinput_set_ff_bit(fd, code) == 0 else { throw fail("UI_SET_FFBIT \(code)") }
-            }
-        }
+        try declare(EV_REL, "EV_REL", table.relativeAxes, "UI_SET_RELBIT", CEvdev_uinput_set_rel_bit)
+        try declare(EV_FF, "EV_FF", table.forceFeedback, "UI_SET_FFBIT", CEvdev_uinput_set_ff_bit)
         for property in table.properties {
             guard CEvdev_uinput_set_property_bit(fd, property) == 0 else { throw fail("UI_SET_PROPBIT \(property)") }
         }
