@@ -48,7 +48,7 @@ enum CalibrateCommand {
         // On a terminal, show what the pad reads meanwhile, so that one can see it settle.
         let progress = output.isTerminal
         var shown = false
-        let showProgress: (DaemonLine) throws -> Void = { line in
+        let showProgress: (ReceivedLine) throws -> Void = { line in
             guard progress, line.className == "READING", let reading = Reading(json: line.json) else { return }
             let state = reading.contacts == 0 ? "nothing on the pad" : reading.stable ? "stable" : "settling"
             try output.write("\r\u{1B}[K  now \(MassUnit.grams.format(grams: reading.grams)) (\(state))")
@@ -56,7 +56,7 @@ enum CalibrateCommand {
             shown = true
         }
         if progress { _ = try client.request(#"{"class":"WATCH","enable":true}"#, replyClass: "WATCH") }
-        let reply: DaemonLine
+        let reply: ReceivedLine
         do {
             reply = try client.request(#"{"class":"CALIBRATE","grams":\#(grams)}"#, replyClass: "CALIBRATE", timeout: timeout, onStream: showProgress)
         } catch DaemonClientError.timedOut {

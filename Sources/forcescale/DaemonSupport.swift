@@ -139,7 +139,7 @@ extension GaugePresenter {
     }
 
     /// Shows a READING or PEAK line; other lines are not for the gauge.
-    func show(_ line: DaemonLine) throws {
+    func show(_ line: ReceivedLine) throws {
         switch line.className {
         case "READING": if let reading = Reading(json: line.json) { try show(.reading(reading)) }
         case "PEAK": if let peak = Peak(json: line.json) { try show(.peak(peak)) }

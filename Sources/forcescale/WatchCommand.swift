@@ -25,7 +25,7 @@ enum WatchCommand {
             let client = try DaemonConnection.connect(command)
             let output = OutputChannel.standardOutput
             let gauge = GaugePresenter.forDaemonStream(output: output, unit: unit)
-            let show: (DaemonLine) throws -> Void = { line in
+            let show: (ReceivedLine) throws -> Void = { line in
                 guard line.isStream else { return }
                 if json {
                     try output.write(line.text + "\n")

@@ -27,7 +27,7 @@ enum WeighCommand {
             let deadline = MonotonicClock.now() + Int64(timeout * 1_000_000)
             let client = try DaemonConnection.connect(command)
             var found: (reading: Reading, text: String)?
-            let take: (DaemonLine) -> Void = { line in
+            let take: (ReceivedLine) -> Void = { line in
                 guard found == nil, line.className == "READING", let reading = Reading(json: line.json), reading.isSettledWeight else { return }
                 found = (reading, line.text)
             }

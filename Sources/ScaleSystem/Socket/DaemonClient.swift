@@ -2,7 +2,7 @@ import Glibc
 import ScaleCore
 
 /// One line from the daemon: its text (without the newline) and its JSON.
-public struct DaemonLine: Sendable {
+public struct ReceivedLine: Sendable {
     /// The line as the daemon sent it, without its `\n`: what `--json` passes through.
     public let text: String
     public let json: JSONValue
@@ -95,12 +95,12 @@ public final class DaemonClient {
     public let path: String
     public let descriptor: Int32
     /// The daemon's VERSION greeting (set once `init` returns).
-    public private(set) var version: DaemonLine!
+    public private(set) var version: ReceivedLine!
 
     /// Bytes received and not yet cut into lines.
     private var pending: [UInt8] = []
     /// Lines cut and not yet handed out.
-    private var lines: [DaemonLine] = []
+    private var lines: [ReceivedLine] = []
     private var readScratch = [UInt8](repeating: 0, count: 65536)
     private var reachedEnd = false
     private var isClosed = false
@@ -171,16 +171,16 @@ public final class DaemonClient {
     ///   or what `onStream` throws.
     public func request(
         _ line: String, replyClass: String, timeout: Double? = 5,
-        onStream: (DaemonLine) throws -> Void = { _ in }
-    ) throws -> DaemonLine {
+        onStream: (ReceivedLine) throws -> Void = { _ in }
+    ) throws -> ReceivedLine {
         try send(line)
         return try awaitReply(replyClass, timeout: timeout, onStream: onStream)
     }
 
     /// Waits for the next line of `replyClass` or an ERROR, as `request` does after sending.
     public func awaitReply(
-        _ replyClass: String, timeout: Double? = 5, onStream: (DaemonLine) throws -> Void = { _ in }
-    ) throws -> DaemonLine {
+        _ replyClass: String, timeout: Double? = 5, onStream: (ReceivedLine) throws -> Void = { _ in }
+    ) throws -> ReceivedLine {
         let deadline = timeout.map { MonotonicClock.now() + Int64($0 * 1_000_000) }
         while true {
             guard let line = try nextLine(deadline: deadline) else {
@@ -200,13 +200,13 @@ public final class DaemonClient {
     /// The next line, waiting at most `timeout` seconds (`nil`: for ever).
     /// - Returns: The line, or `nil` when none came in time.
     /// - Throws: `.closed` at the end of the stream, `.malformedLine`, `.failed`.
-    public func nextLine(timeout: Double?) throws(DaemonClientError) -> DaemonLine? {
+    public func nextLine(timeout: Double?) throws(DaemonClientError) -> ReceivedLine? {
         try nextLine(deadline: timeout.map { MonotonicClock.now() + Int64($0 * 1_000_000) })
     }
 
     /// The next line, waiting until `deadline` on the monotonic clock (microseconds;
     /// `nil`: for ever).
-    public func nextLine(deadline: Int64?) throws(DaemonClientError) -> DaemonLine? {
+    public func nextLine(deadline: Int64?) throws(DaemonClientError) -> ReceivedLine? {
         while true {
             if !lines.isEmpty { return lines.removeFirst() }
             if reachedEnd { throw .closed(path: path) }
@@ -230,7 +230,7 @@ public final class DaemonClient {
     /// The lines that can be read now without waiting, for a caller on an event loop.
     /// - Throws: `.closed` once the daemon has closed the connection and every line before
     ///   that has been handed out.
-    public func readAvailable() throws(DaemonClientError) -> [DaemonLine] {
+    public func readAvailable() throws(DaemonClientError) -> [ReceivedLine] {
         if lines.isEmpty, !reachedEnd { try receive() }
         if lines.isEmpty, reachedEnd { throw .closed(path: path) }
         defer { lines.removeAll() }
@@ -285,7 +285,7 @@ public final class DaemonClient {
             guard let json = try? JSONValue.parse(Array(bytes)), json["class"]?.stringValue != nil else {
                 throw .malformedLine(path: path, line: text)
             }
-            lines.append(DaemonLine(text: text, json: json))
+            lines.append(ReceivedLine(text: text, json: json))
         }
         pending.removeFirst(start)
     }
