@@ -34,7 +34,7 @@ enum WatchCommand {
                     try gauge.show(line)
                 }
             }
-            _ = try client.request(#"{"class":"WATCH","enable":true}"#, replyClass: "WATCH", onStream: show)
+            _ = try client.request(.watch(enable: true, device: nil), expecting: WatchMessage.self, onStream: show)
             if !json, output.isTerminal {
                 try output.write("Watching forcescaled on \(client.path). Ctrl-C stops.\n")
                 try output.flush()
