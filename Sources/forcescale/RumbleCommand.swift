@@ -45,7 +45,7 @@ enum RumbleCommand {
             }
             return DaemonConnection.run {
                 let client = try DaemonConnection.connect(command)
-                _ = try client.request(#"{"class":"RUMBLE","pattern":"\#(pattern.name)"}"#, replyClass: "RUMBLE")
+                _ = try client.request(.rumble(pattern: pattern), expecting: RumbleMessage.self)
                 try output.write("forcescaled played \(pattern.name) (\(pattern.totalMilliseconds) ms)\n")
                 try output.flush()
             }
