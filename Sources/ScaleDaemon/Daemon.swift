@@ -270,20 +270,22 @@ public final class Daemon {
         switch options.source {
         case .recording(let files, let loops):
             let scale = try RecordingScale(files: files, loops: loops, settings: options.configuration.settings, loop: loop) { [unowned self] in
-                handle($0)
+                handle($0, from: $1)
             }
             source = scale
             log.log(.notice, "serving the recording \(scale.path)" + (loops ? " in a loop" : ""))
+            // Its calibration is in force before its first reading.
             if let device = scale.currentDevice { takeCalibration(for: device.description) }
+            try scale.start()
         case .device:
-            let scale = try LiveScale(options: liveOptions(), loop: loop, onOutput: { [unowned self] in handle($0) }) { [unowned self] notice in
+            let scale = try LiveScale(options: liveOptions(), loop: loop, onOutput: { [unowned self] in handle($0, from: $1) }) { [unowned self] notice in
                 if case .opened(_, let device, _, _) = notice { takeCalibration(for: device) }
                 if case .removed = notice { forceLog?.sourceEnded() }
                 log.log(.notice, Self.describe(notice))
             }
+            // Kept before it starts, so that `.opened` finds it to apply the calibration to.
             source = scale
-            // The device opened inside the initializer, before `source` was set.
-            scale.setCalibration(calibration)
+            try scale.start()
             guard scale.currentDevice == nil else { return }
             if let error = scale.hotplugError {
                 log.log(.warning, "\(error): no input device can appear there; serving without one (restart forcescaled once the directory exists)")
@@ -324,10 +326,10 @@ public final class Daemon {
 
     // MARK: - Readings
 
-    private func handle(_ output: ScaleOutput) {
-        forceLog?.record(output, device: source?.currentDevice)
-        let path = source?.currentDevice?.path
-        let device = path.map(Self.deviceName)
+    private func handle(_ output: ScaleOutput, from source: SourceDevice) {
+        forceLog?.record(output, device: source)
+        let path = source.path
+        let device = source.nodeName
         switch output {
         case .reading(let reading):
             lastReading = reading

@@ -35,13 +35,14 @@ enum ReadCommand {
             let loop = try EventLoop()
             let scale = try LiveScale(
                 options: liveOptions, loop: loop,
-                onOutput: { try presenter.show($0) },
+                onOutput: { output, _ in try presenter.show(output) },
                 onNotice: { notice in
                     if case .opened(_, let device, let source, let model) = notice {
                         try? presenter.begin(device: device, source: source, model: model, origin: EventTime(microseconds: MonotonicClock.now()))
                     }
                     printError("forcescale: \(describe(notice))")
                 })
+            try scale.start()
             try loop.runUntilTerminated()
             scale.stop()
             if let failure = scale.failure { throw failure }
