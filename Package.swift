@@ -70,6 +70,6 @@ let package = Package(
         .testTarget(name: "ArgumentParsingTests", dependencies: ["ArgumentParsing"]),
         .testTarget(name: "ScaleDisplayTests", dependencies: ["ScaleDisplay", "ScaleCore"]),
         .testTarget(name: "ScaleDaemonTests", dependencies: ["ScaleDaemon", "ScaleCore", "ScaleSystem", "ScaleOptions"]),
-        .testTarget(name: "ForcescaleCLITests", dependencies: ["ScaleCore", "ScaleSystem"]),
+        .testTarget(name: "ForcescaleCLITests", dependencies: ["ScaleCore", "ScaleSystem", "ScaleOptions"]),
     ]
 )
