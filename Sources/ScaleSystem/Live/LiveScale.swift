@@ -79,6 +79,7 @@ public final class LiveScale: ScaleSource {
     private var peakSegment = HapticPattern.peak.segments[0]
     /// Devices whose FF_GAIN this scale lowered, to set back to full when asked.
     private var loweredGain: Set<String> = []
+    private var isStarted = false
 
     /// Why no device is open, when none is: nothing usable was found, or the chosen one
     /// could not be opened. Set when the scale starts or is reconfigured without a device.
@@ -116,8 +117,10 @@ public final class LiveScale: ScaleSource {
     /// is sent, the owner says so as it likes) and opens it when it appears.
     /// - Throws: `DeviceSelectionError`, `DeviceOpenError`, `DeviceSetupError` or a
     ///   `SystemError` when there is nothing to read; with `waitForDevice`, only failures
-    ///   of the loop's own descriptors.
+    ///   of the loop's own descriptors. A second call does nothing.
     public func start() throws {
+        guard !isStarted else { return }
+        isStarted = true
         // The device first: "no pressure device" says more than any failure after it.
         var candidate: DeviceCandidate?
         do {
