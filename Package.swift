@@ -27,7 +27,7 @@ let package = Package(
         // How readings look to a person: the gauge line, the bar, units.
         .target(name: "ScaleDisplay", dependencies: ["ScaleCore"]),
         // The service: the loop that owns the source, the clients and the calibration.
-        .target(name: "ScaleDaemon", dependencies: ["ScaleCore", "ScaleSystem"]),
+        .target(name: "ScaleDaemon", dependencies: ["ScaleCore", "ScaleSystem", "ScaleOptions"]),
         .executableTarget(
             name: "forcescale",
             dependencies: ["ScaleCore", "ScaleSystem", "ScaleDisplay", "ArgumentParsing", "ScaleOptions"]),
@@ -69,7 +69,7 @@ let package = Package(
         .testTarget(name: "ScaleSystemTests", dependencies: ["ScaleSystem", "ScaleCore"]),
         .testTarget(name: "ArgumentParsingTests", dependencies: ["ArgumentParsing"]),
         .testTarget(name: "ScaleDisplayTests", dependencies: ["ScaleDisplay", "ScaleCore"]),
-        .testTarget(name: "ScaleDaemonTests", dependencies: ["ScaleDaemon", "ScaleCore", "ScaleSystem"]),
-        .testTarget(name: "ForcescaleCLITests", dependencies: ["ScaleCore", "ScaleSystem"]),
+        .testTarget(name: "ScaleDaemonTests", dependencies: ["ScaleDaemon", "ScaleCore", "ScaleSystem", "ScaleOptions"]),
+        .testTarget(name: "ForcescaleCLITests", dependencies: ["ScaleCore", "ScaleSystem", "ScaleOptions"]),
     ]
 )
