@@ -110,14 +110,18 @@ import Testing
         #expect(execStart.first == "/usr/local/bin/forcescaled")
         #expect(listenStream == "/run/\(runtimeName)/forcescale.sock", "the socket unit listens in the service's RuntimeDirectory")
 
-        let root = try CLI.temporaryDirectory()
-        defer { try? FileManager.default.removeItem(at: root) }
-        chmod(root.path, 0o755)
+        // The scratch root, and copies of the daemon and the recording it serves, where the
+        // user nobody can reach them (the build and the recordings may be where it cannot).
+        let shared = try SharedWithOtherUsers()
+        let root = try shared.makeDirectory("root")
+        let forcescaled = try shared.program("forcescaled")
+        // The recording is a split pair: the .desc beside the .events goes with it.
+        let recordings = try shared.copy(URL(fileURLWithPath: DaemonRecordings.intuos).deletingLastPathComponent(), to: "recordings")
+        let recording = recordings + "/" + URL(fileURLWithPath: DaemonRecordings.intuos).lastPathComponent
         let socketPath = root.path + listenStream
-        let runtimeDirectory = root.path + "/run/" + runtimeName
-        let stateDirectory = root.path + "/var/lib/" + stateName
+        let runtimeDirectory = try shared.makeDirectory("root/run/" + runtimeName).path
+        let stateDirectory = try shared.makeDirectory("root/var/lib/" + stateName).path
         for directory in [runtimeDirectory, stateDirectory] {
-            try FileManager.default.createDirectory(atPath: directory, withIntermediateDirectories: true)
             // systemd makes these directories the service user's.
             #expect(try run("/bin/chown", ["nobody", directory]).status == 0)
         }
@@ -127,9 +131,8 @@ import Testing
         let activator = try ChildProcess(
             "/usr/bin/systemd-socket-activate",
             ["-l", socketPath, "-E", "RUNTIME_DIRECTORY=\(runtimeDirectory)", "-E", "STATE_DIRECTORY=\(stateDirectory)",
-             "/usr/bin/setpriv", "--reuid=nobody", "--regid=nogroup", "--clear-groups",
-             CLI.binDirectory.appendingPathComponent("forcescaled").path]
-                + execStart.dropFirst() + ["--config", configuration, "--replay", DaemonRecordings.intuos, "--loop"])
+             "/usr/bin/setpriv", "--reuid=nobody", "--regid=nogroup", "--clear-groups", forcescaled]
+                + execStart.dropFirst() + ["--config", configuration, "--replay", recording, "--loop"])
         defer { activator.kill() }
         let connected = try #require(Self.connectOnceListening(socketPath), "systemd-socket-activate did not listen on \(socketPath): \(activator.stderr)")
         #expect(connected.readLine(timeout: 10)?.hasPrefix(#"{"class":"VERSION""#) == true, "\(activator.stderr)")

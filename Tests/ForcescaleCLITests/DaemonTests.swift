@@ -554,11 +554,13 @@ import Testing
     /// credentials and not by the file's mode.
     @Test(.enabled(if: geteuid() == 0 && FileManager.default.isExecutableFile(atPath: "/usr/bin/setpriv")))
     func aPeerOutsideTheGroupMayNotTare() throws {
-        let daemon = try DaemonUnderTest(recording: DaemonRecordings.intuos, arguments: ["--group", "root"])
+        // nobody runs a copy of the client and reaches the socket in a folder it may enter.
+        let shared = try SharedWithOtherUsers()
+        let daemon = try DaemonUnderTest(recording: DaemonRecordings.intuos, directory: try shared.makeDirectory("daemon"), arguments: ["--group", "root"])
         defer { daemon.cleanUp() }
         // nobody must be able to reach the socket's directory.
         chmod(daemon.directory.path, 0o755)
-        let binary = CLI.binDirectory.appendingPathComponent("forcescale").path
+        let binary = try shared.program("forcescale")
         func asNobody(_ arguments: [String]) throws -> ProcessResult {
             try run("/usr/bin/setpriv", ["--reuid=65534", "--regid=65534", "--clear-groups", binary] + arguments + ["--socket", daemon.socketPath])
         }

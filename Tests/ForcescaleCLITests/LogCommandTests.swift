@@ -21,9 +21,11 @@ final class SampleLog {
 
     /// Three sessions: 1 on the Wacom (a press with a PEAK, stable at 180 g), 2 on a pad with
     /// an awkward name (no stable weight), 3 on the Wacom an hour later and still open.
-    init() throws {
-        directory = try CLI.temporaryDirectory()
-        path = directory.appendingPathComponent("log.sqlite").path
+    /// - Parameter directory: An existing folder for the log (removed with it); a new
+    ///   scratch folder when `nil`.
+    init(in directory: URL? = nil) throws {
+        self.directory = try directory ?? CLI.temporaryDirectory()
+        path = self.directory.appendingPathComponent("log.sqlite").path
         let database = try LogDatabase.open(path: path)
         defer { database.close() }
         let wacom = try database.device(key: "0003-056a-00b9-wacom-intuos4-6x9-pen", name: "Wacom Intuos4 6x9 Pen")
@@ -377,10 +379,11 @@ final class SampleLog {
     }
 
     /// The `forcescale` binary run as an unprivileged user: as `nobody` through runuser(1)
-    /// when the tests run as root (who may read anything), else as this user.
-    static func runUnprivileged(_ arguments: [String], environment: [String: String] = [:]) throws -> CLI.Result {
+    /// when the tests run as root (who may read anything), else as this user. nobody runs
+    /// a copy in `shared`, since the build may be where nobody cannot go.
+    static func runUnprivileged(_ arguments: [String], environment: [String: String] = [:], shared: SharedWithOtherUsers) throws -> CLI.Result {
         guard geteuid() == 0 else { return try CLI.run(arguments, environment: environment) }
-        let binary = CLI.binDirectory.appendingPathComponent("forcescale").path
+        let binary = try shared.program("forcescale")
         let assignments = ["PATH=/usr/bin:/bin", "LANG=C.UTF-8"] + environment.map { "\($0.key)=\($0.value)" }
         let process = Process()
         process.executableURL = URL(fileURLWithPath: "/usr/sbin/runuser")
@@ -398,33 +401,37 @@ final class SampleLog {
     }
 
     @Test func aUsersDefaultLogIsInTheirStateDirectory() throws {
-        let directory = try CLI.temporaryDirectory()
-        defer { try? FileManager.default.removeItem(at: directory) }
-        let result = try Self.runUnprivileged(["log", "stats"], environment: ["HOME": directory.path, "XDG_STATE_HOME": directory.path + "/state"])
+        let shared = try SharedWithOtherUsers()
+        let directory = try shared.makeDirectory("home")
+        let result = try Self.runUnprivileged(["log", "stats"], environment: ["HOME": directory.path, "XDG_STATE_HOME": directory.path + "/state"],
+                                              shared: shared)
         let system = "/var/lib/forcescale/log.sqlite"
         let expected = FileManager.default.fileExists(atPath: system) ? system : directory.path + "/state/forcescale/log.sqlite"
         #expect((result.stdout + result.stderr).contains(expected), "\(result.stdout)\(result.stderr)")
     }
 
     @Test func aLogThisUserMayNotReadExits66WithWhatToDo() throws {
-        let log = try SampleLog()
+        let shared = try SharedWithOtherUsers()
+        // In a folder the user nobody may enter, so that only the file's own mode keeps it out.
+        let log = try SampleLog(in: try shared.makeDirectory("log"))
         #expect(chmod(log.path, 0o000) == 0)
-        let result = try Self.runUnprivileged(["log", "sessions", "--db", log.path])
+        let result = try Self.runUnprivileged(["log", "sessions", "--db", log.path], shared: shared)
         #expect(result.status == 66)
         #expect(result.stderr.hasPrefix("error: \(log.path): cannot be opened"))
         #expect(result.stderr.contains("check that this user may read it"))
     }
 
     @Test func aCopiedLogWithoutItsSharedMemoryFileSaysWhatToDo() throws {
-        let log = try SampleLog()
-        // Only the main file, readable, in a directory this user cannot write (root's 0755
-        // temporary directory for nobody; a 0555 one for anyone else).
+        let shared = try SharedWithOtherUsers()
+        let log = try SampleLog(in: try shared.makeDirectory("log"))
+        // Only the main file, readable, in a directory this user cannot write (a 0755 one of
+        // root's for nobody; a 0555 one for anyone else).
         let copy = log.directory.appendingPathComponent("copy")
         try FileManager.default.createDirectory(at: copy, withIntermediateDirectories: false)
         try FileManager.default.copyItem(atPath: log.path, toPath: copy.appendingPathComponent("log.sqlite").path)
         #expect(chmod(copy.path, 0o555) == 0)
         defer { chmod(copy.path, 0o755) }
-        let result = try Self.runUnprivileged(["log", "sessions", "--db", copy.appendingPathComponent("log.sqlite").path])
+        let result = try Self.runUnprivileged(["log", "sessions", "--db", copy.appendingPathComponent("log.sqlite").path], shared: shared)
         #expect(result.status == 66)
         #expect(result.stderr.contains("its log.sqlite-shm file is missing and this user may not create it"), "\(result.stderr)")
     }
