@@ -4,6 +4,7 @@ import FoundationXML
 #endif
 import ScaleCore
 import ScaleSystem
+import TestWaiting
 import Testing
 
 /// A force log written through ScaleSystem's `LogDatabase`, the daemon's own writer, for
@@ -264,12 +265,15 @@ final class SampleLog {
             let export = try ChildProcess("/usr/bin/python3", ["-c", clearMask, CLI.binDirectory.appendingPathComponent("forcescale").path,
                                                                "log", "export", "--db", path, "--output", output.path])
             // Wait for the temporary file: the export is under way.
-            let deadline = Date().addingTimeInterval(10)
-            while Date() < deadline, try FileManager.default.contentsOfDirectory(atPath: directory.path).allSatisfy({ !$0.contains(".tmp-") }) {
-                usleep(5_000)
+            try waitFor("the export's temporary file beside \(output.lastPathComponent)", every: 0.005,
+                        saw: { "\((try? FileManager.default.contentsOfDirectory(atPath: directory.path)) ?? [])" }) {
+                guard export.isRunning else {
+                    throw DaemonTestError(description: "the export ended before its temporary file was seen: \(export.wait())")
+                }
+                return try FileManager.default.contentsOfDirectory(atPath: directory.path).contains { $0.contains(".tmp-") }
             }
             export.signal(signal)
-            let result = export.wait(timeout: 20)
+            let result = export.wait()
             // Foundation gives the signal's number as the status of a process it ended.
             #expect(!result.exited && !result.timedOut && result.status == signal,
                     "the export should end by the signal \(signal), as any program does: \(result)")
@@ -507,13 +511,10 @@ final class SampleLog {
             return try result.stdout.split(separator: "\n").map { try JSONValue.parse($0) }
         }
         // The demo's letter is lifted after about 3.3 s; its session is then complete.
-        let deadline = Date().addingTimeInterval(20)
-        while Date() < deadline {
+        let ended = try waitForValue("an ended session in the log", every: 0.2, saw: { "\(listed)" }) { () throws -> JSONValue? in
             listed = try sessions()
-            if listed.contains(where: { $0["ended"] != nil }) { break }
-            usleep(200_000)
+            return listed.first { $0["ended"] != nil }
         }
-        let ended = try #require(listed.first { $0["ended"] != nil }, "no ended session listed within 20 s: \(listed)")
         let id = Int(try #require(ended["session"]?.numberValue))
         let count = Int(try #require(ended["readings"]?.numberValue))
         #expect(count > 50)
@@ -538,21 +539,23 @@ final class SampleLog {
     @Test func afterTheDaemonIsKilledTheLogIsListedExportedAndPlotted() throws {
         let directory = try CLI.temporaryDirectory()
         defer { try? FileManager.default.removeItem(at: directory) }
-        let daemon = try DaemonUnderTest(recording: try DaemonRecordings.demo(in: directory), directory: directory, arguments: ["--log"])
+        // A touch of a second, then one of two minutes: the plug is pulled during the second,
+        // once the log holds the first whole and readings of the second, however long the
+        // daemon's writer took to get there.
+        let recording = try DaemonRecordings.presses(in: directory, name: "touches", [(start: 1, seconds: 1), (start: 2.5, seconds: 120)])
+        let daemon = try DaemonUnderTest(recording: recording, directory: directory, arguments: ["--log"])
         defer { daemon.cleanUp() }
         let path = daemon.stateDirectory + "/log.sqlite"
-        // Watch until the demo's apple (about 180 g, on the pad for 3.3 s) has rested 1.5 s,
-        // so the writer has committed its session, then SIGKILL while it is still on.
-        let watcher = try daemon.connect()
-        _ = watcher.send(#"{"class":"WATCH"}"#)
-        var appleSince: Double?
-        let deadline = Date().addingTimeInterval(30)
-        while Date() < deadline, let reading = watcher.nextReading() {
-            let grams = reading.number("grams") ?? 0, time = reading.number("time") ?? 0
-            if grams > 150 { appleSince = appleSince ?? time } else { appleSince = nil }
-            if let since = appleSince, time - since >= 1.5 { break }
+        var listed = ""
+        try waitFor("the log to hold an ended session and more than 10 readings of an open one", every: 0.2, saw: { listed }) {
+            let listing = try CLI.run(["log", "sessions", "--json", "--db", path])
+            listed = "status \(listing.status): \(listing.stdout)\(listing.stderr)"
+            // 66 until the daemon's writer thread has made the file.
+            guard listing.status == 0 else { return false }
+            let sessions = try listing.stdout.split(separator: "\n").map { try JSONValue.parse($0) }
+            guard sessions.count >= 2, sessions.first?["ended"] != nil, let last = sessions.last, last["ended"] == nil else { return false }
+            return (last["readings"]?.numberValue ?? 0) > 10
         }
-        try #require(appleSince != nil, "the apple never came")
         let killed = daemon.stop(signal: SIGKILL)
         #expect(!killed.exited)
         let listing = try CLI.run(["log", "sessions", "--json", "--db", path])
