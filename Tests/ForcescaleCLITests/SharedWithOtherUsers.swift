@@ -8,7 +8,10 @@ import Glibc
 /// enter: a home directory of mode 0700 (Debian 12's default) or one made by `mktemp -d`.
 /// From such a clone a program started as nobody fails before it runs ("/usr/bin/env:
 /// '…/debug/forcescale': Permission denied", status 126), and nobody cannot read the
-/// repository's files either. So a test that drops privileges gives that user copies: in a
+/// repository's files either. (setpriv gets past the first: it keeps root's capabilities
+/// until the exec, so the exec finds the program; but what runs then cannot read anything
+/// there: `make -C` fails, and so would a recording or a configuration kept in the clone.)
+/// So a test that drops privileges gives that user copies: in a
 /// fresh directory under /tmp (mkdtemp makes it 0700; it is opened to 0755, and /tmp is
 /// 1777), not under $TMPDIR, which may be private too. Everything in it is removed when the
 /// test releases it.
