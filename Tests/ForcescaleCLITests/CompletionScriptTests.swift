@@ -106,14 +106,17 @@ import Testing
             zpty shell zsh -f -i
             zpty -w shell "PROMPT=''; RPROMPT=''; fpath=($1 \$fpath); autoload -Uz compinit; compinit -u -D"
             zpty -w shell 'compadd () { local -a hits; builtin compadd -O hits "$@"; (( $#hits )) && print -r -- "HIT:${(j: :)hits}" >&2; builtin compadd "$@"; }'
-            zpty -w shell 'zstyle ":completion:*" menu no; LISTMAX=100000; print READY'
-            zpty -r shell ready '*READY*'
+            zpty -w shell 'zstyle ":completion:*" menu no; LISTMAX=100000; bindkey "^X^K" kill-buffer; print READY-$((6 * 7))'
+            # READY-42, and the other markers below, are output only when the command runs:
+            # the echo of what is typed shows $((6 * 7)).
+            zpty -r shell ready '*READY-42*'
             zpty -n -w shell "$2"$'\t'
-            # Then Ctrl-U (the line is dropped) and a command whose output can only come once
-            # the completion is over, as zsh reads its input in order; COMPLETION-DONE-42 is
-            # not in the echo of what is typed. zpty -r waits for it (the test's timeout
-            # bounds a completion that never ends).
-            zpty -w shell $'\x15print COMPLETION-DONE-$((6 * 7))'
+            # Then Ctrl-X Ctrl-K (the line is dropped) and a command whose output can only
+            # come once the completion is over, as zsh reads its input in order. Not Ctrl-U:
+            # while zsh is still between prompts, the terminal's line editing would take that
+            # as its own kill character and erase the typed line before zsh read it. zpty -r
+            # waits for the marker (the test's timeout bounds a completion that never ends).
+            zpty -w shell $'\x18\x0bprint COMPLETION-DONE-$((6 * 7))'
             zpty -r shell output '*COMPLETION-DONE-42*'
             zpty -d shell
             print -r -- "$output" | tr -d '\r' | grep -a -o 'HIT:[^[:cntrl:]]*' | sed 's/^HIT://'
