@@ -65,11 +65,14 @@ let package = Package(
             name: "forcescale-live-bench",
             dependencies: ["CEvdev", "KernelTestSupport"],
             path: "bench/Sources/forcescale-live-bench"),
+        // What the host test suites share for waiting: a deadline-bound poll whose failure
+        // says what it waited for, how long, and what it saw (issue 15).
+        .target(name: "TestWaiting", path: "Tests/TestWaiting"),
         .testTarget(name: "ScaleCoreTests", dependencies: ["ScaleCore"]),
-        .testTarget(name: "ScaleSystemTests", dependencies: ["ScaleSystem", "ScaleCore"]),
+        .testTarget(name: "ScaleSystemTests", dependencies: ["ScaleSystem", "ScaleCore", "TestWaiting"]),
         .testTarget(name: "ArgumentParsingTests", dependencies: ["ArgumentParsing"]),
         .testTarget(name: "ScaleDisplayTests", dependencies: ["ScaleDisplay", "ScaleCore"]),
         .testTarget(name: "ScaleDaemonTests", dependencies: ["ScaleDaemon", "ScaleCore", "ScaleSystem", "ScaleOptions"]),
-        .testTarget(name: "ForcescaleCLITests", dependencies: ["ScaleCore", "ScaleSystem", "ScaleOptions"]),
+        .testTarget(name: "ForcescaleCLITests", dependencies: ["ScaleCore", "ScaleSystem", "ScaleOptions", "TestWaiting"]),
     ]
 )

@@ -1,6 +1,7 @@
 import Foundation
 import Glibc
 import ScaleCore
+import TestWaiting
 import Testing
 
 /// The CLI against a daemon from the future: a later minor version of the protocol with a
@@ -19,10 +20,13 @@ import Testing
         let daemon = try FutureDaemon()
         defer { daemon.stop() }
         let watch = try ChildProcess(CLI.binDirectory.appendingPathComponent("forcescale").path, ["watch", "--json", "--socket", daemon.socketPath])
-        #expect(daemon.waitForReadingsSent(5, timeout: 10))
-        usleep(200_000)
+        #expect(daemon.waitForReadingsSent(5), "waited \(formatSeconds(patience)) s for the stand-in to send 5 readings")
+        // Stopped once it has printed what the checks need, not after a fixed time.
+        try waitFor("three lines from forcescale watch --json", every: 0.02, saw: { "\(watch.stdout.debugDescription) \(watch.stderr)" }) {
+            watch.stdout.split(separator: "\n").count >= 3
+        }
         watch.signal(SIGINT)
-        let watched = watch.wait(timeout: 5)
+        let watched = watch.wait()
         #expect(watched.exited && watched.status == 0, "\(watched.stderr)")
         let lines = watched.stdout.split(separator: "\n").map(String.init)
         #expect(lines.count >= 3, "\(watched.stdout)")
@@ -35,10 +39,12 @@ import Testing
         let daemon = try FutureDaemon()
         defer { daemon.stop() }
         let gauge = try ChildProcess(CLI.binDirectory.appendingPathComponent("forcescale").path, ["watch", "--socket", daemon.socketPath])
-        #expect(daemon.waitForReadingsSent(5, timeout: 10))
-        usleep(200_000)
+        #expect(daemon.waitForReadingsSent(5), "waited \(formatSeconds(patience)) s for the stand-in to send 5 readings")
+        try waitFor("three lines from forcescale watch", every: 0.02, saw: { "\(gauge.stdout.debugDescription) \(gauge.stderr)" }) {
+            gauge.stdout.split(separator: "\n").count >= 3
+        }
         gauge.signal(SIGINT)
-        let gauged = gauge.wait(timeout: 5)
+        let gauged = gauge.wait()
         #expect(gauged.exited && gauged.status == 0, "\(gauged.stderr)")
         let lines = gauged.stdout.split(separator: "\n")
         #expect(lines.count >= 3, "\(gauged.stdout)")
@@ -50,10 +56,11 @@ import Testing
         let daemon = try FutureDaemon()
         defer { daemon.stop() }
         let socket = ["--socket", daemon.socketPath]
-        let weigh = try forcescale(["weigh", "--timeout", "5"] + socket)
+        // Generous for the machine's sake: weigh returns at the first stable reading.
+        let weigh = try forcescale(["weigh", "--timeout", "30"] + socket)
         #expect(weigh.status == 0, "\(weigh.stderr)")
         #expect(weigh.stdout == "123.4 g\n")
-        let weighJSON = try forcescale(["weigh", "--json", "--timeout", "5"] + socket)
+        let weighJSON = try forcescale(["weigh", "--json", "--timeout", "30"] + socket)
         #expect(weighJSON.status == 0, "\(weighJSON.stderr)")
         // From the stream or from POLL, the line is the daemon's READING, byte for byte.
         let line = try #require(weighJSON.stdout.split(separator: "\n").first.map(String.init))
@@ -123,7 +130,7 @@ final class FutureDaemon: @unchecked Sendable {
 
     /// Waits until `count` READING lines have been sent, over all connections.
     /// - Returns: Whether they were within `timeout` seconds.
-    func waitForReadingsSent(_ count: Int, timeout: Double) -> Bool {
+    func waitForReadingsSent(_ count: Int, timeout: Double = patience) -> Bool {
         let deadline = Date().addingTimeInterval(timeout)
         condition.lock()
         defer { condition.unlock() }
@@ -134,7 +141,7 @@ final class FutureDaemon: @unchecked Sendable {
     /// Stops every thread, waits for them, and removes the socket's directory.
     func stop() {
         _ = write(stopPipe[1], "x", 1)
-        let deadline = Date().addingTimeInterval(5)
+        let deadline = Date().addingTimeInterval(patience)
         condition.lock()
         while running > 0, condition.wait(until: deadline) {}
         condition.unlock()

@@ -1,4 +1,5 @@
 import Glibc
+import TestWaiting
 import Testing
 @testable import ScaleSystem
 
@@ -58,7 +59,7 @@ import Testing
         var accepted = 0
         server.onConnect = { _ in accepted += 1 }
         let client = try TestClient(path: path)
-        #expect(pump(loop) { accepted == 1 })
+        try pump(loop, "the server to accept the client on the replaced socket", saw: { "\(accepted) connections" }) { accepted == 1 }
         _ = client
         server.close()
     }
