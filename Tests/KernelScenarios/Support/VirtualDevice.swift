@@ -126,7 +126,7 @@ public final class VirtualDevice: @unchecked Sendable {
 
         // /sys/devices/virtual/input/inputN/eventM, then /dev/input/eventM from devtmpfs.
         var node: String?
-        waitUntil(10) {
+        waitUntil(Self.nodeLimit) {
             let folder = "/sys/devices/virtual/input/\(sysname)"
             if let event = (try? FileManager.default.contentsOfDirectory(atPath: folder))?.first(where: { $0.hasPrefix("event") }) {
                 node = "/dev/input/" + event
@@ -137,13 +137,17 @@ public final class VirtualDevice: @unchecked Sendable {
         guard let node, fileExists(node) else {
             _ = CEvdev_uinput_destroy(fd)
             Glibc.close(fd)
-            throw DeviceError("\(table.name): no event node appeared for \(sysname) within 10 s")
+            throw DeviceError("\(table.name): waited \(Int(Self.nodeLimit)) s for the event node of \(sysname) in /sys and /dev/input; it did not come")
         }
         descriptor = fd
         self.sysname = sysname
         self.node = node
         if !table.forceFeedback.isEmpty { startService() }
     }
+
+    /// How long the kernel may take to make or remove a device's nodes (devtmpfs, sysfs):
+    /// well under a second on an idle VM.
+    static let nodeLimit = 60.0
 
     deinit { destroy() }
 
@@ -156,12 +160,15 @@ public final class VirtualDevice: @unchecked Sendable {
         servicing = false
         lock.unlock()
         if wasServicing {
-            // The service thread polls in 50 ms steps.
-            waitUntil(5) { lock.lock(); defer { lock.unlock() }; return serviceDone }
+            // The service thread polls in 50 ms steps; it must be done before the fd closes
+            // (a later open could reuse the number).
+            let done = waitUntil(Self.nodeLimit) { lock.lock(); defer { lock.unlock() }; return serviceDone }
+            if !done { note("\(table.name): waited \(Int(Self.nodeLimit)) s for its FF service thread to stop; it did not") }
         }
         _ = CEvdev_uinput_destroy(descriptor)
         Glibc.close(descriptor)
-        waitUntil(10) { !fileExists("/sys/devices/virtual/input/\(sysname)") }
+        let gone = waitUntil(Self.nodeLimit) { !fileExists("/sys/devices/virtual/input/\(sysname)") }
+        if !gone { note("\(table.name): waited \(Int(Self.nodeLimit)) s for /sys/devices/virtual/input/\(sysname) to go; it is still there") }
     }
 
     // MARK: - Injecting
@@ -240,14 +247,18 @@ public final class VirtualDevice: @unchecked Sendable {
                 let entry = ForceFeedbackLog.Upload(
                     requestID: upload.request_id, effectID: upload.effect.id, type: upload.effect.type,
                     length: upload.effect.replay.length, replacedID: upload.old.type != 0 ? upload.old.id : nil)
+                // Recorded before it is answered: the uploader's ioctl returns only after
+                // the answer, so whatever the uploader does next (a notice, its exit) comes
+                // after the upload is in the log. (Recording after the answer let scenario b
+                // see the reader's notice before its upload.)
+                record {
+                    $0.uploads.append(entry)
+                    $0.sequence.append("upload \(entry.effectID)")
+                }
                 upload.retval = 0
                 guard CEvdev_uinput_end_upload(descriptor, &upload) == 0 else {
                     record { $0.problems.append("UI_END_FF_UPLOAD \(event.value): \(String(cString: strerror(errno)))") }
                     return
-                }
-                record {
-                    $0.uploads.append(entry)
-                    $0.sequence.append("upload \(entry.effectID)")
                 }
             case UI_FF_ERASE:
                 var erase = uinput_ff_erase()
@@ -257,14 +268,15 @@ public final class VirtualDevice: @unchecked Sendable {
                     return
                 }
                 let id = Int32(erase.effect_id)
+                // Recorded before it is answered, as an upload is.
+                record {
+                    $0.erases.append(id)
+                    $0.sequence.append("erase \(id)")
+                }
                 erase.retval = 0
                 guard CEvdev_uinput_end_erase(descriptor, &erase) == 0 else {
                     record { $0.problems.append("UI_END_FF_ERASE \(event.value): \(String(cString: strerror(errno)))") }
                     return
-                }
-                record {
-                    $0.erases.append(id)
-                    $0.sequence.append("erase \(id)")
                 }
             default:
                 break
