@@ -33,6 +33,9 @@ public struct ForceFeedbackLog: Sendable {
 
     public var uploads: [Upload] = []
     public var erases: [Int32] = []
+    /// For each erase, how many plays had come before it (the uinput fd delivers plays and
+    /// requests in the order they were made, so an erase sees every play made before it).
+    public var playsBeforeErase: [Int] = []
     public var plays = 0
     public var stops = 0
     public var gains: [Int32] = []
@@ -40,6 +43,15 @@ public struct ForceFeedbackLog: Sendable {
     public var playsByEffect: [Int: Int] = [:]
     /// Everything in order ("upload 0", "play 0", "stop 0", "erase 0", "gain 65535").
     public var sequence: [String] = []
+    /// The markers of `VirtualDevice.queueMarker`, with what had been recorded before each.
+    public struct Marker: Sendable {
+        public var number: Int
+        public var plays: Int
+        public var uploads: Int
+        public var erases: Int
+    }
+
+    public var markers: [Marker] = []
     /// Requests that could not be answered (an ioctl failed).
     public var problems: [String] = []
     /// For each play, in order: `CLOCK_MONOTONIC` seconds when the service thread's `read`
@@ -64,6 +76,7 @@ public final class VirtualDevice: @unchecked Sendable {
     private var log = ForceFeedbackLog()
     private var servicing = false
     private var serviceDone = false
+    private var nextMarker = 0
     private var destroyed = false
 
     /// Creates the device and waits for its event node.
@@ -206,6 +219,49 @@ public final class VirtualDevice: @unchecked Sendable {
 
     public var forceFeedback: ForceFeedbackLog { lock.lock(); defer { lock.unlock() }; return log }
 
+    /// Puts a marker into the device's force-feedback stream, behind everything already
+    /// queued on the uinput fd: an `FF_GAIN` event written to the event node, which the
+    /// kernel hands to the device side like any play or request (FF devices of the tables
+    /// declare FF_GAIN). Once `hasRecorded(marker)` holds, every play, stop, upload and erase
+    /// that a program made before the marker was written is in the log: the uinput fd
+    /// delivers them in the order they were made. So a check of "no more plays" or "no
+    /// erase" can wait for the marker instead of for time.
+    /// - Returns: The marker's number, or `nil` when it could not be written.
+    public func queueMarker() -> Int? {
+        guard table.forceFeedback.contains(FF_GAIN) else { return nil }
+        lock.lock()
+        nextMarker += 1
+        let number = nextMarker
+        lock.unlock()
+        let fd = Glibc.open(node, O_WRONLY | O_CLOEXEC)
+        guard fd >= 0 else {
+            note("\(table.name): cannot open \(node) to write an FF marker: \(String(cString: strerror(errno)))")
+            return nil
+        }
+        defer { Glibc.close(fd) }
+        var event = input_event()
+        event.type = UInt16(EV_FF)
+        event.code = UInt16(FF_GAIN)
+        event.value = Self.markerBase + Int32(number)
+        let written = withUnsafeBytes(of: &event) { Glibc.write(fd, $0.baseAddress, $0.count) }
+        guard written == MemoryLayout<input_event>.size else {
+            note("\(table.name): writing an FF marker to \(node) failed: \(String(cString: strerror(errno)))")
+            return nil
+        }
+        return number
+    }
+
+    /// Whether the device side has seen marker `number` (see `queueMarker`).
+    public func hasRecorded(marker number: Int) -> Bool {
+        lock.lock()
+        defer { lock.unlock() }
+        return log.markers.contains { $0.number == number }
+    }
+
+    /// A gain no scenario sets (forcescale sets one only for --rumble-intensity below 1):
+    /// markers are 0xfe00 + n.
+    static let markerBase: Int32 = 0xfe00
+
     private func startService() {
         lock.lock()
         servicing = true
@@ -271,6 +327,7 @@ public final class VirtualDevice: @unchecked Sendable {
                 // Recorded before it is answered, as an upload is.
                 record {
                     $0.erases.append(id)
+                    $0.playsBeforeErase.append($0.plays)
                     $0.sequence.append("erase \(id)")
                 }
                 erase.retval = 0
@@ -285,7 +342,10 @@ public final class VirtualDevice: @unchecked Sendable {
             let code = Int32(event.code)
             let value = event.value
             record { log in
-                if code == FF_GAIN {
+                if code == FF_GAIN, value > Self.markerBase, value <= Self.markerBase + Int32(nextMarker) {
+                    log.markers.append(.init(
+                        number: Int(value - Self.markerBase), plays: log.plays, uploads: log.uploads.count, erases: log.erases.count))
+                } else if code == FF_GAIN {
                     log.gains.append(value)
                     log.sequence.append("gain \(value)")
                 } else if code == FF_AUTOCENTER {
