@@ -85,26 +85,6 @@ public func retry(_ timeout: Double, pause: Double, _ attempt: () -> Bool) -> Bo
     }
 }
 
-/// Waits until `value()` has not changed for `quiet` seconds (or `timeout` passes).
-/// - Returns: Whether it settled.
-@discardableResult
-public func waitForQuiet<T: Equatable>(_ quiet: Double, timeout: Double, _ value: () -> T) -> Bool {
-    let deadline = Clock.now() + timeout
-    var last = value()
-    var since = Clock.now()
-    while Clock.now() < deadline {
-        Clock.sleep(0.1)
-        let current = value()
-        if current != last {
-            last = current
-            since = Clock.now()
-        } else if Clock.now() - since >= quiet {
-            return true
-        }
-    }
-    return false
-}
-
 /// /proc facts about a process.
 public enum ProcessInfoFile {
     /// utime + stime in clock ticks, and the state letter.
