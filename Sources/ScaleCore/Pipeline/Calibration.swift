@@ -1,17 +1,33 @@
 /// A known weight and the raw pressure it produced, taken while the reading was stable.
 public struct CalibrationPoint: Hashable, Sendable, Codable {
-    /// Raw pressure in device units (an average, so not necessarily whole).
+    /// Raw pressure in device units: the mean of the readings in the stability window, so
+    /// not necessarily whole.
     public var raw: Double
+    /// The known weight.
     public var grams: Double
+    /// The standard deviation of the raw readings that were averaged, in device units; `nil`
+    /// for a point taken from a single reading (as releases before 0.2 did) or unknown.
+    public var spread: Double?
+    /// How many readings were averaged; `nil` when unknown.
+    public var count: Int?
 
-    public init(raw: Double, grams: Double) {
+    /// The point.
+    /// - Parameters:
+    ///   - raw: The raw pressure (a mean over the stable window).
+    ///   - grams: The known weight.
+    ///   - spread: The standard deviation of the readings averaged, if known.
+    ///   - count: How many readings were averaged, if known.
+    public init(raw: Double, grams: Double, spread: Double? = nil, count: Int? = nil) {
         self.raw = raw
         self.grams = grams
+        self.spread = spread
+        self.count = count
     }
 }
 
-/// A device's calibration: a curve of known-weight points, piecewise linear through the
-/// origin (the axis minimum weighs nothing), and a tare offset subtracted from every reading.
+/// A device's calibration: known-weight points, through which a curve is fitted from the
+/// origin (the axis minimum weighs nothing; see ``CalibrationFit``), and a tare offset
+/// subtracted from every reading.
 public struct Calibration: Hashable, Sendable, Codable {
     public private(set) var points: [CalibrationPoint]
     public var tareGrams: Double
@@ -49,26 +65,13 @@ public struct Calibration: Hashable, Sendable, Codable {
         points = updated
     }
 
-    /// Grams for a raw pressure by the curve, before tare.
+    /// The curve fitted to the points.
     /// - Parameters:
-    ///   - raw: Raw pressure.
-    ///   - axisMinimum: The raw value that weighs nothing.
-    /// - Returns: The interpolated grams; beyond the last point the last segment's slope
-    ///   continues. `nil` when there is no curve.
-    public func curveGrams(raw: Double, axisMinimum: Int32) -> Double? {
-        guard !points.isEmpty else { return nil }
-        let minimum = Double(axisMinimum)
-        // Knot 0 is the origin; knot i is points[i - 1], measured above the axis minimum.
-        func knot(_ index: Int) -> (excess: Double, grams: Double) {
-            index == 0 ? (0, 0) : (points[index - 1].raw - minimum, points[index - 1].grams)
-        }
-        let excess = Swift.max(0, raw - minimum)
-        // The segment that holds `excess`, or the last one, whose slope then continues.
-        var upper = 1
-        while upper < points.count, excess > knot(upper).excess { upper += 1 }
-        let (x0, y0) = knot(upper - 1)
-        let (x1, y1) = knot(upper)
-        return y0 + (excess - x0) * (y1 - y0) / (x1 - x0)
+    ///   - axis: The device's pressure axis, which normalises raw pressure.
+    ///   - likely: The family to choose when the points cannot tell (two points).
+    /// - Returns: The fit; `nil` when there are no points.
+    public func fit(axis: AxisRange, likely: ResponseFamily = .power) -> CalibrationFit? {
+        points.isEmpty ? nil : CalibrationFit(points: points, axis: axis, likely: likely)
     }
 }
 

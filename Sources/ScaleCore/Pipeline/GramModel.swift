@@ -1,6 +1,6 @@
 /// Which conversion produced a reading's grams; every reading names it.
 public enum GramModelKind: String, Sendable, CaseIterable {
-    /// A per-device curve taken with known weights.
+    /// A per-device curve fitted to points taken with known weights.
     case calibrated
     /// The driver's pressure resolution, which the kernel documents as units per gram.
     case physical
@@ -17,10 +17,19 @@ public struct GramModel: Hashable, Sendable {
     public let kind: GramModelKind
     public let axis: AxisRange
     public let calibration: Calibration
+    /// The curve fitted to the calibration's points; `nil` without points.
+    public let fit: CalibrationFit?
 
-    public init(axis: AxisRange, calibration: Calibration = .none) {
+    /// The model for an axis and a calibration; the curve is fitted here, once.
+    /// - Parameters:
+    ///   - axis: The pressure axis.
+    ///   - calibration: The device's calibration and tare.
+    ///   - likely: The response family to choose when the points cannot tell (two points):
+    ///     ``ResponseFamily/likely(for:)`` of the device's kind.
+    public init(axis: AxisRange, calibration: Calibration = .none, likely: ResponseFamily = .power) {
         self.axis = axis
         self.calibration = calibration
+        fit = calibration.fit(axis: axis, likely: likely)
         if calibration.hasCurve {
             kind = .calibrated
         } else if axis.resolution > 0 {
@@ -38,7 +47,7 @@ public struct GramModel: Hashable, Sendable {
         let untared: Double
         switch kind {
         case .calibrated:
-            untared = calibration.curveGrams(raw: Double(raw), axisMinimum: axis.minimum) ?? 0
+            untared = fit?.grams(raw: Double(raw)) ?? 0
         case .physical:
             untared = Swift.max(0, Double(raw) - Double(axis.minimum)) / Double(axis.resolution)
         case .nominal:

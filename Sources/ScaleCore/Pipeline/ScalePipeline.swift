@@ -25,7 +25,7 @@ public struct ScalePipeline: Sendable {
         self.settings = settings
         source = try PressureSource.select(for: device)
         scale = ForceScale(axis: source.axis)
-        gramModel = GramModel(axis: source.axis, calibration: calibration)
+        gramModel = GramModel(axis: source.axis, calibration: calibration, likely: .likely(for: device.kind))
         tracker = ContactTracker(source: source, mode: settings.contactMode)
         throttle = ReadingThrottle(interval: settings.throttleInterval)
         peaks = PeakDetector(threshold: settings.peakThreshold, hysteresis: settings.peakHysteresis)
@@ -39,7 +39,7 @@ public struct ScalePipeline: Sendable {
     /// does a reading the throttle holds: it goes out after the change, so a client that
     /// tared must not see it weighed the old way.
     public mutating func setCalibration(_ calibration: Calibration) {
-        let model = GramModel(axis: source.axis, calibration: calibration)
+        let model = GramModel(axis: source.axis, calibration: calibration, likely: .likely(for: device.kind))
         gramModel = model
         throttle.reviseHeld { reading in
             guard reading.contacts > 0 else { return }
