@@ -1,5 +1,6 @@
 import ScaleCore
-import ScaleSystem
+import ScaleEvdev
+import ScaleLog
 
 /// The keys of `forcescale.conf`, each also a `forcescaled` option of the same name
 /// (`interval-ms = 20` and `--interval-ms 20`), except `rumble` (`--no-rumble`) and

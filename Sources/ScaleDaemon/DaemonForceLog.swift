@@ -1,6 +1,8 @@
 import Glibc
 import ScaleCore
-import ScaleSystem
+import ScaleEvdev
+import ScaleLog
+import ScalePOSIX
 
 /// The daemon's side of the force log: hands each reading and PEAK, with the device it came
 /// from and its wall-clock time, to the `LogWriter`, whose thread does all the SQLite work.

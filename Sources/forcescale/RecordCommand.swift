@@ -1,7 +1,8 @@
 import ArgumentParsing
 import Glibc
 import ScaleCore
-import ScaleSystem
+import ScaleEvdev
+import ScalePOSIX
 
 enum RecordCommand {
     static let declaration = Command(

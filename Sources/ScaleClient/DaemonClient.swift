@@ -1,0 +1,314 @@
+import Glibc
+import ScaleCore
+import ScalePOSIX
+
+/// One line from the daemon: its text (without the newline) and its JSON.
+public struct DaemonLine: Sendable {
+    /// The line as the daemon sent it, without its `\n`: what `--json` passes through.
+    public let text: String
+    public let json: JSONValue
+
+    /// `"READING"`, `"STATUS"`…; empty when the line has no string `class`.
+    public var className: String { json["class"]?.stringValue ?? "" }
+
+    /// Whether this is a line of the stream (READING or PEAK) rather than a reply.
+    public var isStream: Bool { className == "READING" || className == "PEAK" }
+}
+
+/// Why talking to the daemon failed, said so that the user knows what to do next.
+public enum DaemonClientError: Error, Hashable, Sendable, CustomStringConvertible {
+    /// Nothing listens on the path: no socket file, or a stale one (`ECONNREFUSED`).
+    case notListening(path: String)
+    /// The socket file's permissions keep this user out (`EACCES`).
+    case permissionDenied(path: String, group: String)
+    /// Connecting failed for another reason (the path is too long, not a socket…).
+    case connectFailed(SystemError)
+    /// No reply of the expected class came in time.
+    case timedOut(path: String, waitingFor: String, seconds: Double)
+    /// The daemon closed the connection (it stopped, or dropped this client).
+    case closed(path: String)
+    /// The daemon sent something that is not a JSON object with a `class`.
+    case malformedLine(path: String, line: String)
+    /// The daemon speaks a protocol major version this client does not know.
+    case unsupportedProtocol(path: String, major: Int)
+    /// The daemon answered the request with an ERROR line.
+    case refused(message: String, request: String?)
+    /// Sending or receiving failed.
+    case failed(SystemError)
+
+    public var description: String {
+        switch self {
+        case .notListening(let path):
+            return "no forcescaled is listening on \(path); start it with 'forcescaled' (or 'systemctl start forcescaled'), or give --socket"
+        case .permissionDenied(let path, let group):
+            return "permission denied on \(path): join group '\(group)' (then log in again)"
+        case .connectFailed(let error):
+            return "cannot connect to forcescaled: \(error)"
+        case .timedOut(let path, let what, let seconds):
+            return "\(path): no \(what) reply from forcescaled within \(DaemonClient.seconds(seconds)) s"
+        case .closed(let path):
+            return "forcescaled closed the connection on \(path)"
+        case .malformedLine(let path, let line):
+            let shown = line.count > 80 ? String(line.prefix(80)) + "…" : line
+            return "\(path): forcescaled sent a line that is not a protocol message: \(shown)"
+        case .unsupportedProtocol(let path, let major):
+            return "\(path): forcescaled speaks protocol \(major), this forcescale speaks \(DaemonMessage.protocolMajor); install matching versions"
+        case .refused(let message, _):
+            return message
+        case .failed(let error):
+            return "\(error)"
+        }
+    }
+
+    /// Whether the daemon refused the request for lack of permission, or the socket did.
+    public var isPermissionDenied: Bool {
+        switch self {
+        case .permissionDenied: return true
+        case .refused(let message, _): return message.hasPrefix("permission denied")
+        default: return false
+        }
+    }
+}
+
+/// A client of forcescaled's Unix socket (docs/protocol.md): connects, reads the VERSION
+/// greeting, sends request lines and reads the daemon's lines, each with a timeout.
+///
+/// Blocking, one thread: every wait is a `poll(2)` on the socket with a deadline, so no
+/// call waits longer than asked. For an event loop, `descriptor` can be watched and
+/// `readAvailable()` called when it is readable.
+public final class DaemonClient {
+    /// The system daemon's socket (forcescaled running as root).
+    public static let systemSocketPath = "/run/forcescale/forcescale.sock"
+    /// The socket file name in `$XDG_RUNTIME_DIR` (forcescaled running as a user).
+    public static let userSocketName = "forcescale.sock"
+
+    /// Where forcescaled listens unless told otherwise: the system socket when it exists,
+    /// else `$XDG_RUNTIME_DIR/forcescale.sock` (a user's daemon), as forcescaled chooses
+    /// its own default as root or as a user. Without either, the system path, so that the
+    /// error names it.
+    public static func defaultSocketPath() -> String {
+        var status = stat()
+        if lstat(systemSocketPath, &status) == 0 { return systemSocketPath }
+        if let base = Environment.value("XDG_RUNTIME_DIR"), !base.isEmpty { return base + "/" + userSocketName }
+        return systemSocketPath
+    }
+
+    public let path: String
+    public let descriptor: Int32
+    /// The daemon's VERSION greeting (set once `init` returns).
+    public private(set) var version: DaemonLine!
+
+    /// Bytes received and not yet cut into lines.
+    private var pending: [UInt8] = []
+    /// Lines cut and not yet handed out.
+    private var lines: [DaemonLine] = []
+    private var readScratch = [UInt8](repeating: 0, count: 65536)
+    private var reachedEnd = false
+    private var isClosed = false
+
+    /// Connects and reads the VERSION greeting.
+    /// - Parameters:
+    ///   - path: The daemon's socket.
+    ///   - timeout: Seconds to wait for the greeting.
+    /// - Throws: `DaemonClientError`: `.notListening`, `.permissionDenied`, `.timedOut`,
+    ///   `.unsupportedProtocol`…
+    public init(path: String, timeout: Double = 5) throws(DaemonClientError) {
+        self.path = path
+        descriptor = socket(AF_UNIX, Int32(SOCK_STREAM.rawValue) | Int32(SOCK_CLOEXEC.rawValue), 0)
+        guard descriptor >= 0 else { throw .connectFailed(SystemError(path: path, errno: .current)) }
+        do throws(DaemonClientError) {
+            try connect()
+            guard let greeting = try nextLine(timeout: timeout) else {
+                throw .timedOut(path: path, waitingFor: "VERSION", seconds: timeout)
+            }
+            guard greeting.className == "VERSION" else { throw .malformedLine(path: path, line: greeting.text) }
+            let major = greeting.json["proto_major"]?.numberValue.map { Int($0) } ?? -1
+            guard major == DaemonMessage.protocolMajor else { throw .unsupportedProtocol(path: path, major: major) }
+            version = greeting
+        } catch {
+            close()
+            throw error
+        }
+    }
+
+    deinit { close() }
+
+    /// Closes the connection; calling it again does nothing.
+    public func close() {
+        guard !isClosed else { return }
+        isClosed = true
+        Glibc.close(descriptor)
+    }
+
+    /// Sends one request line; a `\n` is added when missing.
+    public func send(_ line: String) throws(DaemonClientError) {
+        var bytes = Array(line.utf8)
+        if bytes.last != UInt8(ascii: "\n") { bytes.append(UInt8(ascii: "\n")) }
+        var offset = 0
+        while offset < bytes.count {
+            let sent = bytes.withUnsafeBytes { buffer in
+                Glibc.send(descriptor, buffer.baseAddress! + offset, buffer.count - offset, Int32(MSG_NOSIGNAL))
+            }
+            if sent < 0 {
+                let error = Errno.current
+                if error == .interrupted { continue }
+                if error == .brokenPipe || error.rawValue == ECONNRESET { throw .closed(path: path) }
+                throw .failed(SystemError(path: path, errno: error))
+            }
+            offset += sent
+        }
+    }
+
+    /// Sends a request and waits for its reply: the next line of `replyClass`, or an ERROR.
+    /// READING and PEAK lines that arrive meanwhile go to `onStream`; other lines are
+    /// skipped, as the protocol asks of clients.
+    /// - Parameters:
+    ///   - line: The request.
+    ///   - replyClass: The class of the reply, usually the request's.
+    ///   - timeout: Seconds to wait for the reply; `nil` waits for ever.
+    ///   - onStream: Gets the stream lines that arrive before the reply.
+    /// - Returns: The reply.
+    /// - Throws: `DaemonClientError.refused` for an ERROR reply, `.timedOut`, `.closed`;
+    ///   or what `onStream` throws.
+    public func request(
+        _ line: String, replyClass: String, timeout: Double? = 5,
+        onStream: (DaemonLine) throws -> Void = { _ in }
+    ) throws -> DaemonLine {
+        try send(line)
+        return try awaitReply(replyClass, timeout: timeout, onStream: onStream)
+    }
+
+    /// Waits for the next line of `replyClass` or an ERROR, as `request` does after sending.
+    public func awaitReply(
+        _ replyClass: String, timeout: Double? = 5, onStream: (DaemonLine) throws -> Void = { _ in }
+    ) throws -> DaemonLine {
+        let deadline = timeout.map { MonotonicClock.now() + Int64($0 * 1_000_000) }
+        while true {
+            guard let line = try nextLine(deadline: deadline) else {
+                throw DaemonClientError.timedOut(path: path, waitingFor: replyClass, seconds: timeout ?? 0)
+            }
+            switch line.className {
+            case replyClass: return line
+            case "ERROR":
+                throw DaemonClientError.refused(
+                    message: line.json["message"]?.stringValue ?? line.text, request: line.json["request"]?.stringValue)
+            case "READING", "PEAK": try onStream(line)
+            default: continue
+            }
+        }
+    }
+
+    /// The next line, waiting at most `timeout` seconds (`nil`: for ever).
+    /// - Returns: The line, or `nil` when none came in time.
+    /// - Throws: `.closed` at the end of the stream, `.malformedLine`, `.failed`.
+    public func nextLine(timeout: Double?) throws(DaemonClientError) -> DaemonLine? {
+        try nextLine(deadline: timeout.map { MonotonicClock.now() + Int64($0 * 1_000_000) })
+    }
+
+    /// The next line, waiting until `deadline` on the monotonic clock (microseconds;
+    /// `nil`: for ever).
+    public func nextLine(deadline: Int64?) throws(DaemonClientError) -> DaemonLine? {
+        while true {
+            if !lines.isEmpty { return lines.removeFirst() }
+            if reachedEnd { throw .closed(path: path) }
+            var remaining: Int32 = -1
+            if let deadline {
+                let left = deadline - MonotonicClock.now()
+                if left <= 0 { return nil }
+                remaining = Int32(min((left + 999) / 1000, Int64(Int32.max)))
+            }
+            var entry = pollfd(fd: descriptor, events: Int16(POLLIN), revents: 0)
+            let ready = poll(&entry, 1, remaining)
+            if ready < 0 {
+                if Errno.current == .interrupted { continue }
+                throw .failed(SystemError(path: path, errno: .current))
+            }
+            if ready == 0 { continue }
+            try receive()
+        }
+    }
+
+    /// The lines that can be read now without waiting, for a caller on an event loop.
+    /// - Throws: `.closed` once the daemon has closed the connection and every line before
+    ///   that has been handed out.
+    public func readAvailable() throws(DaemonClientError) -> [DaemonLine] {
+        if lines.isEmpty, !reachedEnd { try receive() }
+        if lines.isEmpty, reachedEnd { throw .closed(path: path) }
+        defer { lines.removeAll() }
+        return lines
+    }
+
+    // MARK: Private
+
+    private func connect() throws(DaemonClientError) {
+        let address: UnixSocketAddress
+        do throws(SocketError) {
+            address = try UnixSocketAddress(path: path)
+        } catch {
+            throw .connectFailed(SystemError(path: path, errno: Errno(rawValue: ENAMETOOLONG), hint: "\(error)"))
+        }
+        while address.withSocketAddress({ Glibc.connect(descriptor, $0, $1) }) != 0 {
+            let error = Errno.current
+            switch error.rawValue {
+            case EINTR: continue
+            case ENOENT, ECONNREFUSED, ENOTDIR: throw .notListening(path: path)
+            case EACCES, EPERM: throw .permissionDenied(path: path, group: Self.groupToJoin(path))
+            default: throw .connectFailed(SystemError(path: path, errno: error))
+            }
+        }
+    }
+
+    /// Reads once and cuts what came into lines.
+    private func receive() throws(DaemonClientError) {
+        let count = readScratch.withUnsafeMutableBytes { buffer in
+            recv(descriptor, buffer.baseAddress, buffer.count, Int32(MSG_DONTWAIT))
+        }
+        if count == 0 {
+            reachedEnd = true
+            return
+        }
+        if count < 0 {
+            let error = Errno.current
+            if error == .interrupted || error.rawValue == EAGAIN || error.rawValue == EWOULDBLOCK { return }
+            if error.rawValue == ECONNRESET {
+                reachedEnd = true
+                return
+            }
+            throw .failed(SystemError(path: path, errno: error))
+        }
+        pending.append(contentsOf: readScratch[0..<count])
+        var start = 0
+        while let newline = pending[start...].firstIndex(of: UInt8(ascii: "\n")) {
+            let bytes = pending[start..<newline]
+            start = newline + 1
+            guard !bytes.isEmpty else { continue }
+            let text = String(decoding: bytes, as: UTF8.self)
+            guard let json = try? JSONValue.parse(Array(bytes)), json["class"]?.stringValue != nil else {
+                throw .malformedLine(path: path, line: text)
+            }
+            lines.append(DaemonLine(text: text, json: json))
+        }
+        pending.removeFirst(start)
+    }
+
+    /// The group whose members may connect: the socket file's group, unless that is root's
+    /// (then nothing names a group to join, and the packaging's group is the advice).
+    private static func groupToJoin(_ path: String) -> String {
+        var status = stat()
+        guard stat(path, &status) == 0, status.st_gid != 0, let name = groupName(status.st_gid) else { return "forcescale" }
+        return name
+    }
+
+    private static func groupName(_ id: gid_t) -> String? {
+        var group = Glibc.group()
+        var result: UnsafeMutablePointer<Glibc.group>?
+        var buffer = [CChar](repeating: 0, count: 16384)
+        guard getgrgid_r(id, &group, &buffer, buffer.count, &result) == 0, result != nil else { return nil }
+        return String(cString: group.gr_name)
+    }
+
+    /// `10` for 10.0, `2.5` for 2.5: a duration as a person would type it.
+    public static func seconds(_ value: Double) -> String {
+        value == value.rounded() && value.magnitude < 1e15 ? String(Int64(value)) : String(value)
+    }
+}
