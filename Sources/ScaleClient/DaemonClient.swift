@@ -94,7 +94,9 @@ public final class DaemonClient {
     }
 
     public let path: String
-    public let descriptor: Int32
+    /// The connected socket: an event loop watches it for readability and then calls
+    /// `readAvailable()`. Blocking, but nothing here waits on it except in `poll(2)`.
+    public let descriptor: FileDescriptor
     /// The daemon's VERSION greeting (set once `init` returns).
     public private(set) var version: DaemonLine!
 
@@ -114,8 +116,13 @@ public final class DaemonClient {
     ///   `.unsupportedProtocol`…
     public init(path: String, timeout: Double = 5) throws(DaemonClientError) {
         self.path = path
-        descriptor = socket(AF_UNIX, Int32(SOCK_STREAM.rawValue) | Int32(SOCK_CLOEXEC.rawValue), 0)
-        guard descriptor >= 0 else { throw .connectFailed(SystemError(path: path, errno: .current)) }
+        do throws(Errno) {
+            descriptor = FileDescriptor(rawValue: try Errno.checking {
+                socket(AF_UNIX, Int32(SOCK_STREAM.rawValue) | Int32(SOCK_CLOEXEC.rawValue), 0)
+            })
+        } catch {
+            throw .connectFailed(SystemError(path: path, errno: error))
+        }
         do throws(DaemonClientError) {
             try connect()
             guard let greeting = try nextLine(timeout: timeout) else {
@@ -137,7 +144,7 @@ public final class DaemonClient {
     public func close() {
         guard !isClosed else { return }
         isClosed = true
-        Glibc.close(descriptor)
+        try? descriptor.close()
     }
 
     /// Sends one request line; a `\n` is added when missing.
@@ -146,16 +153,17 @@ public final class DaemonClient {
         if bytes.last != UInt8(ascii: "\n") { bytes.append(UInt8(ascii: "\n")) }
         var offset = 0
         while offset < bytes.count {
-            let sent = bytes.withUnsafeBytes { buffer in
-                Glibc.send(descriptor, buffer.baseAddress! + offset, buffer.count - offset, Int32(MSG_NOSIGNAL))
-            }
-            if sent < 0 {
-                let error = Errno.current
-                if error == .interrupted { continue }
+            do throws(Errno) {
+                // MSG_NOSIGNAL: a daemon that has gone must cost an EPIPE, not this process.
+                offset += try bytes.withUnsafeBytes { buffer in
+                    Result { () throws(Errno) in
+                        try Errno.retrying { Glibc.send(descriptor.rawValue, buffer.baseAddress! + offset, buffer.count - offset, Int32(MSG_NOSIGNAL)) }
+                    }
+                }.get()
+            } catch {
                 if error == .brokenPipe || error.rawValue == ECONNRESET { throw .closed(path: path) }
                 throw .failed(SystemError(path: path, errno: error))
             }
-            offset += sent
         }
     }
 
@@ -217,11 +225,13 @@ public final class DaemonClient {
                 if left <= 0 { return nil }
                 remaining = Int32(min((left + 999) / 1000, Int64(Int32.max)))
             }
-            var entry = pollfd(fd: descriptor, events: Int16(POLLIN), revents: 0)
-            let ready = poll(&entry, 1, remaining)
-            if ready < 0 {
-                if Errno.current == .interrupted { continue }
-                throw .failed(SystemError(path: path, errno: .current))
+            var entry = pollfd(fd: descriptor.rawValue, events: Int16(POLLIN), revents: 0)
+            let ready: Int32
+            do throws(Errno) {
+                // After a signal the remaining time is worked out again at the top.
+                ready = try Errno.retrying { poll(&entry, 1, remaining) }
+            } catch {
+                throw .failed(SystemError(path: path, errno: error))
             }
             if ready == 0 { continue }
             try receive()
@@ -247,10 +257,10 @@ public final class DaemonClient {
         } catch {
             throw .connectFailed(SystemError(path: path, errno: Errno(rawValue: ENAMETOOLONG), hint: "\(error)"))
         }
-        while address.withSocketAddress({ Glibc.connect(descriptor, $0, $1) }) != 0 {
-            let error = Errno.current
+        do throws(Errno) {
+            try Errno.retrying { address.withSocketAddress { Glibc.connect(descriptor.rawValue, $0, $1) } }
+        } catch {
             switch error.rawValue {
-            case EINTR: continue
             case ENOENT, ECONNREFUSED, ENOTDIR: throw .notListening(path: path)
             case EACCES, EPERM: throw .permissionDenied(path: path, group: Self.groupToJoin(path))
             default: throw .connectFailed(SystemError(path: path, errno: error))
@@ -260,21 +270,22 @@ public final class DaemonClient {
 
     /// Reads once and cuts what came into lines.
     private func receive() throws(DaemonClientError) {
-        let count = readScratch.withUnsafeMutableBytes { buffer in
-            recv(descriptor, buffer.baseAddress, buffer.count, Int32(MSG_DONTWAIT))
-        }
-        if count == 0 {
-            reachedEnd = true
-            return
-        }
-        if count < 0 {
-            let error = Errno.current
-            if error == .interrupted || error.rawValue == EAGAIN || error.rawValue == EWOULDBLOCK { return }
+        let count: Int
+        do throws(Errno) {
+            count = try readScratch.withUnsafeMutableBytes { buffer in
+                Result { () throws(Errno) in try Errno.retrying { recv(descriptor.rawValue, buffer.baseAddress, buffer.count, Int32(MSG_DONTWAIT)) } }
+            }.get()
+        } catch {
+            if error == .wouldBlock { return }
             if error.rawValue == ECONNRESET {
                 reachedEnd = true
                 return
             }
             throw .failed(SystemError(path: path, errno: error))
+        }
+        if count == 0 {
+            reachedEnd = true
+            return
         }
         pending.append(contentsOf: readScratch[0..<count])
         var start = 0

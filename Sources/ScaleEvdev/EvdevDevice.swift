@@ -44,7 +44,7 @@ public enum DeviceReadOutcome: Equatable, Sendable {
 /// descriptor that force feedback writes to.
 public final class EvdevDevice {
     public let path: String
-    public let descriptor: Int32
+    public let descriptor: FileDescriptor
     /// Whether the device was opened read-write (needed to play force feedback).
     public let isWritable: Bool
     public let description: DeviceDescription
@@ -76,7 +76,7 @@ public final class EvdevDevice {
         // Monotonic timestamps: the throttle's deadlines then map straight onto a timerfd,
         // and a wall-clock jump cannot stall or flood the readings.
         _ = libevdev_set_clock_id(device, CLOCK_MONOTONIC)
-        descriptor = fd
+        descriptor = FileDescriptor(rawValue: fd)
         isWritable = writable
         handle = device
         description = Self.describe(device)
@@ -84,7 +84,7 @@ public final class EvdevDevice {
 
     deinit {
         libevdev_free(handle)
-        close(descriptor)
+        try? descriptor.close()
     }
 
     /// Takes the device for this process alone. Off by default: a grabbed touchpad stops
@@ -138,7 +138,7 @@ public final class EvdevDevice {
     /// separate rumble device) is asked this way.
     public var isPresent: Bool {
         var version: Int32 = 0
-        return CEvdev_driver_version(descriptor, &version) == 0 || errno != ENODEV
+        return CEvdev_driver_version(descriptor.rawValue, &version) == 0 || errno != ENODEV
     }
 
     /// Writes one event to the device (force-feedback play, stop and gain).
@@ -149,7 +149,7 @@ public final class EvdevDevice {
         event.code = code
         event.value = value
         let size = MemoryLayout<input_event>.size
-        let written = try retryingInterrupts { withUnsafeBytes(of: &event) { Glibc.write(descriptor, $0.baseAddress, size) } }
+        let written = try withUnsafeBytes(of: &event) { bytes throws(Errno) in try descriptor.write(bytes) }
         if written != size { throw Errno(rawValue: EIO) }
     }
 

@@ -28,7 +28,7 @@ public struct ForceFeedbackCapabilities: Hashable, Sendable {
         supportsGain = codes.contains(Int(FF_GAIN))
         supportsAutocenter = codes.contains(Int(FF_AUTOCENTER))
         var capacity: Int32 = 0
-        effectsCapacity = codes.isEmpty || CEvdev_effects_capacity(device.descriptor, &capacity) < 0 ? 0 : Int(capacity)
+        effectsCapacity = codes.isEmpty || CEvdev_effects_capacity(device.descriptor.rawValue, &capacity) < 0 ? 0 : Int(capacity)
     }
 }
 
@@ -99,7 +99,7 @@ public final class RumbleEffect {
         effect.replay.length = UInt16(clamping: max(1, milliseconds))
         effect.u.rumble.strong_magnitude = strong
         effect.u.rumble.weak_magnitude = weak
-        guard CEvdev_upload_effect(device.descriptor, &effect) == 0 else {
+        guard CEvdev_upload_effect(device.descriptor.rawValue, &effect) == 0 else {
             throw .failed("uploading the rumble effect", on: device.path, errno: .current)
         }
         effectID = effect.id
@@ -137,7 +137,7 @@ public final class RumbleEffect {
     /// Removes the effect from the device; safe to call twice.
     public func erase() {
         guard effectID >= 0 else { return }
-        _ = CEvdev_erase_effect(device.descriptor, Int32(effectID))
+        _ = CEvdev_erase_effect(device.descriptor.rawValue, Int32(effectID))
         effectID = -1
     }
 }
@@ -183,9 +183,9 @@ public enum ForceFeedbackProbe {
             effect.u.condition.0.left_coeff = 0x2000
             effect.u.condition.1 = effect.u.condition.0
         }
-        guard CEvdev_upload_effect(device.descriptor, &effect) == 0 else {
+        guard CEvdev_upload_effect(device.descriptor.rawValue, &effect) == 0 else {
             throw .failed("uploading a \(type.name) effect", on: device.path, errno: .current)
         }
-        _ = CEvdev_erase_effect(device.descriptor, Int32(effect.id))
+        _ = CEvdev_erase_effect(device.descriptor.rawValue, Int32(effect.id))
     }
 }

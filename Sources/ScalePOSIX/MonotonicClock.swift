@@ -12,6 +12,8 @@ public enum MonotonicClock {
     /// Sleeps until the clock reaches `deadline` (microseconds), resuming after signals.
     public static func sleep(until deadline: Int64) {
         var spec = timespec(tv_sec: Int(deadline / 1_000_000), tv_nsec: Int(deadline % 1_000_000) * 1_000)
+        // Outside the funnel: clock_nanosleep returns its error instead of setting errno. The
+        // deadline is absolute, so sleeping again after a signal does not stretch the wait.
         while clock_nanosleep(CLOCK_MONOTONIC, TIMER_ABSTIME, &spec, nil) == EINTR {}
     }
 }

@@ -34,15 +34,42 @@ public struct SystemError: Error, Hashable, Sendable, CustomStringConvertible {
     }
 }
 
-/// Calls a system function until it is not interrupted by a signal.
-/// - Returns: The function's non-negative result.
-/// - Throws: `Errno` for any failure other than `EINTR`.
-@discardableResult
-package func retryingInterrupts<Result: BinaryInteger>(_ call: () -> Result) throws(Errno) -> Result {
-    while true {
+// MARK: - The funnel
+
+extension Errno {
+    /// Calls a system function that fails with -1 and `errno`, again for as long as a signal
+    /// interrupts it: the one place where `EINTR` is retried, so that no caller forgets to,
+    /// and where the -1 becomes a typed error (swift-system's `valueOrErrno`).
+    ///
+    /// Not for `close(2)`: see ``checking(_:)``.
+    /// - Parameter call: The call, e.g. `{ read(fd, buffer, count) }`.
+    /// - Returns: The call's result, which is not negative.
+    /// - Throws: `Errno` for any failure other than `EINTR` (`EAGAIN` included: a
+    ///   non-blocking caller decides what that means).
+    @discardableResult
+    public static func retrying<Result: BinaryInteger>(_ call: () -> Result) throws(Errno) -> Result {
+        while true {
+            let result = call()
+            if result >= 0 { return result }
+            let error = Errno.current
+            if error != .interrupted { throw error }
+        }
+    }
+
+    /// Calls a system function once and turns its -1 into a typed error, `EINTR` included.
+    /// For `close(2)`: Linux releases the descriptor even when close is interrupted, so a
+    /// retry could close a descriptor that another thread has opened under the same number
+    /// in the meantime.
+    /// - Parameter call: The call, e.g. `{ close(fd) }`.
+    /// - Returns: The call's result, which is not negative.
+    /// - Throws: `Errno` for any failure.
+    @discardableResult
+    public static func checking<Result: BinaryInteger>(_ call: () -> Result) throws(Errno) -> Result {
         let result = call()
         if result >= 0 { return result }
-        let error = Errno.current
-        if error != .interrupted { throw error }
+        throw Errno.current
     }
+
+    /// `EAGAIN`: a non-blocking descriptor has nothing to read, or no room to write.
+    public static let wouldBlock = Errno(rawValue: EAGAIN)
 }

@@ -213,8 +213,9 @@ import Testing
     /// Runs in the forked child: only this thread exists there, so as little as possible
     /// happens, and the child ends with `_exit` (no atexit handlers, no flushing).
     /// - Returns: 0, or one of `childFailures`.
-    static func takeListenFileDescriptorsInChild(listener: Int32, path: String, pidText: UnsafeMutablePointer<CChar>) -> Int32 {
-        guard dup2(listener, ListenFileDescriptors.first) == ListenFileDescriptors.first else { return 10 }
+    static func takeListenFileDescriptorsInChild(listener: FileDescriptor, path: String, pidText: UnsafeMutablePointer<CChar>) -> Int32 {
+        let first = ListenFileDescriptors.first.rawValue
+        guard dup2(listener.rawValue, first) == first else { return 10 }
         // The own pid in decimal, without formatting machinery.
         var length = 0
         var rest = Int(getpid())
@@ -227,9 +228,9 @@ import Testing
         }
         guard setenv("LISTEN_PID", pidText, 1) == 0, setenv("LISTEN_FDS", "1", 1) == 0, unsetenv("LISTEN_FDNAMES") == 0 else { return 11 }
 
-        let descriptors: [Int32]
+        let descriptors: [FileDescriptor]
         do throws(Errno) { descriptors = try ListenFileDescriptors.take() } catch { return 20 }
-        guard descriptors.count == 1, descriptors[0] == 3 else { return 21 }
+        guard descriptors.count == 1, descriptors[0].rawValue == 3 else { return 21 }
         guard getenv("LISTEN_PID") == nil, getenv("LISTEN_FDS") == nil else { return 22 }
         guard fcntl(3, F_GETFD) & FD_CLOEXEC != 0 else { return 23 }
         guard let adopted = try? UnixListener(adopting: descriptors[0]) else { return 24 }

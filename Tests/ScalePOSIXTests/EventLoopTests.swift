@@ -13,17 +13,18 @@ import Testing
         var pair: [Int32] = [0, 0]
         #expect(socketpair(AF_UNIX, Int32(SOCK_STREAM.rawValue) | Int32(SOCK_CLOEXEC.rawValue), 0, &pair) == 0)
         defer { close(pair[0]); close(pair[1]) }
+        let watched = FileDescriptor(rawValue: pair[0])
         var seen: [EventLoop.Readiness] = []
-        try loop.watch(pair[0], readable: true, writable: false) { seen.append($0) }
+        try loop.watch(watched, readable: true, writable: false) { seen.append($0) }
         #expect(try loop.runOnce(timeoutMilliseconds: 0) == 0)
-        try loop.setInterest(pair[0], readable: true, writable: true)
+        try loop.setInterest(watched, readable: true, writable: true)
         #expect(try loop.runOnce(timeoutMilliseconds: 0) == 1)
         #expect(seen == [.writable])
-        try loop.setInterest(pair[0], readable: true, writable: false)
+        try loop.setInterest(watched, readable: true, writable: false)
         _ = write(pair[1], "x", 1)
         #expect(try loop.runOnce(timeoutMilliseconds: 100) == 1)
         #expect(seen.last == .readable)
-        loop.unwatch(pair[0])
+        loop.unwatch(watched)
     }
 
     @Test func theOldWatchStillWorks() throws {
@@ -32,7 +33,7 @@ import Testing
         #expect(socketpair(AF_UNIX, Int32(SOCK_STREAM.rawValue) | Int32(SOCK_CLOEXEC.rawValue), 0, &pair) == 0)
         defer { close(pair[0]); close(pair[1]) }
         var calls = 0
-        try loop.watch(pair[0]) { calls += 1 }
+        try loop.watch(FileDescriptor(rawValue: pair[0])) { calls += 1 }
         _ = write(pair[1], "x", 1)
         _ = try loop.runOnce(timeoutMilliseconds: 100)
         #expect(calls == 1)

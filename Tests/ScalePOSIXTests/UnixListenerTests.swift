@@ -101,14 +101,14 @@ import Testing
         #expect(address.withSocketAddress { bind(descriptor, $0, $1) } == 0)
         #expect(listen(descriptor, 8) == 0)
 
-        let listener = try UnixListener(adopting: descriptor)
+        let listener = try UnixListener(adopting: FileDescriptor(rawValue: descriptor))
         #expect(listener.path == path)
         #expect(fcntl(descriptor, F_GETFL) & O_NONBLOCK != 0)
         #expect(fcntl(descriptor, F_GETFD) & FD_CLOEXEC != 0)
         #expect(try listener.accept() == nil)     // non-blocking: nothing waiting
         let client = try TestClient(path: path)
         let accepted = try #require(try listener.accept())
-        close(accepted)
+        try accepted.close()
         _ = client
         listener.close()
         #expect(fileStatus(path) != nil)         // systemd's file, not ours to remove
@@ -117,11 +117,11 @@ import Testing
     @Test func adoptingSomethingElseIsRefused() throws {
         let null = open("/dev/null", O_RDONLY | O_CLOEXEC)
         defer { close(null) }
-        #expect(throws: SocketError.self) { try UnixListener(adopting: null) }
+        #expect(throws: SocketError.self) { try UnixListener(adopting: FileDescriptor(rawValue: null)) }
         let unbound = socket(AF_UNIX, Int32(SOCK_STREAM.rawValue) | Int32(SOCK_CLOEXEC.rawValue), 0)
         defer { close(unbound) }
-        #expect(throws: SocketError.notAListeningSocket(descriptor: unbound, reason: "not listening")) {
-            try UnixListener(adopting: unbound)
+        #expect(throws: SocketError.notAListeningSocket(descriptor: FileDescriptor(rawValue: unbound), reason: "not listening")) {
+            try UnixListener(adopting: FileDescriptor(rawValue: unbound))
         }
     }
 }

@@ -15,14 +15,17 @@ package enum DurableFile {
     package static func replace(_ text: String, named name: String, in directory: String, mode: mode_t = 0o600) throws(SystemError) {
         let path = directory + "/" + name
         let (temporary, descriptor) = try createTemporary(for: name, in: directory, mode: mode)
+        // A failed close has closed the descriptor too: closing it again could close a file
+        // that another thread has opened under the same number since.
+        var isClosed = false
         do throws(Errno) {
-            try writeAll(Array(text.utf8), to: descriptor)
-            guard fsync(descriptor) == 0 else { throw Errno.current }
+            try Array(text.utf8).withUnsafeBytes { bytes in Result { () throws(Errno) in try descriptor.writeAll(bytes) } }.get()
+            guard fsync(descriptor.rawValue) == 0 else { throw Errno.current }
             // close can report a delayed write error (on NFS, say): the file is not safe then.
-            let closed = close(descriptor)
-            guard closed == 0 else { throw Errno.current }
+            isClosed = true
+            try descriptor.close()
         } catch {
-            close(descriptor)
+            if !isClosed { try? descriptor.close() }
             unlink(temporary)
             throw SystemError(path: path, errno: error, hint: hint(for: error))
         }
@@ -42,23 +45,26 @@ package enum DurableFile {
     package static func read(_ path: String, limit: Int) throws(SystemError) -> [UInt8]? {
         // O_NONBLOCK: a FIFO put in the file's place must not hang the daemon; for a
         // regular file it changes nothing.
-        let descriptor = open(path, O_RDONLY | O_NONBLOCK | O_CLOEXEC)
-        guard descriptor >= 0 else {
-            if errno == ENOENT { return nil }
-            throw SystemError(path: path, errno: .current, hint: hint(for: .current))
+        let descriptor: FileDescriptor
+        do throws(Errno) {
+            descriptor = try FileDescriptor.open(path, O_RDONLY | O_NONBLOCK | O_CLOEXEC)
+        } catch {
+            if error == .noSuchFile { return nil }
+            throw SystemError(path: path, errno: error, hint: hint(for: error))
         }
-        defer { close(descriptor) }
+        defer { try? descriptor.close() }
         var bytes = [UInt8](repeating: 0, count: limit + 1)
         var filled = 0
         while filled < bytes.count {
-            let count = bytes.withUnsafeMutableBytes { buffer in
-                Glibc.read(descriptor, buffer.baseAddress! + filled, buffer.count - filled)
+            let count: Int
+            do throws(Errno) {
+                count = try bytes.withUnsafeMutableBytes { buffer in
+                    Result { () throws(Errno) in try descriptor.read(into: UnsafeMutableRawBufferPointer(rebasing: buffer[filled...])) }
+                }.get()
+            } catch {
+                throw SystemError(path: path, errno: error)
             }
             if count == 0 { break }
-            if count < 0 {
-                if errno == EINTR { continue }
-                throw SystemError(path: path, errno: .current)
-            }
             filled += count
         }
         return Array(bytes.prefix(filled))
@@ -102,25 +108,11 @@ package enum DurableFile {
         }
     }
 
-    private static func createTemporary(for name: String, in directory: String, mode: mode_t) throws(SystemError) -> (String, Int32) {
+    private static func createTemporary(for name: String, in directory: String, mode: mode_t) throws(SystemError) -> (String, FileDescriptor) {
         do throws(Errno) {
             return try ReplacementFile.createTemporary(directory: directory + "/", name: name, mode: mode)
         } catch {
             throw SystemError(path: directory + "/" + name, errno: error, hint: hint(for: error) ?? "check that \(directory) exists and is a writable directory")
-        }
-    }
-
-    private static func writeAll(_ bytes: [UInt8], to descriptor: Int32) throws(Errno) {
-        var written = 0
-        while written < bytes.count {
-            let count = bytes.withUnsafeBytes { buffer in
-                write(descriptor, buffer.baseAddress! + written, buffer.count - written)
-            }
-            if count < 0 {
-                if Errno.current == .interrupted { continue }
-                throw Errno.current
-            }
-            written += count
         }
     }
 

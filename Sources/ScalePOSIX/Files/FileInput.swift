@@ -4,21 +4,20 @@ import Glibc
 /// read in constant memory.
 public struct FileInput: ~Copyable {
     public let path: String
-    private let descriptor: Int32
+    private let descriptor: FileDescriptor
 
     /// Opens a file for reading.
     /// - Throws: `SystemError` naming the path, with a hint for the common causes.
     public init(path: String) throws(SystemError) {
         self.path = path
-        let fd = open(path, O_RDONLY | O_CLOEXEC)
-        guard fd >= 0 else {
-            let error = Errno.current
+        do throws(Errno) {
+            descriptor = try FileDescriptor.open(path, O_RDONLY | O_CLOEXEC)
+        } catch {
             throw SystemError(path: path, errno: error, hint: Self.hint(for: error))
         }
-        descriptor = fd
     }
 
-    deinit { close(descriptor) }
+    deinit { try? descriptor.close() }
 
     /// Calls `body` with each chunk of the file in order, until the end of the file.
     /// - Throws: `SystemError` when reading fails, or what `body` throws.
@@ -28,7 +27,7 @@ public struct FileInput: ~Copyable {
         while true {
             let count: Int
             do {
-                count = try retryingInterrupts { read(descriptor, buffer.baseAddress, size) }
+                count = try descriptor.read(into: buffer)
             } catch {
                 throw SystemError(path: path, errno: error, hint: Self.hint(for: error))
             }

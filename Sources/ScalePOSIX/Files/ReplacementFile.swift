@@ -31,9 +31,10 @@ public final class ReplacementFile {
         var status = stat()
         if stat(path, &status) == 0, status.st_mode & S_IFMT != S_IFREG {
             // A device, a FIFO, a socket: written as it is, there is nothing to replace.
-            let descriptor = open(path, O_WRONLY | O_TRUNC | O_CLOEXEC | O_NOCTTY)
-            guard descriptor >= 0 else {
-                let error = Errno.current
+            let descriptor: FileDescriptor
+            do throws(Errno) {
+                descriptor = try FileDescriptor.open(path, O_WRONLY | O_TRUNC | O_CLOEXEC | O_NOCTTY)
+            } catch {
                 throw SystemError(path: path, errno: error, hint: Self.hint(for: error))
             }
             temporary = nil
@@ -67,12 +68,14 @@ public final class ReplacementFile {
     /// never a symlink planted there) for writing.
     /// - Parameter directory: Empty, or ending in `/`.
     /// - Returns: The temporary's path and descriptor.
-    static func createTemporary(directory: String, name: String, mode: mode_t) throws(Errno) -> (path: String, descriptor: Int32) {
+    static func createTemporary(directory: String, name: String, mode: mode_t) throws(Errno) -> (path: String, descriptor: FileDescriptor) {
         while true {
             let candidate = directory + "." + name + ".tmp-" + String(UInt64.random(in: 0...UInt64.max), radix: 36)
-            let descriptor = open(candidate, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, mode)
-            if descriptor >= 0 { return (candidate, descriptor) }
-            guard Errno.current.rawValue == EEXIST else { throw Errno.current }
+            do throws(Errno) {
+                return (candidate, try FileDescriptor.open(candidate, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, permissions: mode))
+            } catch where error.rawValue == EEXIST {
+                continue
+            }
         }
     }
 
@@ -95,7 +98,7 @@ public final class ReplacementFile {
     public func commit() throws(SystemError) {
         precondition(isOpen, "commit after commit or abandon")
         guard let temporary else {
-            defer { isOpen = false; close(channel.descriptor) }
+            defer { isOpen = false; try? channel.descriptor.close() }
             do throws(Errno) {
                 try channel.flush()
             } catch {
@@ -105,12 +108,12 @@ public final class ReplacementFile {
         }
         do throws(Errno) {
             try channel.flush()
-            guard fsync(channel.descriptor) == 0 else { throw Errno.current }
+            guard fsync(channel.descriptor.rawValue) == 0 else { throw Errno.current }
             isOpen = false
             // close can report a delayed write error (on NFS, say): the file is not safe then.
-            guard close(channel.descriptor) == 0 else { throw Errno.current }
+            try channel.descriptor.close()
         } catch {
-            if isOpen { close(channel.descriptor) }
+            if isOpen { try? channel.descriptor.close() }
             isOpen = false
             unlink(temporary)
             throw SystemError(path: path, errno: error, hint: Self.hint(for: error))
@@ -126,7 +129,7 @@ public final class ReplacementFile {
     public func abandon() {
         guard isOpen else { return }
         isOpen = false
-        close(channel.descriptor)
+        try? channel.descriptor.close()
         if let temporary { unlink(temporary) }
     }
 

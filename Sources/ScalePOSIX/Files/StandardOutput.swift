@@ -3,22 +3,22 @@ import Glibc
 /// Buffered writing to a file descriptor with plain `write(2)`: one system call per 64 KiB
 /// when output goes to a file or pipe, or per line when someone watches it live.
 public final class OutputChannel {
-    public let descriptor: Int32
+    public let descriptor: FileDescriptor
     private var buffer: [UInt8] = []
     private let capacity: Int
 
     // The tools write from their one main thread only, so sharing these is safe.
-    nonisolated(unsafe) public static let standardOutput = OutputChannel(descriptor: STDOUT_FILENO)
-    nonisolated(unsafe) public static let standardError = OutputChannel(descriptor: STDERR_FILENO, capacity: 0)
+    nonisolated(unsafe) public static let standardOutput = OutputChannel(descriptor: .standardOutput)
+    nonisolated(unsafe) public static let standardError = OutputChannel(descriptor: .standardError, capacity: 0)
 
-    public init(descriptor: Int32, capacity: Int = 64 * 1024) {
+    public init(descriptor: FileDescriptor, capacity: Int = 64 * 1024) {
         self.descriptor = descriptor
         self.capacity = capacity
         buffer.reserveCapacity(capacity)
     }
 
     /// Whether the descriptor is a terminal.
-    public var isTerminal: Bool { isatty(descriptor) == 1 }
+    public var isTerminal: Bool { isatty(descriptor.rawValue) == 1 }
 
     /// Appends text; writes out when the buffer is full.
     /// - Throws: `Errno` when writing fails (`EPIPE` when the reader has gone).
@@ -32,14 +32,10 @@ public final class OutputChannel {
         var written = 0
         defer { buffer.removeFirst(written) }
         while written < buffer.count {
-            let count = buffer.withUnsafeBytes { bytes in
-                Glibc.write(descriptor, bytes.baseAddress! + written, bytes.count - written)
-            }
-            if count < 0 {
-                if Errno.current == .interrupted { continue }
-                throw Errno.current
-            }
-            written += count
+            // Array's withUnsafeBytes rethrows an untyped error: carry the typed one out in a Result.
+            written += try buffer.withUnsafeBytes { bytes in
+                Result { () throws(Errno) in try descriptor.write(UnsafeRawBufferPointer(rebasing: bytes[written...])) }
+            }.get()
         }
     }
 }

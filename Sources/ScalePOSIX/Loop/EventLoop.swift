@@ -29,7 +29,7 @@ public final class EventLoop {
     deinit { close(epoll) }
 
     /// Calls `handler` whenever `descriptor` is readable (or has hung up).
-    public func watch(_ descriptor: Int32, handler: @escaping () -> Void) throws(Errno) {
+    public func watch(_ descriptor: FileDescriptor, handler: @escaping () -> Void) throws(Errno) {
         try watch(descriptor, readable: true, writable: false) { _ in handler() }
     }
 
@@ -42,27 +42,27 @@ public final class EventLoop {
     ///     something waiting to be written, or the loop wakes continually.
     ///   - handler: Called on the loop's thread.
     /// - Throws: `Errno` from `epoll_ctl` (`EEXIST` when already watched).
-    public func watch(_ descriptor: Int32, readable: Bool, writable: Bool, handler: @escaping (Readiness) -> Void) throws(Errno) {
+    public func watch(_ descriptor: FileDescriptor, readable: Bool, writable: Bool, handler: @escaping (Readiness) -> Void) throws(Errno) {
         var event = epoll_event()
         event.events = Self.mask(readable: readable, writable: writable)
-        event.data.fd = descriptor
-        guard epoll_ctl(epoll, EPOLL_CTL_ADD, descriptor, &event) == 0 else { throw Errno.current }
-        handlers[descriptor] = handler
+        event.data.fd = descriptor.rawValue
+        guard epoll_ctl(epoll, EPOLL_CTL_ADD, descriptor.rawValue, &event) == 0 else { throw Errno.current }
+        handlers[descriptor.rawValue] = handler
     }
 
     /// Changes what a watched descriptor wakes the loop for, keeping its handler.
     /// - Throws: `Errno` from `epoll_ctl` (`ENOENT` when it is not watched).
-    public func setInterest(_ descriptor: Int32, readable: Bool, writable: Bool) throws(Errno) {
+    public func setInterest(_ descriptor: FileDescriptor, readable: Bool, writable: Bool) throws(Errno) {
         var event = epoll_event()
         event.events = Self.mask(readable: readable, writable: writable)
-        event.data.fd = descriptor
-        guard epoll_ctl(epoll, EPOLL_CTL_MOD, descriptor, &event) == 0 else { throw Errno.current }
+        event.data.fd = descriptor.rawValue
+        guard epoll_ctl(epoll, EPOLL_CTL_MOD, descriptor.rawValue, &event) == 0 else { throw Errno.current }
     }
 
     /// Stops watching; call before closing the descriptor.
-    public func unwatch(_ descriptor: Int32) {
-        guard handlers.removeValue(forKey: descriptor) != nil else { return }
-        _ = epoll_ctl(epoll, EPOLL_CTL_DEL, descriptor, nil)
+    public func unwatch(_ descriptor: FileDescriptor) {
+        guard handlers.removeValue(forKey: descriptor.rawValue) != nil else { return }
+        _ = epoll_ctl(epoll, EPOLL_CTL_DEL, descriptor.rawValue, nil)
     }
 
     /// Dispatches until `stop()` is called from a handler.
@@ -113,14 +113,13 @@ public final class EventLoop {
 
 /// A `timerfd` on `CLOCK_MONOTONIC`, armed for one absolute deadline at a time.
 public final class DeadlineTimer {
-    public let descriptor: Int32
+    public let descriptor: FileDescriptor
 
     public init() throws(Errno) {
-        descriptor = timerfd_create(CLOCK_MONOTONIC, Int32(TFD_NONBLOCK | TFD_CLOEXEC))
-        guard descriptor >= 0 else { throw Errno.current }
+        descriptor = FileDescriptor(rawValue: try Errno.checking { timerfd_create(CLOCK_MONOTONIC, Int32(TFD_NONBLOCK | TFD_CLOEXEC)) })
     }
 
-    deinit { close(descriptor) }
+    deinit { try? descriptor.close() }
 
     /// Fires once at `microseconds` of `CLOCK_MONOTONIC`; `nil` disarms.
     public func arm(atMicroseconds deadline: Int64?) {
@@ -130,59 +129,60 @@ public final class DeadlineTimer {
             let clamped = max(deadline, 1)
             setting.it_value = timespec(tv_sec: Int(clamped / 1_000_000), tv_nsec: Int(clamped % 1_000_000) * 1_000)
         }
-        _ = timerfd_settime(descriptor, Int32(TFD_TIMER_ABSTIME), &setting, nil)
+        _ = timerfd_settime(descriptor.rawValue, Int32(TFD_TIMER_ABSTIME), &setting, nil)
     }
 
     /// Consumes the expiry so the descriptor stops being readable.
     public func acknowledge() {
         var expirations: UInt64 = 0
-        _ = read(descriptor, &expirations, MemoryLayout<UInt64>.size)
+        _ = try? withUnsafeMutableBytes(of: &expirations) { bytes throws(Errno) in try descriptor.read(into: bytes) }
     }
 }
 
 /// Delivers SIGINT, SIGTERM and SIGHUP through a `signalfd`, so they are handled in the
 /// loop like any other input instead of interrupting whatever runs.
 public final class SignalWatcher {
-    public let descriptor: Int32
+    public let descriptor: FileDescriptor
 
     public init(signals: [Int32] = [SIGINT, SIGTERM, SIGHUP]) throws(Errno) {
         var set = sigset_t()
         sigemptyset(&set)
         for signal in signals { sigaddset(&set, signal) }
         guard sigprocmask(SIG_BLOCK, &set, nil) == 0 else { throw Errno.current }
-        descriptor = signalfd(-1, &set, Int32(SFD_NONBLOCK | SFD_CLOEXEC))
-        guard descriptor >= 0 else { throw Errno.current }
+        descriptor = FileDescriptor(rawValue: try Errno.checking { signalfd(-1, &set, Int32(SFD_NONBLOCK | SFD_CLOEXEC)) })
     }
 
-    deinit { close(descriptor) }
+    deinit { try? descriptor.close() }
 
     /// The next pending signal, or `nil` when none is left.
     public func next() -> Int32? {
         var info = signalfd_siginfo()
         let size = MemoryLayout<signalfd_siginfo>.size
-        return read(descriptor, &info, size) == size ? Int32(info.ssi_signo) : nil
+        let count = try? withUnsafeMutableBytes(of: &info) { bytes throws(Errno) in try descriptor.read(into: bytes) }
+        return count == size ? Int32(info.ssi_signo) : nil
     }
 }
 
 /// Reports changes in a directory through inotify: device nodes appearing, disappearing,
 /// or having their permissions fixed by udev a moment after they appear.
 public final class DirectoryWatcher {
-    public let descriptor: Int32
+    public let descriptor: FileDescriptor
     public let directory: String
 
     public init(directory: String) throws(SystemError) {
         self.directory = directory
-        descriptor = inotify_init1(Int32(IN_NONBLOCK | IN_CLOEXEC))
-        guard descriptor >= 0 else { throw SystemError(path: directory, errno: .current) }
+        let raw = inotify_init1(Int32(IN_NONBLOCK | IN_CLOEXEC))
+        guard raw >= 0 else { throw SystemError(path: directory, errno: .current) }
+        descriptor = FileDescriptor(rawValue: raw)
         let mask = UInt32(IN_CREATE | IN_ATTRIB | IN_DELETE | IN_MOVED_TO)
-        guard inotify_add_watch(descriptor, directory, mask) >= 0 else {
+        guard inotify_add_watch(raw, directory, mask) >= 0 else {
             let error = Errno.current
-            close(descriptor)
+            try? descriptor.close()
             throw SystemError(path: directory, errno: error)
         }
     }
 
-    deinit { close(descriptor) }
+    deinit { try? descriptor.close() }
 
     /// Reads all pending notifications. - Returns: the names that changed.
     public func drain() -> [String] {
@@ -190,8 +190,8 @@ public final class DirectoryWatcher {
         let buffer = UnsafeMutableRawBufferPointer.allocate(byteCount: 4096, alignment: 8)
         defer { buffer.deallocate() }
         while true {
-            let count = read(descriptor, buffer.baseAddress, buffer.count)
-            guard count > 0 else { return names }
+            // 0 or an error (EAGAIN: nothing more) both end the drain.
+            guard let count = try? descriptor.read(into: buffer), count > 0 else { return names }
             var offset = 0
             while offset + MemoryLayout<inotify_event>.size <= count {
                 let event = buffer.load(fromByteOffset: offset, as: inotify_event.self)

@@ -11,7 +11,7 @@ import Glibc
 public final class ClientConnection: Identifiable {
     /// Numbered from 1 in order of connection, per server; never reused.
     public let id: Int
-    public let descriptor: Int32
+    public let descriptor: FileDescriptor
     /// The peer's pid, uid and groups when it connected; `nil` only if the kernel would not
     /// say, which does not happen for Unix sockets.
     public let credentials: PeerCredentials?
@@ -34,7 +34,7 @@ public final class ClientConnection: Identifiable {
     private let scratch: WriteScratch
     private var interest = (readable: true, writable: false)
 
-    init(id: Int, descriptor: Int32, loop: EventLoop, limits: SocketServer.Limits, scratch: WriteScratch) {
+    init(id: Int, descriptor: FileDescriptor, loop: EventLoop, limits: SocketServer.Limits, scratch: WriteScratch) {
         self.id = id
         self.descriptor = descriptor
         self.loop = loop
@@ -126,14 +126,17 @@ public final class ClientConnection: Identifiable {
         case .ending, .closed: return
         }
         while !queue.isEmpty {
-            let sent = queue.withPendingBytes(scratch: &scratch.bytes) { bytes in
-                // MSG_NOSIGNAL: a client that has gone must cost an EPIPE, not the daemon.
-                Glibc.send(descriptor, bytes.baseAddress, bytes.count, Int32(MSG_NOSIGNAL) | Int32(MSG_DONTWAIT))
-            }
-            if sent < 0 {
-                let error = Errno.current
-                if error == .interrupted { continue }
-                if error.rawValue == EAGAIN || error.rawValue == EWOULDBLOCK { break }
+            let sent: Int
+            do throws(Errno) {
+                sent = try queue.withPendingBytes(scratch: &scratch.bytes) { bytes throws(Errno) in
+                    // MSG_NOSIGNAL: a client that has gone must cost an EPIPE, not the daemon.
+                    try Errno.retrying {
+                        Glibc.send(descriptor.rawValue, bytes.baseAddress, bytes.count, Int32(MSG_NOSIGNAL) | Int32(MSG_DONTWAIT))
+                    }
+                }
+            } catch where error == .wouldBlock {
+                break
+            } catch {
                 end(.failed(error))
                 return
             }
@@ -154,22 +157,19 @@ public final class ClientConnection: Identifiable {
         // can be 20 times its request, so this bounds the replies one wake-up can queue
         // (16 KiB of the shortest requests: about 0.3 MiB, under the reply limit).
         let chunk = min(buffer.count, Self.requestBytesPerWakeUp)
-        while true {
-            let count = recv(descriptor, buffer.baseAddress, chunk, Int32(MSG_DONTWAIT))
-            if count > 0 {
-                splitter.append(UnsafeRawBufferPointer(rebasing: buffer[..<count]), to: &pieces)
-                return
-            }
-            if count == 0 {
-                // The client is done sending. The lines read with this end of stream are
-                // still to be answered, so the server calls `endInput()` after them.
-                reachedEndOfInput = true
-                return
-            }
-            let error = Errno.current
-            if error == .interrupted { continue }
-            if error.rawValue != EAGAIN && error.rawValue != EWOULDBLOCK { end(.failed(error)) }
+        let count: Int
+        do throws(Errno) {
+            count = try Errno.retrying { recv(descriptor.rawValue, buffer.baseAddress, chunk, Int32(MSG_DONTWAIT)) }
+        } catch {
+            if error != .wouldBlock { end(.failed(error)) }
             return
+        }
+        if count > 0 {
+            splitter.append(UnsafeRawBufferPointer(rebasing: buffer[..<count]), to: &pieces)
+        } else {
+            // The client is done sending. The lines read with this end of stream are
+            // still to be answered, so the server calls `endInput()` after them.
+            reachedEndOfInput = true
         }
     }
 
@@ -211,7 +211,7 @@ public final class ClientConnection: Identifiable {
         }
         state = .ending(reason)
         queue.removeAll()
-        shutdown(descriptor, Int32(SHUT_RDWR))
+        shutdown(descriptor.rawValue, Int32(SHUT_RDWR))
         updateInterest()
     }
 

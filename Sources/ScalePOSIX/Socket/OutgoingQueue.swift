@@ -88,11 +88,17 @@ public struct OutgoingQueue: Sendable {
     /// is long, otherwise as many whole lines as fit in `scratch` (which is reused, so that
     /// one `send` carries many small lines).
     /// - Returns: What `body` returned.
-    public func withPendingBytes<Result>(scratch: inout [UInt8], limit: Int = 65536, _ body: (UnsafeRawBufferPointer) -> Result) -> Result {
+    /// - Throws: What `body` throws (the writer's `Errno`).
+    public func withPendingBytes<Result, Failure: Error>(
+        scratch: inout [UInt8], limit: Int = 65536, _ body: (UnsafeRawBufferPointer) throws(Failure) -> Result
+    ) throws(Failure) -> Result {
         precondition(!isEmpty, "nothing to write")
         let first = entries[head].bytes
         if count == 1 || first.count - headOffset >= limit / 2 {
-            return first.withUnsafeBytes { body(UnsafeRawBufferPointer(rebasing: $0[headOffset...])) }
+            // Array's withUnsafeBytes rethrows an untyped error: carry the typed one out in a Result.
+            return try first.withUnsafeBytes { bytes in
+                Swift.Result { () throws(Failure) in try body(UnsafeRawBufferPointer(rebasing: bytes[headOffset...])) }
+            }.get()
         }
         scratch.removeAll(keepingCapacity: true)
         scratch.append(contentsOf: first[headOffset...])
@@ -101,7 +107,7 @@ public struct OutgoingQueue: Sendable {
             scratch.append(contentsOf: entries[index].bytes)
             index += 1
         }
-        return scratch.withUnsafeBytes(body)
+        return try scratch.withUnsafeBytes { bytes in Swift.Result { () throws(Failure) in try body(bytes) } }.get()
     }
 
     /// Marks `written` bytes from the front as sent.

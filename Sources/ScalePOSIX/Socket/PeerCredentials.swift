@@ -23,12 +23,12 @@ public struct PeerCredentials: Hashable, Sendable, CustomStringConvertible {
     /// - Parameter descriptor: A connected `AF_UNIX` socket.
     /// - Returns: The peer's pid, uid, gid and, where the kernel has them, its groups.
     /// - Throws: `Errno` from `getsockopt` (e.g. `ENOTSOCK`).
-    public static func of(socket descriptor: Int32) throws(Errno) -> PeerCredentials {
+    public static func of(socket descriptor: FileDescriptor) throws(Errno) -> PeerCredentials {
         var credentials = forcescale_ucred()
         var length = socklen_t(MemoryLayout<forcescale_ucred>.size)
-        guard getsockopt(descriptor, SOL_SOCKET, SO_PEERCRED, &credentials, &length) == 0 else { throw Errno.current }
+        guard getsockopt(descriptor.rawValue, SOL_SOCKET, SO_PEERCRED, &credentials, &length) == 0 else { throw Errno.current }
         return PeerCredentials(pid: credentials.pid, uid: credentials.uid, gid: credentials.gid,
-                               supplementaryGroups: peerGroups(descriptor))
+                               supplementaryGroups: peerGroups(descriptor.rawValue))
     }
 
     /// Whether the peer may use the daemon: root, the daemon's own user, or a member of

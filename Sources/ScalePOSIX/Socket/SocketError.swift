@@ -10,7 +10,7 @@ public enum SocketError: Error, Hashable, Sendable, CustomStringConvertible {
     /// The path exists and is not a socket, so it is not ours to remove.
     case notASocket(path: String)
     /// An inherited descriptor (socket activation) is not a listening stream socket.
-    case notAListeningSocket(descriptor: Int32, reason: String)
+    case notAListeningSocket(descriptor: FileDescriptor, reason: String)
     /// A system call failed; `operation` says what was being done ("bind", "listen on").
     case system(operation: String, SystemError)
 
@@ -23,7 +23,7 @@ public enum SocketError: Error, Hashable, Sendable, CustomStringConvertible {
         case .notASocket(let path):
             return "\(path): exists and is not a socket; remove it or choose another socket path"
         case .notAListeningSocket(let descriptor, let reason):
-            return "inherited descriptor \(descriptor) is not a listening Unix stream socket (\(reason)); check the .socket unit's ListenStream="
+            return "inherited descriptor \(descriptor.rawValue) is not a listening Unix stream socket (\(reason)); check the .socket unit's ListenStream="
         case .system(let operation, let error):
             return "cannot \(operation) \(error)"
         }

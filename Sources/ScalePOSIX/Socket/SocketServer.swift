@@ -38,7 +38,7 @@ public final class SocketServer {
     public var onError: (SocketError) -> Void = { error in printError("forcescaled: \(error)") }
 
     private let loop: EventLoop
-    private var clientsByDescriptor: [Int32: ClientConnection] = [:]
+    private var clientsByDescriptor: [FileDescriptor: ClientConnection] = [:]
     private var nextID = 1
     private let readBuffer: UnsafeMutableRawBufferPointer
     private let scratch = WriteScratch()
@@ -116,7 +116,7 @@ public final class SocketServer {
     private func acceptClients() {
         // Enough per wake-up for a burst of clients, few enough to let the others run.
         for _ in 0..<64 {
-            let descriptor: Int32
+            let descriptor: FileDescriptor
             do {
                 guard let accepted = try listener.accept() else { return }
                 descriptor = accepted
@@ -135,7 +135,7 @@ public final class SocketServer {
                     self.service(client, readiness)
                 }
             } catch {
-                Glibc.close(descriptor)
+                try? descriptor.close()
                 onError(.system(operation: "watch a client of", SystemError(path: listener.label, errno: error)))
                 continue
             }
@@ -177,21 +177,21 @@ public final class SocketServer {
         clientsByDescriptor[client.descriptor] = nil
         loop.unwatch(client.descriptor)
         discardUnreadInput(client.descriptor)
-        Glibc.close(client.descriptor)
+        try? client.descriptor.close()
         client.markClosed(reason)
     }
 
     /// Reads and throws away what the client sent and we never read. Closing a Unix socket
     /// with unread input makes the peer's next read fail with ECONNRESET instead of seeing
     /// the end of the stream, which would hide the reason we sent it.
-    private func discardUnreadInput(_ descriptor: Int32) {
-        for _ in 0..<8 where recv(descriptor, readBuffer.baseAddress, readBuffer.count, Int32(MSG_DONTWAIT)) > 0 {}
+    private func discardUnreadInput(_ descriptor: FileDescriptor) {
+        for _ in 0..<8 where recv(descriptor.rawValue, readBuffer.baseAddress, readBuffer.count, Int32(MSG_DONTWAIT)) > 0 {}
     }
 
     private func refuseOneClient() {
         guard spareDescriptor >= 0 else { return }
         Glibc.close(spareDescriptor)
-        if let descriptor = try? listener.accept() { Glibc.close(descriptor) }
+        if let descriptor = try? listener.accept() { try? descriptor.close() }
         spareDescriptor = open("/dev/null", O_RDONLY | O_CLOEXEC)
     }
 }

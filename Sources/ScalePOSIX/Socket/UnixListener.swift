@@ -6,7 +6,7 @@ import Glibc
 /// close-on-exec, so accepting never stalls the event loop and clients' descriptors never
 /// leak into children.
 public final class UnixListener {
-    public let descriptor: Int32
+    public let descriptor: FileDescriptor
     /// Where the socket lives, for messages; `nil` for an adopted socket without a path.
     public let path: String?
     /// The group the socket file was given, or `nil` when none was asked for or it does not
@@ -56,7 +56,7 @@ public final class UnixListener {
             Glibc.close(descriptor)
             throw error
         }
-        self.descriptor = descriptor
+        self.descriptor = FileDescriptor(rawValue: descriptor)
         self.path = path
         self.group = group
         boundFile = (status.st_dev, status.st_ino)
@@ -69,11 +69,11 @@ public final class UnixListener {
     ///   - descriptor: The listening socket; on failure the caller still owns it.
     ///   - path: Its path for messages; asked of the socket when not given.
     /// - Throws: `SocketError.notAListeningSocket` when it is not a listening stream socket.
-    public init(adopting descriptor: Int32, path: String? = nil) throws(SocketError) {
+    public init(adopting descriptor: FileDescriptor, path: String? = nil) throws(SocketError) {
         func option(_ name: Int32) -> Int32? {
             var value: Int32 = 0
             var length = socklen_t(MemoryLayout<Int32>.size)
-            return getsockopt(descriptor, SOL_SOCKET, name, &value, &length) == 0 ? value : nil
+            return getsockopt(descriptor.rawValue, SOL_SOCKET, name, &value, &length) == 0 ? value : nil
         }
         guard let type = option(SO_TYPE) else {
             throw .notAListeningSocket(descriptor: descriptor, reason: Errno.current.description)
@@ -87,13 +87,13 @@ public final class UnixListener {
         guard option(SO_ACCEPTCONN) == 1 else {
             throw .notAListeningSocket(descriptor: descriptor, reason: "not listening")
         }
-        let flags = fcntl(descriptor, F_GETFL)
-        guard flags >= 0, fcntl(descriptor, F_SETFL, flags | O_NONBLOCK) == 0,
-              fcntl(descriptor, F_SETFD, FD_CLOEXEC) == 0 else {
+        let flags = fcntl(descriptor.rawValue, F_GETFL)
+        guard flags >= 0, fcntl(descriptor.rawValue, F_SETFL, flags | O_NONBLOCK) == 0,
+              fcntl(descriptor.rawValue, F_SETFD, FD_CLOEXEC) == 0 else {
             throw .notAListeningSocket(descriptor: descriptor, reason: Errno.current.description)
         }
         self.descriptor = descriptor
-        self.path = path ?? Self.boundPath(of: descriptor)
+        self.path = path ?? Self.boundPath(of: descriptor.rawValue)
         group = nil
         boundFile = nil
     }
@@ -104,14 +104,15 @@ public final class UnixListener {
     /// - Returns: The client's descriptor, non-blocking and close-on-exec, or `nil` when no
     ///   connection is waiting (also when one gave up before it was accepted).
     /// - Throws: `SocketError.system`, e.g. `EMFILE` when the process has no descriptor left.
-    public func accept() throws(SocketError) -> Int32? {
-        while true {
-            let client = forcescale_accept4(descriptor, Int32(SOCK_NONBLOCK.rawValue) | Int32(SOCK_CLOEXEC.rawValue))
-            if client >= 0 { return client }
-            switch errno {
-            case EAGAIN, EWOULDBLOCK, ECONNABORTED: return nil
-            case EINTR: continue
-            default: throw .current("accept a connection on", path: label)
+    public func accept() throws(SocketError) -> FileDescriptor? {
+        do throws(Errno) {
+            return FileDescriptor(rawValue: try Errno.retrying {
+                forcescale_accept4(descriptor.rawValue, Int32(SOCK_NONBLOCK.rawValue) | Int32(SOCK_CLOEXEC.rawValue))
+            })
+        } catch {
+            switch error.rawValue {
+            case EAGAIN, ECONNABORTED: return nil
+            default: throw .system(operation: "accept a connection on", SystemError(path: label, errno: error))
             }
         }
     }
@@ -121,7 +122,7 @@ public final class UnixListener {
     public func close() {
         guard !isClosed else { return }
         isClosed = true
-        Glibc.close(descriptor)
+        try? descriptor.close()
         guard let path, let boundFile else { return }
         var status = stat()
         if lstat(path, &status) == 0, status.st_dev == boundFile.device, status.st_ino == boundFile.inode {
