@@ -95,6 +95,7 @@ let package = Package(
         // test targets can use it; ScalePOSIX for the types it drives.
         .target(name: "ScaleTestSupport", dependencies: ["ScalePOSIX"], path: "Tests/ScaleTestSupport"),
         .testTarget(name: "ScalePOSIXTests", dependencies: ["ScalePOSIX", "ScaleTestSupport"]),
+        .testTarget(name: "ScaleClientTests", dependencies: ["ScaleClient", "ScaleCore", "ScalePOSIX", "ScaleTestSupport"]),
         .testTarget(name: "ScaleLogTests", dependencies: ["ScaleLog", "ScaleCore", "ScalePOSIX", "CSQLite", "ScaleTestSupport"]),
         .testTarget(
             name: "ScaleDaemonTests",

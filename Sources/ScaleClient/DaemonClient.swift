@@ -238,6 +238,10 @@ public final class DaemonClient {
         }
     }
 
+    /// Whether lines have been read from the socket and not handed out yet: an event loop is
+    /// not woken for them, so its caller asks `readAvailable()` again.
+    public var hasBufferedLines: Bool { !lines.isEmpty }
+
     /// The lines that can be read now without waiting, for a caller on an event loop.
     /// - Throws: `.closed` once the daemon has closed the connection and every line before
     ///   that has been handed out.
