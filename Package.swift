@@ -47,15 +47,22 @@ let package = Package(
         // calibration store, and what only a service needs: sd_notify, the watchdog and
         // socket activation (CSystemd). ScaleEvdev for its sources, ScaleLog for the force log.
         .target(name: "ScaleDaemon", dependencies: ["ScaleCore", "ScalePOSIX", "ScaleEvdev", "ScaleLog", "CSystemd"]),
+        // The CLI: local commands read devices (ScaleEvdev) and the force log (ScaleLog); the
+        // daemon's commands talk through ScaleClient. Not ScaleDaemon: the CLI never links
+        // libsystemd.
         .executableTarget(
             name: "forcescale",
             dependencies: [
                 "ScaleCore", "ScalePOSIX", "ScaleEvdev", "ScaleLog", "ScaleClient", "ScaleDisplay",
                 "ArgumentParsing", "ScaleOptions",
             ]),
+        // The daemon: options and configuration in, ScaleDaemon runs the rest; ScaleEvdev for
+        // a recording given as the source, ScalePOSIX for signals and paths.
         .executableTarget(
             name: "forcescaled",
             dependencies: ["ArgumentParsing", "ScaleCore", "ScalePOSIX", "ScaleEvdev", "ScaleDaemon", "ScaleOptions"]),
+        // bench/replay: parsing and the pipeline over a recording (RecordingFiles, hence
+        // ScaleEvdev). Results: BENCHMARKS.md.
         .executableTarget(
             name: "forcescale-bench",
             dependencies: ["ScaleCore", "ScaleEvdev", "BenchSupport"],
@@ -87,6 +94,8 @@ let package = Package(
             name: "forcescale-live-bench",
             dependencies: ["CEvdev", "KernelTestSupport"],
             path: "bench/Sources/forcescale-live-bench"),
+        // One test target per module, each depending on the module it tests and what its
+        // tests build values from.
         .testTarget(name: "ScaleCoreTests", dependencies: ["ScaleCore"]),
         .testTarget(name: "ArgumentParsingTests", dependencies: ["ArgumentParsing"]),
         .testTarget(name: "ScaleDisplayTests", dependencies: ["ScaleDisplay", "ScaleCore"]),
@@ -95,13 +104,18 @@ let package = Package(
         // test targets can use it; ScalePOSIX for the types it drives.
         .target(name: "ScaleTestSupport", dependencies: ["ScalePOSIX"], path: "Tests/ScaleTestSupport"),
         .testTarget(name: "ScalePOSIXTests", dependencies: ["ScalePOSIX", "ScaleTestSupport"]),
+        // Also ModuleGraphTests, which reads this manifest through 'swift package dump-package'.
         .testTarget(name: "ScaleClientTests", dependencies: ["ScaleClient", "ScaleCore", "ScalePOSIX", "ScaleTestSupport"]),
+        .testTarget(name: "ScaleEvdevTests", dependencies: ["ScaleEvdev", "ScaleCore", "ScalePOSIX", "ScaleTestSupport"]),
+        // CSQLite: the schema tests open the database file directly.
         .testTarget(name: "ScaleLogTests", dependencies: ["ScaleLog", "ScaleCore", "ScalePOSIX", "CSQLite", "ScaleTestSupport"]),
         .testTarget(
             name: "ScaleDaemonTests",
             dependencies: ["ScaleDaemon", "ScaleCore", "ScalePOSIX", "ScaleLog", "ScaleTestSupport"]),
-        // End to end: the built forcescale and forcescaled run as child processes
-        // (FORCESCALE_BIN_DIR), golden replays, man pages and the service files.
+        // The end-to-end suites: the built forcescale and forcescaled run as child processes
+        // (FORCESCALE_BIN_DIR), golden replays, man pages and the service files. ScaleLog to
+        // write a force log for the log commands to read. (The name is older than the
+        // per-module targets; it covers the daemon too.)
         .testTarget(name: "ForcescaleCLITests", dependencies: ["ScaleCore", "ScaleLog"]),
     ]
 )
