@@ -39,7 +39,7 @@ public final class ForcescaleClient {
     /// A change of connection, for logs and for an event loop that watches `descriptor`.
     public enum ConnectionEvent: Hashable, Sendable {
         /// Connected (again); `release` is the daemon's, from its greeting. A WATCH that was
-        /// on before the loss has been asked for again.
+        /// on before the loss is asked for again right after this is reported.
         case connected(release: String)
         /// The connection ended or failed.
         case lost(DaemonClientError)
