@@ -4,7 +4,7 @@ export SWIFT
 # Options for the watch client of `make run`, e.g. make run ARGS="--unit oz"
 ARGS ?=
 
-.PHONY: all setup build run test bench clean install install-build uninstall
+.PHONY: all setup setup-test setup-bench build run test bench clean install install-build uninstall
 
 # Where `make install` puts things (DESTDIR stages them, as packagers do). With the default
 # PREFIX, systemd, udev and systemd-sysusers all look in /usr/local/lib too; another PREFIX
@@ -29,8 +29,16 @@ INSTALL_SCRATCH = .build/install
 
 all: build
 
+# What building and running need (a packager's build pulls no VM); `make test` and `make bench`
+# add what they run beside the programs. See scripts/setup.
 setup:
-	@scripts/setup
+	@scripts/setup build
+
+setup-test:
+	@scripts/setup test
+
+setup-bench:
+	@scripts/setup bench
 
 build: setup
 	$(SWIFT) build -c release --product forcescale
@@ -46,12 +54,12 @@ run: build
 # real-kernel scenarios (natively when /dev/uinput is usable, otherwise in a VM booted from
 # Debian's kernel: about 10 minutes; see docs/testing.md). The scenarios' own watchdog
 # (FORCESCALE_KT_TIMEOUT) and the VM's limit leave room for a machine busy with other work.
-test: setup
+test: setup-test
 	$(SWIFT) build
 	FORCESCALE_BIN_DIR="$$($(SWIFT) build --show-bin-path)" $(SWIFT) test
 	FORCESCALE_KT_TIMEOUT=$${FORCESCALE_KT_TIMEOUT:-1700} FORCESCALE_VM_TIMEOUT=$${FORCESCALE_VM_TIMEOUT:-1800} scripts/kernel-tests "$$($(SWIFT) build --show-bin-path)/forcescale-kernel-tests"
 
-bench: setup
+bench: setup-bench
 	bench/replay
 	bench/live
 	bench/daemon

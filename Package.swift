@@ -45,8 +45,9 @@ let package = Package(
         .target(name: "ScaleDisplay", dependencies: ["ScaleCore"]),
         // The service: the loop that owns the source, the clients and the calibration, the
         // calibration store, and what only a service needs: sd_notify, the watchdog and
-        // socket activation (CSystemd). ScaleEvdev for its sources, ScaleLog for the force log.
-        .target(name: "ScaleDaemon", dependencies: ["ScaleCore", "ScalePOSIX", "ScaleEvdev", "ScaleLog", "CSystemd"]),
+        // socket activation (CSystemd). ScaleEvdev for its sources, ScaleLog for the force log,
+        // ScaleOptions for the settings table its configuration is read by.
+        .target(name: "ScaleDaemon", dependencies: ["ScaleCore", "ScalePOSIX", "ScaleEvdev", "ScaleLog", "ScaleOptions", "CSystemd"]),
         // The CLI: local commands read devices (ScaleEvdev) and the force log (ScaleLog); the
         // daemon's commands talk through ScaleClient. Not ScaleDaemon: the CLI never links
         // libsystemd.
@@ -94,6 +95,9 @@ let package = Package(
             name: "forcescale-live-bench",
             dependencies: ["CEvdev", "KernelTestSupport"],
             path: "bench/Sources/forcescale-live-bench"),
+        // What the host test suites share for waiting: a deadline-bound poll whose failure
+        // says what it waited for, how long, and what it saw (issue 15).
+        .target(name: "TestWaiting", path: "Tests/TestWaiting"),
         // One test target per module, each depending on the module it tests and what its
         // tests build values from.
         .testTarget(name: "ScaleCoreTests", dependencies: ["ScaleCore"]),
@@ -101,21 +105,22 @@ let package = Package(
         .testTarget(name: "ScaleDisplayTests", dependencies: ["ScaleDisplay", "ScaleCore"]),
         // What the tests of the OS-facing modules share: temporary directories, file helpers,
         // stepping a loop, a raw socket client. A library (not a test target) so that several
-        // test targets can use it; ScalePOSIX for the types it drives.
-        .target(name: "ScaleTestSupport", dependencies: ["ScalePOSIX"], path: "Tests/ScaleTestSupport"),
-        .testTarget(name: "ScalePOSIXTests", dependencies: ["ScalePOSIX", "ScaleTestSupport"]),
+        // test targets can use it; ScalePOSIX for the types it drives, TestWaiting for pump.
+        .target(name: "ScaleTestSupport", dependencies: ["ScalePOSIX", "TestWaiting"], path: "Tests/ScaleTestSupport"),
+        .testTarget(name: "ScalePOSIXTests", dependencies: ["ScalePOSIX", "ScaleTestSupport", "TestWaiting"]),
         // Also ModuleGraphTests, which reads this manifest through 'swift package dump-package'.
         .testTarget(name: "ScaleClientTests", dependencies: ["ScaleClient", "ScaleCore", "ScalePOSIX", "ScaleTestSupport"]),
         .testTarget(name: "ScaleEvdevTests", dependencies: ["ScaleEvdev", "ScaleCore", "ScalePOSIX", "ScaleTestSupport"]),
         // CSQLite: the schema tests open the database file directly.
-        .testTarget(name: "ScaleLogTests", dependencies: ["ScaleLog", "ScaleCore", "ScalePOSIX", "CSQLite", "ScaleTestSupport"]),
+        .testTarget(name: "ScaleLogTests", dependencies: ["ScaleLog", "ScaleCore", "ScalePOSIX", "CSQLite", "ScaleTestSupport", "TestWaiting"]),
         .testTarget(
             name: "ScaleDaemonTests",
-            dependencies: ["ScaleDaemon", "ScaleCore", "ScalePOSIX", "ScaleLog", "ScaleTestSupport"]),
+            dependencies: ["ScaleDaemon", "ScaleCore", "ScalePOSIX", "ScaleLog", "ScaleOptions", "ScaleTestSupport", "TestWaiting"]),
         // The end-to-end suites: the built forcescale and forcescaled run as child processes
         // (FORCESCALE_BIN_DIR), golden replays, man pages and the service files. ScaleLog to
-        // write a force log for the log commands to read. (The name is older than the
-        // per-module targets; it covers the daemon too.)
-        .testTarget(name: "ForcescaleCLITests", dependencies: ["ScaleCore", "ScaleLog"]),
+        // write a force log for the log commands to read, ScaleOptions for the settings table
+        // the man pages are checked against. (The name is older than the per-module
+        // targets; it covers the daemon too.)
+        .testTarget(name: "ForcescaleCLITests", dependencies: ["ScaleCore", "ScaleLog", "ScaleOptions", "TestWaiting"]),
     ]
 )

@@ -2,17 +2,26 @@ import Glibc
 import ScaleCore
 import ScalePOSIX
 
-/// One line from the daemon: its text (without the newline) and its JSON.
-public struct DaemonLine: Sendable {
+/// One line from the daemon: its text (without the newline) and its decoded message.
+public struct ReceivedLine: Sendable {
     /// The line as the daemon sent it, without its `\n`: what `--json` passes through.
     public let text: String
-    public let json: JSONValue
+    /// The line decoded by ScaleCore, the same types the daemon writes it from.
+    public let message: DaemonLine
 
-    /// `"READING"`, `"STATUS"`…; empty when the line has no string `class`.
-    public var className: String { json["class"]?.stringValue ?? "" }
+    /// `"READING"`, `"STATUS"`…, or a class this build does not know, as sent.
+    public var className: String { message.className }
 
     /// Whether this is a line of the stream (READING or PEAK) rather than a reply.
-    public var isStream: Bool { className == "READING" || className == "PEAK" }
+    public var isStream: Bool { message.isStream }
+}
+
+/// The reply to a request, typed, with the line as the daemon sent it (for `--json`).
+public struct DaemonReply<Message: DaemonLineMessage>: Sendable {
+    /// The reply decoded.
+    public let message: Message
+    /// The line as the daemon sent it, without its `\n`.
+    public let text: String
 }
 
 /// Why talking to the daemon failed, said so that the user knows what to do next.
@@ -27,8 +36,9 @@ public enum DaemonClientError: Error, Hashable, Sendable, CustomStringConvertibl
     case timedOut(path: String, waitingFor: String, seconds: Double)
     /// The daemon closed the connection (it stopped, or dropped this client).
     case closed(path: String)
-    /// The daemon sent something that is not a JSON object with a `class`.
-    case malformedLine(path: String, line: String)
+    /// The daemon sent a line that cannot be read: not a JSON object with a `class`, or a
+    /// message of a known class with a field missing or of the wrong type.
+    case malformedLine(path: String, line: String, problem: ProtocolDecodeError)
     /// The daemon speaks a protocol major version this client does not know.
     case unsupportedProtocol(path: String, major: Int)
     /// The daemon answered the request with an ERROR line.
@@ -48,9 +58,9 @@ public enum DaemonClientError: Error, Hashable, Sendable, CustomStringConvertibl
             return "\(path): no \(what) reply from forcescaled within \(DaemonClient.seconds(seconds)) s"
         case .closed(let path):
             return "forcescaled closed the connection on \(path)"
-        case .malformedLine(let path, let line):
+        case .malformedLine(let path, let line, let problem):
             let shown = line.count > 80 ? String(line.prefix(80)) + "…" : line
-            return "\(path): forcescaled sent a line that is not a protocol message: \(shown)"
+            return "\(path): forcescaled sent a line that is not a protocol message (\(problem)): \(shown)"
         case .unsupportedProtocol(let path, let major):
             return "\(path): forcescaled speaks protocol \(major), this forcescale speaks \(DaemonMessage.protocolMajor); install matching versions"
         case .refused(let message, _):
@@ -98,12 +108,13 @@ public final class DaemonClient {
     /// `readAvailable()`. Blocking, but nothing here waits on it except in `poll(2)`.
     public let descriptor: FileDescriptor
     /// The daemon's VERSION greeting (set once `init` returns).
-    public private(set) var version: DaemonLine!
+    public private(set) var version: VersionMessage!
 
     /// Bytes received and not yet cut into lines.
     private var pending: [UInt8] = []
-    /// Lines cut and not yet handed out.
-    private var lines: [DaemonLine] = []
+    /// Lines cut and not yet handed out, each decoded or the reason it could not be: a
+    /// broken line is reported when its turn comes, after the lines that came before it.
+    private var lines: [Result<ReceivedLine, DaemonClientError>] = []
     private var readScratch = [UInt8](repeating: 0, count: 65536)
     private var reachedEnd = false
     private var isClosed = false
@@ -128,10 +139,15 @@ public final class DaemonClient {
             guard let greeting = try nextLine(timeout: timeout) else {
                 throw .timedOut(path: path, waitingFor: "VERSION", seconds: timeout)
             }
-            guard greeting.className == "VERSION" else { throw .malformedLine(path: path, line: greeting.text) }
-            let major = greeting.json["proto_major"]?.numberValue.map { Int($0) } ?? -1
-            guard major == DaemonMessage.protocolMajor else { throw .unsupportedProtocol(path: path, major: major) }
-            version = greeting
+            guard case .version(let message) = greeting.message else {
+                throw .malformedLine(
+                    path: path, line: greeting.text,
+                    problem: .unexpectedClass(expected: VersionMessage.className, found: greeting.className))
+            }
+            guard message.protocolMajor == DaemonMessage.protocolMajor else {
+                throw .unsupportedProtocol(path: path, major: message.protocolMajor)
+            }
+            version = message
         } catch {
             close()
             throw error
@@ -147,7 +163,17 @@ public final class DaemonClient {
         try? descriptor.close()
     }
 
-    /// Sends one request line; a `\n` is added when missing.
+    /// Sends one request.
+    /// - Parameter request: The request, written as ``ClientRequest/line``.
+    /// - Throws: `.closed` when the daemon has gone, `.failed`.
+    public func send(_ request: ClientRequest) throws(DaemonClientError) {
+        try send(request.line)
+    }
+
+    /// Sends one line as it is, for what ``ClientRequest`` cannot say (a test's bad line);
+    /// a `\n` is added when missing.
+    /// - Parameter line: The line.
+    /// - Throws: `.closed` when the daemon has gone, `.failed`.
     public func send(_ line: String) throws(DaemonClientError) {
         var bytes = Array(line.utf8)
         if bytes.last != UInt8(ascii: "\n") { bytes.append(UInt8(ascii: "\n")) }
@@ -167,40 +193,46 @@ public final class DaemonClient {
         }
     }
 
-    /// Sends a request and waits for its reply: the next line of `replyClass`, or an ERROR.
-    /// READING and PEAK lines that arrive meanwhile go to `onStream`; other lines are
+    /// Sends a request and waits for its reply: the next message of type `reply`, or an
+    /// ERROR. READING and PEAK lines that arrive meanwhile go to `onStream`; other lines are
     /// skipped, as the protocol asks of clients.
     /// - Parameters:
-    ///   - line: The request.
-    ///   - replyClass: The class of the reply, usually the request's.
+    ///   - request: The request.
+    ///   - reply: The type of the reply: the message of the request's class
+    ///     (`StatusMessage` for `.status`).
     ///   - timeout: Seconds to wait for the reply; `nil` waits for ever.
     ///   - onStream: Gets the stream lines that arrive before the reply.
-    /// - Returns: The reply.
-    /// - Throws: `DaemonClientError.refused` for an ERROR reply, `.timedOut`, `.closed`;
-    ///   or what `onStream` throws.
-    public func request(
-        _ line: String, replyClass: String, timeout: Double? = 5,
-        onStream: (DaemonLine) throws -> Void = { _ in }
-    ) throws -> DaemonLine {
-        try send(line)
-        return try awaitReply(replyClass, timeout: timeout, onStream: onStream)
+    /// - Returns: The reply, and its line as sent.
+    /// - Throws: `DaemonClientError.refused` for an ERROR reply, `.timedOut`, `.closed`,
+    ///   `.malformedLine`; or what `onStream` throws.
+    public func request<Reply: DaemonLineMessage>(
+        _ request: ClientRequest, expecting reply: Reply.Type, timeout: Double? = 5,
+        onStream: (ReceivedLine) throws -> Void = { _ in }
+    ) throws -> DaemonReply<Reply> {
+        try send(request)
+        return try awaitReply(reply, timeout: timeout, onStream: onStream)
     }
 
-    /// Waits for the next line of `replyClass` or an ERROR, as `request` does after sending.
-    public func awaitReply(
-        _ replyClass: String, timeout: Double? = 5, onStream: (DaemonLine) throws -> Void = { _ in }
-    ) throws -> DaemonLine {
+    /// Waits for the next message of type `reply` or an ERROR, as `request` does after
+    /// sending.
+    /// - Parameters:
+    ///   - reply: The type of the reply.
+    ///   - timeout: Seconds to wait for the reply; `nil` waits for ever.
+    ///   - onStream: Gets the stream lines that arrive before the reply.
+    /// - Returns: The reply, and its line as sent.
+    /// - Throws: As ``request(_:expecting:timeout:onStream:)``.
+    public func awaitReply<Reply: DaemonLineMessage>(
+        _ reply: Reply.Type, timeout: Double? = 5, onStream: (ReceivedLine) throws -> Void = { _ in }
+    ) throws -> DaemonReply<Reply> {
         let deadline = timeout.map { MonotonicClock.now() + Int64($0 * 1_000_000) }
         while true {
             guard let line = try nextLine(deadline: deadline) else {
-                throw DaemonClientError.timedOut(path: path, waitingFor: replyClass, seconds: timeout ?? 0)
+                throw DaemonClientError.timedOut(path: path, waitingFor: Reply.className, seconds: timeout ?? 0)
             }
-            switch line.className {
-            case replyClass: return line
-            case "ERROR":
-                throw DaemonClientError.refused(
-                    message: line.json["message"]?.stringValue ?? line.text, request: line.json["request"]?.stringValue)
-            case "READING", "PEAK": try onStream(line)
+            if let message = Reply(line.message) { return DaemonReply(message: message, text: line.text) }
+            switch line.message {
+            case .error(let error): throw DaemonClientError.refused(message: error.message, request: error.requestClass)
+            case .reading, .peak: try onStream(line)
             default: continue
             }
         }
@@ -209,15 +241,15 @@ public final class DaemonClient {
     /// The next line, waiting at most `timeout` seconds (`nil`: for ever).
     /// - Returns: The line, or `nil` when none came in time.
     /// - Throws: `.closed` at the end of the stream, `.malformedLine`, `.failed`.
-    public func nextLine(timeout: Double?) throws(DaemonClientError) -> DaemonLine? {
+    public func nextLine(timeout: Double?) throws(DaemonClientError) -> ReceivedLine? {
         try nextLine(deadline: timeout.map { MonotonicClock.now() + Int64($0 * 1_000_000) })
     }
 
     /// The next line, waiting until `deadline` on the monotonic clock (microseconds;
     /// `nil`: for ever).
-    public func nextLine(deadline: Int64?) throws(DaemonClientError) -> DaemonLine? {
+    public func nextLine(deadline: Int64?) throws(DaemonClientError) -> ReceivedLine? {
         while true {
-            if !lines.isEmpty { return lines.removeFirst() }
+            if !lines.isEmpty { return try lines.removeFirst().get() }
             if reachedEnd { throw .closed(path: path) }
             var remaining: Int32 = -1
             if let deadline {
@@ -244,12 +276,21 @@ public final class DaemonClient {
 
     /// The lines that can be read now without waiting, for a caller on an event loop.
     /// - Throws: `.closed` once the daemon has closed the connection and every line before
-    ///   that has been handed out.
-    public func readAvailable() throws(DaemonClientError) -> [DaemonLine] {
+    ///   that has been handed out; `.malformedLine` for a line that cannot be read, once
+    ///   the lines before it have been handed out.
+    public func readAvailable() throws(DaemonClientError) -> [ReceivedLine] {
         if lines.isEmpty, !reachedEnd { try receive() }
         if lines.isEmpty, reachedEnd { throw .closed(path: path) }
-        defer { lines.removeAll() }
-        return lines
+        var available: [ReceivedLine] = []
+        while let first = lines.first, case .success(let line) = first {
+            available.append(line)
+            lines.removeFirst()
+        }
+        if available.isEmpty, let first = lines.first {
+            lines.removeFirst()
+            _ = try first.get()
+        }
+        return available
     }
 
     // MARK: Private
@@ -298,10 +339,11 @@ public final class DaemonClient {
             start = newline + 1
             guard !bytes.isEmpty else { continue }
             let text = String(decoding: bytes, as: UTF8.self)
-            guard let json = try? JSONValue.parse(Array(bytes)), json["class"]?.stringValue != nil else {
-                throw .malformedLine(path: path, line: text)
+            do {
+                lines.append(.success(ReceivedLine(text: text, message: try DaemonLine.decode(line: Array(bytes)))))
+            } catch {
+                lines.append(.failure(.malformedLine(path: path, line: text, problem: error)))
             }
-            lines.append(DaemonLine(text: text, json: json))
         }
         pending.removeFirst(start)
     }

@@ -1,9 +1,9 @@
 import ScaleCore
 import ScalePOSIX
 
-/// The typed client of forcescaled (what libgps is to gpsd): requests return values,
-/// the stream of readings comes as `StreamEvent`s, and a lost daemon can be found again
-/// by itself, with back-off.
+/// The typed client of forcescaled (what libgps is to gpsd): requests return ScaleCore's
+/// typed messages (`StatusMessage`, `TareMessage`…), the stream of readings comes as
+/// `StreamEvent`s, and a lost daemon can be found again by itself, with back-off.
 ///
 /// Two ways to use it, on one thread:
 /// - Blocking, from a command-line tool: `connect()`, `watch()`, then `nextEvent(timeout:)`
@@ -86,7 +86,7 @@ public final class ForcescaleClient {
     public var descriptor: FileDescriptor? { connection?.descriptor }
 
     /// The daemon's release, from the current connection's greeting.
-    public var release: String? { connection?.version.json["release"]?.stringValue }
+    public var release: String? { connection?.version.release }
 
     /// Whether `step()` has events (or lines) in hand that an event loop would not be woken
     /// for: call `step()` again while this is true.
@@ -116,28 +116,28 @@ public final class ForcescaleClient {
 
     /// Asks for the daemon's state.
     /// - Parameter timeout: Seconds to wait for the reply; `options.timeout` when `nil`.
-    /// - Returns: STATUS as a value.
+    /// - Returns: STATUS.
     /// - Throws: `DaemonClientError`: not connected and connecting failed, `.refused` for an
     ///   ERROR reply, `.timedOut`, `.closed`, `.malformedLine` for a reply it cannot read.
-    public func status(timeout: Double? = nil) throws(DaemonClientError) -> DaemonStatus {
-        try reply(to: .status, timeout: timeout, ClientMessages.status)
+    public func status(timeout: Double? = nil) throws(DaemonClientError) -> StatusMessage {
+        try exchange(.status, expecting: StatusMessage.self, timeout: timeout)
     }
 
     /// Asks for the input devices the daemon knows.
     /// - Parameter timeout: Seconds to wait for the reply; `options.timeout` when `nil`.
     /// - Returns: DEVICES's entries, in the daemon's order.
     /// - Throws: `DaemonClientError`, as for `status()`.
-    public func devices(timeout: Double? = nil) throws(DaemonClientError) -> [DeviceSummary] {
-        try reply(to: .devices, timeout: timeout, ClientMessages.devices)
+    public func devices(timeout: Double? = nil) throws(DaemonClientError) -> [DevicesMessage.Device] {
+        try exchange(.devices, expecting: DevicesMessage.self, timeout: timeout).devices
     }
 
     /// Takes the current weight as zero.
     /// - Parameter timeout: Seconds to wait for the reply; `options.timeout` when `nil`.
-    /// - Returns: The tare offset now stored.
+    /// - Returns: The tare offset now stored, and the device.
     /// - Throws: `DaemonClientError`, as for `status()`; `.refused` when no device is open
     ///   or this user may not tare.
-    public func tare(timeout: Double? = nil) throws(DaemonClientError) -> TareResult {
-        try reply(to: .tare, timeout: timeout, ClientMessages.tare)
+    public func tare(timeout: Double? = nil) throws(DaemonClientError) -> TareMessage {
+        try exchange(.tare, expecting: TareMessage.self, timeout: timeout)
     }
 
     /// Adds a calibration point: the daemon waits for the next stable reading with `grams`
@@ -149,17 +149,19 @@ public final class ForcescaleClient {
     /// - Returns: The point added and the size of the curve.
     /// - Throws: `DaemonClientError`, as for `status()`; `.refused` when the point does not
     ///   make a rising curve.
-    public func calibrate(grams: Double, timeout: Double? = nil) throws(DaemonClientError) -> CalibrationResult {
-        try reply(to: .calibrate(grams: grams), timeout: timeout, ClientMessages.calibrate)
+    public func calibrate(grams: Double, timeout: Double? = nil) throws(DaemonClientError) -> CalibrateMessage {
+        try exchange(.calibrate(grams: grams), expecting: CalibrateMessage.self, timeout: timeout)
     }
 
     /// Plays a haptic pattern on the daemon's rumble device.
     /// - Parameters:
     ///   - pattern: What to play.
     ///   - timeout: Seconds to wait for the reply; `options.timeout` when `nil`.
+    /// - Returns: The reply, once the pattern has started playing.
     /// - Throws: `DaemonClientError`, as for `status()`; `.refused` when nothing can rumble.
-    public func rumble(_ pattern: HapticPattern = .impactMedium, timeout: Double? = nil) throws(DaemonClientError) {
-        _ = try exchange(.rumble(pattern: pattern), timeout: timeout)
+    @discardableResult
+    public func rumble(_ pattern: HapticPattern = .impactMedium, timeout: Double? = nil) throws(DaemonClientError) -> RumbleMessage {
+        try exchange(.rumble(pattern: pattern), expecting: RumbleMessage.self, timeout: timeout)
     }
 
     /// Starts the stream of READING and PEAK lines (of one device, if given). It is asked
@@ -169,7 +171,7 @@ public final class ForcescaleClient {
     ///   - timeout: Seconds to wait for the reply; `options.timeout` when `nil`.
     /// - Throws: `DaemonClientError`, as for `status()`.
     public func watch(device: String? = nil, timeout: Double? = nil) throws(DaemonClientError) {
-        _ = try exchange(.watch(enable: true, device: device), timeout: timeout)
+        _ = try exchange(.watch(enable: true, device: device), expecting: WatchMessage.self, timeout: timeout)
         watchedDevice = .some(device)
     }
 
@@ -178,7 +180,7 @@ public final class ForcescaleClient {
     /// - Throws: `DaemonClientError`, as for `status()`.
     public func stopWatching(timeout: Double? = nil) throws(DaemonClientError) {
         watchedDevice = nil
-        _ = try exchange(.watch(enable: false, device: nil), timeout: timeout)
+        _ = try exchange(.watch(enable: false, device: nil), expecting: WatchMessage.self, timeout: timeout)
     }
 
     // MARK: The stream, blocking
@@ -189,22 +191,24 @@ public final class ForcescaleClient {
     /// - Parameter timeout: Seconds to wait; `nil` waits for ever.
     /// - Returns: The event, or `nil` when none came in time.
     /// - Throws: `DaemonClientError` when the connection is lost or cannot be made and there
-    ///   is no reconnect policy, or after `close()` (`.closed`).
+    ///   is no reconnect policy, or after `close()` (`.closed`); `.malformedLine` for a line
+    ///   that cannot be read, after which the connection goes on (call again).
     public func nextEvent(timeout: Double? = nil) throws(DaemonClientError) -> StreamEvent? {
         let deadline = timeout.map { MonotonicClock.now() + Int64($0 * 1_000_000) }
         while true {
             if !pendingEvents.isEmpty { return pendingEvents.removeFirst() }
             guard !isClosed else { throw .closed(path: options.socketPath) }
             if let connection {
-                let line: DaemonLine?
-                do {
+                let line: ReceivedLine?
+                do throws(DaemonClientError) {
                     line = try connection.nextLine(deadline: deadline)
                 } catch {
+                    if case .malformedLine = error { throw error }
                     try lose(error)
                     continue
                 }
                 guard let line else { return nil }
-                if let event = ClientMessages.streamEvent(line.json) { return event }
+                if let event = StreamEvent(line.message) { return event }
                 continue    // a reply nobody waits for (WATCH again after reconnecting), or a class this client does not know
             }
             let due = reconnectDeadline ?? MonotonicClock.now()
@@ -226,7 +230,8 @@ public final class ForcescaleClient {
     /// (the first call), it connects.
     /// - Returns: The READING and PEAK events read, in order.
     /// - Throws: `DaemonClientError` when the connection is lost or cannot be made and there
-    ///   is no reconnect policy.
+    ///   is no reconnect policy; `.malformedLine` for a line that cannot be read, after which
+    ///   the connection goes on (the events before it come with the next call).
     public func step() throws(DaemonClientError) -> [StreamEvent] {
         guard !isClosed else { return [] }
         if connection == nil {
@@ -236,11 +241,12 @@ public final class ForcescaleClient {
             guard connection != nil else { return takePending() }
         }
         guard let connection else { return takePending() }
-        do {
+        do throws(DaemonClientError) {
             for line in try connection.readAvailable() {
-                if let event = ClientMessages.streamEvent(line.json) { keep(event) }
+                if let event = StreamEvent(line.message) { keep(event) }
             }
         } catch {
+            if case .malformedLine = error { throw error }
             try lose(error)
         }
         return takePending()
@@ -248,19 +254,12 @@ public final class ForcescaleClient {
 
     // MARK: Private
 
-    /// Sends a request and returns its reply decoded by `decode`.
-    private func reply<Value>(
-        to request: ClientRequest, timeout: Double?, _ decode: (JSONValue) -> Value?
-    ) throws(DaemonClientError) -> Value {
-        let line = try exchange(request, timeout: timeout)
-        guard let value = decode(line.json) else { throw .malformedLine(path: options.socketPath, line: line.text) }
-        return value
-    }
-
-    /// Sends a request and waits for the line of its class or an ERROR; stream events that
-    /// come meanwhile are kept for `nextEvent` and `step`. Connects first when not connected
+    /// Sends a request and waits for its reply or an ERROR; stream events that come
+    /// meanwhile are kept for `nextEvent` and `step`. Connects first when not connected
     /// (once: the caller asked for an answer, not for waiting on a back-off schedule).
-    private func exchange(_ request: ClientRequest, timeout: Double?) throws(DaemonClientError) -> DaemonLine {
+    private func exchange<Reply: DaemonLineMessage>(
+        _ request: ClientRequest, expecting reply: Reply.Type, timeout: Double?
+    ) throws(DaemonClientError) -> Reply {
         if connection == nil {
             isClosed = false
             try open()
@@ -269,25 +268,22 @@ public final class ForcescaleClient {
         let seconds = timeout ?? options.timeout
         let deadline = MonotonicClock.now() + Int64(seconds * 1_000_000)
         do throws(DaemonClientError) {
-            try connection.send(ClientMessages.line(for: request))
+            try connection.send(request)
             while true {
                 guard let line = try connection.nextLine(deadline: deadline) else {
-                    throw DaemonClientError.timedOut(path: options.socketPath, waitingFor: request.className, seconds: seconds)
+                    throw DaemonClientError.timedOut(path: options.socketPath, waitingFor: Reply.className, seconds: seconds)
                 }
-                switch line.className {
-                case request.className:
-                    return line
-                case "ERROR":
-                    throw DaemonClientError.refused(
-                        message: line.json["message"]?.stringValue ?? line.text, request: line.json["request"]?.stringValue)
-                default:
-                    if let event = ClientMessages.streamEvent(line.json) { keep(event) }
+                if let message = Reply(line.message) { return message }
+                if case .error(let error) = line.message {
+                    throw DaemonClientError.refused(message: error.message, request: error.requestClass)
                 }
+                if let event = StreamEvent(line.message) { keep(event) }
             }
         } catch {
             switch error {
-            case .timedOut, .refused:
-                // The connection is fine: the reply is late, or it is an ERROR.
+            case .timedOut, .refused, .malformedLine:
+                // The connection is fine: the reply is late, an ERROR, or a line this build
+                // cannot read (the lines after it are read as usual).
                 throw error
             default:
                 // Anything else (closed, failed, a line that is not the protocol) ends the
@@ -308,7 +304,7 @@ public final class ForcescaleClient {
         if let device = watchedDevice {
             // The reply is read with the stream and skipped there, so that nothing waits here.
             do {
-                try made.send(ClientMessages.line(for: .watch(enable: true, device: device)))
+                try made.send(ClientRequest.watch(enable: true, device: device))
             } catch {
                 try lose(error)
             }

@@ -1,88 +1,75 @@
 import ScaleCore
 import ScaleEvdev
 import ScaleLog
+import ScaleOptions
 
-/// The keys of `forcescale.conf`, each also a `forcescaled` option of the same name
-/// (`interval-ms = 20` and `--interval-ms 20`), except `rumble` (`--no-rumble`) and
-/// `log-level` (`--verbose`, `--quiet`) and `log` (`--log`, `--no-log`).
-public enum ConfigurationKey: String, CaseIterable, Sendable, CustomStringConvertible {
-    case device
-    case intervalMilliseconds = "interval-ms"
-    case threshold
-    case hysteresis
-    case contacts
-    case unit
-    case stableMilliseconds = "stable-ms"
-    case stableGrams = "stable-grams"
-    case rumble
-    case rumbleDevice = "rumble-device"
-    case rumbleIntensity = "rumble-intensity"
-    case socket
-    case stateDirectory = "state-dir"
-    case group
-    case logLevel = "log-level"
-    case log
-    case logDatabase = "log-db"
-    case logKeepDays = "log-keep-days"
-    case logKeepReadings = "log-keep-readings"
+/// The keys of `forcescale.conf`: the settings that the file takes (`Setting.all`, in its
+/// order), each also a `forcescaled` option of the same name (`interval-ms = 20` and
+/// `--interval-ms 20`), except `rumble` (`--no-rumble`) and `log-level` (`--verbose`,
+/// `--quiet`) and `log` (`--log`, `--no-log`). The names, the values each key accepts and
+/// when a reload applies it all come from the setting's declaration.
+public struct ConfigurationKey: RawRepresentable, Hashable, CaseIterable, Sendable, CustomStringConvertible {
+    /// The setting the key sets.
+    public let setting: Setting
 
+    /// The key of a setting that the file takes.
+    init(_ setting: Setting) {
+        precondition(setting.isInConfigurationFile, "'\(setting.name)' is not a key of the configuration file")
+        self.setting = setting
+    }
+
+    /// The key named `rawValue`, or `nil` when the file has no such key.
+    public init?(rawValue: String) {
+        guard let setting = Setting.named(rawValue), setting.isInConfigurationFile else { return nil }
+        self.setting = setting
+    }
+
+    /// The key as the file spells it: `interval-ms`.
+    public var rawValue: String { setting.name }
     public var description: String { rawValue }
 
-    /// The longest duration a millisecond key takes: a day, far beyond any use, and far
-    /// from overflowing once turned into microseconds.
-    public static let maximumMilliseconds = 86_400_000
+    public static func == (lhs: ConfigurationKey, rhs: ConfigurationKey) -> Bool { lhs.rawValue == rhs.rawValue }
+    public func hash(into hasher: inout Hasher) { hasher.combine(rawValue) }
 
-    /// The longest `log-keep-days`: a century.
-    public static let maximumKeepDays = 36_500
+    /// Every key, in the file's order.
+    public static let allCases: [ConfigurationKey] = Setting.all.filter(\.isInConfigurationFile).map(ConfigurationKey.init)
+
+    public static let device = ConfigurationKey(.device)
+    public static let intervalMilliseconds = ConfigurationKey(.intervalMilliseconds)
+    public static let threshold = ConfigurationKey(.threshold)
+    public static let hysteresis = ConfigurationKey(.hysteresis)
+    public static let contacts = ConfigurationKey(.contacts)
+    public static let unit = ConfigurationKey(.unit)
+    public static let stableMilliseconds = ConfigurationKey(.stableMilliseconds)
+    public static let stableGrams = ConfigurationKey(.stableGrams)
+    public static let rumble = ConfigurationKey(.rumble)
+    public static let rumbleDevice = ConfigurationKey(.rumbleDevice)
+    public static let rumbleIntensity = ConfigurationKey(.rumbleIntensity)
+    public static let socket = ConfigurationKey(.socket)
+    public static let stateDirectory = ConfigurationKey(.stateDirectory)
+    public static let group = ConfigurationKey(.group)
+    public static let logLevel = ConfigurationKey(.logLevel)
+    public static let log = ConfigurationKey(.log)
+    public static let logDatabase = ConfigurationKey(.logDatabase)
+    public static let logKeepDays = ConfigurationKey(.logKeepDays)
+    public static let logKeepReadings = ConfigurationKey(.logKeepReadings)
+
+    /// The longest duration a millisecond key takes (`Setting.maximumMilliseconds`).
+    public static var maximumMilliseconds: Int { Setting.maximumMilliseconds }
+
+    /// The longest `log-keep-days` (`Setting.maximumKeepDays`).
+    public static var maximumKeepDays: Int { Setting.maximumKeepDays }
 
     /// What the key accepts, for error messages.
-    public var accepted: String {
-        switch self {
-        case .device, .rumbleDevice: "a device path, a part of the device's name, or vendor:product in hex"
-        case .intervalMilliseconds: "a whole number of milliseconds from 0 to \(Self.maximumMilliseconds) (0 lets every frame through)"
-        case .threshold: "a force fraction greater than 0 and at most 1"
-        case .hysteresis: "a force fraction from 0 to the threshold"
-        case .contacts: ContactMode.allCases.map(\.rawValue).spelledOut
-        case .unit: MassUnit.allCases.map(\.rawValue).spelledOut
-        case .stableMilliseconds: "a whole number of milliseconds from 1 to \(Self.maximumMilliseconds)"
-        case .stableGrams: "a number of grams, 0 or more"
-        case .rumble, .log: "on or off"
-        case .rumbleIntensity: "a fraction from 0 to 1"
-        case .socket, .stateDirectory, .logDatabase: "an absolute path"
-        case .group: "a group name"
-        case .logLevel: DaemonLog.Level.allCases.map(\.name).spelledOut
-        case .logKeepDays: "a whole number of days from 1 to \(Self.maximumKeepDays)"
-        case .logKeepReadings: "a whole number of readings, 1 or more"
-        }
-    }
+    public var accepted: String { setting.accepted }
 
     /// How a change of this key reaches the running daemon on SIGHUP.
-    public enum Reach: Sendable {
-        /// The device is reopened (or the recording started over) with the new value.
-        case source
-        /// Applied at once.
-        case immediate
-        /// Kept for clients; nothing to apply in the daemon.
-        case stored
-        /// Takes effect when the daemon restarts.
-        case restart
-    }
+    public typealias Reach = Setting.Reload
 
-    public var reach: Reach {
-        switch self {
-        case .device, .intervalMilliseconds, .threshold, .hysteresis, .contacts, .stableMilliseconds, .stableGrams,
-             .rumble, .rumbleDevice, .rumbleIntensity:
-            .source
-        case .logLevel, .logKeepDays, .logKeepReadings: .immediate
-        case .unit: .stored
-        case .socket, .stateDirectory, .group, .log, .logDatabase: .restart
-        }
-    }
+    public var reach: Reach { setting.reload }
 
     /// Whether the key shapes the scale pipeline (and so matters to a recording, too).
-    public var isPipelineSetting: Bool {
-        [.intervalMilliseconds, .threshold, .hysteresis, .contacts, .stableMilliseconds, .stableGrams].contains(self)
-    }
+    public var isPipelineSetting: Bool { Setting.pipeline.contains(setting) }
 
     /// The known key closest to `name` in spelling, when one is close enough to be a typo.
     public static func suggestion(for name: String) -> ConfigurationKey? {
@@ -158,69 +145,42 @@ public struct ConfigurationLayer: Equatable, Sendable {
         case .logDatabase: logDatabase != nil
         case .logKeepDays: logKeepDays != nil
         case .logKeepReadings: logKeepReadings != nil
+        default: preconditionFailure("ConfigurationLayer has no field for '\(key)'")
         }
     }
 
-    /// Sets `key` from its text in the file, checking it on its own (the hysteresis
-    /// against the threshold is checked once the whole file is read).
+    /// Sets `key` from its text in the file, checking it on its own against its setting's
+    /// declaration (the hysteresis against the threshold is checked once the whole file is
+    /// read).
     /// - Throws: `ConfigurationValueError` naming the key and what it accepts.
     public mutating func set(_ key: ConfigurationKey, from text: String) throws(ConfigurationValueError) {
         let bad = ConfigurationValueError(key: key, value: text)
-        guard !text.isEmpty else { throw bad }
-        func milliseconds(from minimum: Int) throws(ConfigurationValueError) -> Int {
-            guard let value = Int(text), value >= minimum, value <= ConfigurationKey.maximumMilliseconds else { throw bad }
-            return value
-        }
-        func number(_ accepts: (Double) -> Bool) throws(ConfigurationValueError) -> Double {
-            guard let value = Double(text), value.isFinite, accepts(value) else { throw bad }
-            return value
-        }
-        func absolutePath() throws(ConfigurationValueError) -> String {
-            guard text.hasPrefix("/") else { throw bad }
-            return text
+        guard let value = key.setting.parse(text) else { throw bad }
+        func given<Value>(_ typed: Value?) throws(ConfigurationValueError) -> Value {
+            guard let typed else { throw bad }
+            return typed
         }
         switch key {
-        case .device: device = text
-        case .intervalMilliseconds: intervalMilliseconds = try milliseconds(from: 0)
-        case .threshold: threshold = try number { $0 > 0 && $0 <= 1 }
-        case .hysteresis: hysteresis = try number { $0 >= 0 && $0 <= 1 }
-        case .contacts:
-            guard let mode = ContactMode(rawValue: text) else { throw bad }
-            contacts = mode
-        case .unit:
-            guard let unit = MassUnit(rawValue: text) else { throw bad }
-            self.unit = unit
-        case .stableMilliseconds: stableMilliseconds = try milliseconds(from: 1)
-        case .stableGrams: stableGrams = try number { $0 >= 0 }
-        case .rumble:
-            switch text {
-            case "on": rumble = true
-            case "off": rumble = false
-            default: throw bad
-            }
-        case .rumbleDevice: rumbleDevice = text
-        case .rumbleIntensity: rumbleIntensity = try number { $0 >= 0 && $0 <= 1 }
-        case .socket: socket = try absolutePath()
-        case .stateDirectory: stateDirectory = try absolutePath()
-        case .group:
-            guard !text.contains(where: { $0 == ":" || $0 == "/" || $0.isWhitespace }) else { throw bad }
-            group = text
-        case .logLevel:
-            guard let level = DaemonLog.Level(name: text) else { throw bad }
-            logLevel = level
-        case .log:
-            switch text {
-            case "on": log = true
-            case "off": log = false
-            default: throw bad
-            }
-        case .logDatabase: logDatabase = try absolutePath()
-        case .logKeepDays:
-            guard let days = Int(text), days >= 1, days <= ConfigurationKey.maximumKeepDays else { throw bad }
-            logKeepDays = days
-        case .logKeepReadings:
-            guard let readings = Int(text), readings >= 1 else { throw bad }
-            logKeepReadings = readings
+        case .device: device = try given(value.text)
+        case .intervalMilliseconds: intervalMilliseconds = try given(value.integer)
+        case .threshold: threshold = try given(value.number)
+        case .hysteresis: hysteresis = try given(value.number)
+        case .contacts: contacts = try given(value.text.flatMap(ContactMode.init(rawValue:)))
+        case .unit: unit = try given(value.text.flatMap(MassUnit.init(rawValue:)))
+        case .stableMilliseconds: stableMilliseconds = try given(value.integer)
+        case .stableGrams: stableGrams = try given(value.number)
+        case .rumble: rumble = try given(value.toggle)
+        case .rumbleDevice: rumbleDevice = try given(value.text)
+        case .rumbleIntensity: rumbleIntensity = try given(value.number)
+        case .socket: socket = try given(value.text)
+        case .stateDirectory: stateDirectory = try given(value.text)
+        case .group: group = try given(value.text)
+        case .logLevel: logLevel = try given(value.text.flatMap(DaemonLog.Level.init(name:)))
+        case .log: log = try given(value.toggle)
+        case .logDatabase: logDatabase = try given(value.text)
+        case .logKeepDays: logKeepDays = try given(value.integer)
+        case .logKeepReadings: logKeepReadings = try given(value.integer)
+        default: preconditionFailure("ConfigurationLayer has no field for '\(key)'")
         }
     }
 }
@@ -326,6 +286,7 @@ public struct DaemonConfiguration: Equatable, Sendable {
         case .logDatabase: logDatabase ?? "log.sqlite in the state directory"
         case .logKeepDays: logKeepDays.map(String.init) ?? "forever"
         case .logKeepReadings: logKeepReadings.map(String.init) ?? "no limit"
+        default: preconditionFailure("DaemonConfiguration has no value for '\(key)'")
         }
     }
 

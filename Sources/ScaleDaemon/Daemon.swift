@@ -3,9 +3,10 @@ import ScaleCore
 import ScaleEvdev
 import ScalePOSIX
 
-/// The service: one thread, one epoll loop that owns every piece of state — the scale
-/// source (a device or a recording), the clients on the Unix socket, the calibration of
-/// the device. Readings go to watching clients without ever waiting for them.
+/// The service: one thread, one epoll loop that owns the scale source (a device or a
+/// recording), the clients on the Unix socket and the calibration store. What requests and
+/// readings do is decided by `DaemonRules`; the daemon moves the bytes and performs the
+/// effects. Readings go to watching clients without ever waiting for them.
 public final class Daemon {
     public enum Source: Sendable {
         /// A live device: the configuration's `device`, or the best one. The daemon starts
@@ -61,23 +62,6 @@ public final class Daemon {
         case stopping
     }
 
-    /// What the daemon knows of each client.
-    final class ClientState {
-        var watching = false
-        /// The device a WATCH named (a node name or a path); nil watches whatever is served.
-        var watchedDevice: String?
-
-        /// Whether this client wants the stream of the device at `path`.
-        func watches(path: String?) -> Bool {
-            guard watching else { return false }
-            guard let watchedDevice else { return true }
-            guard let path else { return false }
-            return watchedDevice == path || watchedDevice == Daemon.deviceName(path)
-        }
-        /// Grams of a CALIBRATE request waiting for the next stable reading.
-        var pendingCalibration: Double?
-    }
-
     public private(set) var options: Options
     /// Tells systemd (when it started the daemon) that it is ready, reloading or stopping.
     private let notifier = ServiceNotifier()
@@ -93,13 +77,13 @@ public final class Daemon {
     private var source: (any ScaleSource)?
     /// The force log's hand-off to its writer thread; nil when logging is off.
     private var forceLog: DaemonForceLog?
-    private var clients: [Int: (connection: ClientConnection, state: ClientState)] = [:]
-    private var calibration = Calibration.none
-    private var lastReading: Reading?
+    /// The connected clients and who each is (resolved once, when it connected).
+    private var clients: [Int: (connection: ClientConnection, identity: ClientIdentity)] = [:]
+    /// What requests and readings do, and the calibration in force.
+    private var rules: DaemonRules
     /// READINGs dropped for clients that have since left; STATUS counts since the start.
     private var droppedByDepartedClients = 0
     private let startedAt = MonotonicClock.now()
-    private let group: gid_t?
 
     /// Binds the socket, opens the state directory and the source. A live source need not
     /// have a device yet: the daemon then serves without one and waits for it.
@@ -124,21 +108,26 @@ public final class Daemon {
         } else {
             listener = try UnixListener(path: options.socketPath, groupName: options.groupName)
         }
-        group = listener.group ?? UserDatabase.groupID(named: options.groupName)
+        let group = listener.group ?? UserDatabase.groupID(named: options.groupName)
+        rules = DaemonRules(release: options.release, policy: ControlPolicy(daemonUser: geteuid(), group: group, groupName: options.groupName))
         watchdog = try WatchdogTimer(loop: loop, notifier: notifier)
         server = try SocketServer(listener: listener, loop: loop)
         server.onConnect = { [unowned self] client in
-            clients[client.id] = (client, ClientState())
+            let identity = ClientIdentity(client)
+            clients[client.id] = (client, identity)
             self.log.log(.debug, "\(client.label) connected")
-            client.send(DaemonMessage.version(release: self.options.release))
+            perform(rules.connect(identity))
         }
-        server.onLine = { [unowned self] client, line in handle(line, from: client) }
-        server.onOversizedLine = { client in
-            client.send(DaemonMessage.error(RequestError.lineTooLong))
-            client.close(afterFlushing: true)
+        server.onLine = { [unowned self] client, line in
+            guard let identity = clients[client.id]?.identity else { return }
+            perform(rules.handle(line: line, from: identity, serving: servedDevice))
+        }
+        server.onOversizedLine = { [unowned self] client in
+            perform(rules.lineTooLong(from: clients[client.id]?.identity ?? ClientIdentity(client)))
         }
         server.onDisconnect = { [unowned self] client, reason in
             clients[client.id] = nil
+            rules.disconnect(client.id)
             droppedByDepartedClients += client.droppedCount
             self.log.log(.debug, "\(client.label) disconnected: \(reason)")
         }
@@ -271,20 +260,22 @@ public final class Daemon {
         switch options.source {
         case .recording(let files, let loops):
             let scale = try RecordingScale(files: files, loops: loops, settings: options.configuration.settings, loop: loop) { [unowned self] in
-                handle($0)
+                handle($0, from: $1)
             }
             source = scale
             log.log(.notice, "serving the recording \(scale.path)" + (loops ? " in a loop" : ""))
+            // Its calibration is in force before its first reading.
             if let device = scale.currentDevice { takeCalibration(for: device.description) }
+            try scale.start()
         case .device:
-            let scale = try LiveScale(options: liveOptions(), loop: loop, onOutput: { [unowned self] in handle($0) }) { [unowned self] notice in
+            let scale = try LiveScale(options: liveOptions(), loop: loop, onOutput: { [unowned self] in handle($0, from: $1) }) { [unowned self] notice in
                 if case .opened(_, let device, _, _) = notice { takeCalibration(for: device) }
                 if case .removed = notice { forceLog?.sourceEnded() }
                 log.log(.notice, Self.describe(notice))
             }
+            // Kept before it starts, so that `.opened` finds it to apply the calibration to.
             source = scale
-            // The device opened inside the initializer, before `source` was set.
-            scale.setCalibration(calibration)
+            try scale.start()
             guard scale.currentDevice == nil else { return }
             if let error = scale.hotplugError {
                 log.log(.warning, "\(error): no input device can appear there; serving without one (restart forcescaled once the directory exists)")
@@ -303,173 +294,95 @@ public final class Daemon {
             rumble: configuration.rumbleChoice, rumbleIntensity: configuration.rumbleIntensity, waitForDevice: true)
     }
 
-    /// Loads the device's saved calibration; a corrupt file is moved aside with one warning.
+    /// Loads the device's saved calibration into the rules, which apply it; a corrupt file
+    /// is moved aside with one warning.
     private func takeCalibration(for device: DeviceDescription) {
+        var loaded = Calibration.none
         do {
             switch try store.load(for: device) {
             case .loaded(let saved):
-                calibration = saved
+                loaded = saved
                 log.log(.info, "calibration of '\(device.name)' loaded: \(saved.points.count) points, tare \(saved.tareGrams) g")
             case .nothingSaved:
-                calibration = .none
+                break
             case .corrupt(let movedTo, let reason):
-                calibration = .none
                 log.log(.warning, "the calibration of '\(device.name)' was unreadable (\(reason)); moved to \(movedTo), running uncalibrated")
             }
         } catch {
-            calibration = .none
             log.log(.warning, "\(error); running uncalibrated")
         }
-        source?.setCalibration(calibration)
+        perform(rules.adopt(loaded))
+    }
+
+    /// The device the source reads now, as the rules name it.
+    private var servedDevice: SourceDevice? {
+        source?.currentDevice.map { SourceDevice(path: $0.path, description: $0.description) }
     }
 
     // MARK: - Readings
 
-    private func handle(_ output: ScaleOutput) {
-        forceLog?.record(output, device: source?.currentDevice)
-        let path = source?.currentDevice?.path
-        let device = path.map(Self.deviceName)
-        switch output {
-        case .reading(let reading):
-            lastReading = reading
-            server.broadcast(ProtocolMessage.reading(reading, device: device), droppable: true) { [unowned self] in
-                clients[$0.id]?.state.watches(path: path) == true
-            }
-            if reading.stable, reading.contacts > 0 { completeCalibrations(with: reading) }
-        case .peak(let peak):
-            server.broadcast(ProtocolMessage.peak(peak, device: device), droppable: false) { [unowned self] in
-                clients[$0.id]?.state.watches(path: path) == true
-            }
-        }
+    private func handle(_ output: ScaleOutput, from device: SourceDevice) {
+        forceLog?.record(output, device: device)
+        perform(rules.receive(output, from: device))
     }
 
-    // MARK: - Requests
+    // MARK: - Performing the rules' outcomes
 
-    private func handle(_ line: String, from client: ClientConnection) {
-        let request: ClientRequest
-        switch ClientRequest.parse(line: line) {
-        case .success(let parsed): request = parsed
-        case .failure(let error):
-            client.send(DaemonMessage.error(error))
-            if error.closesConnection { client.close(afterFlushing: true) }
-            return
-        }
-        guard let state = clients[client.id]?.state else { return }
-        let device = source?.currentDevice.map { Self.deviceName($0.path) }
-        switch request {
-        case .watch(let enable, let requested):
-            state.watching = enable
-            state.watchedDevice = enable ? requested : nil
-            // The reply names a device only when the request did (docs/protocol.md).
-            client.send(DaemonMessage.watch(enable: enable, device: requested))
-        case .poll:
-            client.send(DaemonMessage.poll(time: lastReading?.time, reading: lastReading, device: device))
-        case .devices:
-            client.send(DaemonMessage.devices(deviceSummaries()))
-        case .status:
-            client.send(DaemonMessage.status(StatusSnapshot(
-                release: options.release, uptimeSeconds: Double(MonotonicClock.now() - startedAt) / 1e6,
-                clients: clients.count, device: device, model: source?.gramModel,
-                calibration: device == nil ? nil : calibration, rumble: source?.rumblePath,
-                dropped: clients.values.reduce(droppedByDepartedClients) { $0 + $1.connection.droppedCount },
-                log: forceLog?.status)))
-        case .tare, .calibrate, .calibration(reset: true), .rumble:
-            guard authorize(client, request) else { return }
-            changeState(request, for: client, state: state)
-        case .calibration(reset: false):
-            guard device != nil else {
-                client.send(DaemonMessage.error("no device is open; waiting for one to appear", request: request))
-                return
-            }
-            client.send(DaemonMessage.calibration(calibration, device: device))
-        }
-    }
-
-    private func authorize(_ client: ClientConnection, _ request: ClientRequest) -> Bool {
-        if client.credentials?.isAuthorized(group: group) == true { return true }
-        let who = group.map { _ in "root, the daemon's user or members of group '\(options.groupName)'" } ?? "root or the daemon's user"
-        client.send(DaemonMessage.error("permission denied: only \(who) may \(request.className)", request: request))
-        return false
-    }
-
-    private func changeState(_ request: ClientRequest, for client: ClientConnection, state: ClientState) {
-        let device = source?.currentDevice
-        // A rumble goes on without the pressure device (to a gamepad); the rest need it.
-        if device == nil {
-            let what: String? = switch request {
-            case .tare: "no device to tare"
-            case .calibrate: "no device to calibrate"
-            case .calibration: "no device whose calibration to reset"
-            default: nil
-            }
-            if let what {
-                client.send(DaemonMessage.error("\(what); waiting for one to appear", request: request))
-                return
-            }
-        }
-        switch request {
-        case .tare:
-            // With something on the pad its weight becomes zero; with nothing, tare is cleared.
-            if let reading = lastReading, reading.contacts > 0 {
-                calibration.tareGrams += reading.grams
+    /// Sends the outcome's lines, then performs its effects in order.
+    private func perform(_ outcome: DaemonRules.Outcome) {
+        for line in outcome.lines {
+            if line.recipients.count == 1, let only = line.recipients.first {
+                clients[only]?.connection.send(line.text, droppable: line.droppable)
             } else {
-                calibration.tareGrams = 0
+                // One encoding of the line for all of them.
+                server.broadcast(line.text, droppable: line.droppable) { line.recipients.contains($0.id) }
             }
-            if save(for: client, request) { client.send(DaemonMessage.tare(grams: calibration.tareGrams, device: device.map { Self.deviceName($0.path) })) }
-        case .calibrate(let grams):
-            if let superseded = state.pendingCalibration {
-                client.send(DaemonMessage.error("the calibration with \(superseded) g was replaced by one with \(grams) g", request: .calibrate(grams: superseded)))
-            }
-            state.pendingCalibration = grams
-            log.log(.info, "\(client.label) calibrating with \(grams) g: waiting for a stable reading")
-        case .calibration:
-            calibration = .none
-            if save(for: client, request) { client.send(DaemonMessage.calibration(calibration, device: device.map { Self.deviceName($0.path) })) }
-        case .rumble(let pattern):
-            do throws(ForceFeedbackError) {
-                guard let source else { throw ForceFeedbackError(path: "forcescaled", operation: "rumble", errno: nil, explanation: "no device") }
-                try source.play(pattern)
-                client.send(DaemonMessage.rumble(pattern: pattern))
-            } catch {
-                client.send(DaemonMessage.error("rumble unavailable: \(error)", request: request))
-            }
-        default:
-            break
         }
-    }
-
-    /// Stores a point for every client waiting with a known weight.
-    private func completeCalibrations(with reading: Reading) {
-        guard let device = source?.currentDevice, let axis = try? PressureSource.select(for: device.description).axis else { return }
-        for (_, entry) in clients {
-            guard let grams = entry.state.pendingCalibration else { continue }
-            entry.state.pendingCalibration = nil
-            let point = CalibrationPoint(raw: Double(reading.raw), grams: grams)
-            let request = ClientRequest.calibrate(grams: grams)
-            do throws(CalibrationError) {
-                try calibration.add(point, axisMinimum: axis.minimum)
-            } catch {
-                entry.connection.send(DaemonMessage.error("calibration point refused: \(error)", request: request))
-                continue
-            }
-            if save(for: entry.connection, request) {
-                entry.connection.send(DaemonMessage.calibrate(point, points: calibration.points.count, device: Self.deviceName(device.path)))
+        for effect in outcome.effects {
+            switch effect {
+            case .applyCalibration(let calibration):
+                source?.setCalibration(calibration)
+            case .saveCalibration(let calibration, let device, let confirmation):
+                do {
+                    try store.save(calibration, for: device.description)
+                    send(confirmation.reply, to: confirmation.client)
+                } catch {
+                    log.log(.error, "\(error)")
+                    send(confirmation.failureLine("\(error)"), to: confirmation.client)
+                }
+            case .play(let pattern, let confirmation):
+                do throws(ForceFeedbackError) {
+                    guard let source else { throw ForceFeedbackError(path: "forcescaled", operation: "rumble", errno: nil, explanation: "no device") }
+                    try source.play(pattern)
+                    send(confirmation.reply, to: confirmation.client)
+                } catch {
+                    send(confirmation.failureLine(error.description), to: confirmation.client)
+                }
+            case .reportStatus(let client):
+                send(DaemonMessage.status(status()), to: client)
+            case .listDevices(let client):
+                send(DaemonMessage.devices(deviceSummaries()), to: client)
+            case .close(let client):
+                clients[client]?.connection.close(afterFlushing: true)
+            case .log(let level, let message):
+                log.log(level, message)
             }
         }
     }
 
-    /// Persists and applies the calibration. - Returns: whether it could be saved.
-    private func save(for client: ClientConnection, _ request: ClientRequest) -> Bool {
-        source?.setCalibration(calibration)
-        guard let device = source?.currentDevice else { return true }
-        do {
-            try store.save(calibration, for: device.description)
-            return true
-        } catch {
-            log.log(.error, "\(error)")
-            client.send(DaemonMessage.error("applied but not saved: \(error)", request: request))
-            return false
-        }
+    private func send(_ line: String, to client: Int) {
+        clients[client]?.connection.send(line)
+    }
+
+    /// STATUS: the rules' calibration with the process's own facts.
+    private func status() -> StatusSnapshot {
+        let device = servedDevice?.nodeName
+        return StatusSnapshot(
+            release: options.release, uptimeSeconds: Double(MonotonicClock.now() - startedAt) / 1e6,
+            clients: clients.count, device: device, model: source?.gramModel,
+            calibration: device == nil ? nil : rules.calibration, rumble: source?.rumblePath,
+            dropped: clients.values.reduce(droppedByDepartedClients) { $0 + $1.connection.droppedCount },
+            log: forceLog?.status)
     }
 
     private func deviceSummaries() -> [DeviceSummary] {
@@ -487,11 +400,6 @@ public final class Daemon {
         }
     }
 
-    /// `event5` for `/dev/input/event5`, the file name for a recording.
-    static func deviceName(_ path: String) -> String {
-        String(path.split(separator: "/").last ?? Substring(path))
-    }
-
     static func describe(_ notice: LiveNotice) -> String {
         switch notice {
         case .opened(let path, let device, _, let model): return "reading \(path) (\(device.name)), \(model.rawValue) model"
@@ -502,5 +410,20 @@ public final class Daemon {
         case .readFailed(let path, let errno): return "\(path): read failed: \(errno)"
         case .waiting(let what): return "waiting for \(what)"
         }
+    }
+}
+
+extension ClientIdentity {
+    /// The identity of a connected client, from the credentials the kernel recorded. The
+    /// groups are resolved here, once per connection: without the kernel's list (before
+    /// Linux 4.13) that means asking the group database, which may block on a network
+    /// directory, so not on every request.
+    init(_ connection: ClientConnection) {
+        let credentials = connection.credentials
+        var groups = credentials?.supplementaryGroups ?? []
+        if let credentials, credentials.supplementaryGroups == nil, let user = UserDatabase.user(id: credentials.uid) {
+            groups = UserDatabase.groups(ofUser: user.name, primaryGroup: user.primaryGroup)
+        }
+        self.init(id: connection.id, label: connection.label, uid: credentials?.uid, gid: credentials?.gid, groups: groups)
     }
 }

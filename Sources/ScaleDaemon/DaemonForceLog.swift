@@ -17,9 +17,6 @@ final class DaemonForceLog {
     let writer: LogWriter
     /// The device whose readings are being handed over (its node or recording path).
     private var currentPath: String?
-    /// Outputs from before the source could name its device (a source emits its first
-    /// readings while it is being made), with their clock offsets; handed over once it can.
-    private var early: [(ScaleOutput, Int64)] = []
 
     /// Starts the writer thread; the file is opened (and made) there.
     /// - Parameter log: Where the writer's notices go: one line per failure, not per batch.
@@ -40,23 +37,16 @@ final class DaemonForceLog {
     }
 
     /// Hands over one output of the pipeline.
-    /// - Parameter device: The source's current device.
-    func record(_ output: ScaleOutput, device: (path: String, description: DeviceDescription)?) {
+    /// - Parameters:
+    ///   - output: A reading or PEAK.
+    ///   - device: The device it came from, which the source hands over with it; a new one
+    ///     starts the log's entries for that device.
+    func record(_ output: ScaleOutput, device: SourceDevice) {
         let offset = WallClock.offsetFromMonotonic()
-        guard let device else {
-            if currentPath == nil, early.count < 1000 {
-                early.append((output, offset))
-            } else {
-                hand(output, offset)
-            }
-            return
-        }
         if device.path != currentPath {
             currentPath = device.path
-            let name = device.description.name.isEmpty ? Daemon.deviceName(device.path) : device.description.name
+            let name = device.description.name.isEmpty ? device.nodeName : device.description.name
             writer.append(.device(key: device.description.stateIdentity, name: name))
-            for (output, offset) in early { hand(output, offset) }
-            early.removeAll()
         }
         hand(output, offset)
     }
@@ -76,8 +66,6 @@ final class DaemonForceLog {
 
     /// Writes what is queued and stops the writer thread.
     func stop() {
-        for (output, offset) in early { hand(output, offset) }
-        early.removeAll()
         currentPath = nil
         writer.stop()
     }

@@ -33,8 +33,8 @@ enum CalibrateCommand {
             let client = try DaemonConnection.connect(command)
             let output = OutputChannel.standardOutput
             if reset {
-                let reply = try client.request(#"{"class":"CALIBRATION","reset":true}"#, replyClass: "CALIBRATION")
-                let device = reply.json["device"]?.stringValue.map { " of \($0)" } ?? ""
+                let reply = try client.request(.calibration(reset: true), expecting: CalibrationMessage.self)
+                let device = reply.message.device.map { " of \($0)" } ?? ""
                 try output.write("Calibration\(device) reset: no points, no tare.\n")
                 try output.flush()
             }
@@ -49,17 +49,17 @@ enum CalibrateCommand {
         // On a terminal, show what the pad reads meanwhile, so that one can see it settle.
         let progress = output.isTerminal
         var shown = false
-        let showProgress: (DaemonLine) throws -> Void = { line in
-            guard progress, line.className == "READING", let reading = Reading(json: line.json) else { return }
+        let showProgress: (ReceivedLine) throws -> Void = { line in
+            guard progress, case .reading(let reading) = line.message else { return }
             let state = reading.contacts == 0 ? "nothing on the pad" : reading.stable ? "stable" : "settling"
             try output.write("\r\u{1B}[K  now \(MassUnit.grams.format(grams: reading.grams)) (\(state))")
             try output.flush()
             shown = true
         }
-        if progress { _ = try client.request(#"{"class":"WATCH","enable":true}"#, replyClass: "WATCH") }
-        let reply: DaemonLine
+        if progress { _ = try client.request(.watch(enable: true, device: nil), expecting: WatchMessage.self) }
+        let reply: DaemonReply<CalibrateMessage>
         do {
-            reply = try client.request(#"{"class":"CALIBRATE","grams":\#(grams)}"#, replyClass: "CALIBRATE", timeout: timeout, onStream: showProgress)
+            reply = try client.request(.calibrate(grams: grams), expecting: CalibrateMessage.self, timeout: timeout, onStream: showProgress)
         } catch DaemonClientError.timedOut {
             if shown { try output.write("\n") }
             throw CommandFailure.noStableReading(within: timeout)
@@ -68,11 +68,9 @@ enum CalibrateCommand {
             throw error
         }
         if shown { try output.write("\r\u{1B}[K") }
-        let stored = reply.json["grams"]?.numberValue ?? grams
-        let raw = reply.json["raw"]?.numberValue ?? 0
-        let points = Int(reply.json["points"]?.numberValue ?? 0)
-        let device = reply.json["device"]?.stringValue.map { " of \($0)" } ?? ""
-        try output.write("Stored \(DaemonFormat.plain(stored)) g at raw pressure \(DaemonFormat.plain(raw)): the curve\(device) has \(DaemonFormat.count(points, "point")).\n")
+        let stored = reply.message
+        let device = stored.device.map { " of \($0)" } ?? ""
+        try output.write("Stored \(DaemonFormat.plain(stored.grams)) g at raw pressure \(DaemonFormat.plain(stored.raw)): the curve\(device) has \(DaemonFormat.count(stored.points, "point")).\n")
         try output.flush()
     }
 }

@@ -76,38 +76,30 @@ extension CommandFailure {
 
 // MARK: - Lines as values
 
-extension Reading {
-    /// A READING line's values, or `nil` when a field is missing or of the wrong type.
-    init?(json: JSONValue) {
-        guard let time = json["time"]?.numberValue, let raw = json["raw"]?.numberValue,
-              let force = json["force"]?.numberValue, let grams = json["grams"]?.numberValue,
-              let saturated = json["saturated"]?.boolValue, let contacts = json["contacts"]?.numberValue,
-              let stable = json["stable"]?.boolValue,
-              let model = json["model"]?.stringValue.flatMap(GramModelKind.init(rawValue:)),
-              let rawValue = Int32(exactly: raw.rounded()), let contactCount = Int(exactly: contacts.rounded())
-        else { return nil }
-        self.init(
-            time: EventTime(json: time), raw: rawValue, force: force, grams: grams, saturated: saturated,
-            contacts: contactCount, stable: stable, model: model)
+extension ReadingMessage {
+    /// The reading as the gauge draws it, whatever its model, so that nothing the daemon
+    /// weighed is dropped.
+    var gaugeReading: Reading {
+        // The gauge draws time, force, weight, contacts and state, never the model, while a
+        // `Reading` must hold a model this build knows: for one it does not, `nominal` only
+        // fills the field, and ``gaugeNote`` shows the real name beside the line.
+        Reading(
+            time: time, raw: raw, force: force, grams: grams, saturated: saturated, contacts: contacts,
+            stable: stable, model: model.kind ?? .nominal)
     }
 
-    /// Whether this is the weight of something resting on the pad.
-    var isSettledWeight: Bool { stable && contacts > 0 }
-}
-
-extension Peak {
-    /// A PEAK line's values, or `nil` when a field is missing.
-    init?(json: JSONValue) {
-        guard let time = json["time"]?.numberValue, let raw = json["raw"]?.numberValue,
-              let grams = json["grams"]?.numberValue, let rawValue = Int32(exactly: raw.rounded()) else { return nil }
-        self.init(time: EventTime(json: time), raw: rawValue, force: 1, grams: grams)
+    /// `future-model model`, shown after the gauge line when the model is one this client
+    /// does not know, so that a later daemon's grams are not taken for a known model's.
+    var gaugeNote: String? {
+        model.kind == nil ? "\(model.rawValue) model" : nil
     }
 }
 
-extension EventTime {
-    /// From the protocol's seconds with six decimals.
-    init(json seconds: Double) {
-        self.init(microseconds: seconds.isFinite && seconds.magnitude < 9e12 ? Int64((seconds * 1_000_000).rounded()) : 0)
+extension PeakMessage {
+    /// The peak as the gauge draws it. The line carries no force: a PEAK is the threshold
+    /// reached, and the gauge does not draw it.
+    var gaugePeak: Peak {
+        Peak(time: time, raw: raw, force: 1, grams: grams)
     }
 }
 
@@ -139,11 +131,11 @@ extension GaugePresenter {
         return GaugePresenter(output: output, style: style, unit: unit, inPlace: terminal, flushEachLine: true)
     }
 
-    /// Shows a READING or PEAK line; other lines are not for the gauge.
-    func show(_ line: DaemonLine) throws {
-        switch line.className {
-        case "READING": if let reading = Reading(json: line.json) { try show(.reading(reading)) }
-        case "PEAK": if let peak = Peak(json: line.json) { try show(.peak(peak)) }
+    /// Shows a READING or PEAK line, whatever its model; other lines are not for the gauge.
+    func show(_ line: ReceivedLine) throws {
+        switch line.message {
+        case .reading(let reading): try show(.reading(reading.gaugeReading), note: reading.gaugeNote)
+        case .peak(let peak): try show(.peak(peak.gaugePeak))
         default: return
         }
     }

@@ -39,20 +39,20 @@ enum DevicesCommand {
     static func throughDaemon(_ command: ParsedCommand) -> Int32 {
         DaemonConnection.run {
             let client = try DaemonConnection.connect(command)
-            let reply = try client.request(#"{"class":"DEVICES"}"#, replyClass: "DEVICES")
+            let reply = try client.request(.devices, expecting: DevicesMessage.self)
             let output = OutputChannel.standardOutput
             if command.flag("json") {
                 try output.write(reply.text + "\n")
             } else {
-                let devices = reply.json["devices"]?.arrayValue ?? []
+                let devices = reply.message.devices
                 if devices.isEmpty { try output.write("forcescaled sees no input devices.\n") }
                 for device in devices {
-                    let path = device["path"]?.stringValue ?? "?"
-                    let name = device["name"]?.stringValue.map { "  \($0)" } ?? ""
-                    let kind = device["kind"]?.stringValue.map { "  (\($0))" } ?? ""
-                    let active = device["active"]?.boolValue == true ? "  ← read by forcescaled" : ""
-                    let problem = device["error"]?.stringValue.map { "\n  cannot open: \($0)" } ?? ""
-                    try output.write("\(path)\(name)\(kind)\(active)\(problem)\n")
+                    let name = device.name.map { "  \($0)" } ?? ""
+                    // A kind this client does not know is shown by its name all the same.
+                    let kind = device.kind.map { "  (\($0.rawValue))" } ?? ""
+                    let active = device.active ? "  ← read by forcescaled" : ""
+                    let problem = device.error.map { "\n  cannot open: \($0)" } ?? ""
+                    try output.write("\(device.path)\(name)\(kind)\(active)\(problem)\n")
                 }
             }
             try output.flush()

@@ -23,12 +23,12 @@ struct PipelineOptions {
     init(_ command: ParsedCommand) throws {
         json = command.flag("json")
         unit = MassUnit(rawValue: command.string("unit") ?? "g") ?? .grams
-        settings.contactMode = ContactMode(rawValue: command.string("contacts") ?? "primary") ?? .primary
-        if let interval = try command.int("interval-ms") { settings.throttleInterval = Int64(interval) * 1000 }
-        if let threshold = try command.double("threshold") { settings.peakThreshold = threshold }
-        if let hysteresis = try command.double("hysteresis") { settings.peakHysteresis = hysteresis }
-        if let window = try command.int("stable-ms") { settings.stabilityWindow = Int64(window) * 1000 }
-        if let span = try command.double("stable-grams") { settings.stabilitySpan = span }
+        settings.contactMode = command.string(.contacts).flatMap(ContactMode.init(rawValue:)) ?? .primary
+        if let interval = try command.int(.intervalMilliseconds) { settings.throttleInterval = Int64(interval) * 1000 }
+        if let threshold = try command.double(.threshold) { settings.peakThreshold = threshold }
+        if let hysteresis = try command.double(.hysteresis) { settings.peakHysteresis = hysteresis }
+        if let window = try command.int(.stableMilliseconds) { settings.stabilityWindow = Int64(window) * 1000 }
+        if let span = try command.double(.stableGrams) { settings.stabilitySpan = span }
         do {
             try settings.validate()
         } catch {

@@ -61,6 +61,16 @@ final class GaugePresenter: Presenter {
     }
 
     func show(_ value: ScaleOutput) throws {
+        try show(value, note: nil)
+    }
+
+    /// Shows a reading or peak with words after a reading's gauge line.
+    /// - Parameters:
+    ///   - value: The reading or peak.
+    ///   - note: Shown after a reading's line (the daemon's model when this client does not
+    ///     know it); `nil` for none.
+    func show(_ value: ScaleOutput, note: String?) throws {
+        let suffix = note.map { "  " + $0 } ?? ""
         // Without a begin() (the daemon's stream has no device header), times count from
         // the first output.
         let gauge = self.gauge ?? Gauge(style: style, unit: unit, origin: value.time)
@@ -75,12 +85,12 @@ final class GaugePresenter: Presenter {
                 lastStable = nil
             } else {
                 if reading.stable { lastStable = reading }
-                liveLine = gauge.line(for: reading)
+                liveLine = gauge.line(for: reading) + suffix
                 try output.write("\r\u{1B}[K" + liveLine)
                 try output.flush()
             }
         case .reading(let reading):
-            try output.write(gauge.line(for: reading) + "\n")
+            try output.write(gauge.line(for: reading) + suffix + "\n")
             if flushEachLine { try output.flush() }
         }
     }

@@ -1,6 +1,7 @@
 import ArgumentParsing
 import ScaleCore
 import ScaleEvdev
+import ScaleOptions
 import ScalePOSIX
 
 enum ReadCommand {
@@ -13,36 +14,34 @@ enum ReadCommand {
             Follows the device through unplug and replug, and rumbles on each PEAK when the \
             device (or --rumble-device) has force feedback. Ctrl-C stops it.
             """,
-        options: [
-            Option(long: "device", valueName: "device", help: "A path, a part of the name, or vendor:product in hex."),
+        options: Setting.device.options + [
             Option(long: "grab", help: "Take the device exclusively (the desktop loses it meanwhile)."),
-            Option(long: "rumble-device", valueName: "device", help: "Rumble this device (a gamepad, say) on a PEAK instead of the pressure device."),
-            Option(long: "rumble-intensity", valueName: "fraction", help: "Strength of the PEAK rumble from 0 to 1, through FF_GAIN when the device has it.", defaultValue: "1.0"),
-            Option(long: "no-rumble", help: "Do not rumble on a PEAK."),
-        ] + PipelineOptions.declarations)
+        ] + Setting.rumbleDevice.options + Setting.rumbleIntensity.options + Setting.rumble.options
+            + PipelineOptions.declarations)
 
     static func run(_ command: ParsedCommand) throws -> Int32 {
         var options = try PipelineOptions(command)
         options.realtime = true
-        let rumble: RumbleChoice = command.flag("no-rumble") ? .off
-            : command.string("rumble-device").map { .device(DeviceQuery($0)) } ?? .pressureDevice
-        let intensity = try command.double("rumble-intensity") ?? 1
-        guard intensity >= 0, intensity <= 1 else { throw command.usageError("The rumble intensity must be between 0 and 1") }
+        let rumble: RumbleChoice = command.flagGiven(.rumble, for: "off") ? .off
+            : command.string(.rumbleDevice).map { .device(DeviceQuery($0)) } ?? .pressureDevice
+        let intensity = try command.double(.rumbleIntensity) ?? 1
+        guard Setting.rumbleIntensity.accepts(intensity) else { throw command.usageError("The rumble intensity must be between 0 and 1") }
         let liveOptions = LiveScale.Options(
-            query: command.string("device").map(DeviceQuery.init), settings: options.settings,
+            query: command.string(.device).map(DeviceQuery.init), settings: options.settings,
             grab: command.flag("grab"), rumble: rumble, rumbleIntensity: intensity)
         let presenter = options.makePresenter(liveGauge: true)
         return reportingFailures {
             let loop = try EventLoop()
             let scale = try LiveScale(
                 options: liveOptions, loop: loop,
-                onOutput: { try presenter.show($0) },
+                onOutput: { output, _ in try presenter.show(output) },
                 onNotice: { notice in
                     if case .opened(_, let device, let source, let model) = notice {
                         try? presenter.begin(device: device, source: source, model: model, origin: EventTime(microseconds: MonotonicClock.now()))
                     }
                     printError("forcescale: \(describe(notice))")
                 })
+            try scale.start()
             try loop.runUntilTerminated()
             scale.stop()
             if let failure = scale.failure { throw failure }

@@ -2,6 +2,7 @@ import ArgumentParsing
 import Glibc
 import ScaleCore
 import ScaleEvdev
+import ScaleOptions
 import ScalePOSIX
 
 enum RecordCommand {
@@ -17,8 +18,7 @@ enum RecordCommand {
             it meanwhile. Recordings hold everything the device reports, positions \
             included: look before you share one.
             """,
-        options: [
-            Option(long: "device", valueName: "device", help: "A path, a part of the name, or vendor:product in hex."),
+        options: Setting.device.options + [
             Option(long: "output", short: "o", valueName: "file", help: "Write the recording here instead of to standard output."),
             Option(long: "duration", valueName: "seconds", help: "Stop after this many seconds."),
         ])
@@ -30,7 +30,7 @@ enum RecordCommand {
         }
         let outputPath = command.string("output").flatMap { $0 == "-" ? nil : $0 }
         return reportingFailures {
-            let candidate = try DeviceDiscovery.choose(command.string("device").map(DeviceQuery.init), from: DeviceDiscovery.scan())
+            let candidate = try DeviceDiscovery.choose(command.string(.device).map(DeviceQuery.init), from: DeviceDiscovery.scan())
             let device = try EvdevDevice(path: candidate.path, wantsWrite: false)
             let output = try outputPath.map(openOutput) ?? OutputChannel.standardOutput
             defer { if outputPath != nil { try? output.descriptor.close() } }

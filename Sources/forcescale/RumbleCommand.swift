@@ -1,6 +1,7 @@
 import ArgumentParsing
 import ScaleCore
 import ScaleEvdev
+import ScaleOptions
 import ScalePOSIX
 
 enum RumbleCommand {
@@ -16,8 +17,7 @@ enum RumbleCommand {
             the device it rumbles (needs root or the daemon's group).
             """,
         arguments: [Argument(name: "pattern", help: "The pattern to play.", isOptional: true)],
-        options: [
-            Option(long: "device", valueName: "device", help: "A path, a part of the name, or vendor:product in hex."),
+        options: Setting.device.options + [
             Option(long: "intensity", valueName: "fraction", help: "Strength from 0 to 1.", defaultValue: "1.0"),
             Option(long: "list", help: "List the patterns and exit."),
             Option(long: "probe", help: "Report the device's force feedback and try each effect type."),
@@ -41,18 +41,18 @@ enum RumbleCommand {
             throw command.usageError("Unknown pattern '\(name)'; 'forcescale rumble --list' shows them")
         }
         if command.string("socket") != nil {
-            guard !command.flag("probe"), command.string("device") == nil, intensity == 1 else {
+            guard !command.flag("probe"), command.string(.device) == nil, intensity == 1 else {
                 throw command.usageError("--socket plays a pattern through the daemon's own rumble device; --probe, --device and --intensity are for direct use")
             }
             return DaemonConnection.run {
                 let client = try DaemonConnection.connect(command)
-                _ = try client.request(#"{"class":"RUMBLE","pattern":"\#(pattern.name)"}"#, replyClass: "RUMBLE")
+                _ = try client.request(.rumble(pattern: pattern), expecting: RumbleMessage.self)
                 try output.write("forcescaled played \(pattern.name) (\(pattern.totalMilliseconds) ms)\n")
                 try output.flush()
             }
         }
         return reportingFailures {
-            let device = try open(command.string("device").map(DeviceQuery.init))
+            let device = try open(command.string(.device).map(DeviceQuery.init))
             if command.flag("probe") {
                 try probe(device, output: output)
                 return

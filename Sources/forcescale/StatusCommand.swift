@@ -21,43 +21,40 @@ enum StatusCommand {
     static func run(_ command: ParsedCommand) throws -> Int32 {
         DaemonConnection.run {
             let client = try DaemonConnection.connect(command)
-            let reply = try client.request(#"{"class":"STATUS"}"#, replyClass: "STATUS")
+            let reply = try client.request(.status, expecting: StatusMessage.self)
             let output = OutputChannel.standardOutput
-            try output.write(command.flag("json") ? reply.text + "\n" : describe(reply.json, path: client.path))
+            try output.write(command.flag("json") ? reply.text + "\n" : describe(reply.message, path: client.path))
             try output.flush()
         }
     }
 
     /// STATUS in words, one aspect per line.
-    static func describe(_ status: JSONValue, path: String) -> String {
-        let release = status["release"]?.stringValue ?? "?"
-        var lines = ["forcescaled \(release) on \(path)"]
+    static func describe(_ status: StatusMessage, path: String) -> String {
+        var lines = ["forcescaled \(status.release) on \(path)"]
         func add(_ label: String, _ value: String) { lines.append("  " + label.padding(12) + value) }
-        add("up", uptime(status["uptime"]?.numberValue ?? 0))
-        add("clients", String(Int(status["clients"]?.numberValue ?? 0)))
-        if let device = status["device"]?.stringValue {
-            add("device", device + (status["model"]?.stringValue.map { ", \($0) model" } ?? ""))
+        add("up", uptime(status.uptime))
+        add("clients", String(status.clients))
+        if let device = status.device {
+            // A model this client does not know is shown by its name all the same.
+            add("device", device + (status.model.map { ", \($0.rawValue) model" } ?? ""))
         } else {
             add("device", "none open (waiting for one)")
         }
-        if let calibration = status["calibration"] {
-            let points = Int(calibration["points"]?.numberValue ?? 0)
-            let tare = calibration["tare"]?.numberValue ?? 0
+        if let calibration = status.calibration {
+            let points = calibration.points
+            let tare = calibration.tare
             add("calibration", (points == 0 ? "no points" : DaemonFormat.count(points, "point"))
                 + ", " + (tare == 0 ? "no tare" : "tare \(MassUnit.grams.format(grams: tare))"))
         }
-        add("rumble", status["rumble"]?.stringValue ?? "none")
-        let dropped = Int(status["dropped"]?.numberValue ?? 0)
-        add("dropped", DaemonFormat.count(dropped, "reading") + " not read in time by slow clients")
-        if let log = status["log"] {
-            var text = log["path"]?.stringValue ?? "?"
-            text += ", \(Int(log["written"]?.numberValue ?? 0)) readings and PEAKs written"
-            let pending = Int(log["pending"]?.numberValue ?? 0)
-            if pending > 0 { text += ", \(pending) waiting" }
-            let lost = Int(log["dropped"]?.numberValue ?? 0)
-            if lost > 0 { text += ", \(lost) lost (the disk could not keep up)" }
+        add("rumble", status.rumble ?? "none")
+        add("dropped", DaemonFormat.count(status.dropped, "reading") + " not read in time by slow clients")
+        if let log = status.log {
+            var text = log.path
+            text += ", \(log.written) readings and PEAKs written"
+            if log.pending > 0 { text += ", \(log.pending) waiting" }
+            if log.dropped > 0 { text += ", \(log.dropped) lost (the disk could not keep up)" }
             add("log", text)
-            if let error = log["error"]?.stringValue { add("", "failing: \(error)") }
+            if let error = log.error { add("", "failing: \(error)") }
         } else {
             add("log", "off (forcescaled --log switches it on)")
         }

@@ -20,13 +20,13 @@ enum TareCommand {
     static func run(_ command: ParsedCommand) throws -> Int32 {
         DaemonConnection.run {
             let client = try DaemonConnection.connect(command)
-            let reply = try client.request(#"{"class":"TARE"}"#, replyClass: "TARE")
+            let reply = try client.request(.tare, expecting: TareMessage.self)
             let output = OutputChannel.standardOutput
             if command.flag("json") {
                 try output.write(reply.text + "\n")
             } else {
-                let grams = reply.json["grams"]?.numberValue ?? 0
-                let device = reply.json["device"]?.stringValue.map { " of \($0)" } ?? ""
+                let grams = reply.message.grams
+                let device = reply.message.device.map { " of \($0)" } ?? ""
                 try output.write(grams == 0
                     ? "Tare\(device) cleared: nothing was on the pad.\n"
                     : "Tare\(device) set to \(MassUnit.grams.format(grams: grams)): readings now leave it out.\n")

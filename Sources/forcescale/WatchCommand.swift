@@ -26,7 +26,7 @@ enum WatchCommand {
             let client = try DaemonConnection.connect(command)
             let output = OutputChannel.standardOutput
             let gauge = GaugePresenter.forDaemonStream(output: output, unit: unit)
-            let show: (DaemonLine) throws -> Void = { line in
+            let show: (ReceivedLine) throws -> Void = { line in
                 guard line.isStream else { return }
                 if json {
                     try output.write(line.text + "\n")
@@ -35,7 +35,7 @@ enum WatchCommand {
                     try gauge.show(line)
                 }
             }
-            _ = try client.request(#"{"class":"WATCH","enable":true}"#, replyClass: "WATCH", onStream: show)
+            _ = try client.request(.watch(enable: true, device: nil), expecting: WatchMessage.self, onStream: show)
             if !json, output.isTerminal {
                 try output.write("Watching forcescaled on \(client.path). Ctrl-C stops.\n")
                 try output.flush()

@@ -27,17 +27,20 @@ enum WeighCommand {
         return DaemonConnection.run {
             let deadline = MonotonicClock.now() + Int64(timeout * 1_000_000)
             let client = try DaemonConnection.connect(command)
-            var found: (reading: Reading, text: String)?
-            let take: (DaemonLine) -> Void = { line in
-                guard found == nil, line.className == "READING", let reading = Reading(json: line.json), reading.isSettledWeight else { return }
+            // Any model counts, known to this client or not: the grams are the daemon's.
+            var found: (reading: ReadingMessage, text: String)?
+            let take: (ReceivedLine) -> Void = { line in
+                guard found == nil, case .reading(let reading) = line.message, reading.isSettledWeight else { return }
                 found = (reading, line.text)
             }
-            _ = try client.request(#"{"class":"WATCH","enable":true}"#, replyClass: "WATCH", onStream: take)
+            _ = try client.request(.watch(enable: true, device: nil), expecting: WatchMessage.self, onStream: take)
             // A weight that has been resting still may send no new frames at all: the
             // newest reading already says what it weighs.
-            let poll = try client.request(#"{"class":"POLL"}"#, replyClass: "POLL", onStream: take)
-            if found == nil, let object = poll.json["reading"], let reading = Reading(json: object), reading.isSettledWeight {
-                found = (reading, embeddedReading(in: poll.text) ?? ProtocolMessage.reading(reading).dropLast().description)
+            let poll = try client.request(.poll, expecting: PollMessage.self, onStream: take)
+            if found == nil, let reading = poll.message.reading, reading.isSettledWeight {
+                // Its READING line, written by the type the daemon writes it with: the bytes
+                // it sent, less any fields a later daemon added.
+                found = (reading, String(reading.line.dropLast()))
             }
             while found == nil {
                 guard let line = try client.nextLine(deadline: deadline) else {
@@ -49,11 +52,5 @@ enum WeighCommand {
             try output.write((json ? found!.text : unit.format(grams: found!.reading.grams)) + "\n")
             try output.flush()
         }
-    }
-
-    /// The READING object inside a POLL line, exactly as the daemon wrote it.
-    static func embeddedReading(in poll: String) -> String? {
-        guard let start = poll.firstRange(of: #""reading":{"#)?.upperBound, poll.hasSuffix("}}") else { return nil }
-        return String(poll[poll.index(before: start)..<poll.index(before: poll.endIndex)])
     }
 }

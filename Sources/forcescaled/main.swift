@@ -29,27 +29,13 @@ let root = Command(
         reads the file again and applies it (the socket, the state directory, the \
         group, log and log-db need a restart); SIGINT and SIGTERM stop the daemon.
         """,
+    // The settings' options come from their declarations (Setting.all), in the
+    // configuration file's order; before them, what only the command line says.
     options: [
         Option(long: "config", valueName: "file", help: "The configuration file; a missing default one is no error. (default: \(DaemonConfiguration.defaultPath))"),
-        Option(long: "device", valueName: "device", help: "A path, a part of the name, or vendor:product in hex."),
         Option(long: "replay", valueName: "file", help: "Serve this evemu recording instead of a device."),
         Option(long: "loop", help: "With --replay: start the recording over at its end."),
-        Option(long: "socket", valueName: "path", help: "The socket to listen on. (default: $RUNTIME_DIRECTORY/forcescale.sock under systemd, /run/forcescale/forcescale.sock as root, $XDG_RUNTIME_DIR/forcescale.sock otherwise)"),
-        Option(long: "state-dir", valueName: "dir", help: "Where calibrations are kept. (default: $STATE_DIRECTORY under systemd, /var/lib/forcescale as root, $XDG_STATE_HOME/forcescale otherwise)"),
-        Option(long: "group", valueName: "group", help: "The group allowed to connect, tare, calibrate and rumble.", defaultValue: "forcescale"),
-    ] + PipelineOptionDeclarations.all + [
-        Option(long: "unit", valueName: "unit", help: "The unit clients show by default; the protocol always carries grams.", defaultValue: "g", allowedValues: MassUnit.allCases.map(\.rawValue)),
-        Option(long: "rumble-device", valueName: "device", help: "Rumble this device on a PEAK instead of the pressure device."),
-        Option(long: "rumble-intensity", valueName: "fraction", help: "Strength of the PEAK rumble from 0 to 1, through FF_GAIN when the device has it.", defaultValue: "1.0"),
-        Option(long: "no-rumble", help: "Do not rumble on a PEAK."),
-        Option(long: "log", help: "Log sessions, readings and peaks to an SQLite file (log.sqlite in the state directory, or --log-db)."),
-        Option(long: "no-log", help: "Do not log readings, whatever the configuration file says."),
-        Option(long: "log-db", valueName: "path", help: "Log readings to this SQLite file (implies --log)."),
-        Option(long: "log-keep-days", valueName: "days", help: "Remove logged sessions that ended longer ago than this. (default: keep them)"),
-        Option(long: "log-keep-readings", valueName: "count", help: "Remove the oldest logged sessions while the log holds more readings than this. (default: no limit)"),
-        Option(long: "verbose", short: "v", help: "Log every client connecting and leaving (log-level debug)."),
-        Option(long: "quiet", short: "q", help: "Log warnings and errors only (log-level warning)."),
-    ],
+    ] + Setting.options(for: .forcescaled),
     version: release)
 
 /// The directory systemd made for this service and named in `variable`
@@ -88,54 +74,58 @@ struct SettingProblem: Error, CustomStringConvertible {
 /// options actually given are taken: the rest leave the file's values alone.
 func commandLineLayer(_ command: ParsedCommand) throws -> ConfigurationLayer {
     var layer = ConfigurationLayer()
-    func given(_ name: String) -> Bool { command.flag(name) }
-    func milliseconds(_ name: String) throws -> Int? {
-        guard given(name), let value = try command.int(name) else { return nil }
-        guard value <= ConfigurationKey.maximumMilliseconds else {
-            throw command.usageError("--\(name) must be at most \(ConfigurationKey.maximumMilliseconds) (a day)")
+    func given(_ setting: Setting) -> Bool { command.given(setting) }
+    func flagGiven(_ setting: Setting, for value: String) -> Bool { command.flagGiven(setting, for: value) }
+    func milliseconds(_ setting: Setting) throws -> Int? {
+        guard given(setting), let value = try command.int(setting) else { return nil }
+        let maximum = setting.maximumWholeNumber ?? Setting.maximumMilliseconds
+        guard value <= maximum else {
+            throw command.usageError("--\(setting.name) must be at most \(maximum) (a day)")
         }
         return value
     }
-    if given("device") { layer.device = command.string("device") }
-    layer.intervalMilliseconds = try milliseconds("interval-ms")
-    if given("threshold") { layer.threshold = try command.double("threshold") }
-    if given("hysteresis") { layer.hysteresis = try command.double("hysteresis") }
-    if given("contacts") { layer.contacts = command.string("contacts").flatMap(ContactMode.init(rawValue:)) }
-    if given("unit") { layer.unit = command.string("unit").flatMap(MassUnit.init(rawValue:)) }
-    layer.stableMilliseconds = try milliseconds("stable-ms")
-    if given("stable-grams") { layer.stableGrams = try command.double("stable-grams") }
-    if given("rumble-device") {
-        layer.rumbleDevice = command.string("rumble-device")
+    if given(.device) { layer.device = command.string(.device) }
+    layer.intervalMilliseconds = try milliseconds(.intervalMilliseconds)
+    if given(.threshold) { layer.threshold = try command.double(.threshold) }
+    if given(.hysteresis) { layer.hysteresis = try command.double(.hysteresis) }
+    if given(.contacts) { layer.contacts = command.string(.contacts).flatMap(ContactMode.init(rawValue:)) }
+    if given(.unit) { layer.unit = command.string(.unit).flatMap(MassUnit.init(rawValue:)) }
+    layer.stableMilliseconds = try milliseconds(.stableMilliseconds)
+    if given(.stableGrams) { layer.stableGrams = try command.double(.stableGrams) }
+    if given(.rumbleDevice) {
+        layer.rumbleDevice = command.string(.rumbleDevice)
         // Naming a device to rumble asks for rumble, whatever the file says.
         layer.rumble = true
     }
-    if given("no-rumble") { layer.rumble = false }
-    if given("rumble-intensity"), let intensity = try command.double("rumble-intensity") {
-        guard intensity >= 0, intensity <= 1 else { throw command.usageError("The rumble intensity must be between 0 and 1") }
+    if flagGiven(.rumble, for: "off") { layer.rumble = false }
+    if given(.rumbleIntensity), let intensity = try command.double(.rumbleIntensity) {
+        guard Setting.rumbleIntensity.accepts(intensity) else { throw command.usageError("The rumble intensity must be between 0 and 1") }
         layer.rumbleIntensity = intensity
     }
-    if given("socket") { layer.socket = command.string("socket") }
-    if given("state-dir") { layer.stateDirectory = command.string("state-dir") }
-    if given("group") { layer.group = command.string("group") }
-    if given("log") { layer.log = true }
-    if given("log-db") {
-        guard let path = command.string("log-db"), !path.isEmpty else { throw command.usageError("--log-db takes a file path") }
+    if given(.socket) { layer.socket = command.string(.socket) }
+    if given(.stateDirectory) { layer.stateDirectory = command.string(.stateDirectory) }
+    if given(.group) { layer.group = command.string(.group) }
+    if flagGiven(.log, for: "on") { layer.log = true }
+    if given(.logDatabase) {
+        guard let path = command.string(.logDatabase), !path.isEmpty else { throw command.usageError("--log-db takes a file path") }
         // Relative to where forcescaled was started, as the user meant it.
         layer.logDatabase = path.hasPrefix("/") ? path : currentDirectory() + "/" + path
         // Naming a file to log to asks for logging, whatever the file says.
         layer.log = true
     }
-    if given("no-log") { layer.log = false }
-    if given("log-keep-days"), let days = try command.int("log-keep-days") {
-        guard days >= 1, days <= ConfigurationKey.maximumKeepDays else { throw command.usageError("--log-keep-days must be from 1 to \(ConfigurationKey.maximumKeepDays)") }
+    if flagGiven(.log, for: "off") { layer.log = false }
+    if given(.logKeepDays), let days = try command.int(.logKeepDays) {
+        guard Setting.logKeepDays.accepts(Double(days)) else { throw command.usageError("--log-keep-days must be from 1 to \(Setting.maximumKeepDays)") }
         layer.logKeepDays = days
     }
-    if given("log-keep-readings"), let count = try command.int("log-keep-readings") {
-        guard count >= 1 else { throw command.usageError("--log-keep-readings must be 1 or more") }
+    if given(.logKeepReadings), let count = try command.int(.logKeepReadings) {
+        guard Setting.logKeepReadings.accepts(Double(count)) else { throw command.usageError("--log-keep-readings must be 1 or more") }
         layer.logKeepReadings = count
     }
-    if command.flag("verbose") { layer.logLevel = .debug }
-    if command.flag("quiet") { layer.logLevel = .warning }
+    // --verbose, then --quiet: the later flag wins when both are given.
+    for flag in Setting.logLevel.flags where command.flag(flag.long) {
+        layer.logLevel = DaemonLog.Level(name: flag.value)
+    }
     // The command line alone must make sense, as forcescale's options must.
     do {
         try DaemonConfiguration(layers: [layer]).settings.validate()

@@ -106,16 +106,22 @@ import Testing
             zpty shell zsh -f -i
             zpty -w shell "PROMPT=''; RPROMPT=''; fpath=($1 \$fpath); autoload -Uz compinit; compinit -u -D"
             zpty -w shell 'compadd () { local -a hits; builtin compadd -O hits "$@"; (( $#hits )) && print -r -- "HIT:${(j: :)hits}" >&2; builtin compadd "$@"; }'
-            zpty -w shell 'zstyle ":completion:*" menu no; LISTMAX=100000; print READY'
-            zpty -r shell ready '*READY*'
+            zpty -w shell 'zstyle ":completion:*" menu no; LISTMAX=100000; bindkey "^X^K" kill-buffer; print READY-$((6 * 7))'
+            # READY-42, and the other markers below, are output only when the command runs:
+            # the echo of what is typed shows $((6 * 7)).
+            zpty -r shell ready '*READY-42*'
             zpty -n -w shell "$2"$'\t'
-            sleep 1
-            output=''
-            while zpty -r -t shell chunk; do output+=$chunk; done
+            # Then Ctrl-X Ctrl-K (the line is dropped) and a command whose output can only
+            # come once the completion is over, as zsh reads its input in order. Not Ctrl-U:
+            # while zsh is still between prompts, the terminal's line editing would take that
+            # as its own kill character and erase the typed line before zsh read it. zpty -r
+            # waits for the marker (the test's timeout bounds a completion that never ends).
+            zpty -w shell $'\x18\x0bprint COMPLETION-DONE-$((6 * 7))'
+            zpty -r shell output '*COMPLETION-DONE-42*'
             zpty -d shell
             print -r -- "$output" | tr -d '\r' | grep -a -o 'HIT:[^[:cntrl:]]*' | sed 's/^HIT://'
             """#.write(to: driver, atomically: true, encoding: .utf8)
-        let result = try run(zsh, ["-f", driver.path, directory.path, line], timeout: 30)
+        let result = try run(zsh, ["-f", driver.path, directory.path, line])
         #expect(result.exited && result.status == 0, "zsh: \(result.stderr)")
         return result.stdout.split(whereSeparator: { $0 == "\n" || $0 == " " }).map(String.init)
     }
@@ -137,7 +143,7 @@ import Testing
         let file = directory.appendingPathComponent("forcescale.fish").path
         try script("fish").write(toFile: file, atomically: true, encoding: .utf8)
         let result = try run(fish, ["--no-config", "-c", "source $argv[1]; complete -C $argv[2]", file, line],
-                             environment: ["HOME": directory.path], timeout: 30)
+                             environment: ["HOME": directory.path])
         #expect(result.exited && result.status == 0 && result.stderr.isEmpty, "fish: \(result.stderr)")
         // "word<TAB>description" a line.
         return result.stdout.split(separator: "\n").map { String($0.split(separator: "\t").first ?? "") }

@@ -1,6 +1,7 @@
 import Foundation
 import Glibc
 import ScaleCore
+import TestWaiting
 import Testing
 
 /// forcescaled's configuration file, SIGHUP reloads, and serving without a device: real
@@ -17,40 +18,32 @@ import Testing
     }
 
     /// Waits until the daemon's standard error contains `text`.
-    @discardableResult
-    func waitForLog(_ text: String, of child: ChildProcess, timeout: Double = 10) -> Bool {
-        let deadline = Date().addingTimeInterval(timeout)
-        while Date() < deadline {
-            if child.stderr.contains(text) { return true }
-            usleep(20_000)
-        }
-        return false
+    func waitForLog(_ text: String, of child: ChildProcess) throws {
+        try waitFor("forcescaled to log \(text.debugDescription)", every: 0.02, saw: { "its stderr: \(child.stderr)" }) { child.stderr.contains(text) }
     }
 
-    /// How many READINGs a watching client gets in `seconds`.
-    func readingsPerInterval(_ client: RawClient, seconds: Double = 1) -> Int {
-        let end = monotonicMicroseconds() + Int64(seconds * 1_000_000)
-        var count = 0
-        while monotonicMicroseconds() < end {
-            let left = Double(end - monotonicMicroseconds()) / 1e6
-            guard left > 0, let line = client.readLine(timeout: left) else { break }
-            if line.hasPrefix(#"{"class":"READING""#) { count += 1 }
+    /// How many READINGs a watching client gets in a second of the readings' own times: the
+    /// daemon's clock, which paces the recording, so the count does not depend on how the
+    /// machine schedules the daemon or the test. Counts from the first reading made at or
+    /// after `start` (by default now, so that readings made before a reload that were still
+    /// on their way do not count) until one that is a second or more after it.
+    func readingsPerInterval(_ client: RawClient, seconds: Double = 1, from start: Int64 = monotonicMicroseconds()) throws -> Int {
+        var first = try #require(client.nextReading())
+        while eventMicroseconds(first) < start { first = try #require(client.nextReading()) }
+        let end = eventMicroseconds(first) + Int64(seconds * 1_000_000)
+        var count = 1
+        while true {
+            let reading = try #require(client.nextReading())
+            if eventMicroseconds(reading) >= end { return count }
+            count += 1
         }
-        return count
     }
 
     /// Starts forcescaled (not on a recording) and waits until its socket answers.
     func startDaemon(_ arguments: [String], environment: [String: String] = [:], socket: String) throws -> ChildProcess {
         let child = try ChildProcess(Self.forcescaled, arguments, environment: environment)
-        let deadline = Date().addingTimeInterval(10)
-        while Date() < deadline {
-            guard child.isRunning else {
-                throw DaemonTestError(description: "forcescaled exited at start: \(child.wait(timeout: 1).stderr)")
-            }
-            if let probe = try? RawClient(path: socket), probe.readLine(timeout: 2) != nil { return child }
-            usleep(10_000)
-        }
-        throw DaemonTestError(description: "forcescaled did not listen on \(socket): \(child.stderr)")
+        try waitUntilListening(child, on: socket)
+        return child
     }
 
     // MARK: Starting with a configuration file
@@ -130,7 +123,7 @@ import Testing
         #expect(client.request(#"{"class":"WATCH"}"#) == #"{"class":"WATCH","enable":true}"#)
         _ = client.nextReading()
         // 20 ms apart: about 50 a second (200 ms would give 5).
-        let count = readingsPerInterval(client)
+        let count = try readingsPerInterval(client)
         #expect(count >= 25 && count <= 60, "\(count) readings in a second")
     }
 
@@ -142,7 +135,7 @@ import Testing
         let client = try daemon.connect()
         #expect(client.request(#"{"class":"WATCH"}"#) == #"{"class":"WATCH","enable":true}"#)
         _ = client.nextReading()
-        let count = readingsPerInterval(client)
+        let count = try readingsPerInterval(client)
         #expect(count >= 3 && count <= 7, "\(count) readings in a second at 200 ms")
     }
 
@@ -156,24 +149,24 @@ import Testing
         let client = try daemon.connect()
         #expect(client.request(#"{"class":"WATCH"}"#) == #"{"class":"WATCH","enable":true}"#)
         _ = client.nextReading()
-        let slow = readingsPerInterval(client)
+        let slow = try readingsPerInterval(client)
         #expect(slow <= 7, "\(slow) readings in a second at 200 ms")
 
         try writeConfig("interval-ms = 20\n", in: directory)
         daemon.child.signal(SIGHUP)
-        #expect(waitForLog("<5>reloaded the configuration from \(config): interval-ms 200 → 20\n", of: daemon.child), "\(daemon.stderr)")
-        #expect(waitForLog("<5>the recording starts over with the new settings\n", of: daemon.child))
+        try waitForLog("<5>reloaded the configuration from \(config): interval-ms 200 → 20\n", of: daemon.child)
+        try waitForLog("<5>the recording starts over with the new settings\n", of: daemon.child)
         _ = client.nextReading()
-        let fast = readingsPerInterval(client)
+        let fast = try readingsPerInterval(client)
         #expect(fast >= 25, "\(fast) readings in a second after the reload to 20 ms")
         #expect(daemon.child.isRunning, "SIGHUP does not stop the daemon")
 
         // A broken file: logged, and the daemon serves on at the rate it had.
         try writeConfig("interval-ms = 20\ninterval-ms = soon\n", in: directory)
         daemon.child.signal(SIGHUP)
-        #expect(waitForLog("<3>reload failed: the configuration in effect is kept\n", of: daemon.child), "\(daemon.stderr)")
+        try waitForLog("<3>reload failed: the configuration in effect is kept\n", of: daemon.child)
         #expect(daemon.stderr.contains("<3>\(config):2: 'interval-ms' is set twice (first on line 1); keep one\n"))
-        let still = readingsPerInterval(client)
+        let still = try readingsPerInterval(client)
         #expect(still >= 25, "\(still) readings in a second after a broken reload")
         let status = try #require(try daemon.connect().request(#"{"class":"STATUS"}"#))
         #expect(status.hasPrefix(#"{"class":"STATUS","release":"0.1.0""#))
@@ -181,7 +174,7 @@ import Testing
         // A file that vanishes on reload is an error, too, when it was given with --config.
         try FileManager.default.removeItem(atPath: config)
         daemon.child.signal(SIGHUP)
-        #expect(waitForLog("<3>\(config): no such file", of: daemon.child), "\(daemon.stderr)")
+        try waitForLog("<3>\(config): no such file", of: daemon.child)
 
         let stopped = daemon.stop(signal: SIGTERM)
         #expect(stopped.exited && stopped.status == 0, "\(stopped.stderr)")
@@ -196,18 +189,18 @@ import Testing
         let elsewhere = directory.appendingPathComponent("other.sock").path
         try writeConfig("unit = oz\nlog-level = debug\nsocket = \(elsewhere)\ngroup = root\nrumble = off\n", in: directory)
         daemon.child.signal(SIGHUP)
-        #expect(waitForLog("<5>reloaded the configuration from \(config): unit g → oz, rumble on → off, log-level info → debug\n", of: daemon.child), "\(daemon.stderr)")
+        try waitForLog("<5>reloaded the configuration from \(config): unit g → oz, rumble on → off, log-level info → debug\n", of: daemon.child)
         // The test's --socket wins over the file's; the group needs a restart.
-        #expect(waitForLog("<5>the command line overrides the file's socket\n", of: daemon.child), "\(daemon.stderr)")
-        #expect(waitForLog("<4>group forcescale → root: takes effect when forcescaled restarts\n", of: daemon.child), "\(daemon.stderr)")
-        #expect(waitForLog("<6>rumble: not used while serving a recording\n", of: daemon.child))
+        try waitForLog("<5>the command line overrides the file's socket\n", of: daemon.child)
+        try waitForLog("<4>group forcescale → root: takes effect when forcescaled restarts\n", of: daemon.child)
+        try waitForLog("<6>rumble: not used while serving a recording\n", of: daemon.child)
         // The socket stays where it was; debug messages now show.
         _ = try daemon.connect()
-        #expect(waitForLog("<7>", of: daemon.child), "debug lines after log-level = debug: \(daemon.stderr)")
+        try waitForLog("<7>", of: daemon.child)
         #expect(!FileManager.default.fileExists(atPath: elsewhere))
         // The same again: the pending restart is said again, nothing else changed.
         daemon.child.signal(SIGHUP)
-        #expect(waitForLog("<5>reloaded the configuration from \(config): nothing changed\n", of: daemon.child), "\(daemon.stderr)")
+        try waitForLog("<5>reloaded the configuration from \(config): nothing changed\n", of: daemon.child)
         let stopped = daemon.stop(signal: SIGINT)
         #expect(stopped.exited && stopped.status == 0)
         #expect(stopped.stderr.contains("stopping on signal 2"))
@@ -246,22 +239,24 @@ import Testing
         // Something appears in the input directory (inotify wakes the daemon): not an
         // evdev node, so it is listed with its error and the daemon waits on.
         try Data("not a device".utf8).write(to: input.appendingPathComponent("event3"))
-        usleep(200_000)
-        let devices = try JSONValue.parse(try #require(client.request(#"{"class":"DEVICES"}"#)))
-        let listed = try #require(devices["devices"]?.arrayValue?.first)
+        var lastDevices = ""
+        let listed = try waitForValue("DEVICES to list event3", every: 0.02, saw: { lastDevices }) { () throws -> JSONValue? in
+            lastDevices = try #require(client.request(#"{"class":"DEVICES"}"#))
+            return try JSONValue.parse(lastDevices)["devices"]?.arrayValue?.first
+        }
         #expect(listed["path"]?.stringValue == input.appendingPathComponent("event3").path)
         #expect(listed["active"]?.boolValue == false && listed["error"] != nil)
         #expect(daemon.isRunning)
 
         // A reload with nothing there says it waits still.
         daemon.signal(SIGHUP)
-        #expect(waitForLog("<5>reloaded the configuration from ", of: daemon), "\(daemon.stderr)")
+        try waitForLog("<5>reloaded the configuration from ", of: daemon)
 
         daemon.signal(SIGTERM)
-        let result = daemon.wait(timeout: 5)
+        let result = daemon.wait()
         #expect(result.exited && result.status == 0, "\(result.stderr)")
         #expect(!FileManager.default.fileExists(atPath: socket))
-        #expect(client.closesWithin(2))
+        #expect(client.closesWithin())
     }
 
     @Test func aMissingInputDirectoryIsSaidAndServedWithout() throws {
@@ -279,7 +274,7 @@ import Testing
         #expect(client.request(#"{"class":"STATUS"}"#)?.hasPrefix(#"{"class":"STATUS""#) == true)
         #expect(client.request(#"{"class":"DEVICES"}"#) == #"{"class":"DEVICES","devices":[]}"#)
         daemon.signal(SIGTERM)
-        let result = daemon.wait(timeout: 5)
+        let result = daemon.wait()
         #expect(result.exited && result.status == 0, "\(result.stderr)")
     }
 }

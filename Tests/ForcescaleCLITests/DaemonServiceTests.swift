@@ -1,5 +1,6 @@
 import Foundation
 import Glibc
+import TestWaiting
 import Testing
 
 /// forcescaled as systemd runs it, without systemd: a real notify socket for sd_notify, and
@@ -26,13 +27,30 @@ import Testing
 
         deinit { close(descriptor) }
 
-        /// The next datagram within `timeout` seconds.
-        func receive(timeout: Double) -> String? {
+        /// The datagrams received so far, for failure messages.
+        private(set) var received: [String] = []
+
+        /// The next datagram within `timeout` seconds; waiting longer is a failure of the
+        /// test, recorded with what it waited for.
+        func receive(_ what: String, timeout: Double = patience, sourceLocation: SourceLocation = #_sourceLocation) -> String? {
             var poller = pollfd(fd: descriptor, events: Int16(POLLIN), revents: 0)
-            guard poll(&poller, 1, Int32(timeout * 1000)) == 1 else { return nil }
-            var buffer = [UInt8](repeating: 0, count: 4096)
-            let count = recv(descriptor, &buffer, buffer.count, 0)
-            return count > 0 ? String(decoding: buffer[..<count], as: UTF8.self) : nil
+            let deadline = monotonicNow() + timeout
+            while true {
+                let left = deadline - monotonicNow()
+                let ready = left > 0 ? poll(&poller, 1, Int32(left * 1000) + 1) : 0
+                if ready < 0, errno == EINTR { continue }
+                guard ready == 1 else { break }
+                var buffer = [UInt8](repeating: 0, count: 4096)
+                let count = recv(descriptor, &buffer, buffer.count, 0)
+                guard count > 0 else { break }
+                let message = String(decoding: buffer[..<count], as: UTF8.self)
+                received.append(message)
+                return message
+            }
+            let timedOut = WaitTimedOut(what: "\(what) on \(path)", seconds: timeout,
+                                        saw: received.isEmpty ? "no datagram at all" : "only \(received)")
+            Issue.record("\(timedOut)", sourceLocation: sourceLocation)
+            return nil
         }
     }
 
@@ -46,16 +64,16 @@ import Testing
             ["--replay", DaemonRecordings.intuos, "--loop", "--socket", socketPath, "--state-dir", directory.appendingPathComponent("state").path],
             environment: ["NOTIFY_SOCKET": notify.path])
         defer { daemon.kill() }
-        let ready = notify.receive(timeout: 10)
+        let ready = notify.receive("READY=1")
         #expect(ready?.contains("READY=1") == true, "got \(ready ?? "nothing")")
         #expect(ready?.contains("STATUS=serving on \(socketPath)") == true)
         // The socket answers once READY=1 has been sent.
         let client = try RawClient(path: socketPath)
-        #expect(client.readLine(timeout: 5)?.hasPrefix(#"{"class":"VERSION""#) == true)
+        #expect(client.readLine()?.hasPrefix(#"{"class":"VERSION""#) == true)
         daemon.signal(SIGTERM)
-        let stopping = notify.receive(timeout: 10)
+        let stopping = notify.receive("STOPPING=1")
         #expect(stopping?.contains("STOPPING=1") == true, "got \(stopping ?? "nothing")")
-        #expect(daemon.wait(timeout: 10).status == 0)
+        #expect(daemon.wait().status == 0)
     }
 
     @Test func sendsWatchdogKeepAlivesOnlyWhenAsked() throws {
@@ -68,13 +86,24 @@ import Testing
              "--state-dir", directory.appendingPathComponent("state").path],
             environment: ["NOTIFY_SOCKET": notify.path, "WATCHDOG_USEC": "200000"])
         defer { daemon.kill() }
-        var keepAlives = 0
-        let deadline = Date().addingTimeInterval(1.0)
-        while Date() < deadline, let message = notify.receive(timeout: 1.0) {
-            if message.contains("WATCHDOG=1") { keepAlives += 1 }
+        // Taken before the daemon starts, so every deadline of its watchdog timer is after it.
+        let start = monotonicNow()
+        var keepAlivesAt: [Double] = []
+        while keepAlivesAt.count < 20, let message = notify.receive("20 WATCHDOG=1 keep-alives (\(keepAlivesAt.count) so far)") {
+            if message.contains("WATCHDOG=1") { keepAlivesAt.append(monotonicNow()) }
         }
-        // Every 100 ms (half of WATCHDOG_USEC) over about a second.
-        #expect(keepAlives >= 5 && keepAlives <= 15, "\(keepAlives) keep-alives in 1 s")
+        try #require(keepAlivesAt.count == 20, "\(daemon.stderr)")
+        // Every 100 ms (half of WATCHDOG_USEC). Never early: the k-th cannot come before k
+        // half-intervals after the start, however the machine schedules the daemon.
+        for (index, time) in keepAlivesAt.enumerated() {
+            #expect(time - start >= Double(index + 1) * 0.1, "keep-alive \(index + 1) after \(time - start) s")
+        }
+        // And at half the interval, not the whole. From the first to the twentieth is 1.9 s
+        // plus whatever the machine delayed the daemon by (that is the margin); at the whole
+        // interval it is 3.6 s at least (19 intervals, less the part of one by which the
+        // first may have been late without moving the timer's schedule).
+        let span = keepAlivesAt[19] - keepAlivesAt[0]
+        #expect(span < 3.6, "19 keep-alive periods took \(span) s")
     }
 
     @Test func servesOverASocketBoundBySystemd() throws {
@@ -88,8 +117,8 @@ import Testing
             ["-l", socketPath, CLI.binDirectory.appendingPathComponent("forcescaled").path,
              "--replay", DaemonRecordings.intuos, "--loop", "--socket", socketPath, "--state-dir", directory.appendingPathComponent("state").path])
         defer { activator.kill() }
-        let connected = try #require(Self.connectOnceListening(socketPath), "systemd-socket-activate did not listen on \(socketPath)")
-        #expect(connected.readLine(timeout: 10)?.hasPrefix(#"{"class":"VERSION""#) == true, "\(activator.stderr)")
+        let connected = try Self.connectOnceListening(socketPath, activator)
+        #expect(connected.readLine()?.hasPrefix(#"{"class":"VERSION""#) == true, "\(activator.stderr)")
         #expect(connected.request(#"{"class":"STATUS"}"#)?.hasPrefix(#"{"class":"STATUS""#) == true)
     }
 
@@ -110,14 +139,18 @@ import Testing
         #expect(execStart.first == "/usr/local/bin/forcescaled")
         #expect(listenStream == "/run/\(runtimeName)/forcescale.sock", "the socket unit listens in the service's RuntimeDirectory")
 
-        let root = try CLI.temporaryDirectory()
-        defer { try? FileManager.default.removeItem(at: root) }
-        chmod(root.path, 0o755)
+        // The scratch root, and copies of the daemon and the recording it serves, where the
+        // user nobody can reach them (the build and the recordings may be where it cannot).
+        let shared = try SharedWithOtherUsers()
+        let root = try shared.makeDirectory("root")
+        let forcescaled = try shared.program("forcescaled")
+        // The recording is a split pair: the .desc beside the .events goes with it.
+        let recordings = try shared.copy(URL(fileURLWithPath: DaemonRecordings.intuos).deletingLastPathComponent(), to: "recordings")
+        let recording = recordings + "/" + URL(fileURLWithPath: DaemonRecordings.intuos).lastPathComponent
         let socketPath = root.path + listenStream
-        let runtimeDirectory = root.path + "/run/" + runtimeName
-        let stateDirectory = root.path + "/var/lib/" + stateName
+        let runtimeDirectory = try shared.makeDirectory("root/run/" + runtimeName).path
+        let stateDirectory = try shared.makeDirectory("root/var/lib/" + stateName).path
         for directory in [runtimeDirectory, stateDirectory] {
-            try FileManager.default.createDirectory(atPath: directory, withIntermediateDirectories: true)
             // systemd makes these directories the service user's.
             #expect(try run("/bin/chown", ["nobody", directory]).status == 0)
         }
@@ -127,15 +160,14 @@ import Testing
         let activator = try ChildProcess(
             "/usr/bin/systemd-socket-activate",
             ["-l", socketPath, "-E", "RUNTIME_DIRECTORY=\(runtimeDirectory)", "-E", "STATE_DIRECTORY=\(stateDirectory)",
-             "/usr/bin/setpriv", "--reuid=nobody", "--regid=nogroup", "--clear-groups",
-             CLI.binDirectory.appendingPathComponent("forcescaled").path]
-                + execStart.dropFirst() + ["--config", configuration, "--replay", DaemonRecordings.intuos, "--loop"])
+             "/usr/bin/setpriv", "--reuid=nobody", "--regid=nogroup", "--clear-groups", forcescaled]
+                + execStart.dropFirst() + ["--config", configuration, "--replay", recording, "--loop"])
         defer { activator.kill() }
-        let connected = try #require(Self.connectOnceListening(socketPath), "systemd-socket-activate did not listen on \(socketPath): \(activator.stderr)")
-        #expect(connected.readLine(timeout: 10)?.hasPrefix(#"{"class":"VERSION""#) == true, "\(activator.stderr)")
+        let connected = try Self.connectOnceListening(socketPath, activator)
+        #expect(connected.readLine()?.hasPrefix(#"{"class":"VERSION""#) == true, "\(activator.stderr)")
         #expect(connected.request(#"{"class":"STATUS"}"#)?.hasPrefix(#"{"class":"STATUS""#) == true, "\(activator.stderr)")
         // Root may tare; the calibration goes to $STATE_DIRECTORY, written by the daemon's user.
-        let tare = connected.request(#"{"class":"TARE"}"#, timeout: 10)
+        let tare = connected.request(#"{"class":"TARE"}"#)
         #expect(tare?.hasPrefix(#"{"class":"TARE""#) == true, "TARE: \(tare ?? "nothing"); \(activator.stderr)")
         let stateFile = stateDirectory + "/" + DaemonRecordings.intuosStateFile
         let attributes = try? FileManager.default.attributesOfItem(atPath: stateFile)
@@ -145,13 +177,10 @@ import Testing
     }
 
     /// Connects to `path` as soon as something listens there (systemd-socket-activate binds
-    /// it a moment after it starts), for up to 10 s.
-    static func connectOnceListening(_ path: String) -> RawClient? {
-        let deadline = Date().addingTimeInterval(10)
-        while Date() < deadline {
-            if let client = try? RawClient(path: path) { return client }
-            usleep(20_000)
+    /// it a moment after it starts).
+    static func connectOnceListening(_ path: String, _ activator: ChildProcess) throws -> RawClient {
+        try waitForValue("systemd-socket-activate to listen on \(path)", saw: { "its stderr: \(activator.stderr)" }) {
+            try? RawClient(path: path)
         }
-        return nil
     }
 }

@@ -1,6 +1,7 @@
 import Foundation
 import Glibc
 import ScaleCore
+import TestWaiting
 import Testing
 
 /// The recordings the daemon tests serve.
@@ -31,16 +32,33 @@ enum DaemonRecordings {
     /// 10 ms: the daemon sends a READING every throttle interval, about 100 a second, the
     /// most it ever sends. Made from the demo's device description.
     static func busy(in directory: URL, seconds: Int = 60) throws -> String {
+        try presses(in: directory, name: "busy", [(start: 1, seconds: Double(seconds))], releaseTheLast: false)
+    }
+
+    /// A synthetic touchpad pressed at `start` for `seconds` (times of the recording), each
+    /// press's pressure changing every 10 ms, and released after each press (the last one
+    /// only if `releaseTheLast`). Made from the demo's device description.
+    static func presses(in directory: URL, name: String, _ presses: [(start: Double, seconds: Double)], releaseTheLast: Bool = true) throws -> String {
         let demo = try String(contentsOfFile: try self.demo(in: directory), encoding: .utf8)
         var text = demo.split(separator: "\n", omittingEmptySubsequences: false)
             .prefix { !$0.hasPrefix("E:") }.joined(separator: "\n") + "\n"
-        text += "E: 1.000000 0001 014a 1\nE: 1.000000 0001 0145 1\nE: 1.000000 0003 0000 400\nE: 1.000000 0003 0001 450\n"
-        for frame in 0..<(seconds * 100) {
-            let microseconds = 1_000_000 + frame * 10_000
-            let time = "\(microseconds / 1_000_000)." + String(String(microseconds % 1_000_000 + 1_000_000).dropFirst())
-            text += "E: \(time) 0003 0018 \(100 + frame % 20)\nE: \(time) 0000 0000 0\n"
+        func stamp(_ microseconds: Int) -> String {
+            "\(microseconds / 1_000_000)." + String(String(microseconds % 1_000_000 + 1_000_000).dropFirst())
         }
-        let path = directory.appendingPathComponent("busy.events").path
+        for (index, press) in presses.enumerated() {
+            let start = Int((press.start * 1_000_000).rounded())
+            text += "E: \(stamp(start)) 0001 014a 1\nE: \(stamp(start)) 0001 0145 1\nE: \(stamp(start)) 0003 0000 400\nE: \(stamp(start)) 0003 0001 450\n"
+            let frames = Int((press.seconds * 100).rounded())
+            for frame in 0..<frames {
+                let time = stamp(start + frame * 10_000)
+                text += "E: \(time) 0003 0018 \(100 + frame % 20)\nE: \(time) 0000 0000 0\n"
+            }
+            if releaseTheLast || index < presses.count - 1 {
+                let release = stamp(start + frames * 10_000)
+                text += "E: \(release) 0001 014a 0\nE: \(release) 0001 0145 0\nE: \(release) 0003 0018 0\nE: \(release) 0000 0000 0\n"
+            }
+        }
+        let path = directory.appendingPathComponent("\(name).events").path
         try text.write(toFile: path, atomically: true, encoding: .utf8)
         return path
     }
@@ -77,7 +95,11 @@ final class ChildProcess {
     private let outputFile: URL
     private let errorFile: URL
 
+    /// The command line, for failure messages.
+    let commandLine: String
+
     init(_ executable: String, _ arguments: [String], environment: [String: String] = [:]) throws {
+        commandLine = ([executable] + arguments).joined(separator: " ")
         process.executableURL = URL(fileURLWithPath: executable)
         process.arguments = arguments
         process.environment = ["PATH": "/usr/bin:/bin", "LANG": "C.UTF-8"].merging(environment) { $1 }
@@ -107,13 +129,21 @@ final class ChildProcess {
         if process.isRunning { Glibc.kill(process.processIdentifier, number) }
     }
 
-    /// Waits for the process to end; kills it after `timeout` seconds.
+    /// Waits for the process to end; kills it after `timeout` seconds, which is a failure
+    /// of the test that says so.
     @discardableResult
-    func wait(timeout: Double) -> ProcessResult {
-        let deadline = Date().addingTimeInterval(timeout)
-        while process.isRunning, Date() < deadline { usleep(5_000) }
-        let timedOut = process.isRunning
-        if timedOut { kill() }
+    func wait(timeout: Double = patience, sourceLocation: SourceLocation = #_sourceLocation) -> ProcessResult {
+        let timedOut: Bool
+        do {
+            try waitFor("\(commandLine) to exit", within: timeout, every: 0.005, saw: { "it still running; its stderr: \(stderr.suffix(2000))" }) {
+                !process.isRunning
+            }
+            timedOut = false
+        } catch {
+            Issue.record("\(error); killed it", sourceLocation: sourceLocation)
+            timedOut = true
+            kill()
+        }
         process.waitUntilExit()
         return ProcessResult(
             status: process.terminationStatus, exited: process.terminationReason == .exit && !timedOut,
@@ -128,14 +158,34 @@ final class ChildProcess {
     }
 }
 
-/// Runs a program to its end, killing it after `timeout` seconds.
-func run(_ executable: String, _ arguments: [String], environment: [String: String] = [:], timeout: Double = 20) throws -> ProcessResult {
-    try ChildProcess(executable, arguments, environment: environment).wait(timeout: timeout)
+/// Runs a program to its end, killing it after `timeout` seconds (a failure of the test).
+func run(
+    _ executable: String, _ arguments: [String], environment: [String: String] = [:], timeout: Double = 2 * patience,
+    sourceLocation: SourceLocation = #_sourceLocation
+) throws -> ProcessResult {
+    try ChildProcess(executable, arguments, environment: environment).wait(timeout: timeout, sourceLocation: sourceLocation)
 }
 
-/// Runs `forcescale` with arguments, killing it after `timeout` seconds.
-func forcescale(_ arguments: [String], environment: [String: String] = [:], timeout: Double = 20) throws -> ProcessResult {
-    try run(CLI.binDirectory.appendingPathComponent("forcescale").path, arguments, environment: environment, timeout: timeout)
+/// Runs `forcescale` with arguments, killing it after `timeout` seconds (a failure of the test).
+func forcescale(
+    _ arguments: [String], environment: [String: String] = [:], timeout: Double = 2 * patience,
+    sourceLocation: SourceLocation = #_sourceLocation
+) throws -> ProcessResult {
+    try run(CLI.binDirectory.appendingPathComponent("forcescale").path, arguments, environment: environment, timeout: timeout,
+            sourceLocation: sourceLocation)
+}
+
+/// Waits until a forcescaled just started answers on `socket` (a connection that gets its
+/// greeting), and fails at once, with its standard error, if it exits instead.
+func waitUntilListening(_ child: ChildProcess, on socket: String, within seconds: Double = patience) throws {
+    try waitFor("forcescaled to listen on \(socket)", within: seconds, saw: { "its stderr: \(child.stderr.suffix(2000))" }) {
+        guard child.isRunning else {
+            throw DaemonTestError(description: "forcescaled exited at start: \(child.wait().stderr)")
+        }
+        guard let probe = try? RawClient(path: socket) else { return false }
+        // Accepted: the greeting follows (readLine fails the test if it does not).
+        return probe.readLine()?.hasPrefix(#"{"class":"VERSION""#) == true
+    }
 }
 
 /// A forcescaled serving a recording in a loop on a socket in a scratch directory, with its
@@ -158,7 +208,7 @@ final class DaemonUnderTest {
         extraArguments = arguments
         child = try Self.start(recording: recording, socket: self.directory.appendingPathComponent("sock").path,
                                state: self.directory.appendingPathComponent("state").path, arguments: arguments)
-        try waitUntilListening()
+        try waitUntilListening(child, on: socketPath)
     }
 
     deinit { child.kill() }
@@ -172,9 +222,9 @@ final class DaemonUnderTest {
     var stderr: String { child.stderr }
 
     /// Sends a signal and waits for the daemon to exit.
-    func stop(signal: Int32 = SIGTERM, timeout: Double = 5) -> ProcessResult {
+    func stop(signal: Int32 = SIGTERM, timeout: Double = patience, sourceLocation: SourceLocation = #_sourceLocation) -> ProcessResult {
         child.signal(signal)
-        return child.wait(timeout: timeout)
+        return child.wait(timeout: timeout, sourceLocation: sourceLocation)
     }
 
     /// Stops it with SIGTERM and starts it again on the same socket and state directory.
@@ -182,14 +232,15 @@ final class DaemonUnderTest {
         let stopped = stop()
         #expect(stopped.exited && stopped.status == 0, "forcescaled did not stop cleanly: \(stopped.stderr)")
         child = try Self.start(recording: recording, socket: socketPath, state: stateDirectory, arguments: extraArguments)
-        try waitUntilListening()
+        try waitUntilListening(child, on: socketPath)
     }
 
     /// A new connection, with the VERSION greeting read.
     func connect() throws -> RawClient {
         let client = try RawClient(path: socketPath)
-        guard let greeting = client.readLine(), greeting.hasPrefix(#"{"class":"VERSION""#) else {
-            throw DaemonTestError(description: "no VERSION greeting from forcescaled")
+        let greeting = client.readLine()
+        guard let greeting, greeting.hasPrefix(#"{"class":"VERSION""#) else {
+            throw DaemonTestError(description: "no VERSION greeting from forcescaled on \(socketPath): got \(greeting ?? "nothing")")
         }
         return client
     }
@@ -199,30 +250,24 @@ final class DaemonUnderTest {
             CLI.binDirectory.appendingPathComponent("forcescaled").path,
             ["--replay", recording, "--loop", "--socket", socket, "--state-dir", state] + arguments)
     }
-
-    private func waitUntilListening(timeout: Double = 10) throws {
-        let deadline = Date().addingTimeInterval(timeout)
-        while Date() < deadline {
-            guard child.isRunning else {
-                throw DaemonTestError(description: "forcescaled exited at start: \(child.wait(timeout: 1).stderr)")
-            }
-            if let probe = try? RawClient(path: socketPath), probe.readLine(timeout: 2) != nil { return }
-            usleep(10_000)
-        }
-        throw DaemonTestError(description: "forcescaled did not listen on \(socketPath) within \(timeout) s: \(child.stderr)")
-    }
 }
 
 // MARK: - A client written against the protocol document, not against DaemonClient
 
 /// A Unix socket connection that reads lines with timeouts (`poll`), so that no test can
-/// hang on a daemon that does not answer.
+/// hang on a daemon that does not answer. A read that times out is a failure of the test,
+/// recorded at the caller's line with what it waited for and what came instead; the
+/// timeouts are generous (`patience`), since a read returns as soon as its line is there.
 final class RawClient {
     let descriptor: Int32
+    let path: String
     private var buffer: [UInt8] = []
     private(set) var reachedEnd = false
+    /// The last line read, for failure messages.
+    private var lastLine: String?
 
     init(path: String) throws {
+        self.path = path
         descriptor = socket(AF_UNIX, Int32(SOCK_STREAM.rawValue) | Int32(SOCK_CLOEXEC.rawValue), 0)
         guard descriptor >= 0 else { throw DaemonTestError(description: "socket: \(errno)") }
         var address = sockaddr_un()
@@ -274,50 +319,100 @@ final class RawClient {
     @discardableResult
     func send(_ line: String) -> Bool { send(bytes: Array((line.hasSuffix("\n") ? line : line + "\n").utf8)) }
 
-    /// The next line without its newline, or `nil` after `timeout` seconds or at the end.
-    func readLine(timeout: Double = 5) -> String? {
-        let deadline = monotonicMicroseconds() + Int64(timeout * 1_000_000)
+    /// What reading one line came to.
+    private enum Next {
+        case line(String)
+        case end
+        case timeout
+    }
+
+    private static func deadline(after seconds: Double) -> Int64 {
+        monotonicMicroseconds() + Int64(seconds * 1_000_000)
+    }
+
+    /// The next line without its newline, by `deadline`.
+    private func next(by deadline: Int64) -> Next {
         while true {
             if let newline = buffer.firstIndex(of: UInt8(ascii: "\n")) {
                 let line = String(decoding: buffer[..<newline], as: UTF8.self)
                 buffer.removeFirst(newline + 1)
-                return line
+                lastLine = line
+                return .line(line)
             }
-            guard !reachedEnd, fill(until: deadline) else { return nil }
+            if reachedEnd { return .end }
+            guard fill(until: deadline) else { return .timeout }
+        }
+    }
+
+    /// Records that a wait for `what` ran out after `seconds`, saying what came meanwhile.
+    private func recordTimeout(_ what: String, _ seconds: Double, skipped: Int = 0, sourceLocation: SourceLocation) {
+        var saw = skipped > 0 ? "\(skipped) READING/PEAK lines, the last \(lastLine ?? "")" : "no line (the last before: \(lastLine ?? "none"))"
+        if !buffer.isEmpty { saw += ", then an unfinished line: \(String(decoding: buffer.prefix(300), as: UTF8.self))" }
+        let timedOut = WaitTimedOut(what: "\(what) from forcescaled on \(path)", seconds: seconds, saw: saw)
+        Issue.record("\(timedOut)", sourceLocation: sourceLocation)
+    }
+
+    /// The next line without its newline; `nil` at the end of the stream, or after
+    /// `timeout` seconds (a failure of the test).
+    func readLine(timeout: Double = patience, sourceLocation: SourceLocation = #_sourceLocation) -> String? {
+        switch next(by: Self.deadline(after: timeout)) {
+        case .line(let line): return line
+        case .end: return nil
+        case .timeout:
+            recordTimeout("a line", timeout, sourceLocation: sourceLocation)
+            return nil
         }
     }
 
     /// Sends a request and returns the next line that is not READING or PEAK.
-    func request(_ line: String, timeout: Double = 5) -> String? {
+    func request(_ line: String, timeout: Double = patience, sourceLocation: SourceLocation = #_sourceLocation) -> String? {
         send(line)
-        return nextReply(timeout: timeout)
+        return nextLine(notStreamed: true, "the reply to \(line)", timeout: timeout, sourceLocation: sourceLocation)
     }
 
     /// The next line that is not READING or PEAK.
-    func nextReply(timeout: Double = 5) -> String? {
-        let deadline = monotonicMicroseconds() + Int64(timeout * 1_000_000)
-        while let line = readLine(timeout: Double(max(0, deadline - monotonicMicroseconds())) / 1e6) {
-            if !line.hasPrefix(#"{"class":"READING""#) && !line.hasPrefix(#"{"class":"PEAK""#) { return line }
-        }
-        return nil
+    func nextReply(timeout: Double = patience, sourceLocation: SourceLocation = #_sourceLocation) -> String? {
+        nextLine(notStreamed: true, "a reply (a line other than READING or PEAK)", timeout: timeout, sourceLocation: sourceLocation)
     }
 
     /// The next READING line, as JSON.
-    func nextReading(timeout: Double = 5) -> JSONValue? {
-        let deadline = monotonicMicroseconds() + Int64(timeout * 1_000_000)
-        while let line = readLine(timeout: Double(max(0, deadline - monotonicMicroseconds())) / 1e6) {
-            if line.hasPrefix(#"{"class":"READING""#) { return try? JSONValue.parse(line) }
+    func nextReading(timeout: Double = patience, sourceLocation: SourceLocation = #_sourceLocation) -> JSONValue? {
+        nextLine(notStreamed: false, "a READING", timeout: timeout, sourceLocation: sourceLocation).flatMap { try? JSONValue.parse($0) }
+    }
+
+    /// The next reply (`notStreamed`) or READING, skipping the rest.
+    private func nextLine(notStreamed: Bool, _ what: String, timeout: Double, sourceLocation: SourceLocation) -> String? {
+        let deadline = Self.deadline(after: timeout)
+        var skipped = 0
+        while true {
+            switch next(by: deadline) {
+            case .line(let line):
+                let streamed = line.hasPrefix(#"{"class":"READING""#) || line.hasPrefix(#"{"class":"PEAK""#)
+                if notStreamed ? !streamed : line.hasPrefix(#"{"class":"READING""#) { return line }
+                skipped += 1
+            case .end:
+                return nil
+            case .timeout:
+                recordTimeout(what, timeout, skipped: skipped, sourceLocation: sourceLocation)
+                return nil
+            }
         }
-        return nil
     }
 
     /// Whether the daemon closes the connection within `timeout` seconds (what it sends
-    /// meanwhile is read and dropped).
-    func closesWithin(_ timeout: Double) -> Bool {
-        let deadline = monotonicMicroseconds() + Int64(timeout * 1_000_000)
+    /// meanwhile is read and dropped); a timeout is recorded as a failure.
+    func closesWithin(_ timeout: Double = patience, sourceLocation: SourceLocation = #_sourceLocation) -> Bool {
+        let deadline = Self.deadline(after: timeout)
+        var dropped = 0
         while !reachedEnd {
+            dropped += buffer.count
             buffer.removeAll()
-            guard fill(until: deadline) || reachedEnd else { return false }
+            guard fill(until: deadline) || reachedEnd else {
+                let timedOut = WaitTimedOut(what: "forcescaled to close the connection on \(path)", seconds: timeout,
+                                            saw: "it open, \(dropped + buffer.count) more bytes sent")
+                Issue.record("\(timedOut)", sourceLocation: sourceLocation)
+                return false
+            }
         }
         return true
     }
@@ -467,7 +562,7 @@ final class Drain: @unchecked Sendable {
     /// Waits until `count` replies have come, the connection has ended, or `timeout`
     /// seconds have passed. - Returns: the replies received.
     @discardableResult
-    func waitForReplies(_ count: Int, timeout: Double) -> Int {
+    func waitForReplies(_ count: Int, timeout: Double = patience) -> Int {
         let deadline = Date().addingTimeInterval(timeout)
         condition.lock()
         defer { condition.unlock() }

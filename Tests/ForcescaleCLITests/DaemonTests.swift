@@ -1,6 +1,7 @@
 import Foundation
 import Glibc
 import ScaleCore
+import TestWaiting
 import Testing
 
 /// forcescaled end to end: real processes on real sockets, the daemon serving a recording
@@ -45,7 +46,7 @@ import Testing
         // The daemon may close while this is still being written: a failed write is fine.
         client.send(bytes: [UInt8](repeating: UInt8(ascii: "x"), count: 70_000) + [10])
         #expect(client.readLine() == #"{"class":"ERROR","message":"line longer than 65536 bytes"}"#)
-        #expect(client.closesWithin(5))
+        #expect(client.closesWithin())
         // Only that connection: the daemon still serves others.
         #expect(try daemon.connect().request(#"{"class":"POLL"}"#)?.hasPrefix(#"{"class":"POLL""#) == true)
     }
@@ -97,7 +98,14 @@ import Testing
         #expect(byName.nextReading()?["device"]?.stringValue == DaemonRecordings.intuosDeviceName)
         #expect(byPath.nextReading() != nil)
         // The daemon serves no event99: that watcher hears nothing while the others are fed.
-        #expect(elsewhere.readLine(timeout: 1.5) == nil)
+        // Once the others have had readings, a POLL on its connection is answered after
+        // whatever the daemon sent it for those readings (one connection's lines keep their
+        // order), so the lines before that reply are all it was sent.
+        for _ in 0..<3 { #expect(byName.nextReading() != nil) }
+        elsewhere.send(#"{"class":"POLL"}"#)
+        var beforeReply: [String] = []
+        while let line = elsewhere.readLine(), !line.hasPrefix(#"{"class":"POLL""#) { beforeReply.append(line) }
+        #expect(beforeReply.isEmpty, "the event99 watcher was sent \(beforeReply.count) lines: \(beforeReply.prefix(3))")
         #expect(byName.nextReading() != nil)
         // A plain WATCH afterwards drops the filter.
         #expect(elsewhere.request(#"{"class":"WATCH"}"#) == #"{"class":"WATCH","enable":true}"#)
@@ -126,11 +134,10 @@ import Testing
         var lastArrival = monotonicMicroseconds()
         let start = lastArrival
         var nextStatus = start
-        while monotonicMicroseconds() - start < 20_000_000 {
-            guard let reading = watcher.nextReading(timeout: 1) else {
-                Issue.record("the reading watcher got nothing for a second")
-                break
-            }
+        // Until drops are seen to grow: they begin within a few seconds on an idle machine.
+        while monotonicMicroseconds() - start < Int64(patience * 1_000_000) {
+            // A reading that does not come is recorded as a failure; the gaps are judged below.
+            guard let reading = watcher.nextReading() else { break }
             let now = monotonicMicroseconds()
             readings += 1
             worstLag = max(worstLag, now - eventMicroseconds(reading))
@@ -155,10 +162,18 @@ import Testing
         // docs/protocol.md: `dropped` counts lines discarded "since the daemon started, over
         // all clients"; the daemon sums the connected clients' counts only, so the stalled
         // client's drops vanish from it when it goes.
-        let before = try JSONValue.parse(try #require(observer.request(#"{"class":"STATUS"}"#))).number("dropped") ?? 0
+        let beforeStatus = try JSONValue.parse(try #require(observer.request(#"{"class":"STATUS"}"#)))
+        let before = beforeStatus.number("dropped") ?? 0
+        let clients = beforeStatus.number("clients") ?? 0
         stalled.disconnect()
-        usleep(100_000)
-        let after = try JSONValue.parse(try #require(observer.request(#"{"class":"STATUS"}"#))).number("dropped") ?? 0
+        // Looked at once the daemon counts one client fewer: it has seen the stalled one go.
+        var lastStatus = beforeStatus
+        let gone = try waitForValue("STATUS to count \(clients - 1) clients once the stalled one left", every: 0.02,
+                                    saw: { "\(lastStatus)" }) { () throws -> JSONValue? in
+            lastStatus = try JSONValue.parse(try #require(observer.request(#"{"class":"STATUS"}"#)))
+            return lastStatus.number("clients") == clients - 1 ? lastStatus : nil
+        }
+        let after = gone.number("dropped") ?? 0
         #expect(after >= before, "dropped went from \(before) to \(after) when the stalled client left")
     }
 
@@ -180,8 +195,8 @@ import Testing
             // Up to 500 lines in flight: the daemon disconnects a client with more than
             // 1 MiB of replies unread (see knownIssueAPipeliningClientIsDisconnected).
             let window = expectedReplies - 500
-            if window > 0, drain.waitForReplies(window, timeout: 10) < window {
-                Issue.record("no replies for 10 s after \(sent) lines (seed \(seed)): \(daemon.stderr.suffix(500))")
+            if window > 0, drain.waitForReplies(window) < window {
+                Issue.record("waited \(formatSeconds(patience)) s for \(window) replies after \(sent) lines (seed \(seed)); saw \(drain.replyCount): \(daemon.stderr.suffix(500))")
                 return
             }
             for _ in 0..<min(250, lineCount - sent) {
@@ -210,11 +225,17 @@ import Testing
             }
             batch.removeAll(keepingCapacity: true)
         }
-        let received = drain.waitForReplies(expectedReplies, timeout: 20)
-        #expect(received == expectedReplies, "replies to \(lineCount) lines (seed \(seed)); \(pendingCalibrations) CALIBRATE pending")
-        usleep(200_000)
-        #expect(drain.replyCount == expectedReplies, "more replies than requests")
+        let received = drain.waitForReplies(expectedReplies)
+        #expect(received == expectedReplies, "waited \(formatSeconds(patience)) s for the replies to \(lineCount) lines (seed \(seed)); \(pendingCalibrations) CALIBRATE pending")
+        // No more replies than requests: a last request's reply comes after any reply to the
+        // fuzz (the daemon answers in order), so once it is there, the count is complete. A
+        // STATUS, which leaves the CALIBRATE pending.
+        client.send(#"{"class":"STATUS"}"#)
+        drain.waitForReplies(expectedReplies + 1)
         drain.stop()
+        #expect(drain.replyCount == expectedReplies + 1, "more replies than requests")
+        let lastReply = drain.lines.last { !$0.starts(with: Array(#"{"class":"READING""#.utf8)) && !$0.starts(with: Array(#"{"class":"PEAK""#.utf8)) }
+        #expect(lastReply.map { $0.starts(with: Array(#"{"class":"STATUS""#.utf8)) } == true, "the last reply is the STATUS")
 
         var unparseable: [String] = []
         var classes: [String: Int] = [:]
@@ -261,7 +282,7 @@ import Testing
         defer { drain.stop() }
         let requests = 100_000
         let allSent = client.send(bytes: Array(String(repeating: "{}\n", count: requests).utf8))
-        let replies = drain.waitForReplies(requests, timeout: 20)
+        let replies = drain.waitForReplies(requests)
         #expect(allSent && replies == requests, "\(replies) replies to \(requests) requests")
     }
 
@@ -279,7 +300,7 @@ import Testing
         client.send(bytes: Array(String(repeating: line, count: 2048).utf8))
         client.shutdownWriting()
         var replies = 0
-        while let reply = client.readLine(timeout: 5) {
+        while let reply = client.readLine() {
             if reply.hasPrefix(#"{"class":"POLL""#) { replies += 1 }
         }
         #expect(replies == 2048)
@@ -340,20 +361,22 @@ import Testing
         // Wait for a weight to become stable (not one that already was when we came in,
         // which might be about to be lifted).
         var sawUnsettled = false
-        var settled: JSONValue?
-        let deadline = monotonicMicroseconds() + 20_000_000
-        while settled == nil, monotonicMicroseconds() < deadline, let reading = client.nextReading(timeout: 5) {
+        var last: JSONValue?
+        let settled = try waitForValue("a weight to become stable", every: 0, saw: { "\(last.map { "\($0)" } ?? "no reading")" }) { () -> JSONValue? in
+            guard let reading = client.nextReading() else { return nil }
+            last = reading
             let resting = reading["stable"]?.boolValue == true && (reading.number("contacts") ?? 0) > 0
-            if !resting { sawUnsettled = true } else if sawUnsettled { settled = reading }
+            if !resting { sawUnsettled = true } else if sawUnsettled { return reading }
+            return nil
         }
-        let weight = try #require(settled?.number("grams"), "no weight settled within 20 s")
+        let weight = try #require(settled.number("grams"))
         let reply = try JSONValue.parse(try #require(client.request(#"{"class":"TARE"}"#)))
         let tare = try #require(reply.number("grams"))
         #expect(abs(tare - weight) <= 3, "tare \(tare) g for a weight of \(weight) g")
         let taredAt = monotonicMicroseconds()
 
         var after: [Double] = []
-        while let reading = client.nextReading(timeout: 5), (reading.number("contacts") ?? 0) > 0 {
+        while let reading = client.nextReading(), (reading.number("contacts") ?? 0) > 0 {
             if eventMicroseconds(reading) > taredAt, reading["stable"]?.boolValue == true { after.append(reading.number("grams") ?? .nan) }
         }
         #expect(after.count >= 10, "stable readings after the tare: \(after.count)")
@@ -362,33 +385,32 @@ import Testing
 
     /// TAREs at a moment the pen is down. - Returns: the tare.
     private func tareWhilePressed(_ client: RawClient) throws -> Double {
-        for _ in 0..<50 {
+        var replies: [String] = []
+        return try waitForValue("a TARE while the pen presses", every: 0.02, saw: { "the TARE replies \(replies.suffix(3))" }) { () throws -> Double? in
             let poll = try JSONValue.parse(try #require(client.request(#"{"class":"POLL"}"#)))
-            guard (poll["reading"]?.number("contacts") ?? 0) > 0 else {
-                usleep(20_000)
-                continue
-            }
-            let reply = try JSONValue.parse(try #require(client.request(#"{"class":"TARE"}"#)))
+            guard (poll["reading"]?.number("contacts") ?? 0) > 0 else { return nil }
+            // The pen may lift between the POLL and the TARE: then the TARE clears, and this
+            // tries again.
+            let line = try #require(client.request(#"{"class":"TARE"}"#))
+            replies.append(line)
+            let reply = try JSONValue.parse(line)
             #expect(reply["class"]?.stringValue == "TARE")
-            if let grams = reply.number("grams"), grams > 0 { return grams }
+            return reply.number("grams").flatMap { $0 > 0 ? $0 : nil }
         }
-        throw DaemonTestError(description: "the pen never pressed when asked to TARE")
     }
 
     /// The next `count` POLL readings with the pen down that were made after `time`.
     private func pressedReadings(_ client: RawClient, after time: Int64, count: Int) throws -> [JSONValue] {
         var readings: [JSONValue] = []
         var lastTime: Int64 = time
-        let deadline = monotonicMicroseconds() + 10_000_000
-        while readings.count < count, monotonicMicroseconds() < deadline {
+        try waitFor("\(count) new POLL readings with the pen down", every: 0.015, saw: { "\(readings.count)" }) {
             let poll = try JSONValue.parse(try #require(client.request(#"{"class":"POLL"}"#)))
             if let reading = poll["reading"], (reading.number("contacts") ?? 0) > 0, eventMicroseconds(reading) > lastTime {
                 lastTime = eventMicroseconds(reading)
                 readings.append(reading)
             }
-            usleep(15_000)
+            return readings.count == count
         }
-        #expect(readings.count == count, "readings with the pen down")
         return readings
     }
 
@@ -421,7 +443,7 @@ import Testing
         let result = daemon.stop(signal: SIGTERM)
         #expect(result.exited && result.status == 0, "stderr: \(result.stderr)")
         #expect(!FileManager.default.fileExists(atPath: daemon.socketPath))
-        #expect(watcher.closesWithin(2), "a client still connected sees the end")
+        #expect(watcher.closesWithin(), "a client still connected sees the end")
         #expect(result.stderr.contains("stopping on signal 15"))
     }
 
@@ -444,23 +466,25 @@ import Testing
 
         // The demo's weights are a letter, an apple and a mug: 19.6, 179.7 and 350.3 g
         // when stable, give or take its noise.
-        let weigh = try forcescale(["weigh", "--timeout", "10"] + socket)
+        // The timeouts given to the commands are generous for the machine's sake (the
+        // weights settle within 3 s); a command returns as soon as it has its reading.
+        let weigh = try forcescale(["weigh", "--timeout", "30"] + socket)
         #expect(weigh.status == 0, "\(weigh.stderr)")
         let grams = try #require(Double(weigh.stdout.dropLast(3)), "weigh printed \(weigh.stdout)")
         #expect(weigh.stdout.hasSuffix(" g\n"))
         #expect([19.6, 179.7, 350.3].contains { abs($0 - grams) < 5 }, "weighed \(grams) g")
-        let weighJSON = try forcescale(["weigh", "--json", "--timeout", "10"] + socket)
+        let weighJSON = try forcescale(["weigh", "--json", "--timeout", "30"] + socket)
         let reading = try JSONValue.parse(weighJSON.stdout.trimmingCharacters(in: .newlines))
         #expect(reading["class"]?.stringValue == "READING" && reading["stable"]?.boolValue == true)
         #expect((reading.number("contacts") ?? 0) > 0)
-        let ounces = try forcescale(["weigh", "--unit", "oz", "--timeout", "10"] + socket)
+        let ounces = try forcescale(["weigh", "--unit", "oz", "--timeout", "30"] + socket)
         #expect(ounces.stdout.hasSuffix(" oz\n"), "\(ounces.stdout)")
 
         let tare = try forcescale(["tare"] + socket)
         #expect(tare.status == 0, "\(tare.stderr)")
         #expect(tare.stdout.hasPrefix("Tare of demo.events "), "\(tare.stdout)")
 
-        let calibrate = try forcescale(["calibrate", "--grams", "100", "--timeout", "20"] + socket)
+        let calibrate = try forcescale(["calibrate", "--grams", "100", "--timeout", "30"] + socket)
         #expect(calibrate.status == 0, "\(calibrate.stderr)")
         #expect(calibrate.stdout.hasPrefix("Put 100 g on the pad and keep it still…\nStored 100 g at raw pressure "))
         #expect(calibrate.stdout.hasSuffix(": the curve of demo.events has 1 point.\n"))
@@ -468,19 +492,25 @@ import Testing
         let reset = try forcescale(["calibrate", "--reset"] + socket)
         #expect(reset.status == 0 && reset.stdout == "Calibration of demo.events reset: no points, no tare.\n")
 
+        // watch runs until SIGINT: stopped once it has printed ten lines (about 0.1 s of
+        // readings at the demo's rate).
         let watch = try ChildProcess(CLI.binDirectory.appendingPathComponent("forcescale").path, ["watch", "--json"] + socket)
-        usleep(1_000_000)
+        try waitFor("ten lines from forcescale watch --json", every: 0.02, saw: { "\(watch.stdout.split(separator: "\n").count): \(watch.stderr)" }) {
+            watch.stdout.split(separator: "\n").count >= 10
+        }
         watch.signal(SIGINT)
-        let watched = watch.wait(timeout: 5)
+        let watched = watch.wait()
         #expect(watched.exited && watched.status == 0, "\(watched.stderr)")
         let lines = watched.stdout.split(separator: "\n")
-        #expect(lines.count >= 10, "a second of readings: \(lines.count) lines")
+        #expect(lines.count >= 10, "readings: \(lines.count) lines")
         #expect(lines.allSatisfy { $0.hasPrefix(#"{"class":"READING","device":"demo.events","time":"#) || $0.hasPrefix(#"{"class":"PEAK""#) })
 
         let gauge = try ChildProcess(CLI.binDirectory.appendingPathComponent("forcescale").path, ["watch"] + socket)
-        usleep(500_000)
+        try waitFor("a line from forcescale watch", every: 0.02, saw: { "\(gauge.stdout.debugDescription): \(gauge.stderr)" }) {
+            gauge.stdout.contains("\n")
+        }
         gauge.signal(SIGINT)
-        let gauged = gauge.wait(timeout: 5)
+        let gauged = gauge.wait()
         #expect(gauged.exited && gauged.status == 0, "\(gauged.stderr)")
         let gaugeLines = gauged.stdout.split(separator: "\n")
         #expect(!gaugeLines.isEmpty && gaugeLines.allSatisfy { $0.contains(" s  ") && $0.contains(" g  ") }, "\(gauged.stdout)")
@@ -554,11 +584,13 @@ import Testing
     /// credentials and not by the file's mode.
     @Test(.enabled(if: geteuid() == 0 && FileManager.default.isExecutableFile(atPath: "/usr/bin/setpriv")))
     func aPeerOutsideTheGroupMayNotTare() throws {
-        let daemon = try DaemonUnderTest(recording: DaemonRecordings.intuos, arguments: ["--group", "root"])
+        // nobody runs a copy of the client and reaches the socket in a folder it may enter.
+        let shared = try SharedWithOtherUsers()
+        let daemon = try DaemonUnderTest(recording: DaemonRecordings.intuos, directory: try shared.makeDirectory("daemon"), arguments: ["--group", "root"])
         defer { daemon.cleanUp() }
         // nobody must be able to reach the socket's directory.
         chmod(daemon.directory.path, 0o755)
-        let binary = CLI.binDirectory.appendingPathComponent("forcescale").path
+        let binary = try shared.program("forcescale")
         func asNobody(_ arguments: [String]) throws -> ProcessResult {
             try run("/usr/bin/setpriv", ["--reuid=65534", "--regid=65534", "--clear-groups", binary] + arguments + ["--socket", daemon.socketPath])
         }

@@ -2,6 +2,7 @@ import Foundation
 import FoundationXML
 import ScaleCore
 import ScaleLog
+import TestWaiting
 import Testing
 #if canImport(FoundationXML)
 #endif
@@ -21,9 +22,11 @@ final class SampleLog {
 
     /// Three sessions: 1 on the Wacom (a press with a PEAK, stable at 180 g), 2 on a pad with
     /// an awkward name (no stable weight), 3 on the Wacom an hour later and still open.
-    init() throws {
-        directory = try CLI.temporaryDirectory()
-        path = directory.appendingPathComponent("log.sqlite").path
+    /// - Parameter directory: An existing folder for the log (removed with it); a new
+    ///   scratch folder when `nil`.
+    init(in directory: URL? = nil) throws {
+        self.directory = try directory ?? CLI.temporaryDirectory()
+        path = self.directory.appendingPathComponent("log.sqlite").path
         let database = try LogDatabase.open(path: path)
         defer { database.close() }
         let wacom = try database.device(key: "0003-056a-00b9-wacom-intuos4-6x9-pen", name: "Wacom Intuos4 6x9 Pen")
@@ -262,12 +265,15 @@ final class SampleLog {
             let export = try ChildProcess("/usr/bin/python3", ["-c", clearMask, CLI.binDirectory.appendingPathComponent("forcescale").path,
                                                                "log", "export", "--db", path, "--output", output.path])
             // Wait for the temporary file: the export is under way.
-            let deadline = Date().addingTimeInterval(10)
-            while Date() < deadline, try FileManager.default.contentsOfDirectory(atPath: directory.path).allSatisfy({ !$0.contains(".tmp-") }) {
-                usleep(5_000)
+            try waitFor("the export's temporary file beside \(output.lastPathComponent)", every: 0.005,
+                        saw: { "\((try? FileManager.default.contentsOfDirectory(atPath: directory.path)) ?? [])" }) {
+                guard export.isRunning else {
+                    throw DaemonTestError(description: "the export ended before its temporary file was seen: \(export.wait())")
+                }
+                return try FileManager.default.contentsOfDirectory(atPath: directory.path).contains { $0.contains(".tmp-") }
             }
             export.signal(signal)
-            let result = export.wait(timeout: 20)
+            let result = export.wait()
             // Foundation gives the signal's number as the status of a process it ended.
             #expect(!result.exited && !result.timedOut && result.status == signal,
                     "the export should end by the signal \(signal), as any program does: \(result)")
@@ -377,10 +383,11 @@ final class SampleLog {
     }
 
     /// The `forcescale` binary run as an unprivileged user: as `nobody` through runuser(1)
-    /// when the tests run as root (who may read anything), else as this user.
-    static func runUnprivileged(_ arguments: [String], environment: [String: String] = [:]) throws -> CLI.Result {
+    /// when the tests run as root (who may read anything), else as this user. nobody runs
+    /// a copy in `shared`, since the build may be where nobody cannot go.
+    static func runUnprivileged(_ arguments: [String], environment: [String: String] = [:], shared: SharedWithOtherUsers) throws -> CLI.Result {
         guard geteuid() == 0 else { return try CLI.run(arguments, environment: environment) }
-        let binary = CLI.binDirectory.appendingPathComponent("forcescale").path
+        let binary = try shared.program("forcescale")
         let assignments = ["PATH=/usr/bin:/bin", "LANG=C.UTF-8"] + environment.map { "\($0.key)=\($0.value)" }
         let process = Process()
         process.executableURL = URL(fileURLWithPath: "/usr/sbin/runuser")
@@ -398,33 +405,37 @@ final class SampleLog {
     }
 
     @Test func aUsersDefaultLogIsInTheirStateDirectory() throws {
-        let directory = try CLI.temporaryDirectory()
-        defer { try? FileManager.default.removeItem(at: directory) }
-        let result = try Self.runUnprivileged(["log", "stats"], environment: ["HOME": directory.path, "XDG_STATE_HOME": directory.path + "/state"])
+        let shared = try SharedWithOtherUsers()
+        let directory = try shared.makeDirectory("home")
+        let result = try Self.runUnprivileged(["log", "stats"], environment: ["HOME": directory.path, "XDG_STATE_HOME": directory.path + "/state"],
+                                              shared: shared)
         let system = "/var/lib/forcescale/log.sqlite"
         let expected = FileManager.default.fileExists(atPath: system) ? system : directory.path + "/state/forcescale/log.sqlite"
         #expect((result.stdout + result.stderr).contains(expected), "\(result.stdout)\(result.stderr)")
     }
 
     @Test func aLogThisUserMayNotReadExits66WithWhatToDo() throws {
-        let log = try SampleLog()
+        let shared = try SharedWithOtherUsers()
+        // In a folder the user nobody may enter, so that only the file's own mode keeps it out.
+        let log = try SampleLog(in: try shared.makeDirectory("log"))
         #expect(chmod(log.path, 0o000) == 0)
-        let result = try Self.runUnprivileged(["log", "sessions", "--db", log.path])
+        let result = try Self.runUnprivileged(["log", "sessions", "--db", log.path], shared: shared)
         #expect(result.status == 66)
         #expect(result.stderr.hasPrefix("error: \(log.path): cannot be opened"))
         #expect(result.stderr.contains("check that this user may read it"))
     }
 
     @Test func aCopiedLogWithoutItsSharedMemoryFileSaysWhatToDo() throws {
-        let log = try SampleLog()
-        // Only the main file, readable, in a directory this user cannot write (root's 0755
-        // temporary directory for nobody; a 0555 one for anyone else).
+        let shared = try SharedWithOtherUsers()
+        let log = try SampleLog(in: try shared.makeDirectory("log"))
+        // Only the main file, readable, in a directory this user cannot write (a 0755 one of
+        // root's for nobody; a 0555 one for anyone else).
         let copy = log.directory.appendingPathComponent("copy")
         try FileManager.default.createDirectory(at: copy, withIntermediateDirectories: false)
         try FileManager.default.copyItem(atPath: log.path, toPath: copy.appendingPathComponent("log.sqlite").path)
         #expect(chmod(copy.path, 0o555) == 0)
         defer { chmod(copy.path, 0o755) }
-        let result = try Self.runUnprivileged(["log", "sessions", "--db", copy.appendingPathComponent("log.sqlite").path])
+        let result = try Self.runUnprivileged(["log", "sessions", "--db", copy.appendingPathComponent("log.sqlite").path], shared: shared)
         #expect(result.status == 66)
         #expect(result.stderr.contains("its log.sqlite-shm file is missing and this user may not create it"), "\(result.stderr)")
     }
@@ -500,13 +511,10 @@ final class SampleLog {
             return try result.stdout.split(separator: "\n").map { try JSONValue.parse($0) }
         }
         // The demo's letter is lifted after about 3.3 s; its session is then complete.
-        let deadline = Date().addingTimeInterval(20)
-        while Date() < deadline {
+        let ended = try waitForValue("an ended session in the log", every: 0.2, saw: { "\(listed)" }) { () throws -> JSONValue? in
             listed = try sessions()
-            if listed.contains(where: { $0["ended"] != nil }) { break }
-            usleep(200_000)
+            return listed.first { $0["ended"] != nil }
         }
-        let ended = try #require(listed.first { $0["ended"] != nil }, "no ended session listed within 20 s: \(listed)")
         let id = Int(try #require(ended["session"]?.numberValue))
         let count = Int(try #require(ended["readings"]?.numberValue))
         #expect(count > 50)
@@ -531,21 +539,23 @@ final class SampleLog {
     @Test func afterTheDaemonIsKilledTheLogIsListedExportedAndPlotted() throws {
         let directory = try CLI.temporaryDirectory()
         defer { try? FileManager.default.removeItem(at: directory) }
-        let daemon = try DaemonUnderTest(recording: try DaemonRecordings.demo(in: directory), directory: directory, arguments: ["--log"])
+        // A touch of a second, then one of two minutes: the plug is pulled during the second,
+        // once the log holds the first whole and readings of the second, however long the
+        // daemon's writer took to get there.
+        let recording = try DaemonRecordings.presses(in: directory, name: "touches", [(start: 1, seconds: 1), (start: 2.5, seconds: 120)])
+        let daemon = try DaemonUnderTest(recording: recording, directory: directory, arguments: ["--log"])
         defer { daemon.cleanUp() }
         let path = daemon.stateDirectory + "/log.sqlite"
-        // Watch until the demo's apple (about 180 g, on the pad for 3.3 s) has rested 1.5 s,
-        // so the writer has committed its session, then SIGKILL while it is still on.
-        let watcher = try daemon.connect()
-        _ = watcher.send(#"{"class":"WATCH"}"#)
-        var appleSince: Double?
-        let deadline = Date().addingTimeInterval(30)
-        while Date() < deadline, let reading = watcher.nextReading() {
-            let grams = reading.number("grams") ?? 0, time = reading.number("time") ?? 0
-            if grams > 150 { appleSince = appleSince ?? time } else { appleSince = nil }
-            if let since = appleSince, time - since >= 1.5 { break }
+        var listed = ""
+        try waitFor("the log to hold an ended session and more than 10 readings of an open one", every: 0.2, saw: { listed }) {
+            let listing = try CLI.run(["log", "sessions", "--json", "--db", path])
+            listed = "status \(listing.status): \(listing.stdout)\(listing.stderr)"
+            // 66 until the daemon's writer thread has made the file.
+            guard listing.status == 0 else { return false }
+            let sessions = try listing.stdout.split(separator: "\n").map { try JSONValue.parse($0) }
+            guard sessions.count >= 2, sessions.first?["ended"] != nil, let last = sessions.last, last["ended"] == nil else { return false }
+            return (last["readings"]?.numberValue ?? 0) > 10
         }
-        try #require(appleSince != nil, "the apple never came")
         let killed = daemon.stop(signal: SIGKILL)
         #expect(!killed.exited)
         let listing = try CLI.run(["log", "sessions", "--json", "--db", path])

@@ -240,30 +240,49 @@ final class Staging {
     let directory: URL
     let destination: URL
     let owner: String?
+    /// Where make runs, and the programs it installs: the checkout and this build, or for
+    /// another user copies of them that the user can reach (see SharedWithOtherUsers).
+    private let packageRoot: URL
+    private let binDirectory: URL
+    private let shared: SharedWithOtherUsers?
 
     /// - Parameter owner: Run make as this user (through setpriv), with the folder theirs.
     init(owner: String? = nil) throws {
-        directory = try CLI.temporaryDirectory()
-        destination = directory.appendingPathComponent("destdir")
         self.owner = owner
+        if owner != nil {
+            let shared = try SharedWithOtherUsers()
+            self.shared = shared
+            directory = try shared.makeDirectory("stage")
+            packageRoot = try shared.repositoryForMakeInstall()
+            try shared.program("forcescale")
+            try shared.program("forcescaled")
+            binDirectory = URL(fileURLWithPath: shared.path("bin"))
+        } else {
+            shared = nil
+            directory = try CLI.temporaryDirectory()
+            packageRoot = CLI.packageRoot
+            binDirectory = CLI.binDirectory
+        }
+        destination = directory.appendingPathComponent("destdir")
         try FileManager.default.createDirectory(at: destination, withIntermediateDirectories: true)
         if let owner {
-            // The scratch folder is only root's; the user gets to go through it.
-            chmod(directory.path, 0o755)
             let chown = try run("/bin/chown", ["-R", owner, destination.path])
             #expect(chown.status == 0, "chown \(owner): \(chown.stderr)")
         }
     }
 
-    deinit { try? FileManager.default.removeItem(at: directory) }
+    deinit {
+        // A shared directory removes itself, the stage in it included.
+        if shared == nil { try? FileManager.default.removeItem(at: directory) }
+    }
 
     /// `path` inside the staging folder.
     func path(_ path: String) -> String { destination.path + path }
 
     /// `make TARGET… DESTDIR=… INSTALL_BIN_DIR=…` in the package root.
     func make(_ arguments: [String]) throws -> ProcessResult {
-        let make = ["/usr/bin/make", "--no-print-directory", "-C", CLI.packageRoot.path,
-                    "DESTDIR=\(destination.path)", "INSTALL_BIN_DIR=\(CLI.binDirectory.path)"] + arguments
+        let make = ["/usr/bin/make", "--no-print-directory", "-C", packageRoot.path,
+                    "DESTDIR=\(destination.path)", "INSTALL_BIN_DIR=\(binDirectory.path)"] + arguments
         if let owner {
             return try run("/usr/bin/setpriv", ["--reuid=\(owner)", "--regid=nogroup", "--clear-groups"] + make, timeout: 120)
         }

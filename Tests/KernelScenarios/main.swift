@@ -12,8 +12,10 @@
 // FORCESCALE_KT_MAX_SECONDS (the longest stretch of a recording played live, default 35:
 // the 32 s Synaptics recording whole, the first 35 s of the 88 s Cintiq 13HD),
 // FORCESCALE_KT_ROUNDS (unplug/replug rounds, default 50), FORCESCALE_KT_PRESSES (presses of
-// the rumble scenario, default 1000), FORCESCALE_KT_TIMEOUT (the watchdog, default 900 s;
-// vm-run's own limit is 1200 s),
+// the rumble scenario, default 1000), FORCESCALE_KT_TIMEOUT (the watchdog, default 900 s per
+// round; vm-run's own limit is 1200 s, FORCESCALE_VM_TIMEOUT), FORCESCALE_KT_REPEAT (runs the
+// chosen scenarios this many times in one boot, default 1: flakiness shows over rounds, and
+// the VM boots once; checks are numbered across rounds and named with their round),
 // FORCESCALE_BINARY (another forcescale to test).
 
 import Foundation
@@ -44,8 +46,14 @@ if let unknown = wanted.first(where: { letter in !scenarios.contains { $0.letter
     exit(64)
 }
 
+let repeats = Int(environment["FORCESCALE_KT_REPEAT"] ?? "") ?? 1
+guard repeats >= 1 else {
+    writeStandardError("forcescale-kernel-tests: FORCESCALE_KT_REPEAT must be a whole number of at least 1\n")
+    exit(64)
+}
+
 // Never hang: whatever is stuck, the watchdog ends the run and its children.
-let watchdogSeconds = Double(environment["FORCESCALE_KT_TIMEOUT"] ?? "") ?? 900
+let watchdogSeconds = Double(environment["FORCESCALE_KT_TIMEOUT"] ?? "") ?? 900 * Double(repeats)
 Thread.detachNewThread {
     Clock.sleep(watchdogSeconds)
     writeStandardOutput("Bail out! the watchdog fired after \(Int(watchdogSeconds)) s (FORCESCALE_KT_TIMEOUT); killing the children\n")
@@ -72,12 +80,16 @@ uname(&kernel)
 let release = withUnsafeBytes(of: &kernel.release) { String(decoding: $0.prefix { $0 != 0 }, as: UTF8.self) }
 note("kernel \(release), forcescale \(programs.forcescale)")
 
-for scenario in scenarios where wanted.isEmpty || wanted.contains(scenario.letter) {
-    note("--- \(scenario.letter): \(scenario.title)")
-    let started = Clock.now()
-    scenario.run(programs)
-    Child.killAll()
-    note("--- \(scenario.letter) took \(String(format: "%.1f", Clock.now() - started)) s")
+for round in 1...repeats {
+    Report.shared.setRound(round, of: repeats)
+    let inRound = repeats > 1 ? " (round \(round) of \(repeats))" : ""
+    for scenario in scenarios where wanted.isEmpty || wanted.contains(scenario.letter) {
+        note("--- \(scenario.letter): \(scenario.title)\(inRound)")
+        let started = Clock.now()
+        scenario.run(programs)
+        Child.killAll()
+        note("--- \(scenario.letter) took \(String(format: "%.1f", Clock.now() - started)) s\(inRound)")
+    }
 }
 
 Child.killAll()

@@ -102,10 +102,9 @@ final class FakeDaemon: @unchecked Sendable {
             case .devices:
                 client.send(DaemonMessage.devices([
                     DeviceSummary(
-                        path: "/dev/input/event5", name: "Fake Pressure Pad",
-                        identity: DeviceIdentity(bus: 3, vendor: 0x56a, product: 0xb9, version: 0),
-                        kind: .pressurePad, active: true,
-                        pressureAxes: [.init(code: .absMTPressure, range: AxisRange(minimum: 0, maximum: 255, resolution: 40))],
+                        path: "/dev/input/event5", name: "Fake Pressure Pad", id: "0003:056a:00b9",
+                        kind: DeviceKindName(.pressurePad), active: true,
+                        pressure: [.init(code: .absMTPressure, range: AxisRange(minimum: 0, maximum: 255, resolution: 40))],
                         canWeigh: true, canRumble: false),
                     DeviceSummary(path: "/dev/input/event9", error: "permission denied"),
                 ]))

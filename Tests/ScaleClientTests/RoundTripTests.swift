@@ -30,36 +30,35 @@ import Testing
         #expect(status.release == FakeDaemon.release)
         #expect(status.device == "event5")
         #expect(status.model == .calibrated)
-        #expect(status.calibrationPoints == 1)
-        #expect(status.tareGrams == FakeDaemon.tareGrams)
+        #expect(status.calibration == StatusMessage.CalibrationSummary(points: 1, tare: FakeDaemon.tareGrams))
         #expect(status.dropped == 3)
         #expect(status.log?.written == 10)
 
-        #expect(try client.tare() == TareResult(grams: FakeDaemon.tareGrams, device: "event5"))
-        #expect(try client.calibrate(grams: 100) == CalibrationResult(point: CalibrationPoint(raw: 152.37, grams: 100), points: 1, device: "event5"))
-        try client.rumble(.success)
+        #expect(try client.tare() == TareMessage(device: "event5", grams: FakeDaemon.tareGrams))
+        #expect(try client.calibrate(grams: 100) == CalibrateMessage(point: CalibrationPoint(raw: 152.37, grams: 100), points: 1, device: "event5"))
+        #expect(try client.rumble(.success).hapticPattern == .success)
 
         let devices = try client.devices()
         #expect(devices.count == 2)
         #expect(devices.first?.name == "Fake Pressure Pad")
-        #expect(devices.first?.kind == .pressurePad)
-        #expect(devices.first?.identity?.description == "0003:056a:00b9")
-        #expect(devices.first?.pressureAxes == [.init(code: .absMTPressure, range: AxisRange(minimum: 0, maximum: 255, resolution: 40))])
+        #expect(devices.first?.kind?.kind == .pressurePad)
+        #expect(devices.first?.id == "0003:056a:00b9")
+        #expect(devices.first?.pressure == [.init(code: .absMTPressure, range: AxisRange(minimum: 0, maximum: 255, resolution: 40))])
         #expect(devices.last?.error == "permission denied")
 
         try client.watch()
         var events: [StreamEvent] = []
         while events.count < 4, let event = try client.nextEvent(timeout: 5) { events.append(event) }
         #expect(events.count == 4)
-        guard case .reading(let first, let device) = events.first else {
+        guard case .reading(let first) = events.first else {
             Issue.record("the first event is not a reading: \(events)")
             return
         }
-        #expect(device == "event5")
+        #expect(first.device == "event5")
         #expect(first.raw == 40)
         #expect(first.grams == 20)
         #expect(first.model == .calibrated)
-        #expect(events.last == .peak(time: EventTime(microseconds: 1_030_000), raw: 255, grams: 127.5, device: "event5"))
+        #expect(events.last == .peak(PeakMessage(device: "event5", time: EventTime(microseconds: 1_030_000), raw: 255, grams: 127.5)))
 
         #expect(daemon.requests == [
             #"{"class":"STATUS"}"#, #"{"class":"TARE"}"#, #"{"class":"CALIBRATE","grams":100.0}"#,
@@ -162,7 +161,7 @@ import Testing
         var errors: [DaemonClientError] = []
         let attachment = try client.attach(to: loop, onEvent: { events.append($0) }, onError: { errors.append($0) })
         defer { attachment.detach() }
-        #expect(pump(loop, timeout: 5) { events.count >= 4 })
+        try pump(loop, "the first four events", saw: { "\(events)" }) { events.count >= 4 }
 
         daemon.stop()
         let restart = Restart(path: path, after: 0.3)

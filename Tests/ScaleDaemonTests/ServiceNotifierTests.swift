@@ -2,6 +2,7 @@ import Glibc
 @testable import ScaleDaemon
 @testable import ScalePOSIX
 import ScaleTestSupport
+import TestWaiting
 import Testing
 
 /// sd_notify, sd_watchdog_enabled and sd_listen_fds with real sockets and no systemd: the
@@ -85,29 +86,43 @@ import Testing
         let manager = try NotifyReceiver()
         let loop = try EventLoop()
         try withEnvironment(["NOTIFY_SOCKET": manager.path, "WATCHDOG_USEC": "200000", "WATCHDOG_PID": String(getpid())]) { () throws in
+            // Taken before the timer is made, so every deadline of the timer is after it.
+            let start = MonotonicClock.now()
             let watchdog = try #require(try WatchdogTimer(loop: loop))
             #expect(watchdog.intervalMicroseconds == 200_000)
             #expect(watchdog.periodMicroseconds == 100_000)
             var errors: [Errno] = []
             watchdog.onError = { errors.append($0) }
 
+            // Ten keep-alives, each with the moment the loop had sent it.
             var sent: [String] = []
+            var sentAt: [Int64] = []
             var wakeUps = 0
-            let deadline = monotonicSeconds() + 0.35
-            while monotonicSeconds() < deadline {
-                let remaining = Int32(max(1, (deadline - monotonicSeconds()) * 1000))
-                wakeUps += try loop.runOnce(timeoutMilliseconds: remaining)
-                sent += manager.receive()
-            }
-            // At 100, 200 and 300 ms; one fewer or more for a slow or late start.
-            #expect((2...4).contains(sent.count), "\(sent.count) keep-alives in 350 ms")
+            try waitFor("ten keep-alives", saw: { "\(sent.count): \(sent)" }, between: {
+                wakeUps += try loop.runOnce(timeoutMilliseconds: 100)
+                let now = MonotonicClock.now()
+                for message in manager.receive() {
+                    sent.append(message)
+                    sentAt.append(now)
+                }
+            }) { sent.count >= 10 }
             #expect(sent.allSatisfy { $0 == "WATCHDOG=1" })
             #expect(wakeUps == sent.count)
             #expect(errors.isEmpty)
+            // Never early: the k-th is due k half-intervals after the start at the soonest,
+            // however the machine schedules the loop.
+            for (index, time) in sentAt.enumerated() {
+                #expect(time - start >= Int64(index + 1) * 100_000, "keep-alive \(index + 1) after \(time - start) µs")
+            }
+            // And at half the interval, not the whole: ten at the whole interval take 2 s at
+            // the soonest; at half, 1 s plus whatever the machine delayed the loop by.
+            let tenth = try #require(sentAt.dropFirst(9).first)
+            #expect(tenth - start < 2_000_000, "ten keep-alives took \(tenth - start) µs")
 
-            // Stopped, it leaves the loop: nothing wakes it any more.
+            // Stopped, it leaves the loop: nothing wakes it any more. Looked at once a marker
+            // timer three periods ahead has fired (a timer still armed would be due first).
             watchdog.stop()
-            #expect(try loop.runOnce(timeoutMilliseconds: 150) == 0)
+            #expect(try runLoopPastMarker(loop, microseconds: 300_000) == 0)
             #expect(manager.receive() == [])
         }
     }
@@ -117,8 +132,8 @@ import Testing
         let loop = try EventLoop()
         try withEnvironment(["NOTIFY_SOCKET": manager.path]) { () throws in
             #expect(try WatchdogTimer(loop: loop) == nil)
-            // Nothing is watched: an idle loop only times out.
-            #expect(try loop.runOnce(timeoutMilliseconds: 50) == 0)
+            // Nothing is watched: until a marker timer fires, nothing wakes the loop.
+            #expect(try runLoopPastMarker(loop, microseconds: 100_000) == 0)
         }
         try withEnvironment(["NOTIFY_SOCKET": manager.path, "WATCHDOG_USEC": "200000", "WATCHDOG_PID": String(getpid() + 1)]) { () throws in
             #expect(try WatchdogTimer(loop: loop) == nil)
@@ -133,7 +148,8 @@ import Testing
             var watchdog: WatchdogTimer? = try WatchdogTimer(loop: loop, intervalMicroseconds: 20_000)
             #expect(watchdog != nil)
             watchdog = nil
-            #expect(try loop.runOnce(timeoutMilliseconds: 60) == 0)
+            // Six of its periods: a timer left behind would have woken the loop before the marker.
+            #expect(try runLoopPastMarker(loop, microseconds: 60_000) == 0)
             #expect(manager.receive() == [])
         }
     }
@@ -176,19 +192,16 @@ import Testing
         try #require(child > 0, "fork: \(Errno.current)")
 
         var status: Int32 = 0
-        let deadline = monotonicSeconds() + 10
-        var finished = false
-        while monotonicSeconds() < deadline {
-            let result = waitpid(child, &status, WNOHANG)
-            if result == child { finished = true; break }
-            if result < 0, errno != EINTR { break }
-            usleep(5_000)
-        }
-        if !finished {
+        do {
+            try waitFor("the forked child to finish") {
+                let result = waitpid(child, &status, WNOHANG)
+                if result < 0, errno != EINTR { throw Errno.current }
+                return result == child
+            }
+        } catch {
             kill(child, SIGKILL)
             _ = waitpid(child, &status, 0)
-            Issue.record("the child did not finish in 10 s")
-            return
+            throw error
         }
         let exited = status & 0x7f == 0
         let code = (status >> 8) & 0xff

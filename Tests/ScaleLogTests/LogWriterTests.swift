@@ -2,6 +2,7 @@ import Glibc
 import ScaleCore
 @testable import ScaleLog
 import ScaleTestSupport
+import TestWaiting
 import Testing
 
 /// Notices collected from the writer's thread.
@@ -42,16 +43,6 @@ final class NoticeBox: @unchecked Sendable {
                 time: EventTime(microseconds: Int64(index) * 1_000), raw: Int32(grams), force: grams / 385, grams: grams,
                 saturated: false, contacts: contacts, stable: stable, model: .nominal),
             wallOffset: offset)
-    }
-
-    /// Polls `condition` every 10 ms for up to `seconds`.
-    static func eventually(within seconds: Double, _ condition: () throws -> Bool) rethrows -> Bool {
-        let deadline = monotonicSeconds() + seconds
-        while monotonicSeconds() < deadline {
-            if try condition() { return true }
-            usleep(10_000)
-        }
-        return try condition()
     }
 
     func readings(in path: String) -> Int {
@@ -113,15 +104,21 @@ final class NoticeBox: @unchecked Sendable {
         let directory = TemporaryDirectory()
         let path = directory.path + "/log.sqlite"
         // A window far longer than the test: only the count can start the write.
-        let writer = try LogWriter(path: path, batching: .init(entries: 100, microseconds: 60_000_000)) { _ in }
+        let notices = NoticeBox()
+        let writer = try LogWriter(path: path, batching: .init(entries: 100, microseconds: 60_000_000), onNotice: notices.add)
         defer { writer.stop() }
         writer.append(.device(key: "pad", name: "Pad"))
         for index in 1...98 { writer.append(Self.reading(index, grams: 10)) }
+        // The writer opens the file at once, then waits for a full batch or the window.
+        try waitFor("the writer to open the log", saw: { "notices \(notices.kinds)" }) { notices.kinds == ["opened"] }
+        // Nothing is due for a minute: no event can show the writer deciding to wait. A
+        // writer that wrongly writes a part batch does so as soon as it has opened the file;
+        // this pause gives it the time to show that (a correct one passes however long it is).
         usleep(300_000)
         #expect(writer.status.pending == 99)
         #expect(readings(in: path) <= 0)
         writer.append(Self.reading(99, grams: 10))
-        #expect(Self.eventually(within: 20) { readings(in: path) == 99 })
+        try waitFor("the full batch of 99 readings in the file", saw: { "\(readings(in: path))" }) { readings(in: path) == 99 }
         #expect(writer.status.pending == 0)
         #expect(writer.status.written == 99)
     }
@@ -134,7 +131,7 @@ final class NoticeBox: @unchecked Sendable {
         let start = monotonicSeconds()
         writer.append(.device(key: "pad", name: "Pad"))
         for index in 1...3 { writer.append(Self.reading(index, grams: 10)) }
-        #expect(Self.eventually(within: 20) { readings(in: path) == 3 })
+        try waitFor("3 readings in the file", saw: { "\(readings(in: path))" }) { readings(in: path) == 3 }
         // Not before the oldest entry waited the window.
         #expect(monotonicSeconds() - start >= 0.4)
     }
@@ -151,7 +148,7 @@ final class NoticeBox: @unchecked Sendable {
         #expect(status.pending + status.dropped == 100)
         #expect(status.dropped >= 50)
         // The file is tried at once (and retried a second later, after the stop here).
-        #expect(Self.eventually(within: 10) { writer.status.error != nil })
+        try waitFor("the writer to report that it cannot write", saw: { "\(writer.status)" }) { writer.status.error != nil }
         writer.stop()
         // The stop's one more attempt fails too, and says what is lost.
         #expect(notices.kinds == ["failing", "lostAtStop"])
@@ -169,8 +166,11 @@ final class NoticeBox: @unchecked Sendable {
         defer { writer.stop() }
         writer.append(.device(key: "pad", name: "Pad"))
         for index in 1...30 { writer.append(Self.reading(index, grams: 10)) }
-        #expect(Self.eventually(within: 10) { writer.status.error != nil })
-        // Several retries fail (1 s, then 2 s), but the failure is told once.
+        try waitFor("the writer to report that it cannot write", saw: { "\(writer.status)" }) { writer.status.error != nil }
+        // Several retries fail (1 s, then 2 s later), but the failure is told once. The time
+        // for two retries is what this waits for: a retry that fails changes nothing that can
+        // be seen from outside, so there is no event to wait for instead. (A correct writer
+        // passes however long the pause; a busy machine may only make it see fewer retries.)
         usleep(3_500_000)
         #expect(notices.kinds == ["failing"])
         if case .failing(let error, let retry) = notices.all.first {
@@ -179,8 +179,10 @@ final class NoticeBox: @unchecked Sendable {
         }
         #expect(writer.status.error?.contains(path) == true)
         #expect(mkdir(directory.path + "/later", 0o700) == 0)
-        #expect(Self.eventually(within: 20) { readings(in: path) == 30 })
-        #expect(Self.eventually(within: 5) { notices.kinds == ["failing", "opened", "resumed"] })
+        try waitFor("the 30 readings in the file after the directory appeared", saw: { "\(readings(in: path)); notices \(notices.kinds)" }) {
+            readings(in: path) == 30
+        }
+        try waitFor("the writer to say it resumed", saw: { "notices \(notices.kinds)" }) { notices.kinds == ["failing", "opened", "resumed"] }
         #expect(writer.status.error == nil)
         #expect(writer.status.dropped == 0)
     }
@@ -195,10 +197,10 @@ final class NoticeBox: @unchecked Sendable {
             for index in 0..<9 { writer.append(Self.reading(touch * 100 + index, grams: 10)) }
             writer.append(Self.reading(touch * 100 + 9, grams: 0, contacts: 0))
         }
-        #expect(Self.eventually(within: 20) { readings(in: path) == 50 })
+        try waitFor("50 readings in the file", saw: { "\(readings(in: path))" }) { readings(in: path) == 50 }
         writer.setRetention(.init(keepReadings: 25))
         writer.append(Self.reading(1000, grams: 0, contacts: 0))
-        #expect(Self.eventually(within: 20) { readings(in: path) == 20 })
+        try waitFor("retention to leave 20 readings", saw: { "\(readings(in: path))" }) { readings(in: path) == 20 }
         #expect(try LogDatabase.open(path: path, readOnly: true).sessions().count == 2)
     }
 
@@ -215,7 +217,7 @@ final class NoticeBox: @unchecked Sendable {
         let writer = try LogWriter(path: path, retention: .init(keepReadings: 45), batching: .init(entries: 1, microseconds: 1000)) { _ in }
         defer { writer.stop() }
         writer.append(.device(key: "pad", name: "Pad"))
-        #expect(Self.eventually(within: 20) { readings(in: path) == 40 })
+        try waitFor("retention to leave 40 readings", saw: { "\(readings(in: path))" }) { readings(in: path) == 40 }
         #expect(try LogDatabase.open(path: path, readOnly: true).sessions().count == 2)
     }
 }

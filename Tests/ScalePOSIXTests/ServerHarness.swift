@@ -48,7 +48,7 @@ final class ServerHarness {
     func connect() throws -> (TestClient, ClientConnection) {
         let before = connected.count
         let client = try TestClient(path: socketPath)
-        guard pump(loop, until: { connected.count > before }) else { throw SocketError.alreadyListening(path: "accept timed out") }
+        try pump(loop, "the server to accept a connection") { connected.count > before }
         return (client, connected[before])
     }
 

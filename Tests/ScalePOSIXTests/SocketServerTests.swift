@@ -1,6 +1,7 @@
 import Glibc
 @testable import ScalePOSIX
 import ScaleTestSupport
+import TestWaiting
 import Testing
 
 @Suite struct SocketServerTests {
@@ -9,7 +10,7 @@ import Testing
         harness.respond = { client, line in client.send("ECHO " + line) }
         let (client, connection) = try harness.connect()
         client.send("hello\n")
-        #expect(pump(harness.loop) { client.readAvailable(); return client.lines.count == 1 })
+        try pump(harness.loop, "the echo of 'hello'", saw: { "\(client.lines)" }) { client.readAvailable(); return client.lines.count == 1 }
         #expect(client.lines == ["ECHO hello"])
         #expect(harness.linesFrom(connection) == ["hello"])
         #expect(connection.label.hasPrefix("client 1 (pid \(getpid())"))
@@ -19,13 +20,18 @@ import Testing
         let harness = try ServerHarness()
         let (client, connection) = try harness.connect()
         client.send("HEL")
-        pump(harness.loop, timeout: 0.05) { false }
+        // Not a line until its end comes: looked at once the server has read the bytes.
+        try pump(harness.loop, "the server to read 'HEL'", saw: { "\(unreadBytes(connection.descriptor)) bytes unread" }) {
+            unreadBytes(connection.descriptor) == 0
+        }
         #expect(harness.lines.isEmpty)
         client.send("LO\r\nWOR")
-        #expect(pump(harness.loop) { harness.lines.count == 1 })
+        try pump(harness.loop, "the line HELLO", saw: { "\(harness.lines)" }) { harness.lines.count == 1 }
         client.send("LD\n\n")
-        #expect(pump(harness.loop) { harness.lines.count == 2 })
-        pump(harness.loop, timeout: 0.05) { false }
+        // The empty line after WORLD is no line: looked at once all of it has been read.
+        try pump(harness.loop, "the line WORLD and the server to read the rest", saw: { "\(harness.lines)" }) {
+            harness.lines.count == 2 && unreadBytes(connection.descriptor) == 0
+        }
         #expect(harness.linesFrom(connection) == ["HELLO", "WORLD"])
     }
 
@@ -35,10 +41,10 @@ import Testing
         for _ in 0..<120 { clients.append(try harness.connect().0) }
         #expect(harness.server.clients.count == 120)
         harness.server.broadcast(#"{"class":"READING","grams":12.5}"#)
-        #expect(pump(harness.loop) {
+        try pump(harness.loop, "the broadcast to reach all 120 clients", saw: { "\(clients.filter { $0.lines.count == 1 }.count) with it" }) {
             clients.forEach { $0.readAvailable() }
             return clients.allSatisfy { $0.lines.count == 1 }
-        })
+        }
         #expect(clients.allSatisfy { $0.lines == [#"{"class":"READING","grams":12.5}"#] })
     }
 
@@ -47,9 +53,16 @@ import Testing
         let (first, _) = try harness.connect()
         let (second, secondConnection) = try harness.connect()
         harness.server.broadcast("only the second", to: { $0.id == secondConnection.id })
-        #expect(pump(harness.loop) { second.readAvailable(); return second.lines.count == 1 })
-        first.readAvailable()
-        #expect(first.lines.isEmpty)
+        try pump(harness.loop, "the second client to get its line", saw: { "\(second.lines)" }) { second.readAvailable(); return second.lines.count == 1 }
+        // A later line to both: the first client gets lines in order, so once this one is
+        // there, the line meant for the second alone would have come before it.
+        harness.server.broadcast("to both")
+        try pump(harness.loop, "the first client to get the line sent to both", saw: { "\(first.lines)" }) {
+            first.readAvailable()
+            return first.lines.contains("to both")
+        }
+        #expect(first.lines == ["to both"])
+        #expect(second.lines == ["only the second"] || second.lines == ["only the second", "to both"])
     }
 
     /// The slow client's oldest readings make way for new ones; its replies all arrive, in
@@ -75,14 +88,18 @@ import Testing
         }
         #expect(slowConnection.droppedCount > 0)
         #expect(slowConnection.queuedLineCount > 16)     // replies do not count against the limit
-        #expect(pump(harness.loop) { fast.readAvailable(); return fast.lines.count == readings })
+        try pump(harness.loop, "the fast client to get all \(readings) readings", saw: { "\(fast.lines.count)" }) {
+            fast.readAvailable()
+            return fast.lines.count == readings
+        }
         #expect(fastConnection.droppedCount == 0)
 
         // Now the slow client reads everything.
-        #expect(pump(harness.loop) {
+        try pump(harness.loop, "the slow client to get everything queued for it, ending with \(replies.last ?? "")",
+                 saw: { "\(slow.lines.count) lines, the last \(slow.lines.last ?? "none"); \(slowConnection.queuedLineCount) still queued" }) {
             slow.readAvailable()
             return slow.lines.last == replies.last && slowConnection.queuedLineCount == 0
-        })
+        }
         let received = slow.lines
         #expect(received.filter { $0.hasPrefix("REPLY") } == replies)
         let numbers = received.filter { $0.hasPrefix("READING") }.map { Int($0.split(separator: " ")[1])! }
@@ -98,7 +115,7 @@ import Testing
         let reply = String(repeating: "r", count: 1023)
         for _ in 0..<2000 where connection.isOpen { connection.send(reply) }
         #expect(!connection.isOpen)
-        #expect(pump(harness.loop) { !harness.disconnected.isEmpty })
+        try pump(harness.loop, "the server to report the disconnection") { !harness.disconnected.isEmpty }
         #expect(harness.disconnected.first?.reason == .unresponsive(limit: 64 * 1024))
         #expect(harness.server.clients.isEmpty)
     }
@@ -122,19 +139,22 @@ import Testing
         vanishing.close()
         // Writing before the loop has noticed: send fails with EPIPE, not a signal.
         harness.server.broadcast("after")
-        #expect(pump(harness.loop) { !harness.disconnected.isEmpty })
+        try pump(harness.loop, "the server to report the vanished client") { !harness.disconnected.isEmpty }
         let reason = harness.disconnected.first?.reason
         #expect(reason == .failed(.brokenPipe) || reason == .failed(Errno(rawValue: ECONNRESET)))
-        #expect(pump(harness.loop) { staying.readAvailable(); return staying.lines == ["after"] })
+        try pump(harness.loop, "the staying client to get 'after'", saw: { "\(staying.lines)" }) {
+            staying.readAvailable()
+            return staying.lines == ["after"]
+        }
     }
 
     @Test func aLineTooLongIsReportedAndTheClientGetsAnError() throws {
         let harness = try ServerHarness()
         let (client, connection) = try harness.connect()
         client.send(String(repeating: "z", count: 70 * 1024))
-        #expect(pump(harness.loop) { !harness.oversized.isEmpty })
+        try pump(harness.loop, "the server to report the line too long") { !harness.oversized.isEmpty }
         client.send("\n{\"class\":\"POLL\"}\n")
-        #expect(pump(harness.loop) { client.readAvailable(); return client.status != .open })
+        try pump(harness.loop, "the server to close the connection", saw: { "\(client.lines)" }) { client.readAvailable(); return client.status != .open }
         #expect(client.lines == [#"{"class":"ERROR","message":"line too long"}"#])
         #expect(client.status == .endOfFile)
         #expect(harness.oversized == [connection.id])
@@ -148,7 +168,7 @@ import Testing
         let (client, _) = try harness.connect()
         client.send("PING\n")
         client.shutdownWriting()           // as `nc -N` does
-        #expect(pump(harness.loop) { client.readAvailable(); return client.status != .open })
+        try pump(harness.loop, "the server to answer and close", saw: { "\(client.lines)" }) { client.readAvailable(); return client.status != .open }
         #expect(client.lines == ["PONG PING"])
         #expect(client.status == .endOfFile)
         #expect(harness.disconnected.map(\.reason) == [.peerClosed])
@@ -159,8 +179,8 @@ import Testing
         let (client, connection) = try harness.connect()
         connection.close(afterFlushing: false)
         connection.send("never")
-        #expect(pump(harness.loop) { !harness.disconnected.isEmpty })
-        #expect(pump(harness.loop) { client.readAvailable(); return client.status != .open })
+        try pump(harness.loop, "the server to report the close") { !harness.disconnected.isEmpty }
+        try pump(harness.loop, "the client to see the end", saw: { "\(client.lines)" }) { client.readAvailable(); return client.status != .open }
         #expect(client.lines.isEmpty)
         #expect(connection.disconnectReason == .closedByServer)
     }

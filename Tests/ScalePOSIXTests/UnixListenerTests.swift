@@ -1,6 +1,7 @@
 import Glibc
 @testable import ScalePOSIX
 import ScaleTestSupport
+import TestWaiting
 import Testing
 
 @Suite struct UnixListenerTests {
@@ -59,7 +60,7 @@ import Testing
         var accepted = 0
         server.onConnect = { _ in accepted += 1 }
         let client = try TestClient(path: path)
-        #expect(pump(loop) { accepted == 1 })
+        try pump(loop, "the server to accept the client on the replaced socket", saw: { "\(accepted) connections" }) { accepted == 1 }
         _ = client
         server.close()
     }

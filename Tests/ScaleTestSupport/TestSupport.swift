@@ -1,5 +1,6 @@
 import Glibc
 import ScalePOSIX
+import TestWaiting
 
 // What the tests of ScalePOSIX, ScaleLog, ScaleDaemon and ScaleClient share. A library
 // target rather than a file in each test target, so there is one copy; `public` for that
@@ -66,16 +67,39 @@ public func monotonicSeconds() -> Double {
     return Double(now.tv_sec) + Double(now.tv_nsec) / 1e9
 }
 
-/// Runs the loop in small steps until `condition` holds.
-/// - Returns: Whether it held before `timeout` seconds passed.
-@discardableResult
-public func pump(_ loop: EventLoop, timeout: Double = 10, until condition: () -> Bool) -> Bool {
-    let deadline = monotonicSeconds() + timeout
-    while !condition() {
-        if monotonicSeconds() > deadline { return false }
-        _ = try? loop.runOnce(timeoutMilliseconds: 5)
+/// Runs the loop in small steps until `condition` holds, and returns as soon as it does.
+/// - Throws: `WaitTimedOut` naming `what` after `seconds`; the loop's errors.
+public func pump(
+    _ loop: EventLoop, _ what: String, within seconds: Double = patience, saw: () -> String = { "it never held" },
+    until condition: () -> Bool
+) throws {
+    try waitFor(what, within: seconds, saw: saw, between: { _ = try loop.runOnce(timeoutMilliseconds: 5) }, condition)
+}
+
+/// The bytes waiting in a socket's receive queue (`FIONREAD`): 0 once its reader has taken
+/// everything that was sent to it.
+public func unreadBytes(_ descriptor: FileDescriptor) -> Int32 {
+    var count: Int32 = 0
+    return ioctl(descriptor.rawValue, UInt(FIONREAD), &count) == 0 ? count : -1
+}
+
+/// Runs the loop until a marker timer armed `microseconds` from now has fired, so that a
+/// test can say "nothing else woke the loop" about a span that has certainly passed: any
+/// timer of the loop due before the marker is ready by the time the marker is, and epoll
+/// reports them together.
+/// - Returns: How many handlers besides the marker's the loop ran meanwhile.
+public func runLoopPastMarker(_ loop: EventLoop, microseconds: Int64) throws -> Int {
+    let marker = try DeadlineTimer()
+    var fired = false
+    try loop.watch(marker.descriptor) {
+        marker.acknowledge()
+        fired = true
     }
-    return true
+    defer { loop.unwatch(marker.descriptor) }
+    marker.arm(atMicroseconds: MonotonicClock.now() + microseconds)
+    var handled = 0
+    try waitFor("a marker timer \(microseconds / 1000) ms ahead to fire", between: { handled += try loop.runOnce(timeoutMilliseconds: 100) }) { fired }
+    return handled - 1
 }
 
 /// The client side of a test connection: a plain socket that sends what it is told and

@@ -42,6 +42,36 @@ public enum ClientRequest: Hashable, Sendable {
         }
     }
 
+    // MARK: Writing
+
+    /// The request as one line, newline included, as a client sends it:
+    /// `{"class":"WATCH","enable":true}`.
+    ///
+    /// Every field the request has is written, defaults included, so that what is meant
+    /// does not hang on the daemon's defaults; ``parse(line:)-(String)`` gives the request
+    /// back. Only a RUMBLE pattern that is not one of ``HapticPattern/all`` (a scaled copy)
+    /// comes back as the named pattern, since the line carries the name alone; and a
+    /// CALIBRATE weight that is not finite is left out, which the daemon refuses.
+    public var line: String {
+        var json = JSONLineWriter()
+        json.add("class", string: className)
+        switch self {
+        case .watch(let enable, let device):
+            json.add("enable", bool: enable)
+            json.add("device", string: device)
+        case .poll, .devices, .status, .tare:
+            break
+        case .calibrate(let grams):
+            // The shortest text that reads back as the same Double: 100.0, 0.25, 1e-05.
+            json.add("grams", literal: grams.isFinite ? grams.description : nil)
+        case .calibration(let reset):
+            json.add("reset", bool: reset)
+        case .rumble(let pattern):
+            json.add("pattern", string: pattern.name)
+        }
+        return json.line
+    }
+
     // MARK: Parsing
 
     /// Reads one request line.

@@ -76,11 +76,22 @@ public struct JSONLineWriter: Sendable {
     }
 
     static func rounded(_ value: Double, decimals: Int) -> String {
+        round(value, decimals: decimals).description
+    }
+
+    /// `value` rounded to `decimals` places, as a line carries it. Rounding again gives the
+    /// same number, so a message can keep its values at the line's precision and its line
+    /// still comes out as if the unrounded value had been written.
+    /// - Parameters:
+    ///   - value: The number; NaN and infinities come back unchanged.
+    ///   - decimals: Places after the point.
+    /// - Returns: The rounded number, never -0.0.
+    static func round(_ value: Double, decimals: Int) -> Double {
         var scale = 1.0
         for _ in 0..<decimals { scale *= 10 }
         let result = (value * scale).rounded() / scale
         // -0.0 would print as "-0.0"; a reading of nothing is just 0.
-        return (result == 0 ? 0.0 : result).description
+        return result == 0 ? 0.0 : result
     }
 
     static func appendQuoted(_ value: String, to text: inout String) {

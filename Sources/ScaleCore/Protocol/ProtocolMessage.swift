@@ -1,40 +1,36 @@
-/// Messages of the client protocol (gpsd's style: one JSON object per line with a "class").
-/// docs/protocol.md documents each; tests compare them byte for byte.
+/// READING and PEAK lines of pipeline output, as text (gpsd's style: one JSON object per
+/// line with a "class"). The lines are written by ``ReadingMessage`` and ``PeakMessage``,
+/// which clients decode too; docs/protocol.md documents them and tests compare them byte
+/// for byte.
 public enum ProtocolMessage {
     /// Decimals of grams in readings and peaks: a touchpad resolves about 0.1 g at best.
     public static let gramDecimals = 1
     /// Decimals of force: enough for a 0–8191 pen axis.
     public static let forceDecimals = 4
 
-    /// `{"class":"READING","device":…,"time":…,"raw":…,"force":…,"grams":…,"saturated":…,
-    /// "contacts":…,"stable":…,"model":…}`
+    /// A reading's line.
+    /// - Parameters:
+    ///   - reading: The reading.
+    ///   - device: The evdev node's name; left out when `nil` (replays).
+    /// - Returns: The line of ``ReadingMessage``, newline included.
     public static func reading(_ reading: Reading, device: String? = nil) -> String {
-        var json = JSONLineWriter()
-        json.add("class", string: "READING")
-        json.add("device", string: device)
-        json.add("time", literal: reading.time.description)
-        json.add("raw", integer: Int(reading.raw))
-        json.add("force", number: reading.force, decimals: forceDecimals)
-        json.add("grams", number: reading.grams, decimals: gramDecimals)
-        json.add("saturated", bool: reading.saturated)
-        json.add("contacts", integer: reading.contacts)
-        json.add("stable", bool: reading.stable)
-        json.add("model", string: reading.model.rawValue)
-        return json.line
+        ReadingMessage(reading, device: device).line
     }
 
-    /// `{"class":"PEAK","device":…,"time":…,"raw":…,"grams":…}`
+    /// A peak's line.
+    /// - Parameters:
+    ///   - peak: The peak.
+    ///   - device: The evdev node's name; left out when `nil` (replays).
+    /// - Returns: The line of ``PeakMessage``, newline included.
     public static func peak(_ peak: Peak, device: String? = nil) -> String {
-        var json = JSONLineWriter()
-        json.add("class", string: "PEAK")
-        json.add("device", string: device)
-        json.add("time", literal: peak.time.description)
-        json.add("raw", integer: Int(peak.raw))
-        json.add("grams", number: peak.grams, decimals: gramDecimals)
-        return json.line
+        PeakMessage(peak, device: device).line
     }
 
     /// A pipeline output as its protocol line.
+    /// - Parameters:
+    ///   - output: A reading or a peak.
+    ///   - device: The evdev node's name; left out when `nil` (replays).
+    /// - Returns: Its READING or PEAK line, newline included.
     public static func line(for output: ScaleOutput, device: String? = nil) -> String {
         switch output {
         case .reading(let value): return reading(value, device: device)

@@ -59,49 +59,69 @@ public final class LiveScale: ScaleSource {
     }
 
     public private(set) var options: Options
-    private let onOutput: (ScaleOutput) throws -> Void
+    private let onOutput: (ScaleOutput, SourceDevice) throws -> Void
     private let onNotice: (LiveNotice) -> Void
 
     private let loop: EventLoop
     private let timer: DeadlineTimer
-    /// `nil` when the input directory could not be watched (see `hotplugError`).
-    private let hotplug: DirectoryWatcher?
+    /// `nil` before `start()`, and when the input directory could not be watched (see
+    /// `hotplugError`).
+    private var hotplug: DirectoryWatcher?
     private var device: EvdevDevice?
+    /// The open device as its outputs name it; set and cleared with `device`.
+    private var sourceDevice: SourceDevice?
     private var pipeline: ScalePipeline?
     private var rumble: RumbleEffect?
     private var outputs: [ScaleOutput] = []
     private var rumbleUnavailableSaid = false
-    private var calibration = Calibration.none
     private var armedDeadline: Int64?
     private let hapticTimer: DeadlineTimer
     private var pendingSegments: [HapticSegment] = []
     private var peakSegment = HapticPattern.peak.segments[0]
     /// Devices whose FF_GAIN this scale lowered, to set back to full when asked.
     private var loweredGain: Set<String> = []
+    private var isStarted = false
 
     /// Why no device is open, when none is: nothing usable was found, or the chosen one
     /// could not be opened. Set when the scale starts or is reconfigured without a device.
     public private(set) var waitingReason: String?
     /// Why the input directory cannot be watched (it does not exist, say): no device can
-    /// appear then. Only with `waitForDevice`; otherwise this failure is thrown.
-    public let hotplugError: SystemError?
+    /// appear then. Only with `waitForDevice`; otherwise this failure is thrown by `start()`.
+    public private(set) var hotplugError: SystemError?
 
     /// Why the loop was stopped from inside, if it was: output could not be written.
     public private(set) var failure: (any Error)?
 
-    /// Opens the chosen device and adds the scale's sources to `loop`.
+    /// Makes the scale's timers; nothing is read, opened or announced until `start()`.
+    /// - Parameters:
+    ///   - onOutput: Each reading and PEAK, with the device it came from.
+    ///   - onNotice: What happened to the devices, once each.
+    /// - Throws: `Errno` when a timer cannot be made.
+    public init(
+        options: Options, loop: EventLoop, onOutput: @escaping (ScaleOutput, SourceDevice) throws -> Void,
+        onNotice: @escaping (LiveNotice) -> Void
+    ) throws {
+        self.options = options
+        self.loop = loop
+        self.onOutput = onOutput
+        self.onNotice = onNotice
+        timer = try DeadlineTimer()
+        hapticTimer = try DeadlineTimer()
+    }
+
+    /// Opens the chosen device and adds the scale's sources to the loop. Notices and outputs
+    /// start here (the `.opened` notice first), never in the initialiser, so the owner holds
+    /// the scale before it hears from it.
     ///
     /// With `options.waitForDevice`, a missing or unusable device is no error: the scale
     /// starts without one (`currentDevice` is `nil`, `waitingReason` says why; no notice
     /// is sent, the owner says so as it likes) and opens it when it appears.
     /// - Throws: `DeviceSelectionError`, `DeviceOpenError`, `DeviceSetupError` or a
     ///   `SystemError` when there is nothing to read; with `waitForDevice`, only failures
-    ///   of the loop's own descriptors.
-    public init(options: Options, loop: EventLoop, onOutput: @escaping (ScaleOutput) throws -> Void, onNotice: @escaping (LiveNotice) -> Void) throws {
-        self.options = options
-        self.loop = loop
-        self.onOutput = onOutput
-        self.onNotice = onNotice
+    ///   of the loop's own descriptors. A second call does nothing.
+    public func start() throws {
+        guard !isStarted else { return }
+        isStarted = true
         // The device first: "no pressure device" says more than any failure after it.
         var candidate: DeviceCandidate?
         do {
@@ -110,8 +130,6 @@ public final class LiveScale: ScaleSource {
             guard options.waitForDevice else { throw error }
             waitingReason = error.description
         }
-        timer = try DeadlineTimer()
-        hapticTimer = try DeadlineTimer()
         do {
             hotplug = try DirectoryWatcher(directory: options.directory)
             hotplugError = nil
@@ -210,9 +228,10 @@ public final class LiveScale: ScaleSource {
         hapticTimer.arm(atMicroseconds: MonotonicClock.now() + Int64(segment.durationMilliseconds + segment.pauseMilliseconds) * 1000)
     }
 
-    /// Applies a calibration from now on, and to the device when it comes back.
+    /// Applies a calibration to the open device's readings from now on. The scale keeps no
+    /// copy: a device that opens starts uncalibrated, and its owner (the daemon, told by
+    /// `.opened`) applies that device's calibration before the first event is read.
     public func setCalibration(_ calibration: Calibration) {
-        self.calibration = calibration
         pipeline?.setCalibration(calibration)
     }
 
@@ -220,10 +239,11 @@ public final class LiveScale: ScaleSource {
 
     private func open(_ path: String) throws {
         let opened = try EvdevDevice(path: path, wantsWrite: true)
-        let pipeline = try ScalePipeline(device: opened.description, settings: options.settings, calibration: calibration)
+        let pipeline = try ScalePipeline(device: opened.description, settings: options.settings)
         if options.grab { try opened.grab() }
         try loop.watch(opened.descriptor) { [unowned self] in readDevice() }
         device = opened
+        sourceDevice = SourceDevice(path: opened.path, description: opened.description)
         self.pipeline = pipeline
         waitingReason = nil
         onNotice(.opened(path: path, device: opened.description, source: pipeline.source, model: pipeline.gramModel.kind))
@@ -347,18 +367,22 @@ public final class LiveScale: ScaleSource {
         rumble = nil
         pipeline = nil
         device = nil
+        sourceDevice = nil
     }
 
     /// Hands outputs on, rumbling first on a PEAK so the feel is not delayed by printing.
+    /// Each goes with the device that produced it (outputs exist only while one is open:
+    /// the pipeline is made and dropped with it).
     private func deliver() {
         for output in outputs {
+            guard let sourceDevice else { break }
             if case .peak = output, let rumble {
                 do throws(ForceFeedbackError) { try rumble.play() } catch {
                     self.rumble = nil
                     sayRumbleUnavailable(error.description)
                 }
             }
-            do { try onOutput(output) } catch {
+            do { try onOutput(output, sourceDevice) } catch {
                 failure = error
                 loop.stop()
                 break

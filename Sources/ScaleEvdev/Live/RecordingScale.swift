@@ -12,27 +12,31 @@ public final class RecordingScale: ScaleSource {
     private let loops: Bool
     private let loop: EventLoop
     private let timer: DeadlineTimer
-    private let onOutput: (ScaleOutput) throws -> Void
+    private let onOutput: (ScaleOutput, SourceDevice) throws -> Void
+    /// The recording as its outputs name it.
+    private let sourceDevice: SourceDevice
     private var pipeline: ScalePipeline
     private var outputs: [ScaleOutput] = []
     private var nextIndex = 0
     /// Added to recording times to put them on the monotonic clock; grows by one pass
     /// (plus a second) each time the recording starts over.
-    private var offset: Int64
+    private var offset: Int64 = 0
     private let passLength: Int64
+    private var isStarted = false
     private var isFinished = false
 
     /// Why the loop was stopped from inside, if it was: output could not be written.
     public private(set) var failure: (any Error)?
 
-    /// Loads the recording and starts playing it at once.
+    /// Loads the recording; playing starts with `start()`.
     /// - Parameters:
     ///   - files: The recording.
     ///   - loops: Start over at the end instead of stopping.
+    ///   - onOutput: Each reading and PEAK, with the recording as its device.
     /// - Throws: `RecordingError`, `DeviceSetupError`, or `Errno` for the timer.
     public init(
         files: RecordingFiles, loops: Bool, settings: ScaleSettings, loop: EventLoop,
-        onOutput: @escaping (ScaleOutput) throws -> Void
+        onOutput: @escaping (ScaleOutput, SourceDevice) throws -> Void
     ) throws {
         var device: DeviceDescription?
         var events: [InputEvent] = []
@@ -44,11 +48,20 @@ public final class RecordingScale: ScaleSource {
         self.loop = loop
         self.onOutput = onOutput
         path = files.eventsPath ?? files.descriptionPath
+        sourceDevice = SourceDevice(path: path, description: device)
         pipeline = try ScalePipeline(device: device, settings: settings)
         timer = try DeadlineTimer()
         let first = events.first?.time.microseconds ?? 0
         passLength = (events.last?.time.microseconds ?? first) - first + 1_000_000
-        offset = MonotonicClock.now() - first
+    }
+
+    /// Starts playing: the recording's first event is due now, and outputs go out from here
+    /// on (those already due at once, before this returns). A second call does nothing.
+    /// - Throws: `Errno` when the loop cannot watch the timer.
+    public func start() throws {
+        guard !isStarted, !isFinished else { return }
+        isStarted = true
+        offset = MonotonicClock.now() - (events.first?.time.microseconds ?? 0)
         try loop.watch(timer.descriptor) { [unowned self] in
             timer.acknowledge()
             advance()
@@ -78,7 +91,7 @@ public final class RecordingScale: ScaleSource {
     /// Processes every event that is due, then sleeps until the next one or the throttle's
     /// deadline, whichever is first.
     private func advance() {
-        guard !isFinished else { return }
+        guard isStarted, !isFinished else { return }
         let now = MonotonicClock.now()
         while nextIndex < events.count, events[nextIndex].time.microseconds + offset <= now {
             var event = events[nextIndex]
@@ -104,7 +117,7 @@ public final class RecordingScale: ScaleSource {
 
     private func deliver() {
         for output in outputs {
-            do { try onOutput(output) } catch {
+            do { try onOutput(output, sourceDevice) } catch {
                 failure = error
                 loop.stop()
                 break

@@ -33,12 +33,14 @@ enum DaemonOnDevice {
         check(statusLine.contains("\"device\":\"\(nodeName)\"") && statusLine.contains("\"rumble\":"),
               "h: STATUS names the device (\(nodeName)) and a rumble device", "saw \(statusLine)")
 
-        // 2. The peak effect, prepared at open.
-        waitUntil(Limits.reaction) { pad.forceFeedback.uploads.count >= 1 }
-        Clock.sleep(0.3)
+        // 2. The peak effect, prepared at open. The daemon opens its device (uploading the
+        // effect) before its loop serves anyone, and the device side records an upload
+        // before answering it: by the STATUS answer every upload made at open is in the log.
+        let prepared = waitFor("the peak effect's upload at open", within: Limits.reaction) { pad.forceFeedback.uploads.count >= 1 }
         let opened = pad.forceFeedback
-        check(opened.uploads.count == 1 && opened.uploads.allSatisfy { $0.type == UInt16(FF_RUMBLE) && $0.length > 0 },
-              "h: exactly one FF_RUMBLE upload at open (the peak effect)", "saw \(opened.uploads)")
+        expect("h: exactly one FF_RUMBLE upload at open (the peak effect)", after: prepared,
+               opened.uploads.count == 1 && opened.uploads.allSatisfy { $0.type == UInt16(FF_RUMBLE) && $0.length > 0 },
+               saw: "\(opened.uploads)")
         let id = opened.uploads.first?.effectID ?? -1
 
         // 3. A watching client sees a press's READING and PEAK; the device plays once.
@@ -50,25 +52,20 @@ enum DaemonOnDevice {
         defer { client.close() }
         client.send(#"{"class":"WATCH","enable":true}"#)
         let watching = client.waitFor(Limits.reaction) { $0.hasPrefix(#"{"class":"WATCH""#) } != nil
-        check(watching, "h: WATCH is answered", client.tail())
-        let afterPress = pressToPeak(pad, client: client, effect: id,
-                                     "h: the client sees READING raw 255 and a PEAK; the device plays effect \(id) once")
+        check(watching, "h: WATCH is answered", "waited \(Int(Limits.reaction)) s for the WATCH reply\n\(client.tail())")
+        pressToPeak(pad, client: client, effect: id, "h: the client sees READING raw 255 and a PEAK; the device plays effect \(id) once")
 
-        // 4. RUMBLE success through the daemon: 2 plays in the same slot, then the peak effect back.
+        // 4. RUMBLE success through the daemon: 2 plays in the same slot, then the peak effect
+        // back. What it gave is counted at the end, after SIGTERM's erase: only that bounds
+        // a stray upload or play that a pattern's timer could still make.
         client.send(#"{"class":"RUMBLE","pattern":"success"}"#)
         let reply = client.waitFor(Limits.reaction) { $0.hasPrefix(#"{"class":"RUMBLE""#) || $0.hasPrefix(#"{"class":"ERROR""#) }
-        check(reply == #"{"class":"RUMBLE","pattern":"success"}"#, "h: RUMBLE success is answered in kind", "saw \(reply ?? "nothing")\n\(client.tail())")
-        let restored = waitUntil(Limits.reaction) { let log = pad.forceFeedback; return log.plays >= 3 && log.uploads.count >= 4 }
-        Clock.sleep(1.0)
-        let afterRumble = pad.forceFeedback
-        let newUploads = Array(afterRumble.uploads.dropFirst(opened.uploads.count))
-        check(restored && afterRumble.plays == 3, "h: the pattern's 2 segments give 2 plays", "saw \(afterRumble.plays - afterPress.plays) plays: \(afterRumble.sequence)")
-        check(Set(afterRumble.uploads.map(\.effectID)) == [id] && newUploads.allSatisfy { $0.replacedID == id } && afterRumble.erases.isEmpty,
-              "h: the pattern's uploads update effect \(id) in place (one id in use, no erase)",
-              "saw uploads \(afterRumble.uploads), erases \(afterRumble.erases)")
-        check(newUploads.count == 3 && newUploads.last?.length == opened.uploads.first?.length,
-              "h: the 2 segments' uploads are followed by one upload of the peak effect back",
-              "saw \(newUploads.count) new uploads \(newUploads) (peak effect \(opened.uploads))")
+        check(reply == #"{"class":"RUMBLE","pattern":"success"}"#, "h: RUMBLE success is answered in kind",
+              "\(reply == nil ? "waited \(Int(Limits.reaction)) s for a RUMBLE or ERROR reply; " : "")saw \(reply ?? "nothing")\n\(client.tail())")
+        let restored = waitFor("the pattern's 2 plays and the peak effect's upload back", within: Limits.reaction) {
+            let log = pad.forceFeedback
+            return log.plays >= 3 && log.uploads.count >= 4
+        }
 
         // 5. TARE while pressing raw 100: nominal 100/255 × 385 = 151.0 g.
         pad.press(100, down: true)
@@ -77,24 +74,41 @@ enum DaemonOnDevice {
         let tare = client.waitFor(Limits.reaction) { $0.hasPrefix(#"{"class":"TARE""#) || $0.hasPrefix(#"{"class":"ERROR""#) }
         let grams = tare.flatMap(Self.number("grams"))
         check(pressed && grams.map { abs($0 - 151.0) < 0.15 } == true && tare?.contains("\"device\":\"\(nodeName)\"") == true,
-              "h: TARE under raw 100 replies with its device and ≈ 151 g", "saw \(tare ?? "nothing")\n\(client.tail())")
-        var stateFiles: [String] = []
-        waitUntil(5) {
-            stateFiles = ((try? FileManager.default.contentsOfDirectory(atPath: stateDirectory)) ?? []).filter { $0.hasSuffix(".json") }
-            return !stateFiles.isEmpty
+              "h: TARE under raw 100 replies with its device and ≈ 151 g",
+              "\(pressed ? "" : "waited \(Int(Limits.reaction)) s for READING raw 100 in vain; ")saw \(tare ?? "no TARE reply within \(Int(Limits.reaction)) s")\n\(client.tail())")
+        func stateFiles() -> [String] {
+            ((try? FileManager.default.contentsOfDirectory(atPath: stateDirectory)) ?? []).filter { $0.hasSuffix(".json") }
         }
-        check(!stateFiles.isEmpty, "h: the state directory holds a .json file after TARE",
-              "saw \((try? FileManager.default.contentsOfDirectory(atPath: stateDirectory)) ?? [])")
+        expect("h: the state directory holds a .json file after TARE", within: Limits.reaction, waitingFor: "a .json file in \(stateDirectory)",
+               { !stateFiles().isEmpty }, saw: "\((try? FileManager.default.contentsOfDirectory(atPath: stateDirectory)) ?? [])")
         pad.release()
 
-        // 6. SIGTERM: exit 0, the effect erased, the socket removed.
-        let ended = daemon.stop(SIGTERM)
-        check(ended == .exited(0), "h: forcescaled exits 0 on SIGTERM", "saw \(ended.map(\.description) ?? "no exit")\n\(daemon.tail())")
-        waitUntil(Limits.reaction) { !pad.forceFeedback.erases.isEmpty }
+        // 6. SIGTERM, right behind a marker on the FF stream (what the daemon asked of the
+        // device before it, it asked while serving): exit 0, the effect erased, the socket
+        // removed. Once the daemon has exited, every request it made has been answered and
+        // recorded, its plays before them.
+        let marker = pad.queueMarker()
+        daemon.signal(SIGTERM)
+        let stopped = waitFor("the daemon's exit after SIGTERM, the FF marker and the erase at the device", within: Limits.exit) {
+            daemon.hasFinished && (marker.map(pad.hasRecorded(marker:)) ?? false) && !pad.forceFeedback.erases.isEmpty
+        }
+        if !daemon.hasFinished { daemon.stop(SIGKILL) }
+        let ended = daemon.ended
+        check(ended == .exited(0), "h: forcescaled exits 0 on SIGTERM", "saw \(ending(ended, waited: Limits.exit))\n\(daemon.tail())")
         let final = pad.forceFeedback
-        check(final.erases == [Int32(id)], "h: SIGTERM erases effect \(id)", "saw erases \(final.erases)")
-        check(!fileExists(socketPath), "h: the socket file is gone after SIGTERM", "\(socketPath) is still there")
-        check(final.problems.isEmpty, "h: every FF request was answered", "\(final.problems)")
+        let beforeSignal = final.markers.first { $0.number == marker }
+        let newUploads = Array(final.uploads.dropFirst(opened.uploads.count))
+        expect("h: the pattern's 2 segments give 2 plays", after: stopped, restored.held && final.plays == 3,
+               saw: "\(final.plays - 1) plays after the press's one (\(restored.account)): \(final.sequence)")
+        expect("h: the pattern's uploads update effect \(id) in place (one id in use, no erase)", after: stopped,
+               Set(final.uploads.map(\.effectID)) == [id] && newUploads.allSatisfy { $0.replacedID == id } && beforeSignal?.erases == 0,
+               saw: "uploads \(final.uploads), erases \(final.erases) (\(beforeSignal.map { "\($0.erases)" } ?? "?") before SIGTERM)")
+        expect("h: the 2 segments' uploads are followed by one upload of the peak effect back", after: stopped,
+               newUploads.count == 3 && newUploads.last?.length == opened.uploads.first?.length,
+               saw: "\(newUploads.count) new uploads \(newUploads) (peak effect \(opened.uploads))")
+        expect("h: SIGTERM erases effect \(id)", after: stopped, final.erases == [Int32(id)], saw: "erases \(final.erases)")
+        expect("h: the socket file is gone after SIGTERM", after: stopped, !fileExists(socketPath), saw: "\(socketPath) is still there")
+        expect("h: every FF request was answered", after: stopped, final.problems.isEmpty, saw: "\(final.problems)")
     }
 
     /// Starts forcescaled with `arguments` (which name its `--socket`) and waits until
@@ -112,10 +126,13 @@ enum DaemonOnDevice {
             check(false, "\(scenario): start forcescaled", "\(error)")
             return nil
         }
+        // The socket appears when the daemon has bound it; asking before that only costs
+        // a process start under emulation.
+        waitFor("forcescaled to bind \(socketPath)", within: Limits.readerStart) { fileExists(socketPath) || !daemon.isRunning }
         let (statusLine, attempts) = firstStatus(programs, socketPath: socketPath, pause: 0.5) { daemon.isRunning }
         let answered = !statusLine.isEmpty
         check(answered, "\(scenario): 'forcescale status --socket' exits 0 once the daemon is up",
-              "after \(attempts) attempts, daemon \(daemon.ended.map(\.description) ?? "running")\n\(daemon.tail())")
+              "asked \(attempts) times over up to \(Int(Limits.readerStart)) s; daemon \(daemon.ended.map(\.description) ?? "running")\n\(daemon.tail())")
         guard answered else {
             daemon.stop(SIGKILL)
             return nil
@@ -124,40 +141,50 @@ enum DaemonOnDevice {
     }
 
     /// Asks `forcescale status --json` on `socketPath` until it answers, for up to
-    /// `Limits.readerStart` while `keepTrying` holds. A plain loop, not waitUntil: runToEnd
-    /// waits on the same condition itself.
+    /// `Limits.readerStart` while `keepTrying` holds, `pause` seconds apart (pacing: each
+    /// attempt starts a process).
     /// - Returns: The STATUS line (empty when none came) and the number of attempts.
     static func firstStatus(_ programs: Programs, socketPath: String, pause: Double, while keepTrying: () -> Bool) -> (line: String, attempts: Int) {
         var attempts = 0
-        let deadline = Clock.now() + Limits.readerStart
-        while Clock.now() < deadline, keepTrying() {
+        var line = ""
+        retry(Limits.readerStart, pause: pause) {
+            guard keepTrying() else { return true }
             attempts += 1
             let (ended, status) = runToEnd("status", [programs.forcescale, "status", "--json", "--socket", socketPath], timeout: Limits.command)
-            if ended == .exited(0) {
-                return (status?.output.first { $0.contains("\"class\":\"STATUS\"") } ?? "", attempts)
-            }
-            Clock.sleep(pause)
+            guard ended == .exited(0) else { return false }
+            line = status?.output.first { $0.contains("\"class\":\"STATUS\"") } ?? ""
+            return true
         }
-        return ("", attempts)
+        return (line, attempts)
     }
 
     /// Presses the pad to its maximum and lifts it, with `client` watching: checks (as
     /// `name`) that the client saw READING raw 255 and a PEAK and the pad played `id` once.
-    /// - Returns: The pad's force-feedback log after the release.
-    @discardableResult
-    static func pressToPeak(_ pad: VirtualDevice, client: SocketClient, effect id: Int16, _ name: String) -> ForceFeedbackLog {
+    ///
+    /// "Once" is judged at a marker on the pad's FF stream written after the client got the
+    /// release's reading: the daemon plays before it sends a PEAK, and sends the release's
+    /// reading after that, so every play the press caused is before the marker.
+    static func pressToPeak(_ pad: VirtualDevice, client: SocketClient, effect id: Int16, _ name: String) {
+        let playsBefore = pad.forceFeedback.plays
+        let from = client.lines.count
         pad.press(255, down: true)
-        let sawPress = waitUntil(Limits.reaction) {
-            client.lines.contains { $0.contains(Marker.reading) && $0.contains("\"raw\":255,") }
-                && client.lines.contains { $0.contains(Marker.peak) } && pad.forceFeedback.plays >= 1
+        let sawPress = waitFor("READING raw 255 and a PEAK at the client, and a play at the device", within: Limits.reaction) {
+            let lines = client.lines.dropFirst(from)
+            return lines.contains { $0.contains(Marker.reading) && $0.contains("\"raw\":255,") }
+                && lines.contains { $0.contains(Marker.peak) } && pad.forceFeedback.plays > playsBefore
         }
         pad.release()
-        waitUntil(Limits.reaction) { client.lines.contains { $0.contains(Marker.reading) && $0.contains("\"contacts\":0") } }
-        Clock.sleep(0.3)
-        let afterPress = pad.forceFeedback
-        check(sawPress && afterPress.plays == 1 && afterPress.playsByEffect[Int(id)] == 1, name,
-              "saw \(afterPress.plays) plays \(afterPress.playsByEffect)\n\(client.tail())")
-        return afterPress
+        let released = waitFor("the release's READING at the client", within: Limits.reaction) {
+            client.lines.dropFirst(from).contains { $0.contains(Marker.reading) && $0.contains("\"contacts\":0") }
+        }
+        let marker = released.held ? pad.queueMarker() : nil
+        let marked = waitFor("the FF marker written after the release's READING", within: Limits.reaction) {
+            marker.map(pad.hasRecorded(marker:)) ?? false
+        }
+        let log = pad.forceFeedback
+        let atMarker = log.markers.first { $0.number == marker }
+        expect(name, after: marked, sawPress.held && atMarker?.plays == playsBefore + 1 && log.playsByEffect[Int(id)] == playsBefore + 1,
+               saw: "\(sawPress.held ? "" : sawPress.account + "; ")\((atMarker?.plays ?? log.plays) - playsBefore) plays \(log.playsByEffect)\n\(client.tail())")
     }
 
     static func number(_ key: String) -> (String) -> Double? {
@@ -176,6 +203,9 @@ final class SocketClient: @unchecked Sendable {
     private var received: [String] = []
     /// Lines already matched by `waitFor`, so one reply is not taken twice.
     private var consumed = 0
+    /// The daemon closed the connection (or reading it failed): no line can come any more.
+    private var ended = false
+    private var closed = false
 
     init?(path: String) {
         let fd = socket(AF_UNIX, Int32(SOCK_STREAM.rawValue), 0)
@@ -212,10 +242,17 @@ final class SocketClient: @unchecked Sendable {
                 }
                 Changes.announce()
             }
+            lock.lock()
+            ended = true
+            lock.unlock()
+            Changes.announce()
         }
     }
 
     var lines: [String] { lock.lock(); defer { lock.unlock() }; return received }
+
+    /// Whether the connection has ended from the daemon's side: every line it sent is here.
+    var hasEnded: Bool { lock.lock(); defer { lock.unlock() }; return ended }
 
     func send(_ line: String) {
         let bytes = Array((line + "\n").utf8)
@@ -244,5 +281,14 @@ final class SocketClient: @unchecked Sendable {
 
     func tail(_ count: Int = 8) -> String { lines.suffix(count).map { "socket: " + $0 }.joined(separator: "\n") }
 
-    func close() { shutdown(descriptor, Int32(SHUT_RDWR)); Glibc.close(descriptor) }
+    /// Idempotent: a scenario may close early and again in a `defer` (a second close could
+    /// hit a descriptor number reused meanwhile).
+    func close() {
+        lock.lock()
+        defer { lock.unlock() }
+        guard !closed else { return }
+        closed = true
+        shutdown(descriptor, Int32(SHUT_RDWR))
+        Glibc.close(descriptor)
+    }
 }

@@ -46,25 +46,30 @@ enum DevicesAndRumble {
         let (probeEnded, probe) = runToEnd("rumble --probe", [programs.forcescale, "rumble", "--probe", "--device", rumblePad.node], timeout: Limits.command)
         let probeLine = probe?.output.first { $0.contains("try rumble") } ?? ""
         check(probeEnded == .exited(0) && probeLine.hasSuffix("ok"), "g: 'rumble --probe' reports rumble ok",
-              "saw \(probeEnded.map(\.description) ?? "no exit"), line '\(probeLine)'\n\(probe?.tail() ?? "")")
-        waitUntil(5) { rumblePad.forceFeedback.erases.count >= 1 }
+              "saw \(ending(probeEnded, waited: Limits.command)), line '\(probeLine)'\n\(probe?.tail() ?? "")")
+        // Its requests were each answered before its ioctl returned, and recorded before that:
+        // once it has exited, the log holds all it asked (the wait is for safety only).
+        let probeDone = waitFor("the probe's erase at the device", within: Limits.reaction) { rumblePad.forceFeedback.erases.count >= 1 }
         let afterProbe = rumblePad.forceFeedback
-        check(afterProbe.uploads.count == 1 && afterProbe.erases.count == 1 && afterProbe.problems.isEmpty,
-              "g: the probe's upload and erase reach the device", "saw \(afterProbe.sequence) \(afterProbe.problems)")
+        expect("g: the probe's upload and erase reach the device", after: probeDone,
+               afterProbe.uploads.count == 1 && afterProbe.erases.count == 1 && afterProbe.problems.isEmpty,
+               saw: "\(afterProbe.sequence) \(afterProbe.problems)")
 
         // success: two segments through one slot, so two uploads (one in place), two plays, an erase.
         let (playEnded, player) = runToEnd("rumble success", [programs.forcescale, "rumble", "success", "--device", rumblePad.node], timeout: Limits.command)
-        check(playEnded == .exited(0), "g: 'rumble success' exits 0", "saw \(playEnded.map(\.description) ?? "no exit")\n\(player?.tail() ?? "")")
-        waitUntil(5) { rumblePad.forceFeedback.erases.count >= 2 }
+        check(playEnded == .exited(0), "g: 'rumble success' exits 0", "saw \(ending(playEnded, waited: Limits.command))\n\(player?.tail() ?? "")")
+        // Its plays went onto the uinput fd before its erase request, which was answered (and
+        // recorded) before it exited: the log is complete for it now.
+        let played = waitFor("the erase of 'rumble success' at the device", within: Limits.reaction) { rumblePad.forceFeedback.erases.count >= 2 }
         let log = rumblePad.forceFeedback
         let uploads = Array(log.uploads.dropFirst(afterProbe.uploads.count))
         let plays = log.plays - afterProbe.plays
         let sequence = Array(log.sequence.dropFirst(afterProbe.sequence.count)).filter { !$0.hasPrefix("stop") }
         let id = uploads.first?.effectID ?? -1
         let expected = ["upload \(id)", "play \(id)", "upload \(id)", "play \(id)", "erase \(id)"]
-        check(uploads.count == 2 && plays == 2 && sequence == expected,
-              "g: 'rumble success' gives the device 2 uploads, 2 plays, then an erase",
-              "saw \(sequence) (\(uploads.count) uploads, \(plays) plays), expected \(expected)")
+        expect("g: 'rumble success' gives the device 2 uploads, 2 plays, then an erase", after: played,
+               uploads.count == 2 && plays == 2 && sequence == expected,
+               saw: "\(sequence) (\(uploads.count) uploads, \(plays) plays), expected \(expected)")
         check(uploads.allSatisfy { $0.length > 0 && $0.type == UInt16(FF_RUMBLE) } && uploads.last?.replacedID == id,
               "g: the uploads are FF_RUMBLE with a length, the second one updates the first in place",
               "saw \(uploads)")
@@ -77,14 +82,15 @@ enum DevicesAndRumble {
         let probed = pairProbe?.output.first { $0.hasPrefix("/dev/input/") } ?? ""
         check(pairEnded == .exited(0) && probed.hasPrefix(rumblePad.node + ":"),
               "g: 'rumble --probe --device \(pair)' picks the matching device that has FF (\(rumblePad.node)), not its twin (\(twin.node))",
-              "saw \(pairEnded.map(\.description) ?? "no exit"), probed '\(probed)'\n\(pairProbe?.tail(3) ?? "")")
+              "saw \(ending(pairEnded, waited: Limits.command)), probed '\(probed)'\n\(pairProbe?.tail(3) ?? "")")
         if let reader = startReader(programs, "read --rumble-device \(pair)",
                                     ["--json", "--device", devices.first { $0.table.name == Tables.pressurePad.name }!.node, "--rumble-device", pair], scenario: "g") {
-            let said = waitUntil(Limits.reaction) { reader.errorsContain("rumble on PEAK through") || reader.errorsContain("rumble unavailable") }
+            let said = waitFor("the reader's notice about rumble", within: Limits.reaction) {
+                reader.errorsContain("rumble on PEAK through") || reader.errorsContain("rumble unavailable")
+            }
             let notice = reader.errors.first { $0.contains("rumble") } ?? ""
-            check(said && notice.contains("rumble on PEAK through \(rumblePad.node)"),
-                  "g: 'read --rumble-device \(pair)' rumbles through the matching device that has FF (\(rumblePad.node))",
-                  "saw '\(notice)'")
+            expect("g: 'read --rumble-device \(pair)' rumbles through the matching device that has FF (\(rumblePad.node))", after: said,
+                   notice.contains("rumble on PEAK through \(rumblePad.node)"), saw: "'\(notice)'")
             reader.stop(SIGINT)
         }
 
@@ -93,7 +99,7 @@ enum DevicesAndRumble {
         let message = refused?.errorText ?? ""
         check(refusedEnded == .exited(69) && (message.contains("FF_RUMBLE") || message.contains("force feedback")) && message.contains(plainPad.node),
               "g: 'rumble --device \(plainPad.node)' (no FF) exits 69 with a clear message",
-              "saw \(refusedEnded.map(\.description) ?? "no exit"), stderr: \(message)")
+              "saw \(ending(refusedEnded, waited: Limits.command)), stderr: \(message)")
 
         // Last, since it unplugs the FF pad: a separate rumble device that goes away and comes
         // back is taken up again while the pressure device stays.
@@ -103,22 +109,44 @@ enum DevicesAndRumble {
     static func rumblerReplug(_ programs: Programs, pressurePad: VirtualDevice, rumblePad: VirtualDevice) {
         guard let reader = startReader(programs, "read --rumble-device (replugged)",
                                        ["--json", "--interval-ms", "0", "--device", pressurePad.node, "--rumble-device", Tables.rumblePad.name], scenario: "g") else { return }
-        defer { reader.stop(SIGINT) }
-        let ready = reader.waitForError("rumble on PEAK through \(rumblePad.node)", timeout: Limits.reaction)
-        guard check(ready, "g: read --rumble-device '\(Tables.rumblePad.name)' rumbles through \(rumblePad.node)", reader.tail()) else { return }
+        defer { reader.stop(SIGKILL) }
+        let ready = "rumble on PEAK through \(rumblePad.node)"
+        guard expect("g: read --rumble-device '\(Tables.rumblePad.name)' rumbles through \(rumblePad.node)", within: Limits.reaction,
+                     waitingFor: "'\(ready)' on its stderr", { reader.errorsContain(ready) }, saw: reader.tail()) else { return }
         rumblePad.destroy()
-        let gone = reader.waitForError("was removed; rumble resumes when it is back", timeout: Limits.reaction)
-        check(gone, "g: unplugging the rumble device is said once, and reading goes on", reader.tail())
+        // Reading goes on without the rumble device: a press (below the PEAK line) is read.
+        let removal = "was removed; rumble resumes when it is back"
+        let readsFrom = reader.outputCount
+        pressurePad.press(100, down: true)
+        expect("g: unplugging the rumble device is said once, and reading goes on", within: Limits.reaction,
+               waitingFor: "'\(removal)' on its stderr and a READING raw 100 of the pressure pad",
+               { reader.errorsContain(removal) && reader.hasReading(raw: 100, contacts: 1, from: readsFrom) }, saw: reader.tail())
+        pressurePad.release()
+        waitFor("the release's READING", within: Limits.reaction) { reader.hasReading(raw: 0, contacts: 0, from: readsFrom) }
         guard let replugged = makeDevice(Tables.rumblePad, scenario: "g") else { return }
         defer { replugged.destroy() }
-        let back = reader.waitForError("rumble on PEAK through \(replugged.node)", timeout: Limits.reaction)
-        check(back, "g: the rumble device plugged back in (\(replugged.node)) is taken up again", reader.tail())
-        waitUntil(Limits.reaction) { replugged.forceFeedback.uploads.count >= 1 }
+        let back = "rumble on PEAK through \(replugged.node)"
+        expect("g: the rumble device plugged back in (\(replugged.node)) is taken up again", within: Limits.reaction,
+               waitingFor: "'\(back)' on its stderr", { reader.errorsContain(back) }, saw: reader.tail())
+        // The notice follows the upload, which the device side records before answering it.
+        waitFor("the peak effect's upload to the replugged device", within: Limits.reaction) { replugged.forceFeedback.uploads.count >= 1 }
+        let peaksFrom = reader.count(Marker.peak)
         pressurePad.press(255, down: true)
-        let played = waitUntil(Limits.reaction) { reader.count(Marker.peak) >= 1 && replugged.forceFeedback.plays >= 1 }
+        waitFor("a PEAK and its play on the replugged device", within: Limits.reaction) {
+            reader.count(Marker.peak) > peaksFrom && replugged.forceFeedback.plays >= 1
+        }
         pressurePad.release()
-        check(played && replugged.forceFeedback.plays == 1, "g: a PEAK after the replug plays on the rumble device once",
-              "\(reader.count(Marker.peak)) PEAKs, \(replugged.forceFeedback.plays) plays\n\(reader.tail())")
-        check(reader.errorCount("was removed; rumble resumes") == 1, "g: the removal was said once", reader.tail())
+        // SIGINT: the reader erases its effect on the rumble device as it stops (or the kernel
+        // does as its fd closes). Its plays came before that erase on the device's uinput fd,
+        // and its stderr is closed at its exit: the play count and the notices are final then.
+        reader.signal(SIGINT)
+        let finished = waitFor("the reader's exit after SIGINT with its output closed, and its erase at the replugged device", within: Limits.exit) {
+            reader.hasFinished && !replugged.forceFeedback.erases.isEmpty
+        }
+        expect("g: a PEAK after the replug plays on the rumble device once", after: finished,
+               reader.count(Marker.peak) == peaksFrom + 1 && replugged.forceFeedback.plays == 1,
+               saw: "\(reader.count(Marker.peak) - peaksFrom) PEAKs, \(replugged.forceFeedback.plays) plays\n\(reader.tail())")
+        expect("g: the removal was said once", after: finished, reader.errorCount(removal) == 1,
+               saw: "said \(reader.errorCount(removal)) times\n\(reader.tail())")
     }
 }

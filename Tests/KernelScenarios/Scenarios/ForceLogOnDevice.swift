@@ -34,23 +34,26 @@ enum ForceLogOnDevice {
         }
         defer { client.close() }
         client.send(#"{"class":"WATCH","enable":true}"#)
-        check(client.waitFor(Limits.reaction) { $0.hasPrefix(#"{"class":"WATCH""#) } != nil, "l: WATCH is answered", client.tail())
+        check(client.waitFor(Limits.reaction) { $0.hasPrefix(#"{"class":"WATCH""#) } != nil, "l: WATCH is answered",
+              "waited \(Int(Limits.reaction)) s for the WATCH reply\n\(client.tail())")
         func readingCount() -> Int { client.lines.filter { $0.contains(Marker.reading) }.count }
 
+        // Each frame is sent once the previous one's reading reached the client: the daemon
+        // has then taken it (and a frame still queued at the unplug would be lost).
         // Touch 1: a press rising to 200 and its release.
         for (step, value) in [40, 90, 140, 200, 200 - 1].enumerated() {
             pad.press(Int32(value), down: step == 0)
             let wanted = step + 1
-            waitUntil(Limits.reaction) { readingCount() >= wanted }
+            waitFor("reading \(wanted) (raw \(value)) at the client", within: Limits.reaction) { readingCount() >= wanted }
         }
         pad.release()
-        waitUntil(Limits.reaction) { readingCount() >= 6 }
+        waitFor("the release's reading (6th) at the client", within: Limits.reaction) { readingCount() >= 6 }
         // Touch 2: pressed, then the pad is unplugged under the finger.
         pad.press(150, down: true)
-        waitUntil(Limits.reaction) { readingCount() >= 7 }
+        waitFor("the reading of touch 2 (raw 150) at the client", within: Limits.reaction) { readingCount() >= 7 }
         pad.destroy()
-        let removed = daemon.waitForError("removed", timeout: Limits.reaction)
-        check(removed, "l: the daemon notices the unplug", daemon.tail())
+        expect("l: the daemon notices the unplug", within: Limits.reaction, waitingFor: "'removed' on the daemon's stderr",
+               { daemon.errorsContain("removed") }, saw: daemon.tail())
         // Touch 3 on the pad plugged back in.
         guard let replugged = makeDevice(Tables.pressurePad, scenario: "l") else {
             daemon.stop(SIGKILL)
@@ -58,26 +61,42 @@ enum ForceLogOnDevice {
         }
         pad = replugged
         defer { pad.destroy() }
-        // A plain loop, not waitUntil: runToEnd waits on the same condition itself.
-        var reopened = false
-        let deadline = Clock.now() + Limits.readerStart
-        while !reopened, Clock.now() < deadline {
-            let (ended, status) = runToEnd("status", [programs.forcescale, "status", "--json", "--socket", socketPath], timeout: Limits.command)
-            reopened = ended == .exited(0) && (status?.output.contains { $0.contains("\"device\":\"\((pad.node as NSString).lastPathComponent)\"") } ?? false)
-            if !reopened { Clock.sleep(0.5) }
+        // The daemon says when it reads the pad again (its second 'reading' notice: event
+        // numbers are reused, so the node alone does not tell); then its STATUS must name it.
+        let nodeName = (pad.node as NSString).lastPathComponent
+        let noticed = waitFor("the daemon's second 'reading /dev/input/…' notice", within: Limits.readerStart) {
+            daemon.errorCount("reading /dev/input/") >= 2 || !daemon.isRunning
         }
-        check(reopened, "l: the daemon takes the pad up again", daemon.tail())
+        var reopened = false
+        var asked = 0
+        // Asked every half second (pacing: each question starts a process).
+        retry(Limits.readerStart, pause: 0.5) {
+            asked += 1
+            let (ended, status) = runToEnd("status", [programs.forcescale, "status", "--json", "--socket", socketPath], timeout: Limits.command)
+            reopened = ended == .exited(0) && (status?.output.contains { $0.contains("\"device\":\"\(nodeName)\"") } ?? false)
+            return reopened || !daemon.isRunning
+        }
+        check(reopened, "l: the daemon takes the pad up again",
+              "\(noticed.account); asked STATUS \(asked) times over up to \(Int(Limits.readerStart)) s for device \(nodeName)\n\(daemon.tail())")
         let beforeThird = readingCount()
         pad.press(90, down: true)
-        waitUntil(Limits.reaction) { readingCount() >= beforeThird + 1 }
+        waitFor("the reading of touch 3 (raw 90) at the client", within: Limits.reaction) { readingCount() >= beforeThird + 1 }
         pad.release()
-        waitUntil(Limits.reaction) { readingCount() >= beforeThird + 2 }
+        waitFor("the release's reading of touch 3 at the client", within: Limits.reaction) { readingCount() >= beforeThird + 2 }
 
+        daemon.signal(SIGTERM)
+        // What the client was sent is complete once the daemon has exited and the
+        // connection has ended.
+        let finished = waitFor("the daemon's exit after SIGTERM and the end of the client's connection", within: Limits.exit) {
+            daemon.hasFinished && client.hasEnded
+        }
+        if !daemon.hasFinished { daemon.stop(SIGKILL) }
+        let stopped = daemon.ended
+        check(stopped == .exited(0), "l: forcescaled --log exits 0 on SIGTERM (the log flushed)",
+              "saw \(ending(stopped, waited: Limits.exit))\n\(daemon.tail())")
         // What the client was sent, touch by touch (a touch ends with its zero reading, or
         // with the unplug).
         let sent = client.lines.filter { $0.contains(Marker.reading) }.compactMap(OutputLine.init)
-        let stopped = daemon.stop(SIGTERM)
-        check(stopped == .exited(0), "l: forcescaled --log exits 0 on SIGTERM (the log flushed)", daemon.tail())
 
         let (integrityStatus, integrity) = runToEnd("sqlite3 integrity_check", ["/usr/bin/sqlite3", "-readonly", logPath, "PRAGMA integrity_check"], timeout: Limits.command)
         check(integrityStatus == .exited(0) && integrity?.output == ["ok"], "l: the log passes PRAGMA integrity_check", integrity?.tail() ?? "")
@@ -116,8 +135,8 @@ enum ForceLogOnDevice {
                 return fields.count > 3 ? Int(fields[3]) : nil
             }
             let want = index < touches.count ? touches[index] : []
-            check(status == .exited(0) && raws == want, "l: session \(id) holds the \(want.count) readings the client was sent",
-                  "log \(raws), client \(want)\n\(export?.tail() ?? "")")
+            expect("l: session \(id) holds the \(want.count) readings the client was sent", after: finished,
+                   status == .exited(0) && raws == want, saw: "log \(raws), client \(want)\n\(export?.tail() ?? "")")
         }
 
         let plot = folder + "/first.svg"

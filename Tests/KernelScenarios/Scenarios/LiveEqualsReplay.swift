@@ -167,7 +167,7 @@ enum LiveEqualsReplay {
             return
         }
         guard replayEnded == .exited(0), let replay else {
-            check(false, "\(label): replay exits 0", "saw \(replayEnded.map(\.description) ?? "no exit")\n\(replay?.tail() ?? "")")
+            check(false, "\(label): replay exits 0", "saw \(ending(replayEnded, waited: 120))\n\(replay?.tail() ?? "")")
             return
         }
         let expected = replay.outputs
@@ -182,12 +182,13 @@ enum LiveEqualsReplay {
         }
         defer { maker.stop(SIGTERM, timeout: 10) }
         var node: String?
-        waitUntil(Limits.readerStart) {
+        let named = waitFor("evemu-device to print its node and the node to exist", within: Limits.readerStart) {
             node = (maker.output + maker.errors).lazy.compactMap { line in line.range(of: "/dev/input/event").map { String(line[$0.lowerBound...]) } }.first
-            return node != nil || !maker.isRunning
+            return node.map(fileExists) ?? !maker.isRunning
         }
-        guard let node, waitUntil(10, { fileExists(node) }) else {
-            check(false, "\(label): evemu-device makes a device", "saw \(maker.ended.map(\.description) ?? "no node")\n\(maker.tail())")
+        guard let node, fileExists(node) else {
+            check(false, "\(label): evemu-device makes a device",
+                  "\(named.account); saw \(maker.ended.map { "it ended with \($0)" } ?? "no node")\n\(maker.tail())")
             return
         }
         guard let reader = startReader(programs, "read \(node)", ["--json", "--interval-ms", "0", "--no-rumble", "--device", node], scenario: "a") else { return }
@@ -196,12 +197,15 @@ enum LiveEqualsReplay {
         let playDuration = eventLines.isEmpty ? 0 : time(eventLines.last!) - time(eventLines.first!)
         let (playEnded, player) = runToEnd("evemu-play", [evemuPlay, node], timeout: playDuration * 3 + 60, input: eventsOnly)
         guard playEnded == .exited(0) else {
-            check(false, "\(label): evemu-play exits 0", "saw \(playEnded.map(\.description) ?? "no exit")\n\(player?.tail() ?? "")")
+            check(false, "\(label): evemu-play exits 0", "saw \(ending(playEnded, waited: playDuration * 3 + 60))\n\(player?.tail() ?? "")")
             return
         }
-        // Wait until the reader has caught up (nothing new for 1.5 s), then stop it.
-        waitUntil(Limits.reaction) { reader.count(Marker.reading) + reader.count(Marker.peak) >= expected.count }
-        waitForQuiet(1.5, timeout: 120) { reader.outputCount }
+        // evemu-play has exited, so every event is queued for the reader: once it sleeps in
+        // its loop again with its output here, it has handled them all (see
+        // Child.hasHandledQueuedInput), and only then is it stopped. Its lines after that
+        // (the held reading at SIGINT, if any) are part of the comparison, as replay's end is.
+        let caughtUp = waitFor("the reader to handle every event evemu-play wrote (asleep in epoll_wait, its output here)",
+                               within: Limits.reaction * 2) { reader.hasHandledQueuedInput }
         let status = reader.stop(SIGINT)
         let live = reader.outputs
 
@@ -218,11 +222,13 @@ enum LiveEqualsReplay {
                 + "live:   \(summarize(liveReadings, around: mismatch))\nreplay: \(summarize(expectedReadings, around: mismatch))"
             if dropped { detail += "\nthe reader reported SYN_DROPPED: it fell behind evemu-play" }
         }
-        check(mismatch == nil, "\(label): live readings equal replay's (\(expectedReadings.count) readings\(truncated ? ", first \(Int(cap)) s" : ""))", detail)
+        expect("\(label): live readings equal replay's (\(expectedReadings.count) readings\(truncated ? ", first \(Int(cap)) s" : ""))",
+               after: caughtUp, mismatch == nil, saw: detail)
         let livePeaks = live.filter(\.isPeak).map(\.raw)
         let expectedPeaks = expected.filter(\.isPeak).map(\.raw)
-        check(livePeaks == expectedPeaks, "\(label): live PEAKs equal replay's (\(expectedPeaks.count))", "live \(livePeaks), replay \(expectedPeaks)")
-        check(status == .exited(0), "\(label): the reader exits 0 on SIGINT", "saw \(status.map(\.description) ?? "no exit")\n\(reader.tail())")
+        expect("\(label): live PEAKs equal replay's (\(expectedPeaks.count))", after: caughtUp, livePeaks == expectedPeaks,
+               saw: "live \(livePeaks), replay \(expectedPeaks)")
+        check(status == .exited(0), "\(label): the reader exits 0 on SIGINT", "saw \(ending(status, waited: Limits.exit))\n\(reader.tail())")
     }
 
     static func isReport(_ line: Substring) -> Bool {

@@ -53,7 +53,13 @@ enum RecordReplay {
             pad.release()
             frames += 2
             // Paced by the reader, so the small evdev buffers never overflow under emulation.
-            waitUntil(Limits.reaction) { reader.count(Marker.reading) >= frames }
+            waitFor("\(frames) readings", within: Limits.reaction) { reader.count(Marker.reading) >= frames }
+        }
+        // A signal does not wait for queued events: both are stopped only once each has
+        // handled every frame (asleep in its loop with its output here, see
+        // Child.hasHandledQueuedInput), or the file or the live run would miss the last ones.
+        let handled = waitFor("read and record to handle every frame (both asleep in epoll_wait)", within: Limits.reaction) {
+            reader.hasHandledQueuedInput && recorder.hasHandledQueuedInput
         }
         let readerStatus = reader.stop(SIGINT)
         let recorderStatus = recorder.stop(SIGINT)
@@ -70,8 +76,9 @@ enum RecordReplay {
         check(live.count >= frames && peaks == 2, "k: the live run gave every frame's reading and two PEAKs",
               "\(live.count) lines for \(frames) frames, \(peaks) PEAKs\n\(reader.tail())")
         let firstDifference = zip(live, replayed).enumerated().first { $0.element.0 != $0.element.1 }?.offset ?? min(live.count, replayed.count)
-        check(live == replayed, "k: replay of the recording gives the live run's READING and PEAK lines, times included (\(live.count) lines)",
-              "live \(live.count) lines, replay \(replayed.count); first difference at \(firstDifference):\nlive:   \(live.dropFirst(firstDifference).first ?? "(end)")\nreplay: \(replayed.dropFirst(firstDifference).first ?? "(end)")")
+        expect("k: replay of the recording gives the live run's READING and PEAK lines, times included (\(live.count) lines)", after: handled,
+               live == replayed,
+               saw: "live \(live.count) lines, replay \(replayed.count); first difference at \(firstDifference):\nlive:   \(live.dropFirst(firstDifference).first ?? "(end)")\nreplay: \(replayed.dropFirst(firstDifference).first ?? "(end)")")
 
         // The peer: evemu-device makes a device from the file (it parses every line).
         guard let evemuDevice = programs.evemuDevice else {
@@ -82,8 +89,12 @@ enum RecordReplay {
             check(false, "k: start evemu-device")
             return
         }
-        let made = waitUntil(Limits.readerStart) { copy.output.contains { $0.contains("/dev/input/event") } || !copy.isRunning }
-        check(made && copy.isRunning, "k: evemu-device makes a device from the recording", copy.tail())
+        let made = waitFor("evemu-device to print its /dev/input/event node (or end)", within: Limits.readerStart) {
+            copy.output.contains { $0.contains("/dev/input/event") } || !copy.isRunning
+        }
+        expect("k: evemu-device makes a device from the recording", after: made,
+               copy.output.contains { $0.contains("/dev/input/event") } && copy.isRunning,
+               saw: "\(copy.ended.map { "it ended with \($0)" } ?? "it runs")\n\(copy.tail())")
         copy.stop(SIGTERM)
     }
 
@@ -96,7 +107,9 @@ enum RecordReplay {
         }
         pad.press(80, down: true)
         pad.release()
-        Clock.sleep(1)
+        // Unplugging drops what the recorder has not read yet: it goes once the recorder has
+        // handled both frames (asleep in its loop again).
+        waitFor("record to handle the press and the release", within: Limits.reaction) { recorder.hasHandledQueuedInput }
         pad.destroy()
         let ended = recorder.wait(Limits.command)
         check(ended == .exited(0) && recorder.errorsContain("was removed, so recording stopped"),
@@ -104,7 +117,7 @@ enum RecordReplay {
         let (status, replay) = runToEnd("replay of the cut recording", [programs.forcescale, "replay", file, "--json", "--interval-ms", "0"], timeout: Limits.command)
         let raws = replay.map { protocolLines($0.output).compactMap(OutputLine.init).filter(\.isReading).map(\.raw) } ?? []
         check(status == .exited(0) && raws == [80, 0], "k: what was recorded before the unplug replays (a press of 80, its release)",
-              "\(status.map(\.description) ?? "no exit"): raws \(raws)\n\(replay?.tail() ?? "")")
+              "\(ending(status, waited: Limits.command)): raws \(raws)\n\(replay?.tail() ?? "")")
     }
 
     static func endsAfterDuration(_ programs: Programs, scratch: String) {

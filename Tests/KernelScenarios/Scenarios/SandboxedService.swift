@@ -54,24 +54,26 @@ enum SandboxedService {
         // namespace; children before that are the script's own commands.
         var managerPID: pid_t = 0
         let ourNamespace = Self.link("/proc/self/ns/pid")
-        let spawnDeadline = Clock.now() + 30
-        while managerPID == 0, namespace.isRunning, Clock.now() < spawnDeadline {
+        let spawned = waitFor("the systemd manager's process in a PID namespace of its own", within: Limits.readerStart) {
             managerPID = Self.children(of: namespace.pid).first { child in
                 Self.link("/proc/\(child)/ns/pid").map { $0 != ourNamespace } ?? false
             } ?? 0
-            if managerPID == 0 { Clock.sleep(0.2) }
+            return managerPID != 0 || !namespace.isRunning
         }
         let manager = Manager(pid: managerPID, nsenter: nsenter)
         var state = ""
-        let deadline = Clock.now() + Limits.managerStart
-        while managerPID > 0, namespace.isRunning, Clock.now() < deadline {
+        let askedSince = Clock.now()
+        // Asked every 2 s: each question is an nsenter + systemctl process, which the
+        // manager's own start needs the CPU for.
+        retry(Limits.managerStart, pause: 2) {
+            guard managerPID > 0, namespace.isRunning else { return true }
             state = manager.systemctl(["is-system-running"]).output
-            if state == "running" || state == "degraded" { break }
-            Clock.sleep(2)
+            return state == "running" || state == "degraded"
         }
         let up = state == "running" || state == "degraded"
         check(up, "j: systemd runs as PID 1 of its namespace and reaches its target",
-              "manager pid \(managerPID), state '\(state)', \(namespace.ended.map(\.description) ?? "running")\n\(namespace.tail(20))")
+              "\(spawned.held ? "" : spawned.account + "; ")asked 'systemctl is-system-running' for \(String(format: "%.0f", Clock.now() - askedSince)) s (limit \(Int(Limits.managerStart)) s): "
+                  + "manager pid \(managerPID), state '\(state)', \(namespace.ended.map(\.description) ?? "running")\n\(namespace.tail(20))")
         guard up else { return }
         let installed = try? String(contentsOfFile: manager.root("/etc/systemd/system/forcescaled.service"), encoding: .utf8)
         check(installed == unit.text, "j: the manager has the repository's \(unitPath), unchanged", "installed: \(installed ?? "nothing")")
@@ -122,11 +124,14 @@ enum SandboxedService {
         checkSandbox(unit, daemonPID: daemonPID, manager: manager)
 
         // 4. The peak effect uploaded at open; a press to the maximum: READING, PEAK, one play.
-        waitUntil(Limits.reaction) { pad.forceFeedback.uploads.count >= 1 }
-        Clock.sleep(0.3)
+        // The daemon opens its device, uploading the effect, before its loop answers STATUS,
+        // and the device side records an upload before answering it: all uploads at open
+        // are in the log by now.
+        let prepared = waitFor("the peak effect's upload at open", within: Limits.reaction) { pad.forceFeedback.uploads.count >= 1 }
         let opened = pad.forceFeedback
-        check(opened.uploads.count == 1 && opened.uploads.allSatisfy { $0.type == UInt16(FF_RUMBLE) && $0.length > 0 },
-              "j: exactly one FF_RUMBLE upload at open (the peak effect), through the sandbox", "saw \(opened.uploads)\n\(manager.journal())")
+        expect("j: exactly one FF_RUMBLE upload at open (the peak effect), through the sandbox", after: prepared,
+               opened.uploads.count == 1 && opened.uploads.allSatisfy { $0.type == UInt16(FF_RUMBLE) && $0.length > 0 },
+               saw: "\(opened.uploads)\n\(manager.journal())")
         let id = opened.uploads.first?.effectID ?? -1
         guard let client = SocketClient(path: socketPath) else {
             check(false, "j: connect to \(socketPath)", String(cString: strerror(errno)))
@@ -136,18 +141,18 @@ enum SandboxedService {
         client.send(#"{"class":"WATCH","enable":true}"#)
         let watching = client.waitFor(Limits.reaction) { $0.hasPrefix(#"{"class":"WATCH""#) } != nil
         check(watching, "j: WATCH is answered", client.tail())
-        let afterPress = DaemonOnDevice.pressToPeak(pad, client: client, effect: id,
-                                                    "j: a press to the maximum gives READING raw 255 and a PEAK; the device plays effect \(id) once")
+        DaemonOnDevice.pressToPeak(pad, client: client, effect: id,
+                                   "j: a press to the maximum gives READING raw 255 and a PEAK; the device plays effect \(id) once")
 
         // 5. RUMBLE success (root may): its 2 segments play.
         client.send(#"{"class":"RUMBLE","pattern":"success"}"#)
         let reply = client.waitFor(Limits.reaction) { $0.hasPrefix(#"{"class":"RUMBLE""#) || $0.hasPrefix(#"{"class":"ERROR""#) }
         check(reply == #"{"class":"RUMBLE","pattern":"success"}"#, "j: RUMBLE success is answered in kind", "saw \(reply ?? "nothing")\n\(client.tail())")
-        waitUntil(Limits.reaction) { pad.forceFeedback.plays >= 3 && pad.forceFeedback.uploads.count >= 4 }
-        Clock.sleep(1.0)
-        let afterRumble = pad.forceFeedback
-        check(afterRumble.plays == 3, "j: RUMBLE success plays its 2 segments on the device",
-              "saw \(afterRumble.plays - afterPress.plays) plays: \(afterRumble.sequence)")
+        // Counted at the end, after the stop's erase: only that bounds a stray play that the
+        // pattern's timer could still make.
+        let restored = waitFor("the pattern's 2 plays and the peak effect's upload back", within: Limits.reaction) {
+            pad.forceFeedback.plays >= 3 && pad.forceFeedback.uploads.count >= 4
+        }
 
         // 6. TARE: the daemon writes the state directory, as its user and with the unit's umask.
         pad.press(100, down: true)
@@ -159,7 +164,7 @@ enum SandboxedService {
         if let stateName = unit.values("StateDirectory", in: "Service").last?.split(separator: " ").first {
             let stateDirectory = manager.root("/var/lib/\(stateName)")
             var files: [String] = []
-            waitUntil(5) {
+            let written = waitFor("a .json file in the state directory", within: Limits.reaction) {
                 files = ((try? FileManager.default.contentsOfDirectory(atPath: stateDirectory)) ?? []).filter { $0.hasSuffix(".json") }
                 return !files.isEmpty
             }
@@ -170,7 +175,7 @@ enum SandboxedService {
             // The calibration store asks for 0600; the umask can only take bits away.
             check(statted && user != nil && fileStatus.st_uid == user! && fileStatus.st_mode & 0o777 == 0o600 & ~umask,
                   "j: the tare lands in /var/lib/\(stateName) (StateDirectory=), owned by the unit's user, mode \(String(0o600 & ~umask, radix: 8)) (UMask=)",
-                  statted ? "\(files): uid \(fileStatus.st_uid), mode \(String(fileStatus.st_mode & 0o777, radix: 8))" : "no .json file in \(stateDirectory)")
+                  statted ? "\(files): uid \(fileStatus.st_uid), mode \(String(fileStatus.st_mode & 0o777, radix: 8))" : "\(written.account): no .json file in \(stateDirectory)")
             // The directory itself: the unit's mode (group forcescale may read the force log).
             if let wanted = unit.values("StateDirectoryMode", in: "Service").last.flatMap({ mode_t($0, radix: 8) }) {
                 var directoryStatus = stat()
@@ -181,16 +186,27 @@ enum SandboxedService {
             }
         }
 
-        // 7. systemctl stop: a clean exit, and the effect erased.
+        // 7. systemctl stop (it returns once the daemon has exited): a clean exit, and the
+        // effect erased. Every request the daemon made was answered, so recorded, before it
+        // exited; its plays came before them on the uinput fd.
+        // A marker on the FF stream first: what the daemon asked of the device before it, it
+        // asked while serving.
         client.close()
+        let marker = pad.queueMarker()
         let stopped = manager.systemctl(["stop", "forcescaled.service"])
         let result = manager.properties("forcescaled.service", ["Result", "ExecMainStatus", "ActiveState"])
         check(stopped.ended == .exited(0) && result["Result"] == "success" && result["ExecMainStatus"] == "0" && result["ActiveState"] == "inactive",
               "j: systemctl stop forcescaled.service: the daemon exits 0", "\(stopped.output)\n\(result)\n\(manager.journal())")
-        waitUntil(Limits.reaction) { !pad.forceFeedback.erases.isEmpty }
+        let erased = waitFor("the FF marker and the stop's erase at the device", within: Limits.reaction) {
+            (marker.map(pad.hasRecorded(marker:)) ?? false) && !pad.forceFeedback.erases.isEmpty
+        }
         let final = pad.forceFeedback
-        check(final.erases == [Int32(id)], "j: stopping the service erases effect \(id)", "saw erases \(final.erases)")
-        check(final.problems.isEmpty, "j: every FF request was answered", "\(final.problems)")
+        let beforeStop = final.markers.first { $0.number == marker }
+        expect("j: RUMBLE success plays its 2 segments on the device", after: erased, restored.held && final.plays == 3,
+               saw: "\(final.plays - 1) plays after the press's one (\(restored.account)): \(final.sequence)")
+        expect("j: stopping the service erases effect \(id)", after: erased, final.erases == [Int32(id)] && beforeStop?.erases == 0,
+               saw: "erases \(final.erases) (\(beforeStop.map { "\($0.erases)" } ?? "?") before the stop)")
+        expect("j: every FF request was answered", after: erased, final.problems.isEmpty, saw: "\(final.problems)")
     }
 
     /// The unit's sandbox settings, each checked on the running daemon. A setting the issue

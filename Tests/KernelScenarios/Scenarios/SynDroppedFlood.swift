@@ -26,11 +26,14 @@ enum SynDroppedFlood {
         defer { reader.stop(SIGKILL) }
 
         pad.press(50, down: true)
-        guard check(waitUntil(Limits.reaction) { reader.hasReading(raw: 50, contacts: 1) }, "\(s): the touch-down reads raw 50", reader.tail()) else { return }
+        guard expect("\(s): the touch-down reads raw 50", within: Limits.reaction, waitingFor: "a READING raw 50 with 1 contact",
+                     { reader.hasReading(raw: 50, contacts: 1) }, saw: reader.tail()) else { return }
 
+        // Stopped, and every line it wrote before is here: from then on nothing can come.
         reader.signal(SIGSTOP)
-        let stopped = waitUntil(10) { ProcessInfoFile.stat(reader.pid)?.state == "T" }
-        guard check(stopped, "\(s): the reader is stopped (SIGSTOP)", "state \(ProcessInfoFile.stat(reader.pid)?.state ?? "?")") else { return }
+        guard expect("\(s): the reader is stopped (SIGSTOP)", within: Limits.reaction, waitingFor: "state T in /proc and its output taken",
+                     { ProcessInfoFile.stat(reader.pid)?.state == "T" && reader.hasTakenAll(.output) },
+                     saw: "state \(ProcessInfoFile.stat(reader.pid)?.state ?? "?")") else { return }
         let linesBefore = reader.outputCount
 
         // Pressures ramp through every value 0…255 (7 is prime to 256, so consecutive values
@@ -52,17 +55,24 @@ enum SynDroppedFlood {
         pad.send(batch)
         note(String(format: "%@: injected %d frames in %.1f s", s, rampFrames + holdFrames + 1, Clock.now() - started))
 
-        check(reader.outputCount == linesBefore, "\(s): nothing was read while stopped", "\(reader.outputCount - linesBefore) new lines")
+        // A stopped process writes nothing, so this needs no wait: it is still stopped.
+        let stillStopped = ProcessInfoFile.stat(reader.pid)?.state == "T"
+        check(stillStopped && reader.outputCount == linesBefore, "\(s): nothing was read while stopped",
+              "\(reader.outputCount - linesBefore) new lines, state \(ProcessInfoFile.stat(reader.pid)?.state ?? "?")")
         reader.signal(SIGCONT)
-        let noticed = reader.waitForError("SYN_DROPPED", timeout: Limits.reaction * 2)
-        check(noticed, "\(s): stderr mentions SYN_DROPPED after SIGCONT", reader.tail())
-        waitUntil(Limits.reaction * 2) { reader.lastReading?.raw == Int(hold) }
-        waitForQuiet(1.0, timeout: Limits.reaction * 2) { reader.outputCount }
+        expect("\(s): stderr mentions SYN_DROPPED after SIGCONT", within: Limits.reaction * 2, waitingFor: "SYN_DROPPED on stderr",
+               { reader.errorsContain("SYN_DROPPED") }, saw: reader.tail())
+        // Everything was injected before SIGCONT, so once the reader sleeps in its loop again
+        // with its output here, it has handled all of it (see Child.hasHandledQueuedInput).
+        let caughtUp = waitFor("the reader to handle the whole flood after SIGCONT (back asleep in epoll_wait, its output here)",
+                               within: Limits.reaction * 2) {
+            ProcessInfoFile.stat(reader.pid)?.state != "T" && reader.hasHandledQueuedInput
+        }
         let last = reader.lastReading
-        check(last?.raw == Int(hold) && last?.contacts == 1, "\(s): the last reading after the resume is raw \(hold), 1 contact",
-              "saw \(last.map(\.description) ?? "none"); \(reader.outputCount - linesBefore) lines after the resume\n\(reader.tail(4))")
-        check(reader.count(Marker.peak) == 0, "\(s): no PEAK after the resume (the crossings were not seen)",
-              "saw \(reader.count(Marker.peak)): \(reader.outputs.filter(\.isPeak).prefix(3))")
+        expect("\(s): the last reading after the resume is raw \(hold), 1 contact", after: caughtUp, last?.raw == Int(hold) && last?.contacts == 1,
+               saw: "\(last.map(\.description) ?? "none"); \(reader.outputCount - linesBefore) lines after the resume\n\(reader.tail(4))")
+        expect("\(s): no PEAK after the resume (the crossings were not seen)", after: caughtUp, reader.count(Marker.peak) == 0,
+               saw: "\(reader.count(Marker.peak)): \(reader.outputs.filter(\.isPeak).prefix(3))")
         let afterResume = reader.output.dropFirst(linesBefore).compactMap(OutputLine.init)
         note("\(s): after the resume: \(afterResume.prefix(6).map(\.description).joined(separator: " "))\(afterResume.count > 6 ? " … (\(afterResume.count))" : "")")
 
@@ -70,14 +80,19 @@ enum SynDroppedFlood {
         // (250 stays above the 0.95 re-arm line). Held at 255, the press must first come down
         // below the line (200) for a crossing to exist.
         let presses: [Int32] = hold >= 255 ? [200, 255, 250, 255] : [255, 250, 255]
+        let beforePress = reader.outputCount
         for value in presses { pad.press(value) }
-        waitUntil(Limits.reaction) { reader.count(Marker.peak) >= 1 && reader.hasReading(raw: 255) }
+        waitFor("a PEAK and a READING raw 255 after the real press", within: Limits.reaction) {
+            reader.count(Marker.peak) >= 1 && reader.hasReading(raw: 255, from: beforePress)
+        }
+        // The release's reading comes after anything the press's frames gave.
         pad.release()
-        waitUntil(Limits.reaction) { reader.hasReading(raw: 0, contacts: 0) }
-        waitForQuiet(0.5, timeout: 10) { reader.outputCount }
-        check(reader.count(Marker.peak) == 1, "\(s): a real press \(presses.map(String.init).joined(separator: "→")) then fires exactly one PEAK",
-              "saw \(reader.count(Marker.peak))\n\(reader.tail(6))")
+        let released = waitFor("the release's READING (raw 0, 0 contacts)", within: Limits.reaction) {
+            reader.hasReading(raw: 0, contacts: 0, from: beforePress)
+        }
+        expect("\(s): a real press \(presses.map(String.init).joined(separator: "→")) then fires exactly one PEAK", after: released,
+               reader.count(Marker.peak) == 1, saw: "\(reader.count(Marker.peak)) PEAKs\n\(reader.tail(6))")
         let status = reader.stop(SIGINT)
-        check(status == .exited(0), "\(s): the reader exits 0 on SIGINT", "saw \(status.map(\.description) ?? "no exit")\n\(reader.tail())")
+        check(status == .exited(0), "\(s): the reader exits 0 on SIGINT", "saw \(ending(status, waited: Limits.exit))\n\(reader.tail())")
     }
 }

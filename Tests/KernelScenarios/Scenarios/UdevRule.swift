@@ -37,7 +37,7 @@ enum UdevRule {
             return
         }
         let (ping, pinger) = runToEnd("udevadm control --ping", [udevadm, "control", "--ping"], timeout: Limits.command)
-        guard check(ping == .exited(0), "i: systemd-udevd is running", "udevadm control --ping: \(ping.map(\.description) ?? "no exit") \(pinger?.errorText ?? "")") else { return }
+        guard check(ping == .exited(0), "i: systemd-udevd is running", "udevadm control --ping: \(ending(ping, waited: Limits.command)) \(pinger?.errorText ?? "")") else { return }
 
         // The repository's files: scripts/kernel-tests runs this in the repository root.
         let repository = FileManager.default.currentDirectoryPath

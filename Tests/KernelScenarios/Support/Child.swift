@@ -31,6 +31,10 @@ public final class Child: @unchecked Sendable, CustomStringConvertible {
     private var lines: [Stream: [String]] = [.output: [], .error: []]
     private var partial: [Stream: [UInt8]] = [.output: [], .error: []]
     private var open: Set<Stream> = [.output, .error]
+    /// Streams whose reading thread holds bytes it has not yet added as lines.
+    private var busy: Set<Stream> = []
+    /// The read ends of the pipes, while they are open.
+    private var descriptors: [Stream: Int32] = [:]
     private var termination: Termination?
     /// Substrings counted over standard output as lines arrive (cheap to ask 1000 times).
     private var counted: [String: Int]
@@ -136,25 +140,75 @@ public final class Child: @unchecked Sendable, CustomStringConvertible {
     public var description: String { "\(label) (pid \(pid))" }
 
     private func startReading(_ descriptor: Int32, _ stream: Stream) {
+        lock.lock()
+        descriptors[stream] = descriptor
+        lock.unlock()
         Thread.detachNewThread { [self] in
             var buffer = [UInt8](repeating: 0, count: 65536)
             while true {
+                // Poll first and mark the stream busy before reading, so that
+                // `hasTakenAll` never sees an empty pipe while bytes already read here are
+                // not yet lines.
+                var poller = pollfd(fd: descriptor, events: Int16(POLLIN), revents: 0)
+                if poll(&poller, 1, -1) < 0 {
+                    if errno == EINTR { continue }
+                    break
+                }
+                lock.lock()
+                busy.insert(stream)
+                lock.unlock()
                 let count = buffer.withUnsafeMutableBytes { read(descriptor, $0.baseAddress, $0.count) }
-                if count < 0, errno == EINTR { continue }
+                if count < 0, errno == EINTR || errno == EAGAIN {
+                    lock.lock()
+                    busy.remove(stream)
+                    lock.unlock()
+                    continue
+                }
                 if count <= 0 { break }
                 take(buffer[0..<count], stream)
                 Changes.announce()
             }
-            Glibc.close(descriptor)
             lock.lock()
             if let rest = partial[stream], !rest.isEmpty {
                 add(String(decoding: rest, as: UTF8.self), stream)
                 partial[stream] = []
             }
             open.remove(stream)
+            busy.remove(stream)
+            descriptors[stream] = nil
             lock.unlock()
+            // Closed only once nobody can ask `hasTakenAll` about it any more.
+            Glibc.close(descriptor)
             Changes.announce()
         }
+    }
+
+    /// Whether every byte the child has written to `stream` so far is in `output`/`errors`:
+    /// the pipe is empty and no bytes read from it are still being split into lines. Asked
+    /// after an event that the child wrote after some line, it says that line is here.
+    public func hasTakenAll(_ stream: Stream = .output) -> Bool {
+        lock.lock()
+        defer { lock.unlock() }
+        guard open.contains(stream), let descriptor = descriptors[stream] else { return true }
+        if busy.contains(stream) { return false }
+        var poller = pollfd(fd: descriptor, events: Int16(POLLIN), revents: 0)
+        return poll(&poller, 1, 0) == 0 || poller.revents & Int16(POLLIN) == 0
+    }
+
+    /// Whether the child has handled all the input queued for it so far and printed what it
+    /// gave: its main thread sleeps in epoll_wait, and every line it wrote is here.
+    ///
+    /// Why that is an ordered event and not a guess: writing an event to a device (or a
+    /// line to a socket) that the child's epoll watches makes a sleeping child runnable at
+    /// once, in the writer's system call; the kernel only reports a syscall in
+    /// /proc/PID/syscall for a task that is not runnable; and the child's loop goes back
+    /// into epoll_wait only after it has read everything ready and written its output. So,
+    /// asked after the last input was written, this becomes true only once the child has
+    /// taken all of it. (It holds for the single-threaded loop of `forcescale read`,
+    /// `record` and `forcescaled`; were the loop on another thread, it would never become
+    /// true, failing loudly rather than passing.)
+    public var hasHandledQueuedInput: Bool {
+        ProcessInfoFile.sleepsInEventLoop(pid) && hasTakenAll(.output) && hasTakenAll(.error)
     }
 
     private func take(_ bytes: ArraySlice<UInt8>, _ stream: Stream) {
@@ -170,6 +224,7 @@ public final class Child: @unchecked Sendable, CustomStringConvertible {
             }
         }
         partial[stream] = pending
+        busy.remove(stream)
     }
 
     /// Called with the lock held.
@@ -205,6 +260,8 @@ public final class Child: @unchecked Sendable, CustomStringConvertible {
     public func errorsContain(_ text: String) -> Bool { errorCount(text) > 0 }
 
     public var ended: Termination? { lock.lock(); defer { lock.unlock() }; return termination }
+    /// It has exited and both its pipes are closed: everything it ever wrote is here.
+    public var hasFinished: Bool { lock.lock(); defer { lock.unlock() }; return termination != nil && open.isEmpty }
     public var isRunning: Bool { ended == nil }
 
     // MARK: - Controlling it
@@ -242,7 +299,7 @@ public final class Child: @unchecked Sendable, CustomStringConvertible {
 
     /// Sends `signal`, waits, and kills it if it does not go.
     @discardableResult
-    public func stop(_ signal: Int32 = SIGTERM, timeout: Double = 20) -> Termination? {
+    public func stop(_ signal: Int32 = SIGTERM, timeout: Double = Limits.exit) -> Termination? {
         self.signal(signal)
         if let ended = wait(timeout) { return ended }
         self.signal(SIGKILL)

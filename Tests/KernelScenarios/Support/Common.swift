@@ -23,15 +23,21 @@ public struct Programs: Sendable {
 }
 
 /// How long the slow parts may take. The emulated VM runs code 20–50× slower than the host,
-/// so the waits are sized for it; they only cost time when something is wrong.
+/// and CI runs it on 2 cores shared with other builds, so the limits are generous: every
+/// wait returns as soon as its condition holds, so they only cost time when something is
+/// wrong (a limit that is too tight makes a check fail on a slow moment of the machine).
 public enum Limits {
     /// From starting `forcescale read` to its "reading" notice (a Swift binary starting under
-    /// emulation, and a scan of every node).
-    public static let readerStart = 60.0
+    /// emulation, and a scan of every node): 3–5 s on an idle VM.
+    public static let readerStart = 120.0
     /// A short command (devices, rumble, a failing read) to its exit.
-    public static let command = 60.0
-    /// One reading or PEAK to come out after an injected frame.
-    public static let reaction = 15.0
+    public static let command = 120.0
+    /// A reaction of a running process to something the test did: a reading or PEAK after
+    /// an injected frame, a notice after an unplug, an FF request after a notice. 15 s
+    /// was once too short under load (scenario g's removal notice).
+    public static let reaction = 60.0
+    /// A process to exit after SIGTERM/SIGINT (it erases effects, flushes, closes).
+    public static let exit = 60.0
 }
 
 /// One JSON line of `forcescale read --json` / `replay --json`.
@@ -70,10 +76,11 @@ extension Child {
     public var readings: [OutputLine] { outputs.filter(\.isReading) }
     public var lastReading: OutputLine? { output.reversed().lazy.compactMap(OutputLine.init).first { $0.isReading } }
 
-    /// Whether a READING with this raw value has been printed.
-    public func hasReading(raw: Int, contacts: Int? = nil) -> Bool {
+    /// Whether a READING with this raw value has been printed (from standard-output line
+    /// `from` on, to look only at what came after some moment).
+    public func hasReading(raw: Int, contacts: Int? = nil, from: Int = 0) -> Bool {
         let key = "\"raw\":\(raw),"
-        return output.reversed().contains { line in
+        return output.dropFirst(from).reversed().contains { line in
             guard line.contains(key), let parsed = OutputLine(line), parsed.isReading else { return false }
             return contacts == nil || parsed.contacts == contacts
         }
@@ -96,9 +103,12 @@ public func startReader(_ programs: Programs, _ label: String, _ arguments: [Str
         check(false, "\(scenario): start \(label)", "\(error)")
         return nil
     }
+    let started = Clock.now()
     if child.waitForError("forcescale: reading ", timeout: Limits.readerStart) { return child }
     let ended = child.ended
-    check(false, "\(scenario): \(label) says it is reading", "saw \(ended.map(\.description) ?? "no notice within \(Int(Limits.readerStart)) s")\n\(child.tail())")
+    check(false, "\(scenario): \(label) says it is reading",
+          String(format: "waited %.1f s (limit %.0f s) for 'forcescale: reading' on its stderr; saw ", Clock.now() - started, Limits.readerStart)
+              + "\(ended.map { "it ended with \($0)" } ?? "no notice")\n\(child.tail())")
     child.stop(SIGKILL)
     return nil
 }
@@ -120,4 +130,10 @@ public func summarize<T>(_ items: [T], around index: Int, radius: Int = 3) -> St
     let high = min(items.count, index + radius + 1)
     guard low < high else { return "(\(items.count) items)" }
     return (low..<high).map { "[\($0)] \(items[$0])" }.joined(separator: " ")
+}
+
+/// How a process ended, for a failure's detail: its status, or that it had not ended after
+/// `limit` seconds of waiting (it was killed then).
+public func ending(_ ended: Termination?, waited limit: Double) -> String {
+    ended.map(\.description) ?? "no exit within \(Int(limit)) s of waiting (then killed)"
 }

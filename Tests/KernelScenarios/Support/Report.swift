@@ -12,7 +12,16 @@ public final class Report: @unchecked Sendable {
     private(set) var failed = 0
     private(set) var skipped = 0
     private var failures: [String] = []
+    private var round: String?
     public let started = Clock.now()
+
+    /// With the scenarios repeated (FORCESCALE_KT_REPEAT), the round that is running: check
+    /// names get " [round 2/5]", so that a failure says which round it was in.
+    public func setRound(_ index: Int, of count: Int) {
+        lock.lock()
+        round = count > 1 ? "round \(index)/\(count)" : nil
+        lock.unlock()
+    }
 
     /// Records one check.
     /// - Parameters:
@@ -24,6 +33,7 @@ public final class Report: @unchecked Sendable {
     public func check(_ condition: Bool, _ name: String, _ detail: @autoclosure () -> String = "", always: Bool = false) -> Bool {
         lock.lock()
         number += 1
+        let name = round.map { "\(name) [\($0)]" } ?? name
         if condition { passed += 1 } else { failed += 1; failures.append(name) }
         var text = "\(condition ? "ok" : "not ok") \(number) - \(name)"
         let details = (!condition || always) ? detail() : ""
@@ -40,6 +50,7 @@ public final class Report: @unchecked Sendable {
         lock.lock()
         number += 1
         skipped += 1
+        let name = round.map { "\(name) [\($0)]" } ?? name
         emit("ok \(number) - \(name) # SKIP \(reason)")
         lock.unlock()
     }

@@ -33,6 +33,9 @@ public struct ForceFeedbackLog: Sendable {
 
     public var uploads: [Upload] = []
     public var erases: [Int32] = []
+    /// For each erase, how many plays had come before it (the uinput fd delivers plays and
+    /// requests in the order they were made, so an erase sees every play made before it).
+    public var playsBeforeErase: [Int] = []
     public var plays = 0
     public var stops = 0
     public var gains: [Int32] = []
@@ -40,6 +43,15 @@ public struct ForceFeedbackLog: Sendable {
     public var playsByEffect: [Int: Int] = [:]
     /// Everything in order ("upload 0", "play 0", "stop 0", "erase 0", "gain 65535").
     public var sequence: [String] = []
+    /// The markers of `VirtualDevice.queueMarker`, with what had been recorded before each.
+    public struct Marker: Sendable {
+        public var number: Int
+        public var plays: Int
+        public var uploads: Int
+        public var erases: Int
+    }
+
+    public var markers: [Marker] = []
     /// Requests that could not be answered (an ioctl failed).
     public var problems: [String] = []
     /// For each play, in order: `CLOCK_MONOTONIC` seconds when the service thread's `read`
@@ -64,6 +76,7 @@ public final class VirtualDevice: @unchecked Sendable {
     private var log = ForceFeedbackLog()
     private var servicing = false
     private var serviceDone = false
+    private var nextMarker = 0
     private var destroyed = false
 
     /// Creates the device and waits for its event node.
@@ -126,7 +139,7 @@ public final class VirtualDevice: @unchecked Sendable {
 
         // /sys/devices/virtual/input/inputN/eventM, then /dev/input/eventM from devtmpfs.
         var node: String?
-        waitUntil(10) {
+        waitUntil(Self.nodeLimit) {
             let folder = "/sys/devices/virtual/input/\(sysname)"
             if let event = (try? FileManager.default.contentsOfDirectory(atPath: folder))?.first(where: { $0.hasPrefix("event") }) {
                 node = "/dev/input/" + event
@@ -137,13 +150,17 @@ public final class VirtualDevice: @unchecked Sendable {
         guard let node, fileExists(node) else {
             _ = CEvdev_uinput_destroy(fd)
             Glibc.close(fd)
-            throw DeviceError("\(table.name): no event node appeared for \(sysname) within 10 s")
+            throw DeviceError("\(table.name): waited \(Int(Self.nodeLimit)) s for the event node of \(sysname) in /sys and /dev/input; it did not come")
         }
         descriptor = fd
         self.sysname = sysname
         self.node = node
         if !table.forceFeedback.isEmpty { startService() }
     }
+
+    /// How long the kernel may take to make or remove a device's nodes (devtmpfs, sysfs):
+    /// well under a second on an idle VM.
+    static let nodeLimit = 60.0
 
     deinit { destroy() }
 
@@ -156,12 +173,15 @@ public final class VirtualDevice: @unchecked Sendable {
         servicing = false
         lock.unlock()
         if wasServicing {
-            // The service thread polls in 50 ms steps.
-            waitUntil(5) { lock.lock(); defer { lock.unlock() }; return serviceDone }
+            // The service thread polls in 50 ms steps; it must be done before the fd closes
+            // (a later open could reuse the number).
+            let done = waitUntil(Self.nodeLimit) { lock.lock(); defer { lock.unlock() }; return serviceDone }
+            if !done { note("\(table.name): waited \(Int(Self.nodeLimit)) s for its FF service thread to stop; it did not") }
         }
         _ = CEvdev_uinput_destroy(descriptor)
         Glibc.close(descriptor)
-        waitUntil(10) { !fileExists("/sys/devices/virtual/input/\(sysname)") }
+        let gone = waitUntil(Self.nodeLimit) { !fileExists("/sys/devices/virtual/input/\(sysname)") }
+        if !gone { note("\(table.name): waited \(Int(Self.nodeLimit)) s for /sys/devices/virtual/input/\(sysname) to go; it is still there") }
     }
 
     // MARK: - Injecting
@@ -198,6 +218,49 @@ public final class VirtualDevice: @unchecked Sendable {
     // MARK: - Force feedback, the device side
 
     public var forceFeedback: ForceFeedbackLog { lock.lock(); defer { lock.unlock() }; return log }
+
+    /// Puts a marker into the device's force-feedback stream, behind everything already
+    /// queued on the uinput fd: an `FF_GAIN` event written to the event node, which the
+    /// kernel hands to the device side like any play or request (FF devices of the tables
+    /// declare FF_GAIN). Once `hasRecorded(marker)` holds, every play, stop, upload and erase
+    /// that a program made before the marker was written is in the log: the uinput fd
+    /// delivers them in the order they were made. So a check of "no more plays" or "no
+    /// erase" can wait for the marker instead of for time.
+    /// - Returns: The marker's number, or `nil` when it could not be written.
+    public func queueMarker() -> Int? {
+        guard table.forceFeedback.contains(FF_GAIN) else { return nil }
+        lock.lock()
+        nextMarker += 1
+        let number = nextMarker
+        lock.unlock()
+        let fd = Glibc.open(node, O_WRONLY | O_CLOEXEC)
+        guard fd >= 0 else {
+            note("\(table.name): cannot open \(node) to write an FF marker: \(String(cString: strerror(errno)))")
+            return nil
+        }
+        defer { Glibc.close(fd) }
+        var event = input_event()
+        event.type = UInt16(EV_FF)
+        event.code = UInt16(FF_GAIN)
+        event.value = Self.markerBase + Int32(number)
+        let written = withUnsafeBytes(of: &event) { Glibc.write(fd, $0.baseAddress, $0.count) }
+        guard written == MemoryLayout<input_event>.size else {
+            note("\(table.name): writing an FF marker to \(node) failed: \(String(cString: strerror(errno)))")
+            return nil
+        }
+        return number
+    }
+
+    /// Whether the device side has seen marker `number` (see `queueMarker`).
+    public func hasRecorded(marker number: Int) -> Bool {
+        lock.lock()
+        defer { lock.unlock() }
+        return log.markers.contains { $0.number == number }
+    }
+
+    /// A gain no scenario sets (forcescale sets one only for --rumble-intensity below 1):
+    /// markers are 0xfe00 + n.
+    static let markerBase: Int32 = 0xfe00
 
     private func startService() {
         lock.lock()
@@ -240,14 +303,18 @@ public final class VirtualDevice: @unchecked Sendable {
                 let entry = ForceFeedbackLog.Upload(
                     requestID: upload.request_id, effectID: upload.effect.id, type: upload.effect.type,
                     length: upload.effect.replay.length, replacedID: upload.old.type != 0 ? upload.old.id : nil)
+                // Recorded before it is answered: the uploader's ioctl returns only after
+                // the answer, so whatever the uploader does next (a notice, its exit) comes
+                // after the upload is in the log. (Recording after the answer let scenario b
+                // see the reader's notice before its upload.)
+                record {
+                    $0.uploads.append(entry)
+                    $0.sequence.append("upload \(entry.effectID)")
+                }
                 upload.retval = 0
                 guard CEvdev_uinput_end_upload(descriptor, &upload) == 0 else {
                     record { $0.problems.append("UI_END_FF_UPLOAD \(event.value): \(String(cString: strerror(errno)))") }
                     return
-                }
-                record {
-                    $0.uploads.append(entry)
-                    $0.sequence.append("upload \(entry.effectID)")
                 }
             case UI_FF_ERASE:
                 var erase = uinput_ff_erase()
@@ -257,14 +324,16 @@ public final class VirtualDevice: @unchecked Sendable {
                     return
                 }
                 let id = Int32(erase.effect_id)
+                // Recorded before it is answered, as an upload is.
+                record {
+                    $0.erases.append(id)
+                    $0.playsBeforeErase.append($0.plays)
+                    $0.sequence.append("erase \(id)")
+                }
                 erase.retval = 0
                 guard CEvdev_uinput_end_erase(descriptor, &erase) == 0 else {
                     record { $0.problems.append("UI_END_FF_ERASE \(event.value): \(String(cString: strerror(errno)))") }
                     return
-                }
-                record {
-                    $0.erases.append(id)
-                    $0.sequence.append("erase \(id)")
                 }
             default:
                 break
@@ -273,7 +342,10 @@ public final class VirtualDevice: @unchecked Sendable {
             let code = Int32(event.code)
             let value = event.value
             record { log in
-                if code == FF_GAIN {
+                if code == FF_GAIN, value > Self.markerBase, value <= Self.markerBase + Int32(nextMarker) {
+                    log.markers.append(.init(
+                        number: Int(value - Self.markerBase), plays: log.plays, uploads: log.uploads.count, erases: log.erases.count))
+                } else if code == FF_GAIN {
                     log.gains.append(value)
                     log.sequence.append("gain \(value)")
                 } else if code == FF_AUTOCENTER {

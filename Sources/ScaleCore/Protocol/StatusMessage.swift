@@ -1,0 +1,183 @@
+/// The reply to STATUS: what the daemon is doing. The daemon fills it in (it knows it as
+/// ``StatusSnapshot``) and a client decodes the same type.
+public struct StatusMessage: DaemonLineMessage {
+    public static let className = "STATUS"
+
+    /// STATUS's `calibration`: the size of the curve and the tare.
+    public struct CalibrationSummary: Hashable, Sendable {
+        /// Points in the curve.
+        public var points: Int
+        /// The tare offset, to 0.1 g.
+        public var tare: Double
+
+        /// The summary.
+        /// - Parameters:
+        ///   - points: Points in the curve.
+        ///   - tare: The tare offset, rounded here to 0.1 g.
+        public init(points: Int, tare: Double) {
+            self.points = points
+            self.tare = JSONLineWriter.round(tare, decimals: ProtocolMessage.gramDecimals)
+        }
+
+        /// The summary of a device's calibration.
+        /// - Parameter calibration: The curve and tare.
+        public init(_ calibration: Calibration) {
+            self.init(points: calibration.points.count, tare: calibration.tareGrams)
+        }
+    }
+
+    /// STATUS's `log`: the force log's state.
+    public struct LogSummary: Hashable, Sendable {
+        /// The database file.
+        public var path: String
+        /// Readings and PEAKs committed since the daemon started.
+        public var written: Int
+        /// Entries waiting to be written.
+        public var pending: Int
+        /// Entries dropped since the start because the disk could not keep up.
+        public var dropped: Int
+        /// The failure in progress; `nil` while writing works.
+        public var error: String?
+
+        /// The summary.
+        /// - Parameters:
+        ///   - path: The database file.
+        ///   - written: Entries committed since the start.
+        ///   - pending: Entries waiting for the writer.
+        ///   - dropped: Entries lost since the start.
+        ///   - error: The write failure in progress, if any.
+        public init(path: String, written: Int, pending: Int, dropped: Int, error: String? = nil) {
+            self.path = path
+            self.written = written
+            self.pending = pending
+            self.dropped = dropped
+            self.error = error
+        }
+    }
+
+    /// The daemon's release, as in VERSION.
+    public var release: String
+    /// Seconds since the daemon started (monotonic clock), to the millisecond.
+    public var uptime: Double
+    /// Connected clients, the one asking included.
+    public var clients: Int
+    /// The device being read, by its node name as in READING (`event5`); `nil` when none.
+    public var device: String?
+    /// The gram model of that device's readings, kept by name.
+    public var model: GramModelName?
+    /// That device's calibration; `nil` when no device is open.
+    public var calibration: CalibrationSummary?
+    /// The event node that plays rumbles (`/dev/input/event7`); `nil` when there is none.
+    public var rumble: String?
+    /// Lines discarded since the daemon started because a client did not read them in time.
+    public var dropped: Int
+    /// The force log's state; `nil` when logging is off.
+    public var log: LogSummary?
+
+    /// The reply, field by field as its line holds them.
+    /// - Parameters:
+    ///   - release: The daemon's release.
+    ///   - uptime: Seconds since the start, rounded here to the millisecond.
+    ///   - clients: Connected clients.
+    ///   - device: The device being read.
+    ///   - model: Its gram model's name.
+    ///   - calibration: Its calibration's size and tare.
+    ///   - rumble: The rumble device.
+    ///   - dropped: Stream lines discarded for slow clients.
+    ///   - log: The force log's state.
+    public init(
+        release: String, uptime: Double, clients: Int, device: String? = nil, model: GramModelName? = nil,
+        calibration: CalibrationSummary? = nil, rumble: String? = nil, dropped: Int = 0, log: LogSummary? = nil
+    ) {
+        self.release = release
+        self.uptime = JSONLineWriter.round(uptime, decimals: DaemonMessage.uptimeDecimals)
+        self.clients = clients
+        self.device = device
+        self.model = model
+        self.calibration = calibration
+        self.rumble = rumble
+        self.dropped = dropped
+        self.log = log
+    }
+
+    /// The reply from the daemon's own state.
+    /// - Parameters:
+    ///   - release: The daemon's release.
+    ///   - uptimeSeconds: Seconds since the start.
+    ///   - clients: Connected clients.
+    ///   - device: The device being read.
+    ///   - model: Its gram model.
+    ///   - calibration: Its calibration.
+    ///   - rumble: The rumble device.
+    ///   - dropped: Stream lines discarded for slow clients.
+    ///   - log: The force log's state.
+    public init(
+        release: String, uptimeSeconds: Double, clients: Int, device: String? = nil,
+        model: GramModelKind? = nil, calibration: Calibration? = nil, rumble: String? = nil, dropped: Int = 0,
+        log: LogSummary? = nil
+    ) {
+        self.init(
+            release: release, uptime: uptimeSeconds, clients: clients, device: device, model: model.map(GramModelName.init),
+            calibration: calibration.map(CalibrationSummary.init), rumble: rumble, dropped: dropped, log: log)
+    }
+
+    init(fields: MessageFields) throws(ProtocolDecodeError) {
+        var calibration: CalibrationSummary?
+        if let summary = try fields.optionalObject("calibration") {
+            calibration = CalibrationSummary(points: try summary.integer("points"), tare: try summary.number("tare"))
+        }
+        var log: LogSummary?
+        if let summary = try fields.optionalObject("log") {
+            log = LogSummary(
+                path: try summary.string("path"), written: try summary.integer("written"),
+                pending: try summary.integer("pending"), dropped: try summary.integer("dropped"),
+                error: try summary.optionalString("error"))
+        }
+        self.init(
+            release: try fields.string("release"), uptime: try fields.number("uptime"), clients: try fields.integer("clients"),
+            device: try fields.optionalString("device"), model: try fields.optionalString("model").map(GramModelName.init(rawValue:)),
+            calibration: calibration, rumble: try fields.optionalString("rumble"), dropped: try fields.integer("dropped"),
+            log: log)
+    }
+
+    /// `{"class":"STATUS","release":…,"uptime":…,"clients":…,"device":…,"model":…,
+    /// "calibration":{"points":…,"tare":…},"rumble":…,"dropped":…,"log":{…}}`
+    public var line: String {
+        var json = JSONLineWriter()
+        json.add("class", string: Self.className)
+        json.add("release", string: release)
+        json.add("uptime", number: uptime, decimals: DaemonMessage.uptimeDecimals)
+        json.add("clients", integer: clients)
+        json.add("device", string: device)
+        json.add("model", string: model?.rawValue)
+        json.add("calibration", object: calibration.map { calibration in
+            var summary = JSONLineWriter()
+            summary.add("points", integer: calibration.points)
+            summary.add("tare", number: calibration.tare, decimals: ProtocolMessage.gramDecimals)
+            return summary
+        })
+        json.add("rumble", string: rumble)
+        json.add("dropped", integer: dropped)
+        json.add("log", object: log.map { log in
+            var summary = JSONLineWriter()
+            summary.add("path", string: log.path)
+            summary.add("written", integer: log.written)
+            summary.add("pending", integer: log.pending)
+            summary.add("dropped", integer: log.dropped)
+            summary.add("error", string: log.error)
+            return summary
+        })
+        return json.line
+    }
+
+    public init?(_ line: DaemonLine) {
+        guard case .status(let message) = line else { return nil }
+        self = message
+    }
+}
+
+/// What STATUS reports, as the daemon fills it in: the message itself.
+public typealias StatusSnapshot = StatusMessage
+
+/// The force log in STATUS, as the daemon fills it in.
+public typealias LogStatusSnapshot = StatusMessage.LogSummary

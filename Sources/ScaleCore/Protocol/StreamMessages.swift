@@ -1,0 +1,151 @@
+/// A READING line (docs/protocol.md, "READING"): what the daemon writes for each reading
+/// and what a client reads back, one type for both so that the two can never disagree.
+///
+/// The initialisers keep each number at the precision the line carries (force to 4
+/// decimals, grams to 0.1 g, time to the microsecond), so a decoded line equals the message
+/// it was written from.
+public struct ReadingMessage: DaemonLineMessage {
+    public static let className = "READING"
+
+    /// The evdev node's name (`event5`); `nil` for replays.
+    public var device: String?
+    public var time: EventTime
+    /// Pressure in device units.
+    public var raw: Int32
+    /// Normalised force, 0…1, to 4 decimals.
+    public var force: Double
+    /// Weight after tare, to 0.1 g; always grams.
+    public var grams: Double
+    public var saturated: Bool
+    /// Active contacts; 0 marks a release.
+    public var contacts: Int
+    public var stable: Bool
+    /// The model that produced the grams, kept by name even when this build does not know it.
+    public var model: GramModelName
+
+    /// A reading as its line holds it.
+    /// - Parameters:
+    ///   - device: The evdev node's name; `nil` leaves the field out.
+    ///   - time: The event time.
+    ///   - raw: Pressure in device units.
+    ///   - force: Normalised force, rounded here to 4 decimals.
+    ///   - grams: Weight after tare, rounded here to 0.1 g.
+    ///   - saturated: Whether raw reached the axis maximum.
+    ///   - contacts: Active contacts.
+    ///   - stable: Whether the weight has settled.
+    ///   - model: The gram model's name.
+    public init(
+        device: String? = nil, time: EventTime, raw: Int32, force: Double, grams: Double, saturated: Bool,
+        contacts: Int, stable: Bool, model: GramModelName
+    ) {
+        self.device = device
+        self.time = time
+        self.raw = raw
+        self.force = JSONLineWriter.round(force, decimals: ProtocolMessage.forceDecimals)
+        self.grams = JSONLineWriter.round(grams, decimals: ProtocolMessage.gramDecimals)
+        self.saturated = saturated
+        self.contacts = contacts
+        self.stable = stable
+        self.model = model
+    }
+
+    /// The line of a pipeline reading.
+    /// - Parameters:
+    ///   - reading: The reading.
+    ///   - device: The evdev node's name; `nil` for replays.
+    public init(_ reading: Reading, device: String? = nil) {
+        self.init(
+            device: device, time: reading.time, raw: reading.raw, force: reading.force, grams: reading.grams,
+            saturated: reading.saturated, contacts: reading.contacts, stable: reading.stable, model: GramModelName(reading.model))
+    }
+
+    init(fields: MessageFields) throws(ProtocolDecodeError) {
+        self.init(
+            device: try fields.optionalString("device"), time: try fields.time("time"), raw: try fields.integer32("raw"),
+            force: try fields.number("force"), grams: try fields.number("grams"), saturated: try fields.bool("saturated"),
+            contacts: try fields.integer("contacts"), stable: try fields.bool("stable"),
+            model: GramModelName(rawValue: try fields.string("model")))
+    }
+
+    /// Whether this is the weight of something resting on the pad: settled, and touching.
+    public var isSettledWeight: Bool { stable && contacts > 0 }
+
+    /// `{"class":"READING","device":…,"time":…,"raw":…,"force":…,"grams":…,"saturated":…,
+    /// "contacts":…,"stable":…,"model":…}`, as an object to nest (POLL's `reading`).
+    public var json: JSONLineWriter {
+        var json = JSONLineWriter()
+        json.add("class", string: Self.className)
+        json.add("device", string: device)
+        json.add("time", literal: time.description)
+        json.add("raw", integer: Int(raw))
+        json.add("force", number: force, decimals: ProtocolMessage.forceDecimals)
+        json.add("grams", number: grams, decimals: ProtocolMessage.gramDecimals)
+        json.add("saturated", bool: saturated)
+        json.add("contacts", integer: contacts)
+        json.add("stable", bool: stable)
+        json.add("model", string: model.rawValue)
+        return json
+    }
+
+    public var line: String { json.line }
+
+    public init?(_ line: DaemonLine) {
+        guard case .reading(let message) = line else { return nil }
+        self = message
+    }
+}
+
+/// A PEAK line (docs/protocol.md, "PEAK"): the frame that reached the peak threshold.
+public struct PeakMessage: DaemonLineMessage {
+    public static let className = "PEAK"
+
+    /// The evdev node's name; `nil` for replays.
+    public var device: String?
+    public var time: EventTime
+    public var raw: Int32
+    /// The frame's weight, to 0.1 g.
+    public var grams: Double
+
+    /// A peak as its line holds it.
+    /// - Parameters:
+    ///   - device: The evdev node's name; `nil` leaves the field out.
+    ///   - time: The event time of the frame.
+    ///   - raw: That frame's pressure.
+    ///   - grams: That frame's weight, rounded here to 0.1 g.
+    public init(device: String? = nil, time: EventTime, raw: Int32, grams: Double) {
+        self.device = device
+        self.time = time
+        self.raw = raw
+        self.grams = JSONLineWriter.round(grams, decimals: ProtocolMessage.gramDecimals)
+    }
+
+    /// The line of a pipeline peak (its force is not sent: a PEAK is the threshold reached).
+    /// - Parameters:
+    ///   - peak: The peak.
+    ///   - device: The evdev node's name; `nil` for replays.
+    public init(_ peak: Peak, device: String? = nil) {
+        self.init(device: device, time: peak.time, raw: peak.raw, grams: peak.grams)
+    }
+
+    init(fields: MessageFields) throws(ProtocolDecodeError) {
+        self.init(
+            device: try fields.optionalString("device"), time: try fields.time("time"), raw: try fields.integer32("raw"),
+            grams: try fields.number("grams"))
+    }
+
+    /// `{"class":"PEAK","device":…,"time":…,"raw":…,"grams":…}`
+    public var line: String {
+        var json = JSONLineWriter()
+        json.add("class", string: Self.className)
+        json.add("device", string: device)
+        json.add("time", literal: time.description)
+        json.add("raw", integer: Int(raw))
+        json.add("grams", number: grams, decimals: ProtocolMessage.gramDecimals)
+        return json.line
+    }
+
+    public init?(_ line: DaemonLine) {
+        guard case .peak(let message) = line else { return nil }
+        self = message
+    }
+}

@@ -1,0 +1,323 @@
+import ScaleCore
+
+/// The daemon's rules, without a socket, a device or a clock: what each request and each
+/// reading does. A request (or reading) and the rules' state go in; the lines to send, the
+/// new state and the effects for the daemon to perform come out. `Daemon` only moves bytes
+/// and performs the effects, so every rule can be tried in a unit test.
+///
+/// The rules own the calibration of the device being served: this is its one place. The
+/// pipeline receives a copy through `Effect.applyCalibration` (it needs it to weigh), the
+/// store a copy through `Effect.saveCalibration` (to keep it across restarts); neither is
+/// read back.
+public struct DaemonRules: Sendable {
+    /// One line for some clients.
+    public struct Line: Hashable, Sendable {
+        /// The line, newline included.
+        public var text: String
+        /// The clients it goes to, by connection id.
+        public var recipients: Set<Int>
+        /// Whether a client that falls behind may miss it (READING); replies and PEAKs never are.
+        public var droppable: Bool
+
+        /// - Parameters:
+        ///   - text: The line.
+        ///   - recipients: Who gets it.
+        ///   - droppable: Whether a slow client may miss it.
+        public init(_ text: String, to recipients: Set<Int>, droppable: Bool = false) {
+            self.text = text
+            self.recipients = recipients
+            self.droppable = droppable
+        }
+    }
+
+    /// The reply that waits on an effect: sent when the effect succeeded, replaced by an
+    /// ERROR naming the failure when it did not.
+    public struct Confirmation: Hashable, Sendable {
+        /// The client that asked.
+        public var client: Int
+        /// What it asked, named by the ERROR's `request`.
+        public var request: ClientRequest
+        /// The reply for success.
+        public var reply: String
+        /// The start of the ERROR's message, before the failure: `applied but not saved`.
+        public var failure: String
+
+        /// The ERROR to send instead of `reply`.
+        /// - Parameter error: What went wrong, as the failure describes itself.
+        /// - Returns: `{"class":"ERROR","message":"<failure>: <error>","request":…}` and a newline.
+        public func failureLine(_ error: String) -> String {
+            DaemonMessage.error("\(failure): \(error)", request: request)
+        }
+    }
+
+    /// What the daemon must do besides sending lines. Effects run after the outcome's lines,
+    /// in order.
+    public enum Effect: Hashable, Sendable {
+        /// Weigh the source's readings with this calibration from now on.
+        case applyCalibration(Calibration)
+        /// Keep this calibration for the device across restarts; then confirm.
+        case saveCalibration(Calibration, device: SourceDevice, confirmation: Confirmation)
+        /// Play a haptic pattern on whatever rumbles; then confirm.
+        case play(HapticPattern, confirmation: Confirmation)
+        /// Answer STATUS: the facts are the process's (uptime, queues, the force log).
+        case reportStatus(client: Int)
+        /// Answer DEVICES: the list comes from looking at the input devices.
+        case listDevices(client: Int)
+        /// End the client's connection once what is queued for it is written.
+        case close(client: Int)
+        /// Write a line to the daemon's log.
+        case log(DaemonLog.Level, String)
+    }
+
+    /// Everything one request or reading leads to.
+    public struct Outcome: Hashable, Sendable {
+        /// Lines to send, before the effects run.
+        public var lines: [Line] = []
+        /// What to do, in order, after the lines are sent.
+        public var effects: [Effect] = []
+
+        public init(lines: [Line] = [], effects: [Effect] = []) {
+            self.lines = lines
+            self.effects = effects
+        }
+
+        /// Adds a line for one client.
+        mutating func send(_ text: String, to client: Int) {
+            lines.append(Line(text, to: [client]))
+        }
+    }
+
+    /// What the rules remember of each client.
+    struct ClientState: Hashable, Sendable {
+        var watching = false
+        /// The device a WATCH named (a node name or a path); nil watches whatever is served.
+        var watchedDevice: String?
+        /// Grams of a CALIBRATE request waiting for the next stable reading.
+        var pendingCalibration: Double?
+
+        /// Whether this client wants the stream of `device`: a WATCH without a device takes
+        /// every device's; one with a device takes that device's only, named by its node
+        /// name or its path.
+        func watches(_ device: SourceDevice) -> Bool {
+            guard watching else { return false }
+            guard let watchedDevice else { return true }
+            return watchedDevice == device.path || watchedDevice == device.nodeName
+        }
+    }
+
+    /// The daemon's release, for VERSION.
+    public let release: String
+    /// Who may change state.
+    public var policy: ControlPolicy
+    /// The calibration of the device being served (the one copy the daemon keeps).
+    public private(set) var calibration = Calibration.none
+    /// The newest reading, from any device, for POLL and TARE.
+    public private(set) var lastReading: Reading?
+    /// The device `lastReading` came from.
+    public private(set) var lastReadingDevice: SourceDevice?
+    private var clients: [Int: ClientState] = [:]
+
+    /// Rules with no client, no reading and no calibration yet.
+    /// - Parameters:
+    ///   - release: Sent in VERSION.
+    ///   - policy: Who may change state.
+    public init(release: String, policy: ControlPolicy) {
+        self.release = release
+        self.policy = policy
+    }
+
+    /// How many clients are connected.
+    public var clientCount: Int { clients.count }
+
+    // MARK: - Clients
+
+    /// A client connected: it is greeted with VERSION before it sends anything.
+    /// - Parameter client: The new client.
+    /// - Returns: The greeting.
+    public mutating func connect(_ client: ClientIdentity) -> Outcome {
+        clients[client.id] = ClientState()
+        var outcome = Outcome()
+        outcome.send(DaemonMessage.version(release: release), to: client.id)
+        return outcome
+    }
+
+    /// A client left: its watch and any calibration it was waiting for end with it.
+    /// - Parameter id: The client's connection id.
+    public mutating func disconnect(_ id: Int) {
+        clients[id] = nil
+    }
+
+    /// A client sent a line longer than the protocol allows.
+    /// - Parameter client: Who sent it.
+    /// - Returns: The ERROR, then the end of the connection: the client is not speaking the
+    ///   protocol, and its line's end cannot be found without unbounded buffering.
+    public func lineTooLong(from client: ClientIdentity) -> Outcome {
+        var outcome = Outcome()
+        outcome.send(DaemonMessage.error(RequestError.lineTooLong), to: client.id)
+        outcome.effects.append(.close(client: client.id))
+        return outcome
+    }
+
+    // MARK: - Requests
+
+    /// Reads one request line and serves it.
+    /// - Parameters:
+    ///   - line: The line as received, without its newline.
+    ///   - client: Who sent it.
+    ///   - device: The device being read now, if any.
+    /// - Returns: The reply (an ERROR for a line that is no request) and what follows from it.
+    public mutating func handle(line: String, from client: ClientIdentity, serving device: SourceDevice?) -> Outcome {
+        switch ClientRequest.parse(line: line) {
+        case .success(let request):
+            return handle(request, from: client, serving: device)
+        case .failure(let error):
+            var outcome = Outcome()
+            outcome.send(DaemonMessage.error(error), to: client.id)
+            if error.closesConnection { outcome.effects.append(.close(client: client.id)) }
+            return outcome
+        }
+    }
+
+    /// Serves one request.
+    /// - Parameters:
+    ///   - request: What the client asked.
+    ///   - client: Who asked; TARE, CALIBRATE, a CALIBRATION reset and RUMBLE need
+    ///     `policy.mayControl(client)`.
+    ///   - device: The device being read now, if any: TARE, CALIBRATE and CALIBRATION need
+    ///     one; RUMBLE does not (a gamepad may rumble without it).
+    /// - Returns: Exactly one reply for the client (or an effect that sends it), and the
+    ///   effects of the change. A client that is not connected gets nothing.
+    public mutating func handle(_ request: ClientRequest, from client: ClientIdentity, serving device: SourceDevice?) -> Outcome {
+        guard clients[client.id] != nil else { return Outcome() }
+        var outcome = Outcome()
+        switch request {
+        case .watch(let enable, let requested):
+            clients[client.id]!.watching = enable
+            clients[client.id]!.watchedDevice = enable ? requested : nil
+            // The reply names a device only when the request did (docs/protocol.md).
+            outcome.send(DaemonMessage.watch(enable: enable, device: requested), to: client.id)
+        case .poll:
+            // The reading exactly as its READING line went out, with the device it came from.
+            outcome.send(DaemonMessage.poll(time: lastReading?.time, reading: lastReading, device: lastReadingDevice?.nodeName), to: client.id)
+        case .devices:
+            outcome.effects.append(.listDevices(client: client.id))
+        case .status:
+            outcome.effects.append(.reportStatus(client: client.id))
+        case .calibration(reset: false):
+            guard let device else {
+                outcome.send(DaemonMessage.error("no device is open; waiting for one to appear", request: request), to: client.id)
+                break
+            }
+            outcome.send(DaemonMessage.calibration(calibration, device: device.nodeName), to: client.id)
+        case .tare, .calibrate, .calibration(reset: true), .rumble:
+            guard policy.mayControl(client) else {
+                outcome.send(DaemonMessage.error("permission denied: only \(policy.allowed) may \(request.className)", request: request), to: client.id)
+                break
+            }
+            change(request, for: client, serving: device, into: &outcome)
+        }
+        return outcome
+    }
+
+    /// The requests that change the scale or the hardware, once the client may.
+    private mutating func change(_ request: ClientRequest, for client: ClientIdentity, serving device: SourceDevice?, into outcome: inout Outcome) {
+        if case .rumble(let pattern) = request {
+            // A rumble goes on without the pressure device (to a gamepad); the rest need it.
+            outcome.effects.append(.play(pattern, confirmation: Confirmation(
+                client: client.id, request: request, reply: DaemonMessage.rumble(pattern: pattern), failure: "rumble unavailable")))
+            return
+        }
+        guard let device else {
+            let what = switch request {
+            case .tare: "no device to tare"
+            case .calibrate: "no device to calibrate"
+            default: "no device whose calibration to reset"
+            }
+            outcome.send(DaemonMessage.error("\(what); waiting for one to appear", request: request), to: client.id)
+            return
+        }
+        switch request {
+        case .tare:
+            // With something on the pad its weight becomes zero; with nothing, tare is cleared.
+            if let reading = lastReading, reading.contacts > 0 {
+                calibration.tareGrams += reading.grams
+            } else {
+                calibration.tareGrams = 0
+            }
+            keep(for: device, confirming: client.id, request, reply: DaemonMessage.tare(grams: calibration.tareGrams, device: device.nodeName), into: &outcome)
+        case .calibrate(let grams):
+            if let superseded = clients[client.id]!.pendingCalibration {
+                outcome.send(DaemonMessage.error("the calibration with \(superseded) g was replaced by one with \(grams) g", request: .calibrate(grams: superseded)), to: client.id)
+            }
+            clients[client.id]!.pendingCalibration = grams
+            outcome.effects.append(.log(.info, "\(client.label) calibrating with \(grams) g: waiting for a stable reading"))
+        default:
+            calibration = .none
+            keep(for: device, confirming: client.id, request, reply: DaemonMessage.calibration(calibration, device: device.nodeName), into: &outcome)
+        }
+    }
+
+    /// Applies the calibration to the readings and saves it; the reply waits on the save.
+    private func keep(for device: SourceDevice, confirming client: Int, _ request: ClientRequest, reply: String, into outcome: inout Outcome) {
+        outcome.effects.append(.applyCalibration(calibration))
+        outcome.effects.append(.saveCalibration(calibration, device: device, confirmation: Confirmation(
+            client: client, request: request, reply: reply, failure: "applied but not saved")))
+    }
+
+    // MARK: - Readings and the device
+
+    /// A device was opened and its saved calibration read (or none was there): it becomes
+    /// the calibration in force.
+    /// - Parameter calibration: The device's saved calibration, or `.none`.
+    /// - Returns: The effect that applies it to the readings.
+    public mutating func adopt(_ calibration: Calibration) -> Outcome {
+        self.calibration = calibration
+        return Outcome(effects: [.applyCalibration(calibration)])
+    }
+
+    /// A reading or PEAK arrived from `device`.
+    /// - Parameters:
+    ///   - output: The pipeline's output.
+    ///   - device: The device it came from.
+    /// - Returns: The line for the clients watching that device (a READING may be dropped
+    ///   for a slow client, a PEAK never), then, for a stable reading with something on the
+    ///   pad, the points of the CALIBRATE requests that waited for it.
+    public mutating func receive(_ output: ScaleOutput, from device: SourceDevice) -> Outcome {
+        var outcome = Outcome()
+        let watchers = Set(clients.lazy.filter { $0.value.watches(device) }.map(\.key))
+        switch output {
+        case .reading(let reading):
+            lastReading = reading
+            lastReadingDevice = device
+            if !watchers.isEmpty {
+                outcome.lines.append(Line(ProtocolMessage.reading(reading, device: device.nodeName), to: watchers, droppable: true))
+            }
+            if reading.stable, reading.contacts > 0 { completeCalibrations(with: reading, from: device, into: &outcome) }
+        case .peak(let peak):
+            if !watchers.isEmpty {
+                outcome.lines.append(Line(ProtocolMessage.peak(peak, device: device.nodeName), to: watchers))
+            }
+        }
+        return outcome
+    }
+
+    /// Adds a point for every client waiting with a known weight, in the order they
+    /// connected; each is saved and confirmed on its own, as if asked one after the other.
+    private mutating func completeCalibrations(with reading: Reading, from device: SourceDevice, into outcome: inout Outcome) {
+        // A device without a usable pressure axis gives no points; the requests keep waiting.
+        guard let axis = try? PressureSource.select(for: device.description).axis else { return }
+        for id in clients.keys.sorted() {
+            guard let grams = clients[id]!.pendingCalibration else { continue }
+            clients[id]!.pendingCalibration = nil
+            let point = CalibrationPoint(raw: Double(reading.raw), grams: grams)
+            let request = ClientRequest.calibrate(grams: grams)
+            do throws(CalibrationError) {
+                try calibration.add(point, axisMinimum: axis.minimum)
+            } catch {
+                outcome.send(DaemonMessage.error("calibration point refused: \(error)", request: request), to: id)
+                continue
+            }
+            keep(for: device, confirming: id, request, reply: DaemonMessage.calibrate(point, points: calibration.points.count, device: device.nodeName), into: &outcome)
+        }
+    }
+}

@@ -1,0 +1,267 @@
+import ArgumentParsing
+
+/// One setting of forcescale, declared once: its name (the long option and the
+/// configuration file's key), the kind and range of its values, its default, its help, the
+/// programs that take it, the flags that set it and how a reload reaches it. The command
+/// lines' `Option`s, `--help`, the configuration file parser's keys and range checks come
+/// from here; the man pages and `etc/forcescale.conf` are checked against it by tests.
+public struct Setting: Hashable, Sendable, CustomStringConvertible {
+    /// A program (or subcommand) that takes settings on its command line.
+    public enum Program: String, CaseIterable, Hashable, Sendable {
+        case demo, replay, read, record, rumble
+        case forcescaled
+
+        /// How the man pages and help name it: `forcescale read`, `forcescaled`.
+        public var commandName: String {
+            self == .forcescaled ? "forcescaled" : "forcescale \(rawValue)"
+        }
+    }
+
+    /// What values a setting takes; this also decides what the configuration file's error
+    /// says the key accepts.
+    public enum Kind: Hashable, Sendable {
+        /// A whole number of `unit` from `minimum` to `maximum` (without one, any above).
+        case wholeNumber(of: String, minimum: Int, maximum: Int?, note: String? = nil)
+        /// A number named by `noun` (`a force fraction`): above `minimum` (or at it, when
+        /// `minimumIncluded`), at most `maximum`. `maximumName` names an upper limit that
+        /// another setting sets (`the threshold`); `maximum` is then the widest it can be.
+        case number(noun: String, minimum: Double, minimumIncluded: Bool, maximum: Double?, maximumName: String? = nil)
+        /// One of these words.
+        case choice([String])
+        /// `on` or `off`.
+        case onOff
+        /// A device as `--device` names one: a path, a part of its name, vendor:product.
+        case device
+        /// An absolute path.
+        case absolutePath
+        /// A group's name: no `:`, `/` or blanks.
+        case groupName
+    }
+
+    /// When a change of the setting takes effect in a running `forcescaled` (SIGHUP).
+    public enum Reload: Hashable, Sendable {
+        /// The device is reopened (or the recording started over) with the new value.
+        case source
+        /// Applied at once.
+        case immediate
+        /// Kept for clients; nothing to apply in the daemon.
+        case stored
+        /// Takes effect when the daemon restarts.
+        case restart
+    }
+
+    /// A flag that sets the setting to one value (`--no-rumble` sets `rumble` to `off`).
+    public struct Flag: Hashable, Sendable {
+        /// The long name without dashes.
+        public var long: String
+        public var short: Character?
+        /// One line for `--help`.
+        public var help: String
+        /// The value it sets, as the configuration file would spell it.
+        public var value: String
+
+        /// - Parameters:
+        ///   - long: The long name without dashes.
+        ///   - short: An optional one-letter name.
+        ///   - help: One line for `--help`.
+        ///   - value: The setting's value the flag stands for.
+        public init(_ long: String, short: Character? = nil, help: String, sets value: String) {
+            self.long = long
+            self.short = short
+            self.help = help
+            self.value = value
+        }
+
+        /// The flag as the argument parser declares it.
+        public var option: Option { Option(long: long, short: short, help: help) }
+    }
+
+    /// A value read from text, checked against the setting's kind and range.
+    public enum Value: Hashable, Sendable {
+        case integer(Int)
+        case number(Double)
+        /// A choice, a device, a path or a group name, as written.
+        case text(String)
+        case toggle(Bool)
+
+        /// The whole number, for `.integer`.
+        public var integer: Int? { if case .integer(let value) = self { value } else { nil } }
+        /// The number, for `.number`.
+        public var number: Double? { if case .number(let value) = self { value } else { nil } }
+        /// The text, for `.text`.
+        public var text: String? { if case .text(let value) = self { value } else { nil } }
+        /// On or off, for `.toggle`.
+        public var toggle: Bool? { if case .toggle(let value) = self { value } else { nil } }
+    }
+
+    /// The option's long name without dashes, and the configuration file's key.
+    public let name: String
+    /// The placeholder of `--name <value>`; `nil` when the command line sets the setting
+    /// only through `flags` (or not at all).
+    public let valueName: String?
+    public let kind: Kind
+    /// The default as `--help`, the man pages and `etc/forcescale.conf` write it; `nil` when
+    /// it is not one value (it depends on the user, or means "none").
+    public let defaultValue: String?
+    /// The default in words, when there is no `defaultValue`: `keep them`.
+    public let defaultDescription: String?
+    /// One sentence: `--help`'s line, and the first words of each man page's entry.
+    public let help: String
+    /// Whether `forcescale.conf` takes the setting, under its `name`.
+    public let isInConfigurationFile: Bool
+    /// The programs whose command lines take it (by `--name` or by its flags).
+    public let programs: Set<Program>
+    /// Flags that stand for one of its values.
+    public let flags: [Flag]
+    /// When a reload applies a change of it.
+    public let reload: Reload
+
+    /// Declares a setting.
+    /// - Parameters:
+    ///   - name: The long option's name and the configuration key.
+    ///   - valueName: The value's placeholder; `nil` for a setting without `--name <value>`.
+    ///   - kind: Its values.
+    ///   - defaultValue: The default as written.
+    ///   - defaultDescription: The default in words, when it is not one value.
+    ///   - help: One sentence.
+    ///   - inConfigurationFile: Whether `forcescale.conf` has the key.
+    ///   - programs: Who takes it on the command line.
+    ///   - flags: Flags for some of its values.
+    ///   - reload: When a reload applies it.
+    public init(
+        _ name: String, valueName: String?, kind: Kind, defaultValue: String? = nil, defaultDescription: String? = nil,
+        help: String, inConfigurationFile: Bool = true, programs: Set<Program>, flags: [Flag] = [], reload: Reload
+    ) {
+        self.name = name
+        self.valueName = valueName
+        self.kind = kind
+        self.defaultValue = defaultValue
+        self.defaultDescription = defaultDescription
+        self.help = help
+        self.isInConfigurationFile = inConfigurationFile
+        self.programs = programs
+        self.flags = flags
+        self.reload = reload
+    }
+
+    /// The configuration file's key, when the file takes the setting.
+    public var configurationKey: String? { isInConfigurationFile ? name : nil }
+
+    public var description: String { name }
+
+    // MARK: - The command line
+
+    /// `--name <value>` as the argument parser declares it; `nil` when the setting has no
+    /// such option. The help names a default that is not one value in words, as
+    /// `(default: keep them)`.
+    public var option: Option? {
+        guard let valueName else { return nil }
+        let words = defaultValue == nil ? defaultDescription.map { " (default: \($0))" } ?? "" : ""
+        return Option(long: name, valueName: valueName, help: help + words, defaultValue: defaultValue, allowedValues: choices)
+    }
+
+    /// The option and then the flags: everything a command line declares for the setting.
+    public var options: [Option] { (option.map { [$0] } ?? []) + flags.map(\.option) }
+
+    /// The words of a `choice`, `nil` for other kinds.
+    public var choices: [String]? {
+        if case .choice(let words) = kind { return words }
+        return nil
+    }
+
+    // MARK: - Values
+
+    /// Reads a value as the configuration file writes it.
+    /// - Parameter text: The value, trimmed.
+    /// - Returns: The value, or `nil` when the setting does not take it (empty, malformed or
+    ///   out of range); `accepted` then says what it takes.
+    public func parse(_ text: String) -> Value? {
+        guard !text.isEmpty else { return nil }
+        switch kind {
+        case .wholeNumber(_, let minimum, let maximum, _):
+            guard let value = Int(text), value >= minimum, maximum.map({ value <= $0 }) ?? true else { return nil }
+            return .integer(value)
+        case .number:
+            guard let value = Double(text), accepts(value) else { return nil }
+            return .number(value)
+        case .choice(let words):
+            return words.contains(text) ? .text(text) : nil
+        case .onOff:
+            switch text {
+            case "on": return .toggle(true)
+            case "off": return .toggle(false)
+            default: return nil
+            }
+        case .device:
+            return .text(text)
+        case .absolutePath:
+            return text.hasPrefix("/") ? .text(text) : nil
+        case .groupName:
+            return text.contains(where: { $0 == ":" || $0 == "/" || $0.isWhitespace }) ? nil : .text(text)
+        }
+    }
+
+    /// Whether a number is within the setting's range; command lines check their values
+    /// with it too (with their own messages).
+    /// - Parameter value: The number.
+    /// - Returns: `true` when the setting takes it; `false` for infinities, NaN, values out
+    ///   of range, and for settings that take no numbers.
+    public func accepts(_ value: Double) -> Bool {
+        guard value.isFinite else { return false }
+        switch kind {
+        case .wholeNumber(_, let minimum, let maximum, _):
+            return value == value.rounded() && value >= Double(minimum) && maximum.map { value <= Double($0) } ?? true
+        case .number(_, let minimum, let minimumIncluded, let maximum, _):
+            return (minimumIncluded ? value >= minimum : value > minimum) && maximum.map { value <= $0 } ?? true
+        default:
+            return false
+        }
+    }
+
+    /// The largest whole number the setting takes, for settings of whole numbers.
+    public var maximumWholeNumber: Int? {
+        if case .wholeNumber(_, _, let maximum, _) = kind { return maximum }
+        return nil
+    }
+
+    /// What the setting takes, in the words of the configuration file's errors:
+    /// `a whole number of milliseconds from 0 to 86400000 (0 lets every frame through)`.
+    public var accepted: String {
+        switch kind {
+        case .wholeNumber(let unit, let minimum, let maximum, let note):
+            let range = maximum.map { "a whole number of \(unit) from \(minimum) to \($0)" } ?? "a whole number of \(unit), \(minimum) or more"
+            return range + (note.map { " (\($0))" } ?? "")
+        case .number(let noun, let minimum, let minimumIncluded, let maximum, let maximumName):
+            let low = Self.shortest(minimum)
+            guard let maximum else { return "\(noun), \(low) or more" }
+            let high = maximumName ?? Self.shortest(maximum)
+            return minimumIncluded ? "\(noun) from \(low) to \(high)" : "\(noun) greater than \(low) and at most \(high)"
+        case .choice(let words):
+            return Self.spelledOut(words)
+        case .onOff:
+            return "on or off"
+        case .device:
+            return "a device path, a part of the device's name, or vendor:product in hex"
+        case .absolutePath:
+            return "an absolute path"
+        case .groupName:
+            return "a group name"
+        }
+    }
+
+    /// `0` for 0.0, `0.5` for 0.5: a bound as a person writes it.
+    static func shortest(_ number: Double) -> String {
+        number == number.rounded() && abs(number) < 1e15 ? String(Int(number)) : "\(number)"
+    }
+
+    /// `a, b or c`.
+    /// - Parameter words: The words, in order.
+    /// - Returns: The words joined by commas, the last by "or".
+    public static func spelledOut(_ words: [String]) -> String {
+        guard words.count > 1 else { return words.first ?? "" }
+        return words.dropLast().joined(separator: ", ") + " or " + words.last!
+    }
+
+    public static func == (lhs: Setting, rhs: Setting) -> Bool { lhs.name == rhs.name }
+    public func hash(into hasher: inout Hasher) { hasher.combine(name) }
+}

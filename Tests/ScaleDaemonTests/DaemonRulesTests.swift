@@ -1,0 +1,332 @@
+import ScaleCore
+import Testing
+@testable import ScaleDaemon
+
+/// The daemon's rules without a process, a socket or a device: each request and reading in,
+/// the exact lines (as docs/protocol.md writes them) and effects out.
+@Suite struct DaemonRulesTests {
+    // MARK: - Fixtures
+
+    /// The daemon runs as uid 500; group 600 is `forcescale`.
+    static let policy = ControlPolicy(daemonUser: 500, group: 600, groupName: "forcescale")
+    /// A member of the group through a supplementary group.
+    static let member = ClientIdentity(id: 1, uid: 1000, gid: 1000, groups: [24, 600])
+    /// A user outside the group.
+    static let stranger = ClientIdentity(id: 2, uid: 1001, gid: 1001, groups: [24])
+
+    /// A pad of 0–255 at `/dev/input/event5`.
+    static let pad = SourceDevice(path: "/dev/input/event5", description: DeviceDescription(
+        name: "Test Pressure Pad",
+        supportedCodes: [.key: BitSet([Int(EventCode.btnTouch.rawValue)])],
+        axes: [.absX: AxisRange(minimum: 0, maximum: 1000), .absPressure: AxisRange(minimum: 0, maximum: 255)]))
+    static let tablet = SourceDevice(path: "/dev/input/event9", description: DeviceDescription(
+        name: "Test Tablet", axes: [.absPressure: AxisRange(minimum: 0, maximum: 2047)]))
+
+    static func reading(raw: Int32 = 51, grams: Double = 77, contacts: Int = 1, stable: Bool = false, at seconds: Int64 = 8123) -> Reading {
+        Reading(
+            time: EventTime(microseconds: seconds * 1_000_000 + 401_022), raw: raw, force: Double(raw) / 255, grams: grams,
+            saturated: false, contacts: contacts, stable: stable, model: .nominal)
+    }
+
+    /// Rules with the given clients connected (their VERSION greetings discarded).
+    static func rules(with clients: [ClientIdentity] = [member, stranger], policy: ControlPolicy = policy) -> DaemonRules {
+        var rules = DaemonRules(release: "0.1.0", policy: policy)
+        for client in clients { _ = rules.connect(client) }
+        return rules
+    }
+
+    /// The lines of an outcome for one client, in order.
+    static func lines(_ outcome: DaemonRules.Outcome, for client: ClientIdentity) -> [String] {
+        outcome.lines.filter { $0.recipients.contains(client.id) }.map(\.text)
+    }
+
+    /// The only line of an outcome, which must go to `client` alone.
+    static func onlyReply(_ outcome: DaemonRules.Outcome, to client: ClientIdentity) -> String? {
+        guard outcome.lines.count == 1, outcome.lines[0].recipients == [client.id], !outcome.lines[0].droppable else { return nil }
+        return outcome.lines[0].text
+    }
+
+    // MARK: - Greeting and parsing
+
+    @Test func aClientIsGreetedWithVersion() {
+        var rules = DaemonRules(release: "0.1.0", policy: Self.policy)
+        let outcome = rules.connect(Self.member)
+        #expect(Self.onlyReply(outcome, to: Self.member) == #"{"class":"VERSION","release":"0.1.0","proto_major":1,"proto_minor":0}"# + "\n")
+        #expect(outcome.effects.isEmpty)
+        #expect(rules.clientCount == 1)
+    }
+
+    @Test func aLineThatIsNoRequestGetsAnErrorAndTheConnectionStays() {
+        var rules = Self.rules()
+        let outcome = rules.handle(line: #"{"class":"poll"}"#, from: Self.member, serving: Self.pad)
+        #expect(Self.onlyReply(outcome, to: Self.member) == #"{"class":"ERROR","message":"unknown class 'poll'"}"# + "\n")
+        #expect(outcome.effects.isEmpty)
+    }
+
+    @Test func aLineTooLongEndsTheConnection() {
+        let outcome = Self.rules().lineTooLong(from: Self.stranger)
+        #expect(Self.onlyReply(outcome, to: Self.stranger) == #"{"class":"ERROR","message":"line longer than 65536 bytes"}"# + "\n")
+        #expect(outcome.effects == [.close(client: Self.stranger.id)])
+    }
+
+    @Test func aClientThatLeftGetsNothing() {
+        var rules = Self.rules()
+        rules.disconnect(Self.member.id)
+        #expect(rules.handle(.poll, from: Self.member, serving: Self.pad) == DaemonRules.Outcome())
+        #expect(rules.clientCount == 1)
+    }
+
+    // MARK: - Authorisation
+
+    @Test(arguments: [
+        ClientRequest.tare, .calibrate(grams: 100), .calibration(reset: true), .rumble(pattern: HapticPattern.success),
+    ])
+    func onlyRootTheDaemonsUserAndTheGroupMayChangeState(_ request: ClientRequest) {
+        var rules = Self.rules()
+        let refused = rules.handle(request, from: Self.stranger, serving: Self.pad)
+        #expect(Self.onlyReply(refused, to: Self.stranger)
+            == #"{"class":"ERROR","message":"permission denied: only root, the daemon's user or members of group 'forcescale' may \#(request.className)","request":"\#(request.className)"}"# + "\n")
+        #expect(refused.effects.isEmpty)
+        #expect(rules.calibration == .none)
+
+        let root = ClientIdentity(id: 3, uid: 0, gid: 0)
+        let daemonUser = ClientIdentity(id: 4, uid: 500, gid: 500)
+        let primaryMember = ClientIdentity(id: 5, uid: 1002, gid: 600)
+        for allowed in [Self.member, root, daemonUser, primaryMember] {
+            #expect(Self.policy.mayControl(allowed), "\(allowed)")
+        }
+        #expect(!Self.policy.mayControl(ClientIdentity(id: 6, uid: nil, gid: nil)), "unknown credentials may only read")
+    }
+
+    @Test func withoutTheGroupOnlyRootAndTheDaemonsUserMay() {
+        let policy = ControlPolicy(daemonUser: 500, group: nil, groupName: "forcescale")
+        var rules = Self.rules(policy: policy)
+        #expect(Self.onlyReply(rules.handle(.tare, from: Self.member, serving: Self.pad), to: Self.member)
+            == #"{"class":"ERROR","message":"permission denied: only root or the daemon's user may TARE","request":"TARE"}"# + "\n")
+        #expect(policy.mayControl(ClientIdentity(id: 3, uid: 0, gid: 0)))
+    }
+
+    @Test func anyoneMayRead() {
+        var rules = Self.rules()
+        #expect(Self.onlyReply(rules.handle(.watch(enable: true, device: nil), from: Self.stranger, serving: Self.pad), to: Self.stranger)
+            == #"{"class":"WATCH","enable":true}"# + "\n")
+        #expect(Self.onlyReply(rules.handle(.calibration(reset: false), from: Self.stranger, serving: Self.pad), to: Self.stranger)
+            == #"{"class":"CALIBRATION","device":"event5","points":0,"curve":[],"tare":0.0}"# + "\n")
+        #expect(rules.handle(.status, from: Self.stranger, serving: Self.pad).effects == [.reportStatus(client: Self.stranger.id)])
+        #expect(rules.handle(.devices, from: Self.stranger, serving: nil).effects == [.listDevices(client: Self.stranger.id)])
+    }
+
+    // MARK: - Tare
+
+    @Test func tareTakesTheWeightOnThePadAndSavesIt() {
+        var rules = Self.rules()
+        _ = rules.receive(.reading(Self.reading(grams: 31.5)), from: Self.pad)
+        let outcome = rules.handle(.tare, from: Self.member, serving: Self.pad)
+        #expect(outcome.lines.isEmpty, "the reply waits for the save")
+        var tared = Calibration.none
+        tared.tareGrams = 31.5
+        #expect(rules.calibration == tared)
+        #expect(outcome.effects == [
+            .applyCalibration(tared),
+            .saveCalibration(tared, device: Self.pad, confirmation: .init(
+                client: Self.member.id, request: .tare, reply: #"{"class":"TARE","device":"event5","grams":31.5}"# + "\n",
+                failure: "applied but not saved")),
+        ])
+    }
+
+    @Test func tareWithNothingOnThePadClearsIt() {
+        var rules = Self.rules()
+        _ = rules.receive(.reading(Self.reading(grams: 40)), from: Self.pad)
+        _ = rules.handle(.tare, from: Self.member, serving: Self.pad)
+        _ = rules.receive(.reading(Self.reading(raw: 0, grams: 0, contacts: 0)), from: Self.pad)
+        let outcome = rules.handle(.tare, from: Self.member, serving: Self.pad)
+        #expect(rules.calibration.tareGrams == 0)
+        guard case .saveCalibration(_, _, let confirmation) = outcome.effects.last else {
+            Issue.record("no save: \(outcome.effects)")
+            return
+        }
+        #expect(confirmation.reply == #"{"class":"TARE","device":"event5","grams":0.0}"# + "\n")
+    }
+
+    @Test func aFailedSaveRepliesWithTheError() {
+        let confirmation = DaemonRules.Confirmation(client: 1, request: .tare, reply: "", failure: "applied but not saved")
+        #expect(confirmation.failureLine("/var/lib/forcescale: Permission denied")
+            == #"{"class":"ERROR","message":"applied but not saved: /var/lib/forcescale: Permission denied","request":"TARE"}"# + "\n")
+    }
+
+    @Test func withoutADeviceTareCalibrateAndResetAreRefused() {
+        var rules = Self.rules()
+        for (request, message) in [
+            (ClientRequest.tare, "no device to tare"),
+            (.calibrate(grams: 100), "no device to calibrate"),
+            (.calibration(reset: true), "no device whose calibration to reset"),
+            (.calibration(reset: false), "no device is open"),
+        ] {
+            let outcome = rules.handle(request, from: Self.member, serving: nil)
+            #expect(Self.onlyReply(outcome, to: Self.member)
+                == #"{"class":"ERROR","message":"\#(message); waiting for one to appear","request":"\#(request.className)"}"# + "\n")
+            #expect(outcome.effects.isEmpty)
+        }
+    }
+
+    // MARK: - Calibrate
+
+    @Test func calibrateCompletesOnTheNextStableReading() {
+        var rules = Self.rules()
+        let asked = rules.handle(.calibrate(grams: 100), from: Self.member, serving: Self.pad)
+        #expect(asked.lines.isEmpty, "no reply before the stable reading")
+        #expect(asked.effects == [.log(.info, "client 1 calibrating with 100.0 g: waiting for a stable reading")])
+
+        // Neither an unstable reading nor a stable release completes it.
+        #expect(rules.receive(.reading(Self.reading(raw: 120, stable: false)), from: Self.pad).effects.isEmpty)
+        #expect(rules.receive(.reading(Self.reading(raw: 0, contacts: 0, stable: true)), from: Self.pad).effects.isEmpty)
+
+        let completed = rules.receive(.reading(Self.reading(raw: 152, stable: true)), from: Self.pad)
+        let curve = try? Calibration(points: [CalibrationPoint(raw: 152, grams: 100)])
+        #expect(rules.calibration == curve)
+        #expect(completed.effects == [
+            .applyCalibration(rules.calibration),
+            .saveCalibration(rules.calibration, device: Self.pad, confirmation: .init(
+                client: Self.member.id, request: .calibrate(grams: 100),
+                reply: #"{"class":"CALIBRATE","device":"event5","grams":100.0,"raw":152.0,"points":1}"# + "\n",
+                failure: "applied but not saved")),
+        ])
+        // Once: the next stable reading adds nothing.
+        #expect(rules.receive(.reading(Self.reading(raw: 153, stable: true)), from: Self.pad).effects.isEmpty)
+    }
+
+    @Test func aSecondCalibrateReplacesTheFirst() {
+        var rules = Self.rules()
+        _ = rules.handle(.calibrate(grams: 100), from: Self.member, serving: Self.pad)
+        let second = rules.handle(.calibrate(grams: 200), from: Self.member, serving: Self.pad)
+        #expect(Self.onlyReply(second, to: Self.member)
+            == #"{"class":"ERROR","message":"the calibration with 100.0 g was replaced by one with 200.0 g","request":"CALIBRATE"}"# + "\n")
+        let completed = rules.receive(.reading(Self.reading(raw: 152, stable: true)), from: Self.pad)
+        #expect(rules.calibration.points == [CalibrationPoint(raw: 152, grams: 200)])
+        #expect(completed.effects.count == 2)
+    }
+
+    @Test func aPointThatBreaksTheCurveIsRefused() {
+        var rules = Self.rules()
+        _ = rules.handle(.calibrate(grams: 100), from: Self.member, serving: Self.pad)
+        _ = rules.receive(.reading(Self.reading(raw: 152, stable: true)), from: Self.pad)
+        _ = rules.handle(.calibrate(grams: 50), from: Self.member, serving: Self.pad)
+        let refused = rules.receive(.reading(Self.reading(raw: 200, stable: true)), from: Self.pad)
+        #expect(Self.lines(refused, for: Self.member) == [
+            #"{"class":"ERROR","message":"calibration point refused: calibration points must rise: raw 200.0 gives 50.0 g but the smaller raw 152.0 already gives 100.0 g; reset the calibration and weigh again","request":"CALIBRATE"}"# + "\n",
+        ])
+        #expect(refused.effects.isEmpty)
+        #expect(rules.calibration.points.count == 1)
+    }
+
+    @Test func aClientThatLeavesTakesItsCalibrationAlong() {
+        var rules = Self.rules()
+        _ = rules.handle(.calibrate(grams: 100), from: Self.member, serving: Self.pad)
+        rules.disconnect(Self.member.id)
+        #expect(rules.receive(.reading(Self.reading(raw: 152, stable: true)), from: Self.pad).effects.isEmpty)
+        #expect(rules.calibration == .none)
+    }
+
+    // MARK: - Calibration
+
+    @Test func resetClearsTheCurveAndTheTare() throws {
+        var rules = Self.rules()
+        _ = rules.adopt(try Calibration(points: [CalibrationPoint(raw: 152.37, grams: 100), CalibrationPoint(raw: 221.5, grams: 200)], tareGrams: 31.5))
+        #expect(Self.onlyReply(rules.handle(.calibration(reset: false), from: Self.stranger, serving: Self.pad), to: Self.stranger)
+            == #"{"class":"CALIBRATION","device":"event5","points":2,"curve":[{"raw":152.37,"grams":100.0},{"raw":221.5,"grams":200.0}],"tare":31.5}"# + "\n")
+        let reset = rules.handle(.calibration(reset: true), from: Self.member, serving: Self.pad)
+        #expect(rules.calibration == .none)
+        #expect(reset.lines.isEmpty)
+        #expect(reset.effects == [
+            .applyCalibration(.none),
+            .saveCalibration(.none, device: Self.pad, confirmation: .init(
+                client: Self.member.id, request: .calibration(reset: true),
+                reply: #"{"class":"CALIBRATION","device":"event5","points":0,"curve":[],"tare":0.0}"# + "\n",
+                failure: "applied but not saved")),
+        ])
+    }
+
+    @Test func aDevicesSavedCalibrationIsAppliedWhenAdopted() throws {
+        var rules = Self.rules()
+        let saved = try Calibration(points: [CalibrationPoint(raw: 100, grams: 50)], tareGrams: 2)
+        #expect(rules.adopt(saved).effects == [.applyCalibration(saved)])
+        #expect(rules.calibration == saved)
+    }
+
+    // MARK: - Watch
+
+    @Test func watchersGetReadingsAndPeaksOfTheirDevice() {
+        var rules = Self.rules()
+        let byName = ClientIdentity(id: 3, uid: 1000, gid: 1000)
+        let byPath = ClientIdentity(id: 4, uid: 1000, gid: 1000)
+        let elsewhere = ClientIdentity(id: 5, uid: 1000, gid: 1000)
+        let everything = ClientIdentity(id: 6, uid: 1000, gid: 1000)
+        for client in [byName, byPath, elsewhere, everything] { _ = rules.connect(client) }
+        #expect(Self.onlyReply(rules.handle(.watch(enable: true, device: "event5"), from: byName, serving: Self.pad), to: byName)
+            == #"{"class":"WATCH","enable":true,"device":"event5"}"# + "\n")
+        #expect(Self.onlyReply(rules.handle(.watch(enable: true, device: "/dev/input/event5"), from: byPath, serving: Self.pad), to: byPath)
+            == #"{"class":"WATCH","enable":true,"device":"/dev/input/event5"}"# + "\n")
+        _ = rules.handle(.watch(enable: true, device: "event9"), from: elsewhere, serving: Self.pad)
+        _ = rules.handle(.watch(enable: true, device: nil), from: everything, serving: Self.pad)
+
+        let reading = rules.receive(.reading(Self.reading()), from: Self.pad)
+        #expect(reading.lines == [DaemonRules.Line(
+            #"{"class":"READING","device":"event5","time":8123.401022,"raw":51,"force":0.2,"grams":77.0,"saturated":false,"contacts":1,"stable":false,"model":"nominal"}"# + "\n",
+            to: [byName.id, byPath.id, everything.id], droppable: true)])
+        let peak = rules.receive(.peak(Peak(time: EventTime(microseconds: 1_364_787_582_957_445), raw: 2047, force: 1, grams: 385)), from: Self.tablet)
+        #expect(peak.lines == [DaemonRules.Line(
+            #"{"class":"PEAK","device":"event9","time":1364787582.957445,"raw":2047,"grams":385.0}"# + "\n",
+            to: [elsewhere.id, everything.id], droppable: false)])
+
+        #expect(Self.onlyReply(rules.handle(.watch(enable: false, device: nil), from: everything, serving: Self.pad), to: everything)
+            == #"{"class":"WATCH","enable":false}"# + "\n")
+        #expect(rules.receive(.reading(Self.reading()), from: Self.tablet).lines.map(\.recipients) == [[elsewhere.id]])
+    }
+
+    @Test func nobodyWatchingSendsNothing() {
+        var rules = Self.rules()
+        #expect(rules.receive(.reading(Self.reading()), from: Self.pad) == DaemonRules.Outcome())
+    }
+
+    @Test func pollAnswersWithTheNewestReadingAndItsDevice() {
+        var rules = Self.rules()
+        #expect(Self.onlyReply(rules.handle(.poll, from: Self.stranger, serving: nil), to: Self.stranger) == #"{"class":"POLL"}"# + "\n")
+        _ = rules.receive(.reading(Self.reading(raw: 121, grams: 47.9, stable: true, at: 8124)), from: Self.pad)
+        // The device the reading came from, even once that device is gone.
+        #expect(Self.onlyReply(rules.handle(.poll, from: Self.stranger, serving: nil), to: Self.stranger)
+            == #"{"class":"POLL","time":8124.401022,"reading":{"class":"READING","device":"event5","time":8124.401022,"raw":121,"force":0.4745,"grams":47.9,"saturated":false,"contacts":1,"stable":true,"model":"nominal"}}"# + "\n")
+    }
+
+    // MARK: - Rumble
+
+    @Test func rumbleIsPlayedThenConfirmedEvenWithoutThePressureDevice() {
+        var rules = Self.rules()
+        let outcome = rules.handle(.rumble(pattern: HapticPattern.success), from: Self.member, serving: nil)
+        #expect(outcome.lines.isEmpty)
+        let confirmation = DaemonRules.Confirmation(
+            client: Self.member.id, request: .rumble(pattern: HapticPattern.success),
+            reply: #"{"class":"RUMBLE","pattern":"success"}"# + "\n", failure: "rumble unavailable")
+        #expect(outcome.effects == [.play(HapticPattern.success, confirmation: confirmation)])
+    }
+
+    @Test func rumbleWithoutARumbleDeviceRepliesWithWhy() {
+        var rules = Self.rules()
+        guard case .play(_, let confirmation) = rules.handle(.rumble(pattern: HapticPattern.impactMedium), from: Self.member, serving: Self.pad).effects.first else {
+            Issue.record("no play effect")
+            return
+        }
+        // What LiveScale says when no device can rumble, as the daemon passes it on.
+        #expect(confirmation.failureLine("/dev/input/event5: rumble failed (no device can rumble)")
+            == #"{"class":"ERROR","message":"rumble unavailable: /dev/input/event5: rumble failed (no device can rumble)","request":"RUMBLE"}"# + "\n")
+    }
+
+    @Test func anUnknownDeviceOrPatternIsAnError() {
+        var rules = Self.rules()
+        #expect(Self.onlyReply(rules.handle(line: #"{"class":"RUMBLE","pattern":"boom"}"#, from: Self.member, serving: Self.pad), to: Self.member)
+            == #"{"class":"ERROR","message":"unknown pattern 'boom' (known: impact-light, impact-medium, impact-heavy, impact-soft, impact-rigid, selection, success, warning, error)","request":"RUMBLE"}"# + "\n")
+        // A WATCH for a device that is not there is accepted and stays silent until it is.
+        #expect(Self.onlyReply(rules.handle(line: #"{"class":"WATCH","device":"event99"}"#, from: Self.member, serving: Self.pad), to: Self.member)
+            == #"{"class":"WATCH","enable":true,"device":"event99"}"# + "\n")
+        #expect(rules.receive(.reading(Self.reading()), from: Self.pad).lines.isEmpty)
+    }
+}
