@@ -18,31 +18,61 @@ let package = Package(
         .systemLibrary(name: "CSQLite", pkgConfig: "sqlite3", providers: [.apt(["libsqlite3-dev"])]),
         // Pure: no clock, no file descriptor. Events in; readings, peaks and deadlines out.
         .target(name: "ScaleCore"),
-        // Everything that touches the operating system.
-        .target(name: "ScaleSystem", dependencies: ["ScaleCore", "CEvdev", "CLinux", "CSystemd", "CSQLite"]),
+        // The operating system without any library beyond the C library: the syscall funnel
+        // (Errno, FileDescriptor), the epoll loop with its timers, signals and inotify,
+        // clocks, files, and Unix sockets on both sides. CLinux for the epoll, timerfd,
+        // signalfd and inotify declarations and accept4/ucred; ScaleCore only for WallTime,
+        // which LocalTime reads and formats. No libevdev, SQLite or libsystemd here, so that a
+        // client of the daemon links none of them.
+        .target(name: "ScalePOSIX", dependencies: ["ScaleCore", "CLinux"]),
+        // Input devices: evdev through libevdev, force feedback, discovery and hotplug, the
+        // live scale and recording a device, and evemu recordings played as a source.
+        // CEvdev for libevdev and the ioctl shims; ScalePOSIX for the loop, files and errors.
+        .target(name: "ScaleEvdev", dependencies: ["ScaleCore", "ScalePOSIX", "CEvdev"]),
+        // The force log: SQLite (CSQLite), its schema, the writer thread and the reader the
+        // log commands use. ScalePOSIX for errors, clocks and files.
+        .target(name: "ScaleLog", dependencies: ["ScaleCore", "ScalePOSIX", "CSQLite"]),
+        // The typed client of forcescaled (gpsd's libgps): connect, watch, status, devices,
+        // tare, calibrate, rumble, reconnect with back-off. Only ScaleCore (the protocol) and
+        // ScalePOSIX (the socket): a program that talks to the daemon links no libevdev,
+        // SQLite or libsystemd. Tests/ScaleClientTests checks that closure.
+        .target(name: "ScaleClient", dependencies: ["ScaleCore", "ScalePOSIX"]),
         // swift-argument-parser's conventions, written by hand (no outside packages here).
         .target(name: "ArgumentParsing"),
         // The pipeline's options, declared once for forcescale and forcescaled.
         .target(name: "ScaleOptions", dependencies: ["ArgumentParsing", "ScaleCore"]),
         // How readings look to a person: the gauge line, the bar, units.
         .target(name: "ScaleDisplay", dependencies: ["ScaleCore"]),
-        // The service: the loop that owns the source, the clients and the calibration.
-        .target(name: "ScaleDaemon", dependencies: ["ScaleCore", "ScaleSystem", "ScaleOptions"]),
+        // The service: the loop that owns the source, the clients and the calibration, the
+        // calibration store, and what only a service needs: sd_notify, the watchdog and
+        // socket activation (CSystemd). ScaleEvdev for its sources, ScaleLog for the force log,
+        // ScaleOptions for the settings table its configuration is read by.
+        .target(name: "ScaleDaemon", dependencies: ["ScaleCore", "ScalePOSIX", "ScaleEvdev", "ScaleLog", "ScaleOptions", "CSystemd"]),
+        // The CLI: local commands read devices (ScaleEvdev) and the force log (ScaleLog); the
+        // daemon's commands talk through ScaleClient. Not ScaleDaemon: the CLI never links
+        // libsystemd.
         .executableTarget(
             name: "forcescale",
-            dependencies: ["ScaleCore", "ScaleSystem", "ScaleDisplay", "ArgumentParsing", "ScaleOptions"]),
+            dependencies: [
+                "ScaleCore", "ScalePOSIX", "ScaleEvdev", "ScaleLog", "ScaleClient", "ScaleDisplay",
+                "ArgumentParsing", "ScaleOptions",
+            ]),
+        // The daemon: options and configuration in, ScaleDaemon runs the rest; ScaleEvdev for
+        // a recording given as the source, ScalePOSIX for signals and paths.
         .executableTarget(
             name: "forcescaled",
-            dependencies: ["ArgumentParsing", "ScaleCore", "ScaleSystem", "ScaleDaemon", "ScaleOptions"]),
+            dependencies: ["ArgumentParsing", "ScaleCore", "ScalePOSIX", "ScaleEvdev", "ScaleDaemon", "ScaleOptions"]),
+        // bench/replay: parsing and the pipeline over a recording (RecordingFiles, hence
+        // ScaleEvdev). Results: BENCHMARKS.md.
         .executableTarget(
             name: "forcescale-bench",
-            dependencies: ["ScaleCore", "ScaleSystem", "BenchSupport"],
+            dependencies: ["ScaleCore", "ScaleEvdev", "BenchSupport"],
             path: "bench/Sources/forcescale-bench"),
         // bench/log: the force log's inserts (batched against one transaction per reading),
         // bytes per reading, and reading 1 M readings back. Results: BENCHMARKS.md.
         .executableTarget(
             name: "forcescale-log-bench",
-            dependencies: ["ScaleCore", "ScaleSystem", "BenchSupport"],
+            dependencies: ["ScaleCore", "ScaleLog", "BenchSupport"],
             path: "bench/Sources/forcescale-log-bench"),
         // The host benchmarks' clock, failure exit and number formatting.
         .target(name: "BenchSupport", path: "bench/Sources/BenchSupport"),
@@ -50,7 +80,7 @@ let package = Package(
         // scripts/kernel-tests .build/debug/forcescale-kernel-tests.
         .executableTarget(
             name: "forcescale-kernel-tests",
-            dependencies: ["CEvdev", "ScaleCore", "ScaleSystem", "KernelTestSupport"],
+            dependencies: ["CEvdev", "KernelTestSupport"],
             path: "Tests/KernelScenarios",
             exclude: ["Support"]),
         // What the kernel scenarios and bench/live share: uinput devices from tables (with an
@@ -68,11 +98,29 @@ let package = Package(
         // What the host test suites share for waiting: a deadline-bound poll whose failure
         // says what it waited for, how long, and what it saw (issue 15).
         .target(name: "TestWaiting", path: "Tests/TestWaiting"),
+        // One test target per module, each depending on the module it tests and what its
+        // tests build values from.
         .testTarget(name: "ScaleCoreTests", dependencies: ["ScaleCore"]),
-        .testTarget(name: "ScaleSystemTests", dependencies: ["ScaleSystem", "ScaleCore", "TestWaiting"]),
         .testTarget(name: "ArgumentParsingTests", dependencies: ["ArgumentParsing"]),
         .testTarget(name: "ScaleDisplayTests", dependencies: ["ScaleDisplay", "ScaleCore"]),
-        .testTarget(name: "ScaleDaemonTests", dependencies: ["ScaleDaemon", "ScaleCore", "ScaleSystem", "ScaleOptions"]),
-        .testTarget(name: "ForcescaleCLITests", dependencies: ["ScaleCore", "ScaleSystem", "ScaleOptions", "TestWaiting"]),
+        // What the tests of the OS-facing modules share: temporary directories, file helpers,
+        // stepping a loop, a raw socket client. A library (not a test target) so that several
+        // test targets can use it; ScalePOSIX for the types it drives, TestWaiting for pump.
+        .target(name: "ScaleTestSupport", dependencies: ["ScalePOSIX", "TestWaiting"], path: "Tests/ScaleTestSupport"),
+        .testTarget(name: "ScalePOSIXTests", dependencies: ["ScalePOSIX", "ScaleTestSupport", "TestWaiting"]),
+        // Also ModuleGraphTests, which reads this manifest through 'swift package dump-package'.
+        .testTarget(name: "ScaleClientTests", dependencies: ["ScaleClient", "ScaleCore", "ScalePOSIX", "ScaleTestSupport"]),
+        .testTarget(name: "ScaleEvdevTests", dependencies: ["ScaleEvdev", "ScaleCore", "ScalePOSIX", "ScaleTestSupport"]),
+        // CSQLite: the schema tests open the database file directly.
+        .testTarget(name: "ScaleLogTests", dependencies: ["ScaleLog", "ScaleCore", "ScalePOSIX", "CSQLite", "ScaleTestSupport", "TestWaiting"]),
+        .testTarget(
+            name: "ScaleDaemonTests",
+            dependencies: ["ScaleDaemon", "ScaleCore", "ScalePOSIX", "ScaleLog", "ScaleOptions", "ScaleTestSupport", "TestWaiting"]),
+        // The end-to-end suites: the built forcescale and forcescaled run as child processes
+        // (FORCESCALE_BIN_DIR), golden replays, man pages and the service files. ScaleLog to
+        // write a force log for the log commands to read, ScaleOptions for the settings table
+        // the man pages are checked against. (The name is older than the per-module
+        // targets; it covers the daemon too.)
+        .testTarget(name: "ForcescaleCLITests", dependencies: ["ScaleCore", "ScaleLog", "ScaleOptions", "TestWaiting"]),
     ]
 )

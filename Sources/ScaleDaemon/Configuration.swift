@@ -1,6 +1,7 @@
 import ScaleCore
+import ScaleEvdev
+import ScaleLog
 import ScaleOptions
-import ScaleSystem
 
 /// The keys of `forcescale.conf`: the settings that the file takes (`Setting.all`, in its
 /// order), each also a `forcescaled` option of the same name (`interval-ms = 20` and

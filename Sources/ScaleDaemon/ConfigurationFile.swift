@@ -1,5 +1,5 @@
 import ScaleCore
-import ScaleSystem
+import ScalePOSIX
 
 /// Why a configuration file cannot be used: every problem found, each with its line
 /// (none for the file as a whole: missing, unreadable, too big).

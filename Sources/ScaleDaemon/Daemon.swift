@@ -1,6 +1,7 @@
 import Glibc
 import ScaleCore
-import ScaleSystem
+import ScaleEvdev
+import ScalePOSIX
 
 /// The service: one thread, one epoll loop that owns the scale source (a device or a
 /// recording), the clients on the Unix socket and the calibration store. What requests and

@@ -1,6 +1,8 @@
 import Glibc
 import ScaleCore
-import ScaleSystem
+import ScaleEvdev
+import ScaleLog
+import ScalePOSIX
 
 /// The daemon's side of the force log: hands each reading and PEAK, with the device it came
 /// from and its wall-clock time, to the `LogWriter`, whose thread does all the SQLite work.
@@ -80,15 +82,8 @@ extension DaemonLog {
     func logFromAnyThread(_ level: Level, _ message: String) {
         guard level <= threshold else { return }
         var line = "<\(level.rawValue)>\(message)\n"
-        line.withUTF8 { bytes in
-            var offset = 0
-            while offset < bytes.count {
-                let written = write(STDERR_FILENO, bytes.baseAddress! + offset, bytes.count - offset)
-                if written < 0, errno == EINTR { continue }
-                guard written > 0 else { return }
-                offset += written
-            }
-        }
+        // A failure is dropped: standard error is where it would be reported.
+        line.withUTF8 { bytes in _ = try? FileDescriptor.standardError.writeAll(UnsafeRawBufferPointer(bytes)) }
     }
 }
 

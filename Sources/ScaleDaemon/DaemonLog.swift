@@ -1,4 +1,4 @@
-import ScaleSystem
+import ScalePOSIX
 
 /// The daemon's log: standard error with syslog priority prefixes (`<3>` … `<7>`), which
 /// journald files by level when the daemon runs under systemd.

@@ -1,6 +1,7 @@
 import ArgumentParsing
+import ScaleClient
 import ScaleCore
-import ScaleSystem
+import ScalePOSIX
 
 enum CalibrateCommand {
     static let declaration = Command(

@@ -1,5 +1,6 @@
 import ScaleCore
-import ScaleSystem
+import ScaleEvdev
+import ScalePOSIX
 
 /// Exit statuses from sysexits.h, which swift-argument-parser also follows for usage (64).
 enum ExitStatus {

@@ -1,7 +1,8 @@
 import ArgumentParsing
+import ScaleClient
 import ScaleCore
 import ScaleDisplay
-import ScaleSystem
+import ScalePOSIX
 
 /// What the commands that talk to forcescaled (watch, weigh, tare, calibrate, status)
 /// share: the `--socket` option, connecting, and turning the daemon's failures into

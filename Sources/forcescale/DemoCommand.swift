@@ -1,6 +1,6 @@
 import ArgumentParsing
 import ScaleCore
-import ScaleSystem
+import ScalePOSIX
 
 enum DemoCommand {
     static let declaration = Command(

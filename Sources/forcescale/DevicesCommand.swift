@@ -1,6 +1,7 @@
 import ArgumentParsing
 import ScaleCore
-import ScaleSystem
+import ScaleEvdev
+import ScalePOSIX
 
 enum DevicesCommand {
     static let declaration = Command(

@@ -1,7 +1,8 @@
 import ArgumentParsing
 import ScaleCore
 import ScaleDisplay
-import ScaleSystem
+import ScaleLog
+import ScalePOSIX
 
 /// `forcescale log`: the force log forcescaled keeps (`--log`), read-only: its sessions,
 /// their readings as CSV or JSON lines, a plot of one session, and the log's statistics.

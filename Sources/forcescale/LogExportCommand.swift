@@ -1,7 +1,7 @@
 import ArgumentParsing
 import ScaleCore
 import ScaleDisplay
-import ScaleSystem
+import ScaleLog
 
 /// `forcescale log export`: logged readings as CSV or JSON lines, streamed from the log.
 enum LogExportCommand {

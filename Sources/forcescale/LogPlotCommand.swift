@@ -1,7 +1,7 @@
 import ArgumentParsing
 import ScaleCore
 import ScaleDisplay
-import ScaleSystem
+import ScalePOSIX
 
 /// `forcescale log plot`: one session as an SVG chart.
 enum LogPlotCommand {

@@ -1,7 +1,7 @@
 import ArgumentParsing
 import ScaleCore
 import ScaleDisplay
-import ScaleSystem
+import ScalePOSIX
 
 /// `forcescale log sessions`: the logged touches, oldest first.
 enum LogSessionsCommand {

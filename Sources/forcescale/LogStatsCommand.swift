@@ -1,7 +1,8 @@
 import ArgumentParsing
 import ScaleCore
 import ScaleDisplay
-import ScaleSystem
+import ScaleLog
+import ScalePOSIX
 
 /// `forcescale log stats`: what the log holds and what it costs on disk.
 enum LogStatsCommand {

@@ -1,6 +1,6 @@
 import ScaleCore
 import ScaleDisplay
-import ScaleSystem
+import ScalePOSIX
 
 /// Shows pipeline output: JSON lines, gauge lines, or a gauge redrawn in place.
 protocol Presenter {

@@ -1,7 +1,8 @@
 import ArgumentParsing
 import ScaleCore
+import ScaleEvdev
 import ScaleOptions
-import ScaleSystem
+import ScalePOSIX
 
 enum ReadCommand {
     static let declaration = Command(

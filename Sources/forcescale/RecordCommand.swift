@@ -1,8 +1,9 @@
 import ArgumentParsing
 import Glibc
 import ScaleCore
+import ScaleEvdev
 import ScaleOptions
-import ScaleSystem
+import ScalePOSIX
 
 enum RecordCommand {
     static let declaration = Command(
@@ -32,7 +33,7 @@ enum RecordCommand {
             let candidate = try DeviceDiscovery.choose(command.string(.device).map(DeviceQuery.init), from: DeviceDiscovery.scan())
             let device = try EvdevDevice(path: candidate.path, wantsWrite: false)
             let output = try outputPath.map(openOutput) ?? OutputChannel.standardOutput
-            defer { if outputPath != nil { close(output.descriptor) } }
+            defer { if outputPath != nil { try? output.descriptor.close() } }
             let destination = outputPath ?? "standard output"
             printError("forcescale: recording \(device.path) (\(device.description.name)) to \(destination); Ctrl-C stops")
             let recorder = DeviceRecorder(device: device, output: output, loop: try EventLoop())
@@ -62,6 +63,6 @@ enum RecordCommand {
             let error = SystemError(path: path, errno: .current, hint: "check that its directory exists and is writable")
             throw CommandFailure(message: error.description, status: ExitStatus.cannotCreate)
         }
-        return OutputChannel(descriptor: descriptor)
+        return OutputChannel(descriptor: FileDescriptor(rawValue: descriptor))
     }
 }

@@ -1,5 +1,5 @@
 import ArgumentParsing
-import ScaleSystem
+import ScaleEvdev
 
 enum ReplayCommand {
     static let declaration = Command(

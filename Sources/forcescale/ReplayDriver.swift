@@ -1,5 +1,6 @@
 import ScaleCore
-import ScaleSystem
+import ScaleEvdev
+import ScalePOSIX
 
 /// Feeds events through a pipeline to a presenter, optionally at the pace of their
 /// timestamps. Used by replay and demo; `read` drives the same pipeline from a device.

@@ -1,7 +1,8 @@
 import ArgumentParsing
 import ScaleCore
+import ScaleEvdev
 import ScaleOptions
-import ScaleSystem
+import ScalePOSIX
 
 enum RumbleCommand {
     static let declaration = Command(

@@ -1,7 +1,7 @@
 import ArgumentParsing
 import ScaleCore
 import ScaleDisplay
-import ScaleSystem
+import ScalePOSIX
 
 enum StatusCommand {
     static let declaration = Command(

@@ -1,6 +1,6 @@
 import ArgumentParsing
 import ScaleCore
-import ScaleSystem
+import ScalePOSIX
 
 enum TareCommand {
     static let declaration = Command(

@@ -1,5 +1,5 @@
 import ArgumentParsing
-import ScaleSystem
+import ScalePOSIX
 
 let version = "0.1.0"
 

@@ -2,8 +2,9 @@ import ArgumentParsing
 import Glibc
 import ScaleCore
 import ScaleDaemon
+import ScaleEvdev
 import ScaleOptions
-import ScaleSystem
+import ScalePOSIX
 
 let release = "0.1.0"
 

@@ -1,13 +1,13 @@
 import Foundation
-#if canImport(FoundationXML)
 import FoundationXML
-#endif
 import ScaleCore
-import ScaleSystem
+import ScaleLog
 import TestWaiting
 import Testing
+#if canImport(FoundationXML)
+#endif
 
-/// A force log written through ScaleSystem's `LogDatabase`, the daemon's own writer, for
+/// A force log written through ScaleLog's `LogDatabase`, the daemon's own writer, for
 /// the `forcescale log` commands to read.
 final class SampleLog {
     let directory: URL

@@ -1,7 +1,8 @@
 import Glibc
 import ScaleCore
 import ScaleDaemon
-import ScaleSystem
+import ScalePOSIX
+import ScaleTestSupport
 import Testing
 
 @Suite struct ConfigurationFileTests {
@@ -251,9 +252,9 @@ import Testing
     // MARK: Files
 
     @Test func loadingReadsTheFileAndAMissingDefaultIsNoFile() throws {
-        let directory = try TemporaryDirectory()
+        let directory = TemporaryDirectory()
         let path = directory.path + "/forcescale.conf"
-        try directory.write("forcescale.conf", "interval-ms = 25\n")
+        writeFile(directory.path + "/forcescale.conf", "interval-ms = 25\n")
         #expect(try ConfigurationFile.load(path: path, mustExist: true)?.layer.intervalMilliseconds == 25)
         #expect(try ConfigurationFile.load(path: directory.path + "/missing.conf", mustExist: false) == nil)
         #expect(throws: ConfigurationError(path: directory.path + "/missing.conf", line: nil,
@@ -263,11 +264,11 @@ import Testing
         #expect(throws: ConfigurationError(path: directory.path, line: nil, message: "is a directory (give the configuration file)")) {
             try ConfigurationFile.load(path: directory.path, mustExist: false)
         }
-        try directory.write("bad.conf", "interval-ms = 25\nwhat\n")
+        writeFile(directory.path + "/bad.conf", "interval-ms = 25\nwhat\n")
         #expect(throws: ConfigurationError(path: directory.path + "/bad.conf", line: 2, message: "expected 'key = value', found 'what'")) {
             try ConfigurationFile.load(path: directory.path + "/bad.conf", mustExist: false)
         }
-        try directory.write("big.conf", String(repeating: "# padding\n", count: 110_000))
+        writeFile(directory.path + "/big.conf", String(repeating: "# padding\n", count: 110_000))
         #expect(throws: ConfigurationError(path: directory.path + "/big.conf", line: nil, message: "larger than 1 MiB: not a configuration file")) {
             try ConfigurationFile.load(path: directory.path + "/big.conf", mustExist: false)
         }
@@ -302,39 +303,5 @@ import Testing
         let input = try FileInput(path: path)
         try input.forEachChunk { bytes.append(contentsOf: $0) }
         return bytes
-    }
-}
-
-/// A scratch directory, removed with its files when dropped.
-final class TemporaryDirectory {
-    let path: String
-
-    init() throws {
-        var template = Array("/tmp/forcescale-daemon-test-XXXXXX".utf8CString)
-        guard let made = mkdtemp(&template) else { throw Errno.current }
-        path = String(cString: made)
-    }
-
-    deinit {
-        for name in (try? names()) ?? [] { unlink(path + "/" + name) }
-        rmdir(path)
-    }
-
-    func write(_ name: String, _ text: String) throws {
-        let file = fopen(path + "/" + name, "w")
-        guard let file else { throw Errno.current }
-        defer { fclose(file) }
-        fputs(text, file)
-    }
-
-    private func names() throws -> [String] {
-        guard let stream = opendir(path) else { throw Errno.current }
-        defer { closedir(stream) }
-        var names: [String] = []
-        while let entry = readdir(stream) {
-            let name = withUnsafeBytes(of: entry.pointee.d_name) { String(decoding: $0.prefix { $0 != 0 }, as: UTF8.self) }
-            if name != "." && name != ".." { names.append(name) }
-        }
-        return names
     }
 }

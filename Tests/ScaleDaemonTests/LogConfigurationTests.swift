@@ -1,7 +1,7 @@
 import ScaleCore
-import ScaleSystem
-import Testing
 @testable import ScaleDaemon
+import ScaleLog
+import Testing
 
 @Suite struct LogConfigurationTests {
     func layer(_ text: String) throws -> ConfigurationLayer {

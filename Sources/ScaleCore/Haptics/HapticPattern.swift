@@ -5,7 +5,7 @@
 // (low frequency, felt as a heavy thud) and the weak one a small, fast one (high frequency,
 // felt as a light buzz or click). Each gets a magnitude 0…0xFFFF, and the effect plays for
 // `replay.length` milliseconds. A pattern here is a sequence of such effects with pauses
-// between them; playing it (uploading, timing the pauses) belongs to ScaleSystem.
+// between them; playing it (uploading, timing the pauses) belongs to ScaleEvdev.
 
 extension EventCode {
     /// The corresponding C constant is `FF_RUMBLE`. An `EV_FF` code: a device that lists it

@@ -1,5 +1,5 @@
 /// What the force log holds, as plain values: the daemon's writer produces them, the
-/// database stores them (ScaleSystem's `LogDatabase`), and the CLI's listings, exports and
+/// database stores them (ScaleLog's `LogDatabase`), and the CLI's listings, exports and
 /// plots consume them. Times are wall-clock (Unix) time, because a log outlives boots and
 /// is read beside other clocks; the pipeline's monotonic event times are converted once,
 /// where the daemon hands a reading to the log.

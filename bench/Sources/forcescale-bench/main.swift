@@ -15,7 +15,7 @@
 import BenchSupport
 import Glibc
 import ScaleCore
-import ScaleSystem
+import ScaleEvdev
 
 /// `CLOCK_MONOTONIC` in nanoseconds. The benchmark may read a clock; ScaleCore never does.
 /// Runs `body` `repetitions` times and returns the median wall time in seconds, and what

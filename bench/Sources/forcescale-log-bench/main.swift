@@ -14,7 +14,7 @@
 import BenchSupport
 import Glibc
 import ScaleCore
-import ScaleSystem
+import ScaleLog
 
 /// Reading `index` of the synthetic stream: 1 kHz, a 1 s gap between sessions, pressures
 /// that change every reading (as the daemon's 1 kHz benchmark recording does).

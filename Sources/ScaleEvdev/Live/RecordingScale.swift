@@ -1,0 +1,128 @@
+import Glibc
+import ScaleCore
+import ScalePOSIX
+
+/// A recording served as if it were a live device, on the owner's loop: each event is due
+/// at its own offset from the start, restamped on `CLOCK_MONOTONIC` like live events, and a
+/// timer wakes the loop for the next one. For the daemon's demo and its tests.
+public final class RecordingScale: ScaleSource {
+    public let path: String
+    private let device: DeviceDescription
+    private let events: [InputEvent]
+    private let loops: Bool
+    private let loop: EventLoop
+    private let timer: DeadlineTimer
+    private let onOutput: (ScaleOutput, SourceDevice) throws -> Void
+    /// The recording as its outputs name it.
+    private let sourceDevice: SourceDevice
+    private var pipeline: ScalePipeline
+    private var outputs: [ScaleOutput] = []
+    private var nextIndex = 0
+    /// Added to recording times to put them on the monotonic clock; grows by one pass
+    /// (plus a second) each time the recording starts over.
+    private var offset: Int64 = 0
+    private let passLength: Int64
+    private var isStarted = false
+    private var isFinished = false
+
+    /// Why the loop was stopped from inside, if it was: output could not be written.
+    public private(set) var failure: (any Error)?
+
+    /// Loads the recording; playing starts with `start()`.
+    /// - Parameters:
+    ///   - files: The recording.
+    ///   - loops: Start over at the end instead of stopping.
+    ///   - onOutput: Each reading and PEAK, with the recording as its device.
+    /// - Throws: `RecordingError`, `DeviceSetupError`, or `Errno` for the timer.
+    public init(
+        files: RecordingFiles, loops: Bool, settings: ScaleSettings, loop: EventLoop,
+        onOutput: @escaping (ScaleOutput, SourceDevice) throws -> Void
+    ) throws {
+        var device: DeviceDescription?
+        var events: [InputEvent] = []
+        try files.read(onDevice: { device = $0 }, onEvent: { events.append($0) })
+        guard let device else { throw RecordingError.noDescription(file: files.descriptionPath) }
+        self.device = device
+        self.events = events
+        self.loops = loops
+        self.loop = loop
+        self.onOutput = onOutput
+        path = files.eventsPath ?? files.descriptionPath
+        sourceDevice = SourceDevice(path: path, description: device)
+        pipeline = try ScalePipeline(device: device, settings: settings)
+        timer = try DeadlineTimer()
+        let first = events.first?.time.microseconds ?? 0
+        passLength = (events.last?.time.microseconds ?? first) - first + 1_000_000
+    }
+
+    /// Starts playing: the recording's first event is due now, and outputs go out from here
+    /// on (those already due at once, before this returns). A second call does nothing.
+    /// - Throws: `Errno` when the loop cannot watch the timer.
+    public func start() throws {
+        guard !isStarted, !isFinished else { return }
+        isStarted = true
+        offset = MonotonicClock.now() - (events.first?.time.microseconds ?? 0)
+        try loop.watch(timer.descriptor) { [unowned self] in
+            timer.acknowledge()
+            advance()
+        }
+        advance()
+    }
+
+    public var currentDevice: (path: String, description: DeviceDescription)? { isFinished ? nil : (path, device) }
+    public var gramModel: GramModelKind? { pipeline.gramModel.kind }
+    public var rumblePath: String? { nil }
+
+    public func setCalibration(_ calibration: Calibration) { pipeline.setCalibration(calibration) }
+
+    public func play(_ pattern: HapticPattern) throws(ForceFeedbackError) {
+        throw ForceFeedbackError(path: path, operation: "rumble", errno: nil, explanation: "a recording cannot rumble")
+    }
+
+    public func stop() {
+        guard !isFinished else { return }
+        isFinished = true
+        pipeline.finish(into: &outputs)
+        deliver()
+        timer.arm(atMicroseconds: nil)
+        loop.unwatch(timer.descriptor)
+    }
+
+    /// Processes every event that is due, then sleeps until the next one or the throttle's
+    /// deadline, whichever is first.
+    private func advance() {
+        guard isStarted, !isFinished else { return }
+        let now = MonotonicClock.now()
+        while nextIndex < events.count, events[nextIndex].time.microseconds + offset <= now {
+            var event = events[nextIndex]
+            event.time = event.time.adding(microseconds: offset)
+            pipeline.process(event, into: &outputs)
+            nextIndex += 1
+        }
+        pipeline.advance(to: EventTime(microseconds: now), into: &outputs)
+        if nextIndex == events.count {
+            if loops, !events.isEmpty {
+                nextIndex = 0
+                offset += passLength
+            } else {
+                deliver()
+                stop()
+                return
+            }
+        }
+        deliver()
+        let nextEvent = events[nextIndex].time.microseconds + offset
+        timer.arm(atMicroseconds: min(nextEvent, pipeline.nextDeadline?.microseconds ?? .max))
+    }
+
+    private func deliver() {
+        for output in outputs {
+            do { try onOutput(output, sourceDevice) } catch {
+                failure = error
+                loop.stop()
+                break
+            }
+        }
+        outputs.removeAll(keepingCapacity: true)
+    }
+}

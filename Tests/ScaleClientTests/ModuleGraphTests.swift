@@ -1,0 +1,74 @@
+import Foundation
+import ScaleTestSupport
+import Testing
+
+/// What the package promises about its modules, read from `swift package dump-package`
+/// (the manifest as SwiftPM understands it, not as the text looks): a client of the daemon
+/// links no libevdev, SQLite or libsystemd, and the old catch-all module is gone.
+@Suite struct ModuleGraphTests {
+    /// The package's directory, from this file's place in it.
+    static let packageDirectory = URL(fileURLWithPath: #filePath)
+        .deletingLastPathComponent().deletingLastPathComponent().deletingLastPathComponent().path
+
+    /// Each target's name and the names of the targets it depends on directly.
+    static func targets() throws -> [String: [String]] {
+        let swift = try #require(
+            (ProcessInfo.processInfo.environment["PATH"] ?? "").split(separator: ":")
+                .map { $0 + "/swift" }.first { FileManager.default.isExecutableFile(atPath: $0) },
+            "no swift on PATH to run 'swift package dump-package'")
+        // A scratch path of its own: `swift test` holds the lock on .build while the tests
+        // run, and dump-package would wait for it for ever.
+        let scratch = TemporaryDirectory()
+        let process = Process()
+        process.executableURL = URL(fileURLWithPath: swift)
+        process.arguments = ["package", "--package-path", packageDirectory, "--scratch-path", scratch.path, "dump-package"]
+        let output = Pipe()
+        process.standardOutput = output
+        try process.run()
+        let data = output.fileHandleForReading.readDataToEndOfFile()
+        process.waitUntilExit()
+        try #require(process.terminationStatus == 0, "swift package dump-package failed")
+        let manifest = try #require(try JSONSerialization.jsonObject(with: data) as? [String: Any])
+        let targets = try #require(manifest["targets"] as? [[String: Any]])
+        var result: [String: [String]] = [:]
+        for target in targets {
+            let name = try #require(target["name"] as? String)
+            // Each dependency is {"byName": [name, condition]}, {"target": […]} or {"product": […]}.
+            let dependencies = (target["dependencies"] as? [[String: Any]] ?? []).compactMap { dependency in
+                (dependency.values.first as? [Any])?.first as? String
+            }
+            result[name] = dependencies
+        }
+        return result
+    }
+
+    /// Everything `target` depends on, directly or not.
+    static func closure(of target: String, in graph: [String: [String]]) -> Set<String> {
+        var seen: Set<String> = []
+        var waiting = graph[target] ?? []
+        while let next = waiting.popLast() {
+            if seen.insert(next).inserted { waiting += graph[next] ?? [] }
+        }
+        return seen
+    }
+
+    @Test func theClientNeedsNoEvdevSQLiteOrSystemd() throws {
+        let graph = try Self.targets()
+        let closure = Self.closure(of: "ScaleClient", in: graph)
+        #expect(closure == ["ScaleCore", "ScalePOSIX", "CLinux"])
+        #expect(closure.isDisjoint(with: ["CEvdev", "CSQLite", "CSystemd"]))
+        // The CLI's daemon commands live beside evdev and log commands, but the library a
+        // small program would use is what is checked here.
+        #expect(Self.closure(of: "ScalePOSIX", in: graph).isDisjoint(with: ["CEvdev", "CSQLite", "CSystemd"]))
+    }
+
+    @Test func eachCLibraryHasTheOneModuleThatWrapsIt() throws {
+        let graph = try Self.targets()
+        #expect(graph["ScaleSystem"] == nil)
+        let users = { (library: String) in Set(graph.filter { $0.value.contains(library) && !$0.key.hasSuffix("Tests") }.keys) }
+        #expect(users("CSQLite") == ["ScaleLog"])
+        #expect(users("CSystemd") == ["ScaleDaemon"])
+        // The kernel scenarios and bench/live make uinput devices themselves.
+        #expect(users("CEvdev") == ["ScaleEvdev", "forcescale-kernel-tests", "KernelTestSupport", "forcescale-live-bench"])
+    }
+}
