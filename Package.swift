@@ -74,6 +74,12 @@ let package = Package(
             name: "forcescale-log-bench",
             dependencies: ["ScaleCore", "ScaleLog", "BenchSupport"],
             path: "bench/Sources/forcescale-log-bench"),
+        // bench/calibration: the accuracy study of calibrated curves on synthetic devices
+        // (piecewise linear against fitted) and the fit's speed. Results: BENCHMARKS.md.
+        .executableTarget(
+            name: "forcescale-calibration-bench",
+            dependencies: ["ScaleCore", "BenchSupport"],
+            path: "bench/Sources/forcescale-calibration-bench"),
         // The host benchmarks' clock, failure exit and number formatting.
         .target(name: "BenchSupport", path: "bench/Sources/BenchSupport"),
         // Scenarios on the real kernel (uinput devices, evemu, evtest): run in the VM with

@@ -4,12 +4,15 @@
 /// by leave-one-out: each point is left out in turn, the family is fitted to the others and
 /// asked for the weight of the one left out. The family whose predictions miss least (root
 /// mean square) is chosen. Judging by the residuals alone would always choose the most
-/// flexible family, which passes through every point, noise included.
+/// flexible family, which passes through every point, noise included. Before that, when the
+/// points carry their spread, a straight line is kept if it fits them within the noise of
+/// their means (a chi-square test): no bend is then supported by the points.
 ///
 /// With two points leave-one-out cannot judge a two-parameter family (one point left cannot
-/// fit two parameters), and every such family passes through both points: the device's
-/// likely family is chosen (``ResponseFamily/likely(for:)``). With one point, only the
-/// straight line through the origin is possible.
+/// fit two parameters), and every such family passes through both points: unless the
+/// straight line holds, the device's likely family is chosen
+/// (``ResponseFamily/likely(for:)``). With one
+/// point, only the straight line through the origin is possible.
 ///
 /// The fit is deterministic and costs about `families × points²` evaluations of the curves:
 /// well under a millisecond for ten points (`forcescale-calibration-bench timing`).
@@ -86,7 +89,16 @@ public struct CalibrationFit: Hashable, Sendable {
         candidates = usable.map { Candidate(family: $0, leaveOneOutError: outcomes[$0]?.rootMeanSquare) }
 
         let chosen: ResponseFamily
-        if samples.count == 2, usable.contains(likely) {
+        let meanErrors = Self.meanErrors(points: points, samples: samples, span: span)
+        if usable.contains(.linear), samples.count >= 2, Self.straightWithinNoise(samples: samples, meanErrors: meanErrors) {
+            // The points lie on a straight line as closely as the noise of their means lets
+            // anyone tell: a bend fitted to them would be fitted to noise, and leave-one-out
+            // cannot show it, since predicting a heavy point from light ones multiplies their
+            // noise for every family alike.
+            chosen = .linear
+        } else if samples.count == 2, usable.contains(likely) {
+            // They bend, and two points cannot say how: the device's likely family bends the
+            // way devices of its kind do.
             chosen = likely
         } else {
             chosen = Self.best(of: candidates) ?? usable.first ?? .linear
@@ -134,6 +146,37 @@ public struct CalibrationFit: Hashable, Sendable {
             best = candidate
         }
         return best?.family
+    }
+
+    /// Each point's standard error in grams: the standard error of its mean raw value (its
+    /// spread over the square root of its count, at least half a unit's rounding over it),
+    /// times grams per unit of the straight line from the origin to it. `nil` for a point
+    /// whose spread is unknown (files of earlier releases).
+    private static func meanErrors(points: [CalibrationPoint], samples: [FitSample], span: Double) -> [Double?] {
+        zip(points, samples).map { point, sample in
+            guard let deviation = point.spread, let count = point.count, count > 0 else { return nil }
+            // A mean of quantised readings that never moved still has the rounding in it.
+            let rawError = Swift.max(deviation, 0.5) / Double(count).squareRoot()
+            return sample.grams / sample.x * rawError / span
+        }
+    }
+
+    /// Whether the straight line through the origin fitted to the points leaves residuals
+    /// the noise of their means explains: chi-square `Σ (residual / standard error)²` no more
+    /// than its degrees of freedom plus three standard deviations (`n − 1 + 3·√(2(n − 1))`,
+    /// about the 99th percentile for few points). A point of unknown spread makes the answer
+    /// no: then nothing says how small is small, and leave-one-out decides.
+    private static func straightWithinNoise(samples: [FitSample], meanErrors: [Double?]) -> Bool {
+        let known = meanErrors.compactMap { $0 }
+        guard known.count == samples.count, samples.count >= 2, let line = ResponseFitting.fit(.linear, to: samples) else { return false }
+        var chiSquare = 0.0
+        for (sample, error) in zip(samples, known) {
+            guard error > 0 else { return false }
+            let residual = (sample.grams - line.grams(atX: sample.x)) / error
+            chiSquare += residual * residual
+        }
+        let freedom = Double(samples.count - 1)
+        return chiSquare <= freedom + 3 * (2 * freedom).squareRoot()
     }
 
     /// The standard deviation in grams of one reading, at the noisiest point: each point's
