@@ -109,7 +109,9 @@ public final class Daemon {
             listener = try UnixListener(path: options.socketPath, groupName: options.groupName)
         }
         let group = listener.group ?? UserDatabase.groupID(named: options.groupName)
-        rules = DaemonRules(release: options.release, policy: ControlPolicy(daemonUser: geteuid(), group: group, groupName: options.groupName))
+        rules = DaemonRules(
+            release: options.release, policy: ControlPolicy(daemonUser: geteuid(), group: group, groupName: options.groupName),
+            stabilityWindow: options.configuration.settings.stabilityWindow)
         watchdog = try WatchdogTimer(loop: loop, notifier: notifier)
         server = try SocketServer(listener: listener, loop: loop)
         server.onConnect = { [unowned self] client in
@@ -380,7 +382,8 @@ public final class Daemon {
         return StatusSnapshot(
             release: options.release, uptimeSeconds: Double(MonotonicClock.now() - startedAt) / 1e6,
             clients: clients.count, device: device, model: source?.gramModel,
-            calibration: device == nil ? nil : rules.calibration, rumble: source?.rumblePath,
+            calibration: device == nil ? nil : rules.calibration, fit: servedDevice.flatMap { rules.fit(for: $0) },
+            rumble: source?.rumblePath,
             dropped: clients.values.reduce(droppedByDepartedClients) { $0 + $1.connection.droppedCount },
             log: forceLog?.status)
     }

@@ -87,13 +87,23 @@ public struct DaemonRules: Sendable {
         }
     }
 
+    /// A CALIBRATE waiting for a stable reading: the known weight, and whether the point
+    /// is added to the curve or only measured (`"add":false`).
+    struct PendingPoint: Hashable, Sendable {
+        var grams: Double
+        var add: Bool
+
+        /// The request that asked for it, named by the ERROR that refuses or replaces it.
+        var request: ClientRequest { add ? .calibrate(grams: grams) : .measure(grams: grams) }
+    }
+
     /// What the rules remember of each client.
     struct ClientState: Hashable, Sendable {
         var watching = false
         /// The device a WATCH named (a node name or a path); nil watches whatever is served.
         var watchedDevice: String?
-        /// Grams of a CALIBRATE request waiting for the next stable reading.
-        var pendingCalibration: Double?
+        /// A CALIBRATE request waiting for the next stable reading.
+        var pendingCalibration: PendingPoint?
 
         /// Whether this client wants the stream of `device`: a WATCH without a device takes
         /// every device's; one with a device takes that device's only, named by its node
@@ -116,14 +126,34 @@ public struct DaemonRules: Sendable {
     /// The device `lastReading` came from.
     public private(set) var lastReadingDevice: SourceDevice?
     private var clients: [Int: ClientState] = [:]
+    /// The raw readings of the current touch within the stability window: a calibration
+    /// point is their mean, with their spread.
+    private var window: StableWindow
 
     /// Rules with no client, no reading and no calibration yet.
     /// - Parameters:
     ///   - release: Sent in VERSION.
     ///   - policy: Who may change state.
-    public init(release: String, policy: ControlPolicy) {
+    ///   - stabilityWindow: The pipeline's stability window in microseconds: a calibration
+    ///     point averages the readings of that window.
+    public init(release: String, policy: ControlPolicy, stabilityWindow: Int64 = ScaleSettings().stabilityWindow) {
         self.release = release
         self.policy = policy
+        window = StableWindow(window: stabilityWindow)
+    }
+
+    /// The curve fitted to the calibration's points, on `device`'s pressure axis.
+    /// - Parameter device: The device being served.
+    /// - Returns: The fit; `nil` without points or without a usable pressure axis.
+    public func fit(for device: SourceDevice) -> CalibrationFit? {
+        Self.fit(calibration, for: device)
+    }
+
+    /// The curve fitted to some calibration's points on `device`'s axis, choosing between
+    /// families as the pipeline does (``ResponseFamily/likely(for:)`` of the device's kind).
+    static func fit(_ calibration: Calibration, for device: SourceDevice) -> CalibrationFit? {
+        guard let axis = try? PressureSource.select(for: device.description).axis else { return nil }
+        return calibration.fit(axis: axis, likely: .likely(for: device.description.kind))
     }
 
     /// How many clients are connected.
@@ -208,8 +238,8 @@ public struct DaemonRules: Sendable {
                 outcome.send(DaemonMessage.error("no device is open; waiting for one to appear", request: request), to: client.id)
                 break
             }
-            outcome.send(DaemonMessage.calibration(calibration, device: device.nodeName), to: client.id)
-        case .tare, .calibrate, .calibration(reset: true), .rumble:
+            outcome.send(DaemonMessage.calibration(calibration, fit: fit(for: device), device: device.nodeName), to: client.id)
+        case .tare, .calibrate, .measure, .calibration(reset: true), .replaceCurve, .rumble:
             guard policy.mayControl(client) else {
                 outcome.send(DaemonMessage.error("permission denied: only \(policy.allowed) may \(request.className)", request: request), to: client.id)
                 break
@@ -230,7 +260,7 @@ public struct DaemonRules: Sendable {
         guard let device else {
             let what = switch request {
             case .tare: "no device to tare"
-            case .calibrate: "no device to calibrate"
+            case .calibrate, .measure, .replaceCurve: "no device to calibrate"
             default: "no device whose calibration to reset"
             }
             outcome.send(DaemonMessage.error("\(what); waiting for one to appear", request: request), to: client.id)
@@ -245,12 +275,31 @@ public struct DaemonRules: Sendable {
                 calibration.tareGrams = 0
             }
             keep(for: device, confirming: client.id, request, reply: DaemonMessage.tare(grams: calibration.tareGrams, device: device.nodeName), into: &outcome)
-        case .calibrate(let grams):
+        case .calibrate(let grams), .measure(let grams):
+            let pending = PendingPoint(grams: grams, add: request == .calibrate(grams: grams))
             if let superseded = clients[client.id]!.pendingCalibration {
-                outcome.send(DaemonMessage.error("the calibration with \(superseded) g was replaced by one with \(grams) g", request: .calibrate(grams: superseded)), to: client.id)
+                outcome.send(DaemonMessage.error("the calibration with \(superseded.grams) g was replaced by one with \(grams) g", request: superseded.request), to: client.id)
             }
-            clients[client.id]!.pendingCalibration = grams
-            outcome.effects.append(.log(.info, "\(client.label) calibrating with \(grams) g: waiting for a stable reading"))
+            clients[client.id]!.pendingCalibration = pending
+            let what = pending.add ? "calibrating with" : "measuring"
+            outcome.effects.append(.log(.info, "\(client.label) \(what) \(grams) g: waiting for a stable reading"))
+        case .replaceCurve(let points, let preview):
+            let replaced: Calibration
+            do throws(CalibrationError) {
+                let axisMinimum = (try? PressureSource.select(for: device.description).axis.minimum) ?? Int32.min
+                replaced = try Calibration(points: points, tareGrams: calibration.tareGrams, axisMinimum: axisMinimum)
+            } catch {
+                outcome.send(DaemonMessage.error("calibration refused: \(error)", request: request), to: client.id)
+                return
+            }
+            let reply = DaemonMessage.calibration(replaced, fit: Self.fit(replaced, for: device), device: device.nodeName, preview: preview)
+            if preview {
+                outcome.send(reply, to: client.id)
+                return
+            }
+            calibration = replaced
+            outcome.effects.append(.log(.info, "\(client.label) replaced the calibration curve with \(points.count) points"))
+            keep(for: device, confirming: client.id, request, reply: reply, into: &outcome)
         default:
             calibration = .none
             keep(for: device, confirming: client.id, request, reply: DaemonMessage.calibration(calibration, device: device.nodeName), into: &outcome)
@@ -287,6 +336,9 @@ public struct DaemonRules: Sendable {
         let watchers = Set(clients.lazy.filter { $0.value.watches(device) }.map(\.key))
         switch output {
         case .reading(let reading):
+            // A reading of another device starts a new window: its raw values mean nothing here.
+            if lastReadingDevice != device { window.reset() }
+            window.add(reading)
             lastReading = reading
             lastReadingDevice = device
             if !watchers.isEmpty {
@@ -303,21 +355,30 @@ public struct DaemonRules: Sendable {
 
     /// Adds a point for every client waiting with a known weight, in the order they
     /// connected; each is saved and confirmed on its own, as if asked one after the other.
+    /// The point is the mean of the stability window's raw readings (the window that the
+    /// pipeline judged stable), with their standard deviation and count. A client that only
+    /// measures gets the point back and the curve is left alone.
     private mutating func completeCalibrations(with reading: Reading, from device: SourceDevice, into outcome: inout Outcome) {
         // A device without a usable pressure axis gives no points; the requests keep waiting.
         guard let axis = try? PressureSource.select(for: device.description).axis else { return }
+        // The window holds at least the stable reading itself, which was just added.
+        let statistics = window.statistics ?? StableWindow.Statistics(mean: Double(reading.raw), standardDeviation: 0, count: 1)
         for id in clients.keys.sorted() {
-            guard let grams = clients[id]!.pendingCalibration else { continue }
+            guard let pending = clients[id]!.pendingCalibration else { continue }
             clients[id]!.pendingCalibration = nil
-            let point = CalibrationPoint(raw: Double(reading.raw), grams: grams)
-            let request = ClientRequest.calibrate(grams: grams)
+            let point = CalibrationPoint(
+                raw: statistics.mean, grams: pending.grams, spread: statistics.standardDeviation, count: statistics.count)
+            guard pending.add else {
+                outcome.send(DaemonMessage.calibrate(point, points: calibration.points.count, device: device.nodeName, added: false), to: id)
+                continue
+            }
             do throws(CalibrationError) {
                 try calibration.add(point, axisMinimum: axis.minimum)
             } catch {
-                outcome.send(DaemonMessage.error("calibration point refused: \(error)", request: request), to: id)
+                outcome.send(DaemonMessage.error("calibration point refused: \(error)", request: pending.request), to: id)
                 continue
             }
-            keep(for: device, confirming: id, request, reply: DaemonMessage.calibrate(point, points: calibration.points.count, device: device.nodeName), into: &outcome)
+            keep(for: device, confirming: id, pending.request, reply: DaemonMessage.calibrate(point, points: calibration.points.count, device: device.nodeName), into: &outcome)
         }
     }
 }

@@ -1,22 +1,32 @@
 import ArgumentParsing
 import ScaleClient
 import ScaleCore
+import ScaleDisplay
 import ScalePOSIX
 
 enum CalibrateCommand {
     static let declaration = Command(
         name: "calibrate",
-        abstract: "Add a known weight to the device's calibration curve.",
+        abstract: "Add a known weight to the device's calibration curve, or show or guide a calibration.",
         discussion: """
-            Put an object of known weight on the pad when asked: forcescaled takes its \
-            next stable reading as that weight, adds the point to the device's curve and \
+            Put an object of known weight on the pad when asked: forcescaled takes the mean \
+            of its stable readings as that weight, adds the point to the device's curve and \
             keeps it. Repeat with other weights for a better curve (heavier weights must \
-            press harder). --reset clears the curve and the tare first. Needs root or \
-            membership of the daemon's group.
+            press harder). A curve is fitted through the points (linear, power law, \
+            logarithmic response or monotone cubic, chosen by leave-one-out): --show prints \
+            it with each point's residual and the uncertainty. --guided walks through a \
+            whole calibration on a terminal, weight by weight (--weights, or typed one by \
+            one), shows the fit and saves it only when you agree. --reset clears the curve \
+            and the tare first. Changing the calibration needs root or membership of the \
+            daemon's group.
             """,
         options: [
             Option(long: "grams", valueName: "grams", help: "The known weight now on the pad, in grams."),
-            DaemonConnection.timeoutOption(default: 60, help: "How long to wait for the weight to settle."),
+            Option(long: "show", help: "Print the calibration: points, fitted curve, residuals, uncertainty."),
+            Option(long: "json", help: "With --show: print the CALIBRATION line instead."),
+            Option(long: "guided", help: "Take a whole calibration step by step, and save it when you agree."),
+            Option(long: "weights", valueName: "list", help: "With --guided: the known weights in grams, e.g. 20,50,100,200 (default: type each one)."),
+            DaemonConnection.timeoutOption(default: 60, help: "How long to wait for a weight to settle."),
             Option(long: "reset", help: "Clear the calibration and the tare (before adding a point, with --grams)."),
             DaemonConnection.socketOption,
         ])
@@ -25,10 +35,39 @@ enum CalibrateCommand {
         let grams = try command.double("grams")
         if let grams, grams <= 0 { throw command.usageError("--grams must be a weight greater than 0") }
         let reset = command.flag("reset")
-        guard grams != nil || reset else {
-            throw command.usageError("Give --grams N (the known weight you will put on the pad), or --reset")
+        let show = command.flag("show")
+        let guided = command.flag("guided")
+        let weights = try command.string("weights").map { text throws -> [Double] in
+            let parsed = text.split(separator: ",", omittingEmptySubsequences: false).map { Double($0.trimmingSpaces) }
+            guard !parsed.isEmpty, parsed.allSatisfy({ $0 != nil && $0! > 0 && $0!.isFinite }) else {
+                throw command.usageError("--weights must list weights in grams greater than 0, separated by commas: 20,50,100,200")
+            }
+            return parsed.map { $0! }
+        }
+        if weights != nil, !guided { throw command.usageError("--weights goes with --guided") }
+        if command.flag("json"), !show { throw command.usageError("--json goes with --show") }
+        guard [grams != nil || reset, show, guided].filter({ $0 }).count == 1 else {
+            throw command.usageError("Give one of --grams N (the known weight you will put on the pad) or --reset, --show, or --guided")
         }
         let timeout = try DaemonConnection.timeout(command)
+        if show {
+            return DaemonConnection.run {
+                let client = try DaemonConnection.connect(command)
+                let reply = try client.request(.calibration(reset: false), expecting: CalibrationMessage.self)
+                let output = OutputChannel.standardOutput
+                try output.write(command.flag("json") ? reply.text + "\n" : describe(reply.message).joined(separator: "\n") + "\n")
+                try output.flush()
+            }
+        }
+        if guided {
+            var status = ExitStatus.success
+            let result = DaemonConnection.run {
+                let client = try DaemonConnection.connect(command)
+                var session = GuidedCalibration(client: client, output: .standardOutput, timeout: timeout)
+                status = try session.run(weights: weights)
+            }
+            return result == ExitStatus.success ? status : result
+        }
         return DaemonConnection.run {
             let client = try DaemonConnection.connect(command)
             let output = OutputChannel.standardOutput
@@ -72,5 +111,70 @@ enum CalibrateCommand {
         let device = stored.device.map { " of \($0)" } ?? ""
         try output.write("Stored \(DaemonFormat.plain(stored.grams)) g at raw pressure \(DaemonFormat.plain(stored.raw)): the curve\(device) has \(DaemonFormat.count(stored.points, "point")).\n")
         try output.flush()
+    }
+
+    /// A calibration in words: the points with their residuals, the fitted curve and its
+    /// parameters, the uncertainty, and the points the others contradict.
+    /// - Parameter calibration: The CALIBRATION reply.
+    /// - Returns: Lines without newlines.
+    static func describe(_ calibration: CalibrationMessage) -> [String] {
+        let device = calibration.device.map { " of \($0)" } ?? ""
+        var lines = ["Calibration\(device): " + (calibration.points == 0 ? "no points" : DaemonFormat.count(calibration.points, "point"))
+            + ", " + (calibration.tare == 0 ? "no tare" : "tare \(MassUnit.grams.format(grams: calibration.tare))") + "."]
+        guard !calibration.curve.isEmpty else {
+            lines.append("Weighing uses the pressure resolution or the nominal 385 g until a point is added.")
+            return lines
+        }
+        if let model = calibration.model {
+            let parameters = calibration.parameters.map { "\($0.name) = \(DaemonFormat.plain($0.value))" }.joined(separator: ", ")
+            lines.append("  curve        \(model): \(formula(model))" + (parameters.isEmpty ? "" : "  (\(parameters))"))
+            if !calibration.parameters.isEmpty { lines.append("               x = (raw − axis minimum) / axis span") }
+        }
+        if let uncertainty = calibration.uncertainty {
+            lines.append("  uncertainty  ± \(MassUnit.grams.format(grams: uncertainty)) (about 19 readings in 20 within it)")
+        } else if calibration.model != nil {
+            lines.append("  uncertainty  none: one point cannot show how the curve bends; add a lighter and a heavier weight")
+        }
+        let hasFit = calibration.pointFits.count == calibration.curve.count
+        lines.append("        grams        raw       sd     n   residual   leave-one-out")
+        for (index, point) in calibration.curve.enumerated() {
+            let fit = hasFit ? calibration.pointFits[index] : CalibrationMessage.PointFit()
+            func cell(_ value: Double?, _ width: Int, signed: Bool = false) -> String {
+                guard let value else { return String(repeating: " ", count: width - 1) + "–" }
+                let text = (signed && value >= 0 ? "+" : "") + fixed(value, decimals: 2)
+                return String(repeating: " ", count: Swift.max(0, width - text.count)) + text
+            }
+            let count = point.count.map(String.init) ?? "–"
+            lines.append("  " + cell(point.grams, 11) + cell(point.raw, 11) + cell(point.spread, 9)
+                + String(repeating: " ", count: Swift.max(0, 6 - count.count)) + count
+                + cell(fit.residual, 11, signed: true) + cell(fit.leaveOneOut, 16, signed: true))
+        }
+        for (index, point) in calibration.curve.enumerated() where hasFit {
+            if let expected = calibration.pointFits[index].expected {
+                lines.append(CalibrationReview.offCurve(point: point, expected: expected, index: index).message)
+            }
+        }
+        return lines
+    }
+
+    /// The formula of a fitted family, by its protocol name.
+    static func formula(_ model: String) -> String {
+        switch ResponseFamily(rawValue: model) {
+        case .linear: "g = a·x"
+        case .power: "g = a·x^b"
+        case .logarithmic: "g = a·(e^(k·x) − 1)"
+        case .monotoneCubic: "a monotone cubic through the points"
+        case .piecewiseLinear: "straight segments through the points"
+        case nil: "a curve this forcescale does not know"
+        }
+    }
+}
+
+private extension Substring {
+    var trimmingSpaces: Substring {
+        var text = self
+        while text.first == " " { text = text.dropFirst() }
+        while text.last == " " { text = text.dropLast() }
+        return text
     }
 }

@@ -43,8 +43,10 @@ enum StatusCommand {
         if let calibration = status.calibration {
             let points = calibration.points
             let tare = calibration.tare
-            add("calibration", (points == 0 ? "no points" : DaemonFormat.count(points, "point"))
-                + ", " + (tare == 0 ? "no tare" : "tare \(MassUnit.grams.format(grams: tare))"))
+            var text = (points == 0 ? "no points" : DaemonFormat.count(points, "point"))
+            if let model = calibration.model { text += ", \(model) curve" }
+            if let uncertainty = calibration.uncertainty { text += ", ± \(MassUnit.grams.format(grams: uncertainty))" }
+            add("calibration", text + ", " + (tare == 0 ? "no tare" : "tare \(MassUnit.grams.format(grams: tare))"))
         }
         add("rumble", status.rumble ?? "none")
         add("dropped", DaemonFormat.count(status.dropped, "reading") + " not read in time by slow clients")

@@ -10,8 +10,9 @@ enum WeighCommand {
         discussion: """
             Asks forcescaled for readings until one is stable (the weight has held still \
             for the stability window) with something on the pad, prints it and exits: \
-            '179.7 g', or its READING line with --json. Exits with status 1 when nothing \
-            settles within the timeout.
+            '179.7 g', or its READING line with --json. With a calibration whose fit gives \
+            an uncertainty (two points or more), it follows the weight: '179.7 g ± 0.9 g'. \
+            Exits with status 1 when nothing settles within the timeout.
             """,
         options: [
             DaemonConnection.timeoutOption(default: 30, help: "How long to wait for a stable reading."),
@@ -27,6 +28,9 @@ enum WeighCommand {
         return DaemonConnection.run {
             let deadline = MonotonicClock.now() + Int64(timeout * 1_000_000)
             let client = try DaemonConnection.connect(command)
+            // The calibration's uncertainty, said beside a calibrated weight. STATUS first, so
+            // that its reply is not mixed with the stream.
+            let uncertainty = json ? nil : try client.request(.status, expecting: StatusMessage.self).message.calibration?.uncertainty
             // Any model counts, known to this client or not: the grams are the daemon's.
             var found: (reading: ReadingMessage, text: String)?
             let take: (ReceivedLine) -> Void = { line in
@@ -49,7 +53,11 @@ enum WeighCommand {
                 take(line)
             }
             let output = OutputChannel.standardOutput
-            try output.write((json ? found!.text : unit.format(grams: found!.reading.grams)) + "\n")
+            var text = json ? found!.text : unit.format(grams: found!.reading.grams)
+            if let uncertainty, found!.reading.model == GramModelName(.calibrated) {
+                text += " ± " + unit.format(grams: uncertainty)
+            }
+            try output.write(text + "\n")
             try output.flush()
         }
     }

@@ -126,7 +126,7 @@ final class FakeDaemon: @unchecked Sendable {
                 }
                 let peak = Peak(time: EventTime(microseconds: 1_030_000), raw: 255, force: 1, grams: 127.5)
                 client.send(ProtocolMessage.peak(peak, device: "event5"), droppable: true)
-            case .poll, .calibration:
+            case .poll, .calibration, .measure, .replaceCurve:
                 client.send(DaemonMessage.error("not served by the fake daemon", request: request))
             }
         }

@@ -14,8 +14,15 @@ public enum ClientRequest: Hashable, Sendable {
     case tare
     /// Add a calibration point: the known weight now on the pad, in grams.
     case calibrate(grams: Double)
+    /// Measure a calibration point without adding it (CALIBRATE with `"add":false`): the
+    /// known weight now on the pad, in grams. Guided calibration measures every point first
+    /// and saves them together only when the person agrees.
+    case measure(grams: Double)
     /// Report the calibration, or first clear it when `reset` is true.
     case calibration(reset: Bool)
+    /// Replace the curve's points (CALIBRATION with `"curve"`), keeping the tare; with
+    /// `preview`, only show the fit those points would give and change nothing.
+    case replaceCurve(points: [CalibrationPoint], preview: Bool)
     /// Play a haptic pattern on the rumble device.
     case rumble(pattern: HapticPattern)
 
@@ -36,8 +43,8 @@ public enum ClientRequest: Hashable, Sendable {
         case .devices: return "DEVICES"
         case .status: return "STATUS"
         case .tare: return "TARE"
-        case .calibrate: return "CALIBRATE"
-        case .calibration: return "CALIBRATION"
+        case .calibrate, .measure: return "CALIBRATE"
+        case .calibration, .replaceCurve: return "CALIBRATION"
         case .rumble: return "RUMBLE"
         }
     }
@@ -64,8 +71,21 @@ public enum ClientRequest: Hashable, Sendable {
         case .calibrate(let grams):
             // The shortest text that reads back as the same Double: 100.0, 0.25, 1e-05.
             json.add("grams", literal: grams.isFinite ? grams.description : nil)
+        case .measure(let grams):
+            json.add("grams", literal: grams.isFinite ? grams.description : nil)
+            json.add("add", bool: false)
         case .calibration(let reset):
             json.add("reset", bool: reset)
+        case .replaceCurve(let points, let preview):
+            json.add("curve", objects: points.map { point in
+                var entry = JSONLineWriter()
+                entry.add("raw", literal: point.raw.isFinite ? point.raw.description : nil)
+                entry.add("grams", literal: point.grams.isFinite ? point.grams.description : nil)
+                entry.add("sd", literal: point.spread.flatMap { $0.isFinite ? $0.description : nil })
+                entry.add("n", integer: point.count)
+                return entry
+            })
+            json.add("preview", bool: preview)
         case .rumble(let pattern):
             json.add("pattern", string: pattern.name)
         }
@@ -131,8 +151,12 @@ public enum ClientRequest: Hashable, Sendable {
             case "STATUS": return .success(.status)
             case "TARE": return .success(.tare)
             case "CALIBRATE":
-                return .success(.calibrate(grams: try fields.positiveGrams()))
+                let grams = try fields.positiveGrams()
+                return .success(try fields.bool("add") ?? true ? .calibrate(grams: grams) : .measure(grams: grams))
             case "CALIBRATION":
+                if let points = try fields.curve() {
+                    return .success(.replaceCurve(points: points, preview: try fields.bool("preview") ?? false))
+                }
                 return .success(.calibration(reset: try fields.bool("reset") ?? false))
             case "RUMBLE":
                 return .success(.rumble(pattern: try fields.pattern()))
@@ -172,6 +196,35 @@ public enum ClientRequest: Hashable, Sendable {
                 throw error("'grams' must be a number greater than 0")
             }
             return grams
+        }
+
+        /// CALIBRATION's optional `curve`: points with `raw` and `grams` numbers and, when
+        /// known, `sd` (a number of 0 or more) and `n` (a whole number above 0).
+        func curve() throws(RequestError) -> [CalibrationPoint]? {
+            guard let value = present("curve") else { return nil }
+            guard let entries = value.arrayValue else { throw error("'curve' must be a list of points") }
+            var points: [CalibrationPoint] = []
+            for (index, entry) in entries.enumerated() {
+                let name = "curve[\(index)]"
+                guard entry.objectValue != nil else { throw error("'\(name)' must be an object with 'raw' and 'grams'") }
+                guard let raw = entry["raw"]?.numberValue, let grams = entry["grams"]?.numberValue else {
+                    throw error("'\(name)' needs 'raw' and 'grams' numbers")
+                }
+                var spread: Double?
+                if let sd = entry["sd"], sd != .null {
+                    guard let number = sd.numberValue, number >= 0 else { throw error("'\(name).sd' must be a number of 0 or more") }
+                    spread = number
+                }
+                var count: Int?
+                if let n = entry["n"], n != .null {
+                    guard let number = n.numberValue.flatMap({ Int(exactly: $0) }), number > 0 else {
+                        throw error("'\(name).n' must be a whole number greater than 0")
+                    }
+                    count = number
+                }
+                points.append(CalibrationPoint(raw: raw, grams: grams, spread: spread, count: count))
+            }
+            return points
         }
 
         /// RUMBLE's pattern, by name; `impact-medium` when absent, as for `forcescale rumble`.

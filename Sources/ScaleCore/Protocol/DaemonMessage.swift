@@ -9,6 +9,8 @@ public enum DaemonMessage {
     public static let protocolMinor = 0
     /// Decimals of calibration points (raw averages and known weights) and CALIBRATE's reply.
     public static let calibrationDecimals = 2
+    /// Decimals of a fitted curve's parameters in CALIBRATION (normalised pressure).
+    public static let parameterDecimals = 6
     /// Decimals of STATUS's uptime: milliseconds.
     public static let uptimeDecimals = 3
 
@@ -82,22 +84,27 @@ public enum DaemonMessage {
 
     /// The reply to CALIBRATE: the line of ``CalibrateMessage``.
     /// - Parameters:
-    ///   - point: The point added: the known weight and the stable raw pressure it gave.
+    ///   - point: The point added (or measured): the known weight and the stable raw
+    ///     pressure it gave, with the spread and count of the readings averaged.
     ///   - points: How many points the curve has now.
     ///   - device: The device calibrated.
-    /// - Returns: `{"class":"CALIBRATE","device":…,"grams":…,"raw":…,"points":…}` and a newline.
-    public static func calibrate(_ point: CalibrationPoint, points: Int, device: String? = nil) -> String {
-        CalibrateMessage(point: point, points: points, device: device).line
+    ///   - added: `false` for a point only measured (`"add":false`).
+    /// - Returns: `{"class":"CALIBRATE","device":…,"grams":…,"raw":…,"points":…,"sd":…,"n":…}`
+    ///   and a newline.
+    public static func calibrate(_ point: CalibrationPoint, points: Int, device: String? = nil, added: Bool = true) -> String {
+        CalibrateMessage(point: point, points: points, device: device, added: added).line
     }
 
     /// The reply to CALIBRATION, the same shape whether or not the request reset the
     /// calibration (after a reset: `"points":0,"curve":[],"tare":0.0`).
     /// - Parameters:
     ///   - calibration: The device's curve and tare.
+    ///   - fit: The curve fitted to its points, with how good it is.
     ///   - device: The device.
+    ///   - preview: `true` when the reply shows a curve that was not put in force.
     /// - Returns: The line of ``CalibrationMessage``.
-    public static func calibration(_ calibration: Calibration, device: String? = nil) -> String {
-        CalibrationMessage(calibration, device: device).line
+    public static func calibration(_ calibration: Calibration, fit: CalibrationFit? = nil, device: String? = nil, preview: Bool = false) -> String {
+        CalibrationMessage(calibration, fit: fit, device: device, preview: preview).line
     }
 
     /// The reply to RUMBLE, once the pattern has started playing.

@@ -88,6 +88,14 @@ struct MessageFields {
         try required(key, .number) { $0.numberValue }
     }
 
+    func optionalNumber(_ key: String) throws(ProtocolDecodeError) -> Double? {
+        try optional(key, .number) { $0.numberValue }
+    }
+
+    func optionalInteger(_ key: String) throws(ProtocolDecodeError) -> Int? {
+        try optional(key, .integer) { $0.numberValue.flatMap { Int(exactly: $0) } }
+    }
+
     func integer(_ key: String) throws(ProtocolDecodeError) -> Int {
         try required(key, .integer) { $0.numberValue.flatMap { Int(exactly: $0) } }
     }

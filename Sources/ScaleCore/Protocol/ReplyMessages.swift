@@ -162,7 +162,7 @@ public struct TareMessage: DaemonLineMessage {
     }
 }
 
-/// The reply to CALIBRATE: the point added to the curve.
+/// The reply to CALIBRATE: the point added to the curve, or only measured.
 public struct CalibrateMessage: DaemonLineMessage {
     public static let className = "CALIBRATE"
 
@@ -170,10 +170,17 @@ public struct CalibrateMessage: DaemonLineMessage {
     public var device: String?
     /// The known weight, to 0.01 g.
     public var grams: Double
-    /// The stable raw pressure it gave, to 0.01.
+    /// The stable raw pressure it gave (the mean of the stability window), to 0.01.
     public var raw: Double
     /// Points in the curve now.
     public var points: Int
+    /// The standard deviation of the raw readings averaged, to 0.01; `nil` leaves it out.
+    public var spread: Double?
+    /// How many readings were averaged; `nil` leaves it out.
+    public var count: Int?
+    /// `false` when the point was only measured (`"add":false`), not added; `nil` (left out)
+    /// when it was added.
+    public var added: Bool?
 
     /// The reply.
     /// - Parameters:
@@ -181,29 +188,42 @@ public struct CalibrateMessage: DaemonLineMessage {
     ///   - grams: The weight, rounded here to 0.01 g.
     ///   - raw: The raw pressure, rounded here to 0.01.
     ///   - points: Points in the curve now.
-    public init(device: String? = nil, grams: Double, raw: Double, points: Int) {
+    ///   - spread: The raw readings' standard deviation, rounded here to 0.01.
+    ///   - count: How many readings were averaged.
+    ///   - added: `false` for a point only measured; `nil` for one added.
+    public init(device: String? = nil, grams: Double, raw: Double, points: Int, spread: Double? = nil, count: Int? = nil, added: Bool? = nil) {
         self.device = device
         self.grams = JSONLineWriter.round(grams, decimals: DaemonMessage.calibrationDecimals)
         self.raw = JSONLineWriter.round(raw, decimals: DaemonMessage.calibrationDecimals)
         self.points = points
+        self.spread = spread.map { JSONLineWriter.round($0, decimals: DaemonMessage.calibrationDecimals) }
+        self.count = count
+        self.added = added
     }
 
-    /// The reply for a point added.
+    /// The reply for a point added or measured.
     /// - Parameters:
     ///   - point: The known weight and the stable raw pressure it gave.
     ///   - points: Points in the curve now.
     ///   - device: The device calibrated.
-    public init(point: CalibrationPoint, points: Int, device: String? = nil) {
-        self.init(device: device, grams: point.grams, raw: point.raw, points: points)
+    ///   - added: Whether the point was added to the curve (`false`: only measured).
+    public init(point: CalibrationPoint, points: Int, device: String? = nil, added: Bool = true) {
+        self.init(device: device, grams: point.grams, raw: point.raw, points: points, spread: point.spread, count: point.count, added: added ? nil : false)
+    }
+
+    /// The point as the reply gives it, with its spread and count.
+    public var point: CalibrationPoint {
+        CalibrationPoint(raw: raw, grams: grams, spread: spread, count: count)
     }
 
     init(fields: MessageFields) throws(ProtocolDecodeError) {
         self.init(
             device: try fields.optionalString("device"), grams: try fields.number("grams"), raw: try fields.number("raw"),
-            points: try fields.integer("points"))
+            points: try fields.integer("points"), spread: try fields.optionalNumber("sd"), count: try fields.optionalInteger("n"),
+            added: try fields.optionalBool("added"))
     }
 
-    /// `{"class":"CALIBRATE","device":"event5","grams":100.0,"raw":152.37,"points":1}`
+    /// `{"class":"CALIBRATE","device":"event5","grams":100.0,"raw":152.37,"points":1,"sd":0.84,"n":48}`
     public var line: String {
         var json = JSONLineWriter()
         json.add("class", string: Self.className)
@@ -211,6 +231,9 @@ public struct CalibrateMessage: DaemonLineMessage {
         json.add("grams", number: grams, decimals: DaemonMessage.calibrationDecimals)
         json.add("raw", number: raw, decimals: DaemonMessage.calibrationDecimals)
         json.add("points", integer: points)
+        json.add("sd", number: spread, decimals: DaemonMessage.calibrationDecimals)
+        json.add("n", integer: count)
+        json.add("added", bool: added)
         return json.line
     }
 
@@ -220,9 +243,49 @@ public struct CalibrateMessage: DaemonLineMessage {
     }
 }
 
-/// The reply to CALIBRATION, with or without a reset: the device's curve and tare.
+/// The reply to CALIBRATION, with or without a reset: the device's curve and tare, and the
+/// curve fitted to the points with how good it is.
 public struct CalibrationMessage: DaemonLineMessage {
     public static let className = "CALIBRATION"
+
+    /// How one point sits on the fitted curve, as the line gives it (each to 0.01 g).
+    public struct PointFit: Hashable, Sendable {
+        /// The known weight minus what the curve gives at the point's raw pressure.
+        public var residual: Double?
+        /// The known weight minus what the chosen family gives when fitted to the other
+        /// points; `nil` when leave-one-out cannot judge it.
+        public var leaveOneOut: Double?
+        /// What the other points say the point weighs, when it disagrees with them.
+        public var expected: Double?
+
+        /// The summary.
+        /// - Parameters:
+        ///   - residual: The residual, rounded here to 0.01 g.
+        ///   - leaveOneOut: The leave-one-out error, rounded here to 0.01 g.
+        ///   - expected: What the others predict for a point that disagrees, rounded to 0.01 g.
+        public init(residual: Double? = nil, leaveOneOut: Double? = nil, expected: Double? = nil) {
+            self.residual = residual.map { JSONLineWriter.round($0, decimals: DaemonMessage.calibrationDecimals) }
+            self.leaveOneOut = leaveOneOut.map { JSONLineWriter.round($0, decimals: DaemonMessage.calibrationDecimals) }
+            self.expected = expected.map { JSONLineWriter.round($0, decimals: DaemonMessage.calibrationDecimals) }
+        }
+    }
+
+    /// One named parameter of the fitted curve.
+    public struct Parameter: Hashable, Sendable {
+        /// `a`, `b` or `k`.
+        public var name: String
+        /// Its value in normalised pressure, to 6 decimals.
+        public var value: Double
+
+        /// The parameter.
+        /// - Parameters:
+        ///   - name: Its name.
+        ///   - value: Its value, rounded here to 6 decimals.
+        public init(name: String, value: Double) {
+            self.name = name
+            self.value = JSONLineWriter.round(value, decimals: DaemonMessage.parameterDecimals)
+        }
+    }
 
     /// The device whose calibration this is.
     public var device: String?
@@ -232,6 +295,19 @@ public struct CalibrationMessage: DaemonLineMessage {
     public var curve: [CalibrationPoint]
     /// The tare offset, to 0.1 g.
     public var tare: Double
+    /// For each point of ``curve``, in the same order, how it sits on the fitted curve;
+    /// empty when the line has no fit.
+    public var pointFits: [PointFit]
+    /// The fitted curve's family by name (`power`); `nil` without points.
+    public var model: String?
+    /// The fitted curve's parameters in normalised pressure; empty for the interpolating
+    /// families.
+    public var parameters: [Parameter]
+    /// The uncertainty of a reading in grams, to 0.1 g; `nil` when none can be given.
+    public var uncertainty: Double?
+    /// `true` when the reply only shows what a curve would be (`"preview":true`) and
+    /// nothing was changed; `nil` (left out) otherwise.
+    public var preview: Bool?
 
     /// The reply.
     /// - Parameters:
@@ -239,48 +315,100 @@ public struct CalibrationMessage: DaemonLineMessage {
     ///   - points: How many points the curve has.
     ///   - curve: The points, each rounded here to 0.01.
     ///   - tare: The tare offset, rounded here to 0.1 g.
-    public init(device: String? = nil, points: Int, curve: [CalibrationPoint], tare: Double) {
+    ///   - pointFits: How each point sits on the fit, in the order of `curve`.
+    ///   - model: The fitted family's name.
+    ///   - parameters: The fitted curve's parameters.
+    ///   - uncertainty: The uncertainty in grams, rounded here to 0.1 g.
+    ///   - preview: `true` for a preview that changed nothing.
+    public init(
+        device: String? = nil, points: Int, curve: [CalibrationPoint], tare: Double, pointFits: [PointFit] = [],
+        model: String? = nil, parameters: [Parameter] = [], uncertainty: Double? = nil, preview: Bool? = nil
+    ) {
         self.device = device
         self.points = points
         self.curve = curve.map {
             CalibrationPoint(
                 raw: JSONLineWriter.round($0.raw, decimals: DaemonMessage.calibrationDecimals),
-                grams: JSONLineWriter.round($0.grams, decimals: DaemonMessage.calibrationDecimals))
+                grams: JSONLineWriter.round($0.grams, decimals: DaemonMessage.calibrationDecimals),
+                spread: $0.spread.map { JSONLineWriter.round($0, decimals: DaemonMessage.calibrationDecimals) },
+                count: $0.count)
         }
         self.tare = JSONLineWriter.round(tare, decimals: ProtocolMessage.gramDecimals)
+        self.pointFits = pointFits
+        self.model = model
+        self.parameters = parameters
+        self.uncertainty = uncertainty.map { JSONLineWriter.round($0, decimals: ProtocolMessage.gramDecimals) }
+        self.preview = preview
     }
 
     /// The reply for a device's calibration.
     /// - Parameters:
     ///   - calibration: The curve and tare.
+    ///   - fit: The curve fitted to its points, if it has any.
     ///   - device: The device.
-    public init(_ calibration: Calibration, device: String? = nil) {
-        self.init(device: device, points: calibration.points.count, curve: calibration.points, tare: calibration.tareGrams)
+    ///   - preview: `true` when the calibration is only shown, not in force.
+    public init(_ calibration: Calibration, fit: CalibrationFit? = nil, device: String? = nil, preview: Bool = false) {
+        self.init(
+            device: device, points: calibration.points.count, curve: calibration.points, tare: calibration.tareGrams,
+            pointFits: fit?.points.map { PointFit(residual: $0.residual, leaveOneOut: $0.leaveOneOut, expected: $0.expected) } ?? [],
+            model: fit?.model.family.rawValue, parameters: fit?.model.parameters.map { Parameter(name: $0.name, value: $0.value) } ?? [],
+            uncertainty: fit?.uncertainty, preview: preview ? true : nil)
     }
 
     init(fields: MessageFields) throws(ProtocolDecodeError) {
         var curve: [CalibrationPoint] = []
+        var pointFits: [PointFit] = []
         for point in try fields.objects("curve") {
-            curve.append(CalibrationPoint(raw: try point.number("raw"), grams: try point.number("grams")))
+            curve.append(CalibrationPoint(
+                raw: try point.number("raw"), grams: try point.number("grams"), spread: try point.optionalNumber("sd"),
+                count: try point.optionalInteger("n")))
+            pointFits.append(PointFit(
+                residual: try point.optionalNumber("residual"), leaveOneOut: try point.optionalNumber("loo"),
+                expected: try point.optionalNumber("expected")))
+        }
+        // A line without any fit field (earlier daemons) has no fit, not a fit of nothing.
+        if pointFits.allSatisfy({ $0 == PointFit() }) { pointFits = [] }
+        var parameters: [Parameter] = []
+        if let object = try fields.optionalObject("parameters") {
+            for name in ["a", "b", "k"] {
+                if let value = try object.optionalNumber(name) { parameters.append(Parameter(name: name, value: value)) }
+            }
         }
         self.init(
             device: try fields.optionalString("device"), points: try fields.integer("points"), curve: curve,
-            tare: try fields.number("tare"))
+            tare: try fields.number("tare"), pointFits: pointFits, model: try fields.optionalString("model"),
+            parameters: parameters, uncertainty: try fields.optionalNumber("uncertainty"), preview: try fields.optionalBool("preview"))
     }
 
-    /// `{"class":"CALIBRATION","device":…,"points":N,"curve":[{"raw":…,"grams":…}],"tare":…}`
+    /// `{"class":"CALIBRATION","device":…,"points":N,"curve":[{"raw":…,"grams":…,"sd":…,"n":…,
+    /// "residual":…,"loo":…}],"tare":…,"model":…,"parameters":{…},"uncertainty":…}`
     public var line: String {
         var json = JSONLineWriter()
         json.add("class", string: Self.className)
         json.add("device", string: device)
         json.add("points", integer: points)
-        json.add("curve", objects: curve.map { point in
+        json.add("curve", objects: curve.indices.map { index in
+            let point = curve[index]
+            let fit = index < pointFits.count ? pointFits[index] : PointFit()
             var entry = JSONLineWriter()
             entry.add("raw", number: point.raw, decimals: DaemonMessage.calibrationDecimals)
             entry.add("grams", number: point.grams, decimals: DaemonMessage.calibrationDecimals)
+            entry.add("sd", number: point.spread, decimals: DaemonMessage.calibrationDecimals)
+            entry.add("n", integer: point.count)
+            entry.add("residual", number: fit.residual, decimals: DaemonMessage.calibrationDecimals)
+            entry.add("loo", number: fit.leaveOneOut, decimals: DaemonMessage.calibrationDecimals)
+            entry.add("expected", number: fit.expected, decimals: DaemonMessage.calibrationDecimals)
             return entry
         })
         json.add("tare", number: tare, decimals: ProtocolMessage.gramDecimals)
+        json.add("model", string: model)
+        if !parameters.isEmpty {
+            var object = JSONLineWriter()
+            for parameter in parameters { object.add(parameter.name, number: parameter.value, decimals: DaemonMessage.parameterDecimals) }
+            json.add("parameters", object: object)
+        }
+        json.add("uncertainty", number: uncertainty, decimals: ProtocolMessage.gramDecimals)
+        json.add("preview", bool: preview)
         return json.line
     }
 

@@ -3,26 +3,37 @@
 public struct StatusMessage: DaemonLineMessage {
     public static let className = "STATUS"
 
-    /// STATUS's `calibration`: the size of the curve and the tare.
+    /// STATUS's `calibration`: the size of the curve, the tare, and the fitted curve's
+    /// family and uncertainty.
     public struct CalibrationSummary: Hashable, Sendable {
         /// Points in the curve.
         public var points: Int
         /// The tare offset, to 0.1 g.
         public var tare: Double
+        /// The fitted curve's family by name; `nil` without points.
+        public var model: String?
+        /// The uncertainty of a reading, to 0.1 g; `nil` when none can be given.
+        public var uncertainty: Double?
 
         /// The summary.
         /// - Parameters:
         ///   - points: Points in the curve.
         ///   - tare: The tare offset, rounded here to 0.1 g.
-        public init(points: Int, tare: Double) {
+        ///   - model: The fitted family's name.
+        ///   - uncertainty: The uncertainty in grams, rounded here to 0.1 g.
+        public init(points: Int, tare: Double, model: String? = nil, uncertainty: Double? = nil) {
             self.points = points
             self.tare = JSONLineWriter.round(tare, decimals: ProtocolMessage.gramDecimals)
+            self.model = model
+            self.uncertainty = uncertainty.map { JSONLineWriter.round($0, decimals: ProtocolMessage.gramDecimals) }
         }
 
         /// The summary of a device's calibration.
-        /// - Parameter calibration: The curve and tare.
-        public init(_ calibration: Calibration) {
-            self.init(points: calibration.points.count, tare: calibration.tareGrams)
+        /// - Parameters:
+        ///   - calibration: The curve and tare.
+        ///   - fit: The curve fitted to its points, if any.
+        public init(_ calibration: Calibration, fit: CalibrationFit? = nil) {
+            self.init(points: calibration.points.count, tare: calibration.tareGrams, model: fit?.model.family.rawValue, uncertainty: fit?.uncertainty)
         }
     }
 
@@ -108,23 +119,26 @@ public struct StatusMessage: DaemonLineMessage {
     ///   - device: The device being read.
     ///   - model: Its gram model.
     ///   - calibration: Its calibration.
+    ///   - fit: The curve fitted to the calibration's points, if any.
     ///   - rumble: The rumble device.
     ///   - dropped: Stream lines discarded for slow clients.
     ///   - log: The force log's state.
     public init(
         release: String, uptimeSeconds: Double, clients: Int, device: String? = nil,
-        model: GramModelKind? = nil, calibration: Calibration? = nil, rumble: String? = nil, dropped: Int = 0,
+        model: GramModelKind? = nil, calibration: Calibration? = nil, fit: CalibrationFit? = nil, rumble: String? = nil, dropped: Int = 0,
         log: LogSummary? = nil
     ) {
         self.init(
             release: release, uptime: uptimeSeconds, clients: clients, device: device, model: model.map(GramModelName.init),
-            calibration: calibration.map(CalibrationSummary.init), rumble: rumble, dropped: dropped, log: log)
+            calibration: calibration.map { CalibrationSummary($0, fit: fit) }, rumble: rumble, dropped: dropped, log: log)
     }
 
     init(fields: MessageFields) throws(ProtocolDecodeError) {
         var calibration: CalibrationSummary?
         if let summary = try fields.optionalObject("calibration") {
-            calibration = CalibrationSummary(points: try summary.integer("points"), tare: try summary.number("tare"))
+            calibration = CalibrationSummary(
+                points: try summary.integer("points"), tare: try summary.number("tare"), model: try summary.optionalString("model"),
+                uncertainty: try summary.optionalNumber("uncertainty"))
         }
         var log: LogSummary?
         if let summary = try fields.optionalObject("log") {
@@ -154,6 +168,8 @@ public struct StatusMessage: DaemonLineMessage {
             var summary = JSONLineWriter()
             summary.add("points", integer: calibration.points)
             summary.add("tare", number: calibration.tare, decimals: ProtocolMessage.gramDecimals)
+            summary.add("model", string: calibration.model)
+            summary.add("uncertainty", number: calibration.uncertainty, decimals: ProtocolMessage.gramDecimals)
             return summary
         })
         json.add("rumble", string: rumble)

@@ -7,6 +7,12 @@ import ScaleCore
 ///     {"format":"forcescale-calibration","version":1,"device":"Wacom Intuos4 6x9 Pen",
 ///      "id":"0003:056a:00b9","tare_grams":12.5,"points":[{"raw":1200.0,"grams":100.0}]}
 ///
+/// A point taken by 0.2 or later also has `sd` and `n`: the standard deviation and count of
+/// the raw readings averaged into it, which the fit uses to tell noise from a bend. They are
+/// optional, so the format's version stays 1: files of earlier releases load unchanged (and
+/// get the fitted curve; their points only lack a spread), and earlier releases reading a
+/// newer file ignore the two keys, as they ignore any key they do not know.
+///
 /// Numbers are written in Swift's shortest form that reads back as the same `Double`, so a
 /// save and a load change nothing. `device` and `id` are there for people reading the file;
 /// the file's name is what ties it to the device.
@@ -38,6 +44,8 @@ enum CalibrationFile {
             var entry = JSONLineWriter()
             entry.add("raw", literal: point.raw.description)
             entry.add("grams", literal: point.grams.description)
+            entry.add("sd", literal: point.spread.flatMap { $0.isFinite ? $0.description : nil })
+            entry.add("n", integer: point.count)
             return entry
         })
         return json.line
@@ -69,7 +77,19 @@ enum CalibrationFile {
             guard let raw = entry["raw"]?.numberValue, let grams = entry["grams"]?.numberValue else {
                 throw Invalid(reason: "point \(index + 1) lacks a \"raw\" or \"grams\" number")
             }
-            points.append(CalibrationPoint(raw: raw, grams: grams))
+            var spread: Double?
+            if let value = entry["sd"], value != .null {
+                guard let number = value.numberValue, number >= 0 else { throw Invalid(reason: "point \(index + 1) has an \"sd\" that is not a number of 0 or more") }
+                spread = number
+            }
+            var count: Int?
+            if let value = entry["n"], value != .null {
+                guard let number = value.numberValue.flatMap({ Int(exactly: $0) }), number > 0 else {
+                    throw Invalid(reason: "point \(index + 1) has an \"n\" that is not a whole number above 0")
+                }
+                count = number
+            }
+            points.append(CalibrationPoint(raw: raw, grams: grams, spread: spread, count: count))
         }
         do {
             // The axis minimum is the device's business, checked when the calibration is used;

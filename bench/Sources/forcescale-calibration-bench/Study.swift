@@ -62,12 +62,15 @@ func runStudy(trials: Int, seed: UInt64) {
             var piecewise = ErrorTally()
             var fitted = ErrorTally()
             var families: [String: Int] = [:]
+            var falseAlarms = 0
             for trial in 0..<trials {
                 var random = Noise(seed: seed &+ UInt64(trial) &* 0x1_0000 &+ UInt64(count) &* 0x100 &+ UInt64(device.axis.maximum))
                 let points = weights.map { takePoint(device, grams: $0, random: &random) }
                 let old = CalibrationFit(points: points, axis: device.axis, families: [.piecewiseLinear])
                 let new = CalibrationFit(points: points, axis: device.axis, likely: .likely(for: device.kind))
                 families[new.model.family.rawValue, default: 0] += 1
+                // Every weight is right here: any point named as disagreeing is a false alarm.
+                if !new.disagreeing.isEmpty { falseAlarms += 1 }
                 if let uncertainty = new.uncertainty { fitted.uncertainties.append(uncertainty) }
                 for weight in sweepWeights {
                     let raw = Double(device.reading(grams: weight, random: &random))
@@ -75,7 +78,8 @@ func runStudy(trials: Int, seed: UInt64) {
                     fitted.add(error: new.grams(raw: raw) - weight, uncertainty: new.uncertainty)
                 }
             }
-            let models = families.sorted { $0.value > $1.value }.map { "\($0.key) \($0.value)" }.joined(separator: ", ")
+            var models = families.sorted { $0.value > $1.value }.map { "\($0.key) \($0.value)" }.joined(separator: ", ")
+            if count >= 4 { models += "; a correct point named as disagreeing in \(falseAlarms) of \(trials)" }
             func cell(_ tally: ErrorTally) -> String {
                 "\(pad(format(tally.maximum, 2), 7)) g (\(pad(format(100 * tally.maximum / fullScale, 2), 5)) %) / \(pad(format(tally.mean, 2), 6)) g"
             }

@@ -7,10 +7,20 @@
 //       earlier releases) and the fitted curve side by side. TRIALS defaults to 200.
 //   forcescale-calibration-bench timing [REPETITIONS]
 //       Ten points fitted 1000 times, REPETITIONS times (default 5): the median per fit.
+//   forcescale-calibration-bench record DEVICE FILE SEED WEIGHT...
+//       Writes an evemu recording of DEVICE (log-pen-2047, log-pen-8191, power-pad-4095,
+//       linear-pad-100, coarse-pad-255) with the weights put on and lifted off in turn
+//       (2 s lead, 2.5 s holds, 1 s gaps), for forcescaled --replay.
+//   forcescale-calibration-bench truth DEVICE RAW...
+//       The true grams of raw values on DEVICE, one per line (for the daemon path's errors).
+//   forcescale-calibration-bench piecewise DEVICE POINTS RAW...
+//       Grams by piecewise linear through POINTS ("raw:grams,raw:grams"), one per line: the
+//       curve of earlier releases through the points the daemon measured.
 //
 // bench/calibration runs both and the daemon path. Results: BENCHMARKS.md, "Calibration".
 
 import BenchSupport
+import Glibc
 import ScaleCore
 
 let arguments = Array(CommandLine.arguments.dropFirst())
@@ -22,8 +32,28 @@ case "study":
 case "timing":
     let repetitions = arguments.count > 1 ? Int(arguments[1]) ?? 5 : 5
     runTiming(repetitions: repetitions)
+case "record" where arguments.count >= 5:
+    guard let device = SyntheticDevice.named(arguments[1]) else { fail("unknown device '\(arguments[1])'") }
+    guard let seed = UInt64(arguments[3]) else { fail("the seed must be a whole number") }
+    let weights = arguments.dropFirst(4).map { Double($0) ?? -1 }
+    guard weights.allSatisfy({ $0 > 0 }) else { fail("weights must be numbers of grams greater than 0") }
+    let text = EvemuWriter.text(of: holdsRecording(device, weights: weights, lead: 2, hold: 2.5, gap: 1, seed: seed))
+    guard let file = fopen(arguments[2], "w") else { fail("cannot create \(arguments[2])") }
+    fputs(text, file)
+    fclose(file)
+case "truth" where arguments.count >= 2:
+    guard let device = SyntheticDevice.named(arguments[1]) else { fail("unknown device '\(arguments[1])'") }
+    for raw in arguments.dropFirst(2) { print(format(device.grams(forRaw: Double(raw) ?? 0), 4)) }
+case "piecewise" where arguments.count >= 3:
+    guard let device = SyntheticDevice.named(arguments[1]) else { fail("unknown device '\(arguments[1])'") }
+    let points = arguments[2].split(separator: ",").map { pair -> CalibrationPoint in
+        let parts = pair.split(separator: ":").map { Double($0) ?? 0 }
+        return CalibrationPoint(raw: parts[0], grams: parts[1])
+    }
+    let fit = CalibrationFit(points: points.sorted { $0.raw < $1.raw }, axis: device.axis, families: [.piecewiseLinear])
+    for raw in arguments.dropFirst(3) { print(format(fit.grams(raw: Double(raw) ?? 0), 4)) }
 default:
-    fail("usage: forcescale-calibration-bench study [TRIALS] [SEED] | timing [REPETITIONS]")
+    fail("usage: forcescale-calibration-bench study [TRIALS] [SEED] | timing [REPETITIONS] | record DEVICE FILE SEED WEIGHT... | truth DEVICE RAW... | piecewise DEVICE POINTS RAW...")
 }
 
 /// Ten points on the 0–2047 pen, with noise, fitted 1000 times per repetition.
