@@ -168,7 +168,7 @@ private func error(_ message: String, _ requestClass: String? = nil) -> Result<C
     let reading = Reading(time: EventTime(seconds: 1382570965, microseconds: 747302), raw: 51, force: 0.2, grams: 77.0, saturated: false, contacts: 1, stable: false, model: .nominal)
 
     @Test func version() {
-        #expect(DaemonMessage.version(release: "0.1.0") == #"{"class":"VERSION","release":"0.1.0","proto_major":1,"proto_minor":0}"# + "\n")
+        #expect(DaemonMessage.version(release: "0.1.0") == #"{"class":"VERSION","release":"0.1.0","proto_major":1,"proto_minor":1}"# + "\n")
     }
 
     @Test func error() {
@@ -268,5 +268,30 @@ private func error(_ message: String, _ requestClass: String? = nil) -> Result<C
         }
         let error = try JSONValue.parse(lines[1].1)
         #expect(error["message"] == .string("a \"quoted\"\nline\u{01}"))
+    }
+}
+
+@Suite struct CalibrationRequestTests {
+    @Test func calibrateWithoutAddingIsAMeasurement() {
+        #expect(ClientRequest.parse(line: #"{"class":"CALIBRATE","grams":20,"add":false}"#) == .success(.measure(grams: 20)))
+        #expect(ClientRequest.parse(line: #"{"class":"CALIBRATE","grams":20,"add":true}"#) == .success(.calibrate(grams: 20)))
+        #expect(ClientRequest.measure(grams: 20).line == #"{"class":"CALIBRATE","grams":20.0,"add":false}"# + "\n")
+        #expect(ClientRequest.parse(line: #"{"class":"CALIBRATE","grams":20,"add":0}"#)
+            == .failure(RequestError(message: "'add' must be true or false", requestClass: "CALIBRATE")))
+    }
+
+    @Test func aCurveReplacesThePointsOrPreviewsThem() {
+        let line = #"{"class":"CALIBRATION","curve":[{"raw":41.93,"grams":20.0,"sd":0.52,"n":51},{"raw":194.61,"grams":200.0}],"preview":true}"#
+        let points = [CalibrationPoint(raw: 41.93, grams: 20, spread: 0.52, count: 51), CalibrationPoint(raw: 194.61, grams: 200)]
+        #expect(ClientRequest.parse(line: line) == .success(.replaceCurve(points: points, preview: true)))
+        #expect(ClientRequest.replaceCurve(points: points, preview: true).line == line + "\n")
+        #expect(ClientRequest.parse(line: #"{"class":"CALIBRATION","curve":[],"reset":true}"#) == .success(.replaceCurve(points: [], preview: false)))
+        func error(_ text: String) -> RequestError? {
+            if case .failure(let error) = ClientRequest.parse(line: text) { return error }
+            return nil
+        }
+        #expect(error(#"{"class":"CALIBRATION","curve":{}}"#)?.message == "'curve' must be a list of points")
+        #expect(error(#"{"class":"CALIBRATION","curve":[{"raw":1}]}"#)?.message == "'curve[0]' needs 'raw' and 'grams' numbers")
+        #expect(error(#"{"class":"CALIBRATION","curve":[{"raw":1,"grams":2,"n":0}]}"#)?.message == "'curve[0].n' must be a whole number greater than 0")
     }
 }

@@ -36,6 +36,51 @@ import Testing
             """)
     }
 
+    @Test func pointsKeepTheirSpreadAndCount() throws {
+        let directory = TemporaryDirectory()
+        let store = try CalibrationStore(directory: directory.path)
+        let calibration = try Calibration(
+            points: [CalibrationPoint(raw: 41.93, grams: 20, spread: 0.52, count: 51), CalibrationPoint(raw: 194.61, grams: 200, spread: 0.61, count: 51)],
+            tareGrams: 0)
+        try store.save(calibration, for: pen)
+        #expect(readFile(store.path(for: pen))?.contains(#"{"raw":41.93,"grams":20.0,"sd":0.52,"n":51}"#) == true)
+        #expect(try store.load(for: pen) == .loaded(calibration))
+    }
+
+    /// A file as the release before fitted curves wrote it (points without `sd` and `n`)
+    /// loads unchanged, and its points get a fitted curve.
+    @Test func aFileOfTheEarlierFormatLoadsAndGetsAFittedCurve() throws {
+        let directory = TemporaryDirectory()
+        let store = try CalibrationStore(directory: directory.path)
+        writeFile(store.path(for: pen), """
+            {"format":"forcescale-calibration","version":1,"device":"Wacom Intuos4 6x9 Pen","id":"0003:056a:00b9","tare_grams":1.5,"points":[{"raw":300.0,"grams":20.0},{"raw":820.0,"grams":100.0},{"raw":1480.0,"grams":300.0}]}
+
+            """)
+        let loaded = try store.load(for: pen)
+        guard case .loaded(let calibration) = loaded else {
+            Issue.record("expected it to load, got \(loaded)")
+            return
+        }
+        #expect(calibration.points == [CalibrationPoint(raw: 300, grams: 20), CalibrationPoint(raw: 820, grams: 100), CalibrationPoint(raw: 1480, grams: 300)])
+        #expect(calibration.tareGrams == 1.5)
+        let model = GramModel(axis: AxisRange(minimum: 0, maximum: 2047), calibration: calibration, likely: .logarithmic)
+        let fit = try #require(model.fit)
+        #expect(fit.model.family != .piecewiseLinear && fit.uncertainty != nil)
+        for point in fit.points { #expect(abs(point.residual) < 25, "\(point)") }
+        #expect(abs(model.grams(raw: 820, force: 0) + 1.5 - 100) < 25)
+    }
+
+    @Test func aBadSpreadIsCorrupt() throws {
+        let directory = TemporaryDirectory()
+        let store = try CalibrationStore(directory: directory.path)
+        writeFile(store.path(for: pen), #"{"format":"forcescale-calibration","version":1,"tare_grams":0,"points":[{"raw":300.0,"grams":20.0,"sd":-1}]}"#)
+        guard case .corrupt(_, let reason) = try store.load(for: pen) else {
+            Issue.record("a negative spread was accepted")
+            return
+        }
+        #expect(reason == #"point 1 has an "sd" that is not a number of 0 or more"#)
+    }
+
     @Test func identitiesAreHexIdsAndASanitisedName() {
         #expect(pen.stateIdentity == "0003-056a-00b9-wacom-intuos4-6x9-pen")
         func identity(_ name: String) -> String {

@@ -6,7 +6,7 @@ public struct CalibrationPoint: Hashable, Sendable, Codable {
     /// The known weight.
     public var grams: Double
     /// The standard deviation of the raw readings that were averaged, in device units; `nil`
-    /// for a point taken from a single reading (as releases before 0.2 did) or unknown.
+    /// for a point taken from a single reading (as calibrations before fitted curves were) or unknown.
     public var spread: Double?
     /// How many readings were averaged; `nil` when unknown.
     public var count: Int?

@@ -6,7 +6,7 @@ public enum DaemonMessage {
     /// Raised when a change would break existing clients.
     public static let protocolMajor = 1
     /// Raised when classes or fields are added; clients ignore what they do not know.
-    public static let protocolMinor = 0
+    public static let protocolMinor = 1
     /// Decimals of calibration points (raw averages and known weights) and CALIBRATE's reply.
     public static let calibrationDecimals = 2
     /// Decimals of a fitted curve's parameters in CALIBRATION (normalised pressure).

@@ -7,7 +7,7 @@ import ScaleCore
 ///     {"format":"forcescale-calibration","version":1,"device":"Wacom Intuos4 6x9 Pen",
 ///      "id":"0003:056a:00b9","tare_grams":12.5,"points":[{"raw":1200.0,"grams":100.0}]}
 ///
-/// A point taken by 0.2 or later also has `sd` and `n`: the standard deviation and count of
+/// A point taken since curves are fitted (protocol 1.1) also has `sd` and `n`: the standard deviation and count of
 /// the raw readings averaged into it, which the fit uses to tell noise from a bend. They are
 /// optional, so the format's version stays 1: files of earlier releases load unchanged (and
 /// get the fitted curve; their points only lack a spread), and earlier releases reading a

@@ -1,0 +1,60 @@
+import Testing
+@testable import ScaleCore
+
+@Suite struct CalibrationReviewTests {
+    @Test func aTypoThatBreaksTheOrderIsNamedByItsWeight() throws {
+        // 200 typed for the 20 g weight.
+        let points = [
+            CalibrationPoint(raw: 42, grams: 200), CalibrationPoint(raw: 77, grams: 50),
+            CalibrationPoint(raw: 123, grams: 100), CalibrationPoint(raw: 195, grams: 200),
+        ]
+        let finding = try #require(CalibrationReview.outOfOrder(points))
+        #expect(finding.index == 0)
+        #expect(finding.message == "The 200 g point (raw 42) pressed less than 50 g, 100 g and 200 g: was the weight really 200 g, and alone on the pad? Take it again or leave it out.")
+        var rest = points
+        rest.remove(at: finding.index)
+        #expect(CalibrationReview.outOfOrder(rest) == nil)
+        // A weight that pressed harder than heavier ones (put on the wrong spot).
+        let misplaced = [CalibrationPoint(raw: 42, grams: 20), CalibrationPoint(raw: 160, grams: 50), CalibrationPoint(raw: 123, grams: 100), CalibrationPoint(raw: 195, grams: 200)]
+        #expect(CalibrationReview.outOfOrder(misplaced)?.message.hasPrefix("The 50 g point (raw 160) pressed harder than 100 g:") == true)
+    }
+
+    @Test func aPointOffTheOthersCurveIsNamed() {
+        let finding = CalibrationReview.offCurve(point: CalibrationPoint(raw: 41.9, grams: 25), expected: 19.93, index: 0)
+        #expect(finding.message.hasPrefix("The 25 g point disagrees with the others: they put it at 19.9 g."))
+    }
+
+    @Test func theStableWindowAveragesTheLastWindowOfTheTouch() throws {
+        var window = StableWindow(window: 500_000)
+        func reading(_ milliseconds: Int64, _ raw: Int32, contacts: Int = 1) -> Reading {
+            Reading(time: EventTime(microseconds: milliseconds * 1000), raw: raw, force: 0, grams: 0, saturated: false, contacts: contacts, stable: false, model: .nominal)
+        }
+        #expect(window.statistics == nil)
+        for (time, raw) in [(0, 10), (300, 100), (600, 102), (700, 104)] as [(Int64, Int32)] { window.add(reading(time, raw)) }
+        let statistics = try #require(window.statistics)
+        #expect(statistics.count == 3 && statistics.mean == 102 && statistics.standardDeviation == 2)
+        window.add(reading(800, 0, contacts: 0))
+        #expect(window.statistics == nil, "a release ends the touch")
+    }
+
+    @Test func theSettlingMonitorSaysWhyItWaits() {
+        var monitor = SettlingMonitor(window: 500_000, maximumSpan: 2)
+        func spread(_ state: SettlingMonitor.State) -> Double? {
+            if case .moving(let spread) = state { return spread }
+            return nil
+        }
+        func progress(_ state: SettlingMonitor.State) -> Double? {
+            if case .settling(let progress) = state { return progress }
+            return nil
+        }
+        #expect(monitor.add(time: 0, grams: 0, contacts: 0, stable: false) == .empty)
+        #expect(progress(monitor.add(time: 0, grams: 10, contacts: 1, stable: false)) == 0)
+        #expect(abs((spread(monitor.add(time: 100_000, grams: 13.1, contacts: 1, stable: false)) ?? 0) - 3.1) < 1e-9)
+        // The 10 g of the landing is in the window until 500 ms.
+        #expect(abs((spread(monitor.add(time: 400_000, grams: 13, contacts: 1, stable: false)) ?? 0) - 3.1) < 1e-9)
+        // Calm since the oldest reading of a calm window (400 ms): 300 of 500 ms held.
+        #expect(abs((progress(monitor.add(time: 700_000, grams: 13.5, contacts: 1, stable: false)) ?? 0) - 0.6) < 1e-9)
+        #expect(abs((progress(monitor.add(time: 800_000, grams: 13.2, contacts: 1, stable: false)) ?? 0) - 0.8) < 1e-9)
+        #expect(monitor.add(time: 900_000, grams: 13.2, contacts: 1, stable: true) == .stable)
+    }
+}
