@@ -47,7 +47,7 @@ enum CalibrateCommand {
         if weights != nil, !guided { throw command.usageError("--weights goes with --guided") }
         if command.flag("json"), !show { throw command.usageError("--json goes with --show") }
         guard [grams != nil || reset, show, guided].filter({ $0 }).count == 1 else {
-            throw command.usageError("Give one of --grams N (the known weight you will put on the pad) or --reset, --show, or --guided")
+            throw command.usageError("Give --grams N (the known weight you will put on the pad), --reset, --show or --guided, one of them (--reset may go with --grams)")
         }
         let timeout = try DaemonConnection.timeout(command)
         if show {

@@ -28,9 +28,6 @@ enum WeighCommand {
         return DaemonConnection.run {
             let deadline = MonotonicClock.now() + Int64(timeout * 1_000_000)
             let client = try DaemonConnection.connect(command)
-            // The calibration's uncertainty, said beside a calibrated weight. STATUS first, so
-            // that its reply is not mixed with the stream.
-            let uncertainty = json ? nil : try client.request(.status, expecting: StatusMessage.self).message.calibration?.uncertainty
             // Any model counts, known to this client or not: the grams are the daemon's.
             var found: (reading: ReadingMessage, text: String)?
             let take: (ReceivedLine) -> Void = { line in
@@ -54,7 +51,10 @@ enum WeighCommand {
             }
             let output = OutputChannel.standardOutput
             var text = json ? found!.text : unit.format(grams: found!.reading.grams)
-            if let uncertainty, found!.reading.model == GramModelName(.calibrated) {
+            // A calibrated weight gets the calibration's uncertainty beside it, from STATUS
+            // (the JSON line stays the READING as sent).
+            if !json, found!.reading.model == GramModelName(.calibrated),
+               let uncertainty = try client.request(.status, expecting: StatusMessage.self).message.calibration?.uncertainty {
                 text += " ± " + unit.format(grams: uncertainty)
             }
             try output.write(text + "\n")

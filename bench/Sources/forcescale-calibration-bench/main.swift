@@ -7,12 +7,10 @@
 //       earlier releases) and the fitted curve side by side. TRIALS defaults to 200.
 //   forcescale-calibration-bench timing [REPETITIONS]
 //       Ten points fitted 1000 times, REPETITIONS times (default 5): the median per fit.
-//   forcescale-calibration-bench record DEVICE FILE SEED WEIGHT...
+//   forcescale-calibration-bench record DEVICE FILE SEED HOLD GAP WEIGHT...
 //       Writes an evemu recording of DEVICE (log-pen-2047, log-pen-8191, power-pad-4095,
 //       linear-pad-100, coarse-pad-255) with the weights put on and lifted off in turn
-//       (2 s lead, 2.5 s holds, 1 s gaps), for forcescaled --replay.
-//   forcescale-calibration-bench truth DEVICE RAW...
-//       The true grams of raw values on DEVICE, one per line (for the daemon path's errors).
+//       (2 s lead, HOLD seconds on, GAP seconds between), for forcescaled --replay.
 //   forcescale-calibration-bench piecewise DEVICE POINTS RAW...
 //       Grams by piecewise linear through POINTS ("raw:grams,raw:grams"), one per line: the
 //       curve of earlier releases through the points the daemon measured.
@@ -32,18 +30,16 @@ case "study":
 case "timing":
     let repetitions = arguments.count > 1 ? Int(arguments[1]) ?? 5 : 5
     runTiming(repetitions: repetitions)
-case "record" where arguments.count >= 5:
+case "record" where arguments.count >= 7:
     guard let device = SyntheticDevice.named(arguments[1]) else { fail("unknown device '\(arguments[1])'") }
     guard let seed = UInt64(arguments[3]) else { fail("the seed must be a whole number") }
-    let weights = arguments.dropFirst(4).map { Double($0) ?? -1 }
+    guard let hold = Double(arguments[4]), let gap = Double(arguments[5]), hold > 0, gap > 0 else { fail("HOLD and GAP are seconds above 0") }
+    let weights = arguments.dropFirst(6).map { Double($0) ?? -1 }
     guard weights.allSatisfy({ $0 > 0 }) else { fail("weights must be numbers of grams greater than 0") }
-    let text = EvemuWriter.text(of: holdsRecording(device, weights: weights, lead: 2, hold: 2.5, gap: 1, seed: seed))
+    let text = EvemuWriter.text(of: holdsRecording(device, weights: weights, lead: 2, hold: hold, gap: gap, seed: seed))
     guard let file = fopen(arguments[2], "w") else { fail("cannot create \(arguments[2])") }
     fputs(text, file)
     fclose(file)
-case "truth" where arguments.count >= 2:
-    guard let device = SyntheticDevice.named(arguments[1]) else { fail("unknown device '\(arguments[1])'") }
-    for raw in arguments.dropFirst(2) { print(format(device.grams(forRaw: Double(raw) ?? 0), 4)) }
 case "piecewise" where arguments.count >= 3:
     guard let device = SyntheticDevice.named(arguments[1]) else { fail("unknown device '\(arguments[1])'") }
     let points = arguments[2].split(separator: ",").map { pair -> CalibrationPoint in
@@ -53,7 +49,7 @@ case "piecewise" where arguments.count >= 3:
     let fit = CalibrationFit(points: points.sorted { $0.raw < $1.raw }, axis: device.axis, families: [.piecewiseLinear])
     for raw in arguments.dropFirst(3) { print(format(fit.grams(raw: Double(raw) ?? 0), 4)) }
 default:
-    fail("usage: forcescale-calibration-bench study [TRIALS] [SEED] | timing [REPETITIONS] | record DEVICE FILE SEED WEIGHT... | truth DEVICE RAW... | piecewise DEVICE POINTS RAW...")
+    fail("usage: forcescale-calibration-bench study [TRIALS] [SEED] | timing [REPETITIONS] | record DEVICE FILE SEED HOLD GAP WEIGHT... | piecewise DEVICE POINTS RAW...")
 }
 
 /// Ten points on the 0–2047 pen, with noise, fitted 1000 times per repetition.
