@@ -148,16 +148,25 @@ public struct CalibrationFit: Hashable, Sendable {
         return best?.family
     }
 
+    /// What averaging cannot remove from a point, as a part of its weight: the tail of the
+    /// weight settling inside the stable window, the sensor creeping, a placement a little
+    /// off the spot. 0.2 %: the bias a 10 % landing overshoot leaves in a window that the
+    /// daemon judges stable (bench/calibration, daemon path).
+    static let repeatability = 0.002
+
     /// Each point's standard error in grams: the standard error of its mean raw value (its
     /// spread over the square root of its count, at least half a unit's rounding over it),
-    /// times grams per unit of the straight line from the origin to it. `nil` for a point
-    /// whose spread is unknown (files of earlier releases).
+    /// times grams per unit of the straight line from the origin to it, with
+    /// ``repeatability`` added in quadrature. `nil` for a point whose spread is unknown
+    /// (files of earlier releases).
     private static func meanErrors(points: [CalibrationPoint], samples: [FitSample], span: Double) -> [Double?] {
         zip(points, samples).map { point, sample in
             guard let deviation = point.spread, let count = point.count, count > 0 else { return nil }
             // A mean of quantised readings that never moved still has the rounding in it.
             let rawError = Swift.max(deviation, 0.5) / Double(count).squareRoot()
-            return sample.grams / sample.x * rawError / span
+            let noise = sample.grams / sample.x * rawError / span
+            let settling = repeatability * sample.grams
+            return (noise * noise + settling * settling).squareRoot()
         }
     }
 
