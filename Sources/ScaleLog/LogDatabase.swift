@@ -48,7 +48,7 @@ public final class LogDatabase {
             if readOnly { throw .missing(path: path) }
             try create(path: path)
         }
-        do {
+        return try wrapping {
             let connection = try SQLiteConnection(path: path, readOnly: readOnly, create: !readOnly)
             // A reader waits a little for a checkpoint or recovery instead of failing at once.
             try connection.execute("PRAGMA busy_timeout = 5000")
@@ -68,12 +68,6 @@ public final class LogDatabase {
                 try database.migrate()
             }
             return database
-        } catch let error as LogDatabaseError {
-            throw error
-        } catch let error as SQLiteError {
-            throw LogDatabaseError(error)
-        } catch {
-            preconditionFailure("unexpected \(error)")
         }
     }
 
@@ -177,7 +171,7 @@ public final class LogDatabase {
     ///   - key: The calibration store's name for the device (`DeviceDescription.stateIdentity`).
     ///   - name: The kernel's name, or a recording's file name.
     public func device(key: String, name: String) throws(LogDatabaseError) -> LoggedDevice {
-        try wrapping {
+        try Self.wrapping {
             let id = try connection.integer(
                 "INSERT INTO devices (key, name) VALUES (?1, ?2) ON CONFLICT (key) DO UPDATE SET name = excluded.name RETURNING id",
                 .text(key), .text(name))
@@ -187,7 +181,7 @@ public final class LogDatabase {
 
     /// Starts a session with no readings yet.
     public func openSession(device: LoggedDevice, started: WallTime, model: GramModelKind) throws(LogDatabaseError) -> LoggedSession {
-        try wrapping {
+        try Self.wrapping {
             try connection.run(
                 "INSERT INTO sessions (device, started, peak_grams, readings, model) VALUES (?1, ?2, 0, 0, ?3)",
                 .integer(device.id), .integer(started.microseconds), .text(model.rawValue))
@@ -202,7 +196,7 @@ public final class LogDatabase {
     /// - Parameter session: Updated with the readings; its `session` field is used in
     ///   place of each reading's.
     public func append(_ readings: some Sequence<LoggedReading>, to session: inout LoggedSession) throws(LogDatabaseError) {
-        try wrapping {
+        try Self.wrapping {
             let insert = try connection.statement(
                 "INSERT INTO readings (session, n, time, raw, force, grams, flags, contacts) VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8)")
             for reading in readings {
@@ -223,7 +217,7 @@ public final class LogDatabase {
 
     /// Records a PEAK of a session.
     public func append(_ peak: LoggedPeak) throws(LogDatabaseError) {
-        try wrapping {
+        try Self.wrapping {
             try connection.run(
                 "INSERT INTO peaks (session, time, raw, grams) VALUES (?1, ?2, ?3, ?4)",
                 .integer(peak.session), .integer(peak.time.microseconds), .integer(Int64(peak.raw)), .real(peak.grams))
@@ -233,7 +227,7 @@ public final class LogDatabase {
     /// Ends the session at `time` and saves its summary.
     public func close(_ session: inout LoggedSession, at time: WallTime) throws(LogDatabaseError) {
         session.ended = time
-        try wrapping { try saveSummary(session) }
+        try Self.wrapping { try saveSummary(session) }
     }
 
     private func saveSummary(_ session: LoggedSession) throws {
@@ -247,7 +241,7 @@ public final class LogDatabase {
     /// have none). - Returns: How many were open.
     @discardableResult
     public func closeUnfinishedSessions() throws(LogDatabaseError) -> Int {
-        try wrapping {
+        try Self.wrapping {
             try connection.run("""
                 UPDATE sessions SET ended = coalesce((SELECT max(time) FROM readings WHERE session = sessions.id), started)
                 WHERE ended IS NULL
@@ -268,7 +262,7 @@ public final class LogDatabase {
     /// - Returns: Rows deleted; 0 when there is nothing (more) to do.
     public func pruneStep(olderThan: WallTime?, keepReadings: Int?, limit: Int = 2000) throws(LogDatabaseError) -> Int {
         try transaction { () throws(LogDatabaseError) -> Int in
-            try wrapping {
+            try Self.wrapping {
                 let oldestKept = try connection.integer("SELECT min(id) FROM sessions") ?? .max
                 if let orphaned = try connection.integer("SELECT session FROM readings ORDER BY session LIMIT 1"), orphaned < oldestKept {
                     try connection.run(
@@ -317,7 +311,7 @@ public final class LogDatabase {
     ///     or not ended.
     ///   - device: Only sessions of devices whose name or key contains this, ignoring case.
     public func sessions(since: WallTime? = nil, device: String? = nil) throws(LogDatabaseError) -> [LoggedSession] {
-        try wrapping {
+        try Self.wrapping {
             let devices = try allDevices()
             let wanted = device.map { filter in
                 let needle = filter.lowercased()
@@ -339,7 +333,7 @@ public final class LogDatabase {
 
     /// One session; nil when there is none with that id.
     public func session(id: Int64) throws(LogDatabaseError) -> LoggedSession? {
-        try wrapping {
+        try Self.wrapping {
             let statement = try connection.statement("SELECT \(Self.sessionColumns) FROM sessions WHERE id = ?1")
             defer { statement.reset() }
             try statement.bind(.integer(id))
@@ -390,7 +384,7 @@ public final class LogDatabase {
 
     /// Counts, extent and size of the log.
     public func statistics() throws(LogDatabaseError) -> LogStatistics {
-        try wrapping {
+        try Self.wrapping {
             let first = try connection.integer("SELECT min(started) FROM sessions")
             let lastEnded = try connection.integer("SELECT max(ended) FROM sessions")
             let lastOpen = try connection.integer(
@@ -418,12 +412,12 @@ public final class LogDatabase {
     /// Copies the write-ahead log into the database file and empties it
     /// (`PRAGMA wal_checkpoint(TRUNCATE)`), so that the file's size is the log's size.
     public func checkpoint() throws(LogDatabaseError) {
-        try wrapping { try connection.execute("PRAGMA wal_checkpoint(TRUNCATE)") }
+        try Self.wrapping { try connection.execute("PRAGMA wal_checkpoint(TRUNCATE)") }
     }
 
     /// `PRAGMA integrity_check`: `["ok"]` for a sound file, else SQLite's list of problems.
     public func integrityCheck() throws(LogDatabaseError) -> [String] {
-        try wrapping {
+        try Self.wrapping {
             let statement = try connection.statement("PRAGMA integrity_check")
             defer { statement.reset() }
             var lines: [String] = []
@@ -456,7 +450,7 @@ public final class LogDatabase {
     }
 
     private func sessionIDs(since: WallTime) throws(LogDatabaseError) -> [Int64] {
-        try wrapping {
+        try Self.wrapping {
             let statement = try connection.statement("SELECT id FROM sessions WHERE ended IS NULL OR ended >= ?1 ORDER BY id")
             defer { statement.reset() }
             try statement.bind(.integer(since.microseconds))
@@ -493,7 +487,7 @@ public final class LogDatabase {
 
     private func peaks(where condition: String, _ value: SQLiteValue) throws(LogDatabaseError) -> [LoggedPeak] {
         guard schemaVersion >= 2 else { return [] }
-        return try wrapping {
+        return try Self.wrapping {
             let statement = try connection.statement("SELECT session, time, raw, grams FROM peaks WHERE \(condition) ORDER BY time")
             defer { statement.reset() }
             try statement.bind(value)
@@ -508,7 +502,7 @@ public final class LogDatabase {
     }
 
     /// Runs SQLite calls, turning their errors into `LogDatabaseError`.
-    private func wrapping<Result>(_ body: () throws -> Result) throws(LogDatabaseError) -> Result {
+    private static func wrapping<Result>(_ body: () throws -> Result) throws(LogDatabaseError) -> Result {
         do {
             return try body()
         } catch let error as LogDatabaseError {

@@ -1,55 +1,40 @@
-/// A gram model as the protocol names it (READING's and STATUS's `model`): one this build
-/// knows, or the name of a model a later daemon added, kept exactly as sent.
+/// A name the protocol carries for one of a fixed set of things this build knows (a gram
+/// model, a device kind), or the name of one a later daemon added, kept exactly as sent.
 ///
-/// A client must not drop a reading because it does not know its model: the grams are the
-/// daemon's, whatever model produced them. So the name is the value, and ``kind`` says
-/// whether this build knows it.
-public struct GramModelName: RawRepresentable, Hashable, Sendable, CustomStringConvertible, ExpressibleByStringLiteral {
-    /// The name as it appears on the wire: `calibrated`, `future-model`.
+/// A client must not drop a line because it does not know a name in it: a reading's grams
+/// are the daemon's, whatever model produced them, and a device of a new kind is still a
+/// device. So the name is the value, and ``kind`` says whether this build knows it.
+public struct ProtocolName<Known: RawRepresentable & Sendable>: RawRepresentable, Hashable, Sendable, CustomStringConvertible,
+    ExpressibleByStringLiteral where Known.RawValue == String {
+    /// The name as it appears on the wire: `calibrated`, `future-model`, `touchpad`.
     public var rawValue: String
 
-    /// A model by its name, known or not.
+    /// A name, known or not.
     /// - Parameter rawValue: The name as the line carries it.
     public init(rawValue: String) { self.rawValue = rawValue }
 
-    /// A model by its name, known or not.
+    /// A name, known or not.
     /// - Parameter value: The name as the line carries it.
     public init(stringLiteral value: String) { rawValue = value }
 
-    /// The name of a model this build knows.
-    /// - Parameter kind: The model.
-    public init(_ kind: GramModelKind) { rawValue = kind.rawValue }
+    /// The name of something this build knows.
+    /// - Parameter known: The model, kind, ….
+    public init(_ known: Known) { rawValue = known.rawValue }
 
-    /// The model, when this build knows it; `nil` for one a later daemon added.
-    public var kind: GramModelKind? { GramModelKind(rawValue: rawValue) }
+    /// What the name stands for, when this build knows it; `nil` for one a later daemon added.
+    public var kind: Known? { Known(rawValue: rawValue) }
 
     public var description: String { rawValue }
-
-    public static let calibrated = GramModelName(.calibrated)
-    public static let physical = GramModelName(.physical)
-    public static let nominal = GramModelName(.nominal)
 }
 
-/// A device kind as DEVICES names it: one this build knows, or a kind a later daemon
-/// added, kept exactly as sent (see ``GramModelName`` for why nothing is dropped).
-public struct DeviceKindName: RawRepresentable, Hashable, Sendable, CustomStringConvertible, ExpressibleByStringLiteral {
-    /// The name as it appears on the wire: `touchpad`, `pressure pad`.
-    public var rawValue: String
+/// A gram model as the protocol names it (READING's and STATUS's `model`).
+public typealias GramModelName = ProtocolName<GramModelKind>
 
-    /// A kind by its name, known or not.
-    /// - Parameter rawValue: The name as the line carries it.
-    public init(rawValue: String) { self.rawValue = rawValue }
+/// A device kind as DEVICES names it.
+public typealias DeviceKindName = ProtocolName<DeviceKind>
 
-    /// A kind by its name, known or not.
-    /// - Parameter value: The name as the line carries it.
-    public init(stringLiteral value: String) { rawValue = value }
-
-    /// The name of a kind this build knows.
-    /// - Parameter kind: The kind.
-    public init(_ kind: DeviceKind) { rawValue = kind.rawValue }
-
-    /// The kind, when this build knows it; `nil` for one a later daemon added.
-    public var kind: DeviceKind? { DeviceKind(rawValue: rawValue) }
-
-    public var description: String { rawValue }
+extension ProtocolName where Known == GramModelKind {
+    public static var calibrated: GramModelName { GramModelName(.calibrated) }
+    public static var physical: GramModelName { GramModelName(.physical) }
+    public static var nominal: GramModelName { GramModelName(.nominal) }
 }
