@@ -25,20 +25,6 @@ private struct KnownResponse: Sendable {
     }
 }
 
-/// A small deterministic generator (SplitMix64) so that "random" cases are the same on
-/// every run.
-private struct SplitMix {
-    var state: UInt64
-    mutating func next() -> Double {
-        state &+= 0x9E37_79B9_7F4A_7C15
-        var z = state
-        z = (z ^ (z >> 30)) &* 0xBF58_476D_1CE4_E5B9
-        z = (z ^ (z >> 27)) &* 0x94D0_49BB_1331_11EB
-        z ^= z >> 31
-        return Double(z >> 11) / Double(1 << 53)
-    }
-}
-
 private let pen = KnownResponse(axis: AxisRange(minimum: 0, maximum: 2047)) { x in 30 * (exp(2.9 * x) - 1) }
 private let pad = KnownResponse(axis: AxisRange(minimum: 0, maximum: 4095)) { x in 500 * pow(x, 1.7) }
 
@@ -92,18 +78,18 @@ private let pad = KnownResponse(axis: AxisRange(minimum: 0, maximum: 4095)) { x 
     @Test func noCurveFallsOrTurnsBackOverTheAxis() {
         // Rising points of every kind, jagged ones included: each candidate family and the
         // chosen curve must rise from the origin to the end of the axis and beyond.
-        var random = SplitMix(state: 12)
+        var random = SplitMix64(seed: 12)
         for _ in 0..<200 {
-            let count = 1 + Int(random.next() * 9)
+            let count = 1 + Int(random.nextUnit() * 9)
             var raw = 0.0
             var grams = 0.0
             var points: [CalibrationPoint] = []
             for _ in 0..<count {
-                raw += 1 + random.next() * 400
-                grams += 0.5 + pow(random.next(), 3) * 150
+                raw += 1 + random.nextUnit() * 400
+                grams += 0.5 + pow(random.nextUnit(), 3) * 150
                 points.append(CalibrationPoint(raw: raw, grams: grams))
             }
-            let axis = AxisRange(minimum: 0, maximum: Int32(raw * (1 + random.next())) + 1)
+            let axis = AxisRange(minimum: 0, maximum: Int32(raw * (1 + random.nextUnit())) + 1)
             let samples = points.map { FitSample(x: $0.raw / Double(axis.maximum), grams: $0.grams) }
             var models = ResponseFamily.allCases.compactMap { ResponseFitting.fit($0, to: samples) }
             models.append(CalibrationFit(points: points, axis: axis).model)
@@ -173,10 +159,10 @@ private let pad = KnownResponse(axis: AxisRange(minimum: 0, maximum: 4095)) { x 
     }
 
     @Test func theFitIsDeterministic() {
-        var random = SplitMix(state: 7)
+        var random = SplitMix64(seed: 7)
         let points = pad.points([5.7, 20, 50, 100, 180]).map { point in
             var point = point
-            point.raw += (random.next() - 0.5) * 8
+            point.raw += (random.nextUnit() - 0.5) * 8
             return point
         }
         #expect(CalibrationFit(points: points, axis: pad.axis) == CalibrationFit(points: points, axis: pad.axis))
@@ -194,13 +180,13 @@ private let pad = KnownResponse(axis: AxisRange(minimum: 0, maximum: 4095)) { x 
     /// (`forcescale-calibration-bench timing`) is where the ≤ 1 ms goal is checked, since a
     /// test machine's load says nothing about the code.
     @Test func tenPointsFitManyTimes() {
-        var random = SplitMix(state: 3)
+        var random = SplitMix64(seed: 3)
         let weights = [2.0, 5.7, 10, 20, 50, 80, 120, 180, 250, 350]
         let exact = pen.points(weights)
         let cases = (0..<1000).map { _ in
             exact.map { point in
                 var point = point
-                point.raw += (random.next() - 0.5) * 2
+                point.raw += (random.nextUnit() - 0.5) * 2
                 return point
             }
         }

@@ -97,12 +97,13 @@ public enum DemoSession {
 }
 
 /// A small, fast, well-mixed generator (Steele, Lea and Flood's SplitMix64), so the demo
-/// is reproducible without a clock or the system's random source.
-struct SplitMix64: RandomNumberGenerator, Sendable {
+/// is reproducible without a clock or the system's random source; the calibration study and
+/// tests draw from it for the same reason.
+public struct SplitMix64: RandomNumberGenerator, Sendable {
     private var state: UInt64
-    init(seed: UInt64) { state = seed }
+    public init(seed: UInt64) { state = seed }
 
-    mutating func next() -> UInt64 {
+    public mutating func next() -> UInt64 {
         state &+= 0x9E37_79B9_7F4A_7C15
         var z = state
         z = (z ^ (z >> 30)) &* 0xBF58_476D_1CE4_E5B9
@@ -111,5 +112,5 @@ struct SplitMix64: RandomNumberGenerator, Sendable {
     }
 
     /// A double in [0, 1).
-    mutating func nextUnit() -> Double { Double(next() >> 11) / Double(1 << 53) }
+    public mutating func nextUnit() -> Double { Double(next() >> 11) / Double(1 << 53) }
 }

@@ -122,21 +122,14 @@ enum HouseholdWeights {
     }
 }
 
-/// SplitMix64 with Gaussian draws (Box–Muller): the same seed, the same study.
+/// ScaleCore's SplitMix64 with Gaussian draws (Box–Muller): the same seed, the same study.
 struct Noise {
-    private var state: UInt64
+    private var generator: SplitMix64
     private var spare: Double?
 
-    init(seed: UInt64) { state = seed }
+    init(seed: UInt64) { generator = SplitMix64(seed: seed) }
 
-    mutating func unit() -> Double {
-        state &+= 0x9E37_79B9_7F4A_7C15
-        var z = state
-        z = (z ^ (z >> 30)) &* 0xBF58_476D_1CE4_E5B9
-        z = (z ^ (z >> 27)) &* 0x94D0_49BB_1331_11EB
-        z ^= z >> 31
-        return Double(z >> 11) / Double(1 << 53)
-    }
+    mutating func unit() -> Double { generator.nextUnit() }
 
     mutating func gaussian() -> Double {
         if let spare {
