@@ -228,6 +228,7 @@ public final class Daemon {
         options.commandLineOverrides = new.commandLineOverrides
         log.threshold = applied.logLevel
         if applied.logRetention != old.logRetention { forceLog?.writer.setRetention(applied.logRetention) }
+        rules.setStabilityWindow(applied.settings.stabilityWindow)
         if changed.contains(where: { $0.reach == .source }) { reconfigureSource(changed: changed) }
     }
 
