@@ -215,7 +215,7 @@ public final class HTTPServer {
     // MARK: The library's callbacks
 
     fileprivate func access(
-        _ connection: OpaquePointer, url: String, method: String, upload: UnsafePointer<CChar>?,
+        _ connection: OpaquePointer, url: String, method: String, version: String, upload: UnsafePointer<CChar>?,
         uploadSize: UnsafeMutablePointer<Int>, state: UnsafeMutablePointer<UnsafeMutableRawPointer?>
     ) -> Bool {
         let tooLarge = HTTPResponse.text(413, "Content Too Large: at most \(limits.maximumBody) bytes of body")
@@ -250,6 +250,11 @@ public final class HTTPServer {
         guard !pending.answered else { return true }
         pending.answered = true
         if pending.received > limits.maximumBody { return queue(tooLarge, on: connection) }
+        // HTTP/1.1 requires Host (RFC 9112, 3.2), which libmicrohttpd 0.9.75 does not check;
+        // the tare endpoint's origin check relies on it.
+        if version == "HTTP/1.1", header(connection, "Host") == nil {
+            return queue(.text(400, "Bad Request: an HTTP/1.1 request needs a Host header"), on: connection)
+        }
         let request = HTTPRequest(method: method, path: url, header: { [unowned self] in header(connection, $0) }, body: pending.body)
         return queue(handler(request), on: connection)
     }
@@ -308,12 +313,12 @@ public enum HTTPServerError: Error, Sendable, CustomStringConvertible {
 
 // MARK: - C trampolines (no captures: the context pointer carries the Swift object)
 
-private let accessTrampoline: CMicroHTTPD_AccessHandler = { context, connection, url, method, upload, uploadSize, state in
+private let accessTrampoline: CMicroHTTPD_AccessHandler = { context, connection, url, method, version, upload, uploadSize, state in
     guard let context, let connection, let uploadSize, let state else { return 0 }
     let server = Unmanaged<HTTPServer>.fromOpaque(context).takeUnretainedValue()
     return server.access(
         connection, url: url.map { String(cString: $0) } ?? "/", method: method.map { String(cString: $0) } ?? "",
-        upload: upload, uploadSize: uploadSize, state: state) ? 1 : 0
+        version: version.map { String(cString: $0) } ?? "", upload: upload, uploadSize: uploadSize, state: state) ? 1 : 0
 }
 
 private let completedTrampoline: CMicroHTTPD_Completed = { context, _, state, _ in

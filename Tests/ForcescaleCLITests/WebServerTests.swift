@@ -217,6 +217,9 @@ import Testing
         let malformed = try HTTPTestConnection(port: web.port)
         try malformed.send("GARBAGE\r\n\r\n")
         #expect(malformed.closes(within: patience))
+        let noHost = try HTTPTestConnection(port: web.port)
+        try noHost.send("GET /metrics HTTP/1.1\r\n\r\n")
+        #expect(try noHost.readResponse().status == 400)
         // A body far too big to read through: the connection is closed.
         let huge = try HTTPTestConnection(port: web.port)
         try huge.send("POST /api/tare HTTP/1.1\r\nHost: x\r\nContent-Length: 100000000\r\n\r\n")
@@ -246,6 +249,16 @@ import Testing
         #expect(try web.request("POST", "/api/tare", headers: ["Origin": "http://evil.example"]).status == 403)
         #expect(try web.request("POST", "/api/tare").status == 403)
         #expect(try web.request("POST", "/api/tare", headers: ["Origin": "http://evil.example:\(web.port)", "Host": "evil.example:\(web.port)"]).status == 403)
+    }
+
+    @Test func anIdleStreamGetsAKeepAliveAndTheDaemonsAbsence() throws {
+        // No daemon at all: the stream says so, then stays open with keep-alives (every 15 s).
+        let web = try WebUnderTest(socket: "/nonexistent/sock")
+        let stream = try EventStreamClient(port: web.port)
+        try stream.waitUntil("the daemon's absence") { $0.first?.event == "daemon" && $0.first?.data == #"{"up":false}"# }
+        try waitFor("a keep-alive comment", within: patience, saw: { "comments \(stream.comments), closed \(stream.isClosed)" },
+                    between: { stream.poll(timeout: 0.2) }) { stream.comments.contains(" keep-alive") }
+        #expect(!stream.isClosed)
     }
 
     @Test func stoppingEndsEveryStreamAndExitsCleanly() throws {
