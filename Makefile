@@ -65,6 +65,7 @@ bench: setup-bench
 	bench/live
 	bench/daemon
 	bench/log
+	bench/web
 
 clean:
 	$(SWIFT) package clean
