@@ -43,6 +43,7 @@ setup-bench:
 build: setup
 	$(SWIFT) build -c release --product forcescale
 	$(SWIFT) build -c release --product forcescaled
+	$(SWIFT) build -c release --product forcescale-web
 
 # forcescaled on the best readable pressure device (the built-in demo's recording, played in
 # a loop, when there is none) on a private socket, and `forcescale watch` on it in the
@@ -64,6 +65,7 @@ bench: setup-bench
 	bench/live
 	bench/daemon
 	bench/log
+	bench/web
 
 clean:
 	$(SWIFT) package clean
