@@ -1,4 +1,5 @@
 import Foundation
+import ScaleCore
 import Testing
 
 /// `forcescale replay` on a directory laid out the way the public evemu-devices collection
@@ -127,6 +128,26 @@ import Testing
         let lines = result.stdout.split(separator: "\n")
         #expect(lines.contains { $0.contains("\"class\":\"READING\"") && $0.contains("\"raw\":4095") })
         #expect(lines.contains { $0.contains("\"class\":\"PEAK\"") })
+    }
+
+    /// forcescaled --replay finds a pair's description the same way: its readings of the
+    /// press saturate, which they only do with the 0..4095 range of "Tablet Pen.device".
+    @Test func theDaemonServesASpaceSeparatedPairWithTheDescriptionBesideIt() throws {
+        let root = try Self.makeCollection()
+        defer { try? FileManager.default.removeItem(at: root) }
+        let daemon = try DaemonUnderTest(recording: root.appendingPathComponent("tablets/Tablet Pen hover.events").path)
+        defer { daemon.cleanUp() }
+        let client = try daemon.connect()
+        #expect(client.request(#"{"class":"WATCH","enable":true}"#) == #"{"class":"WATCH","enable":true}"#)
+        // The recording loops: a reading of the press comes within a pass or two.
+        var pressed: JSONValue?
+        for _ in 0..<200 {
+            guard let reading = client.nextReading() else { break }
+            if reading.number("raw") == 4095 { pressed = reading; break }
+        }
+        let reading = try #require(pressed, "no READING of the press; forcescaled said: \(daemon.stderr)")
+        #expect(reading["device"]?.stringValue == "Tablet Pen hover.events")
+        #expect(reading["saturated"] == .bool(true))
     }
 
     @Test func aMalformedLineInTheEventsHalfNamesThatFileAndLine() throws {
