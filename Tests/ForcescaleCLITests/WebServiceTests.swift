@@ -1,0 +1,154 @@
+import Foundation
+import Glibc
+import TestWaiting
+import Testing
+
+/// forcescale-web as a system service (issue 11): systemd/forcescale-web.socket and
+/// .service checked with systemd-analyze and systemd-sysusers, and the program started as
+/// the units start it, through `systemd-socket-activate` handing it a bound loopback socket.
+@Suite(.serialized) struct WebServiceTests {
+    static let serviceUnit = CLI.packageRoot.appendingPathComponent("systemd/forcescale-web.service").path
+    static let socketUnit = CLI.packageRoot.appendingPathComponent("systemd/forcescale-web.socket").path
+
+    @Test func serviceExposureIsAtMostOnePointFive() throws {
+        let (figure, line) = try ServiceFilesTests.exposure(of: Self.serviceUnit)
+        print("systemd-analyze security --offline=yes systemd/forcescale-web.service: exposure \(figure)")
+        #expect(figure <= 1.5, "\(line)")
+    }
+
+    /// What the sandbox must keep, or the server cannot reach the daemon or is reachable from
+    /// where it should not be.
+    @Test func unitsKeepTheServerOnLoopbackWithoutANetwork() throws {
+        let service = try UnitFile(path: Self.serviceUnit)
+        let socket = try UnitFile(path: Self.socketUnit)
+        #expect(service.values("Service", "PrivateNetwork") == ["yes"])
+        #expect(service.values("Service", "User") == ["forcescale-web"] && service.values("Service", "Group") == ["forcescale-web"])
+        // forcescaled.socket lets group forcescale connect (mode 0660).
+        #expect(service.values("Service", "SupplementaryGroups") == ["forcescale"])
+        #expect(try UnitFile(path: ServiceFilesTests.socketUnit).values("Socket", "SocketGroup") == ["forcescale"])
+        // The listener comes from the socket unit: no address of its own on the command line.
+        #expect(service.values("Service", "ExecStart") == ["/usr/local/bin/forcescale-web"])
+        #expect(service.values("Unit", "Requires") == ["forcescale-web.socket"])
+        let listen = socket.values("Socket", "ListenStream")
+        #expect(listen.count == 1 && listen[0].hasPrefix("127.0.0.1:"), "loopback only by default: \(listen)")
+        // Off by default: only `systemctl enable` puts the socket in sockets.target, and the
+        // service is never wanted by anything but its socket.
+        #expect(socket.values("Install", "WantedBy") == ["sockets.target"])
+        #expect(service.values("Install", "WantedBy").isEmpty && service.values("Install", "Also") == ["forcescale-web.socket"])
+    }
+
+    /// systemd-sysusers into an empty root: a system user that cannot log in, with the group
+    /// forcescale there for the unit's SupplementaryGroups= (made by forcescale.conf).
+    @Test func sysusersFileMakesTheUnitsUser() throws {
+        let root = try CLI.temporaryDirectory()
+        defer { try? FileManager.default.removeItem(at: root) }
+        try FileManager.default.createDirectory(at: root.appendingPathComponent("etc"), withIntermediateDirectories: true)
+        let files = ["forcescale.conf", "forcescale-web.conf"].map { CLI.packageRoot.appendingPathComponent("sysusers.d/" + $0).path }
+        let result = try run("/usr/bin/systemd-sysusers", ["--root=\(root.path)"] + files)
+        #expect(result.exited && result.status == 0, "systemd-sysusers: \(result.stderr)")
+        let passwd = try String(contentsOfFile: root.path + "/etc/passwd", encoding: .utf8).split(separator: "\n")
+        let group = try String(contentsOfFile: root.path + "/etc/group", encoding: .utf8).split(separator: "\n")
+        let user = try #require(passwd.first { $0.hasPrefix("forcescale-web:") }, "\(passwd)").split(separator: ":", omittingEmptySubsequences: false)
+        #expect(user.count == 7)
+        #expect(Int(user[2]).map { $0 > 0 && $0 < 1000 } == true, "a system user: \(user)")
+        #expect(user[6].hasSuffix("nologin"), "\(user)")
+        #expect(group.contains { $0.hasPrefix("forcescale-web:") } && group.contains { $0.hasPrefix("forcescale:") }, "\(group)")
+    }
+
+    /// As the units start it: systemd-socket-activate binds a loopback port and runs the
+    /// unit's ExecStart= (with --socket pointing at a daemon of the test's own) on the first
+    /// connection, handing it the listener as fd 3. The page and the metrics come back on that
+    /// port, and the metrics are the daemon's.
+    @Test func servesThroughSocketActivation() throws {
+        let directory = try CLI.temporaryDirectory()
+        defer { try? FileManager.default.removeItem(at: directory) }
+        let daemon = try DaemonUnderTest(recording: try DaemonRecordings.dashboardPress(in: directory))
+        defer { daemon.cleanUp() }
+        let service = try UnitFile(path: Self.serviceUnit)
+        let execStart = try #require(service.values("Service", "ExecStart").first).split(separator: " ").map(String.init)
+        let port = try freeLoopbackPort()
+        let activator = try ChildProcess(
+            "/usr/bin/systemd-socket-activate",
+            ["-l", "127.0.0.1:\(port)", CLI.binDirectory.appendingPathComponent("forcescale-web").path]
+                + execStart.dropFirst() + ["--socket", daemon.socketPath])
+        defer { activator.kill() }
+
+        var page: HTTPResponse?
+        try waitFor("the page on 127.0.0.1:\(port) through systemd-socket-activate", saw: { "its stderr: \(activator.stderr.suffix(2000))" }) {
+            page = try? httpGet(port: port, path: "/")
+            return page != nil
+        }
+        #expect(page?.status == 200, "GET /: \(page.map { "\($0.status) \($0.head)" } ?? "nothing")")
+        #expect(page?.body.contains(#"id="dial""#) == true && page?.body.contains("role=\"meter\"") == true, "GET / is not the dashboard")
+        var metrics: HTTPResponse?
+        try waitFor("forcescale_daemon_up 1 and a weight on /metrics", saw: { "\(metrics?.body.suffix(1500) ?? "nothing"); \(activator.stderr.suffix(1000))" }) {
+            metrics = try? httpGet(port: port, path: "/metrics")
+            return metrics.map { $0.status == 200 && $0.body.contains("\nforcescale_daemon_up 1") && $0.body.contains("forcescale_weight_grams{") } ?? false
+        }
+        #expect(activator.isRunning, "forcescale-web stopped: \(activator.stderr)")
+    }
+}
+
+/// A loopback port that nothing listens on now (the kernel's pick, released again).
+func freeLoopbackPort() throws -> Int {
+    let probe = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
+    guard probe >= 0 else { throw DaemonTestError(description: "socket: \(String(cString: strerror(errno)))") }
+    defer { close(probe) }
+    var address = sockaddr_in()
+    address.sin_family = sa_family_t(AF_INET)
+    address.sin_addr.s_addr = inet_addr("127.0.0.1")
+    address.sin_port = 0
+    var length = socklen_t(MemoryLayout<sockaddr_in>.size)
+    let bound = withUnsafeMutablePointer(to: &address) { pointer in
+        pointer.withMemoryRebound(to: sockaddr.self, capacity: 1) { bind(probe, $0, length) == 0 && getsockname(probe, $0, &length) == 0 }
+    }
+    guard bound else { throw DaemonTestError(description: "bind 127.0.0.1:0: \(String(cString: strerror(errno)))") }
+    return Int(UInt16(bigEndian: address.sin_port))
+}
+
+struct HTTPResponse {
+    var status: Int
+    var head: String
+    var body: String
+}
+
+/// GET over HTTP/1.0 on loopback (the server closes after the answer), with every wait
+/// bounded by poll: a server that does not answer is an error, never a hang.
+func httpGet(port: Int, path: String, timeout: Double = patience) throws -> HTTPResponse {
+    let connection = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
+    guard connection >= 0 else { throw DaemonTestError(description: "socket: \(String(cString: strerror(errno)))") }
+    defer { close(connection) }
+    var address = sockaddr_in()
+    address.sin_family = sa_family_t(AF_INET)
+    address.sin_addr.s_addr = inet_addr("127.0.0.1")
+    address.sin_port = UInt16(port).bigEndian
+    let connected = withUnsafePointer(to: &address) {
+        $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { connect(connection, $0, socklen_t(MemoryLayout<sockaddr_in>.size)) }
+    }
+    guard connected == 0 else { throw DaemonTestError(description: "connect 127.0.0.1:\(port): \(String(cString: strerror(errno)))") }
+    let request = Array("GET \(path) HTTP/1.0\r\nHost: 127.0.0.1:\(port)\r\n\r\n".utf8)
+    guard send(connection, request, request.count, Int32(MSG_NOSIGNAL)) == request.count else {
+        throw DaemonTestError(description: "send to 127.0.0.1:\(port): \(String(cString: strerror(errno)))")
+    }
+    var received: [UInt8] = []
+    let deadline = monotonicNow() + timeout
+    while true {
+        var poller = pollfd(fd: connection, events: Int16(POLLIN), revents: 0)
+        let left = deadline - monotonicNow()
+        guard left > 0 else { throw DaemonTestError(description: "GET \(path) on port \(port): no complete answer within \(timeout) s") }
+        let ready = poll(&poller, 1, Int32(left * 1000) + 1)
+        if ready < 0, errno == EINTR { continue }
+        guard ready == 1 else { continue }
+        var buffer = [UInt8](repeating: 0, count: 65536)
+        let count = recv(connection, &buffer, buffer.count, 0)
+        if count < 0, errno == EINTR { continue }
+        guard count > 0 else { break }
+        received += buffer[..<count]
+    }
+    let text = String(decoding: received, as: UTF8.self)
+    guard let split = text.range(of: "\r\n\r\n") else { throw DaemonTestError(description: "GET \(path): no header end in \(text.prefix(300))") }
+    let head = String(text[..<split.lowerBound])
+    let fields = head.split(separator: " ", maxSplits: 2)
+    guard fields.count >= 2, let status = Int(fields[1]) else { throw DaemonTestError(description: "GET \(path): status line \(head.prefix(100))") }
+    return HTTPResponse(status: status, head: head, body: String(text[split.upperBound...]))
+}
