@@ -208,7 +208,7 @@ select, button { font: inherit; padding: .35rem .6rem; border-radius: .4rem; }
   });
 
   function setConnection() {
-    var live = streamOpen && daemonUp === true;
+    var live = isLive();
     var state = live ? "live" : (streamOpen || daemonUp !== null || history.length ? "reconnecting" : "connecting");
     var text = live ? "live" : state === "connecting" ? "connecting…" : "reconnecting…";
     $("connection").setAttribute("data-state", state);
@@ -217,7 +217,9 @@ select, button { font: inherit; padding: .35rem .6rem; border-radius: .4rem; }
     $("reconnecting-reason").textContent = !streamOpen ? "the connection to this server is gone"
       : "forcescaled is not answering";
     $("content").setAttribute("data-stale", live && latest ? "false" : "true");
+    if (latest) queueRender();
   }
+  function isLive() { return streamOpen && daemonUp === true; }
 
   function render() {
     renderQueued = false;
@@ -245,6 +247,15 @@ select, button { font: inherit; padding: .35rem .6rem; border-radius: .4rem; }
     else if (status && status.device) $("device").textContent = status.device;
     if (reading.model) $("model").textContent = reading.model;
     drawSparkline();
+    if (!isLive()) {
+      // The last weight stays in view, dimmed, but nothing claims it is stable now, and
+      // nothing is announced until readings flow again.
+      $("stable").setAttribute("data-state", "lifted");
+      $("stable-text").textContent = "no live reading";
+      dial.setAttribute("aria-valuetext", weight + " " + unitName() + ", the last reading, not live");
+      announced = "";
+      return;
+    }
     // Only stable weights are announced, once each; a lift lets the same weight be
     // announced again when it is put back.
     if (reading.contacts === 0) announced = "";

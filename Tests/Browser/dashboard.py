@@ -36,6 +36,7 @@ import sys
 import tempfile
 import threading
 import time
+import traceback
 
 from selenium import webdriver
 from selenium.common.exceptions import TimeoutException, WebDriverException
@@ -343,7 +344,8 @@ class Dashboard:
             return condition(last["page"])
 
         try:
-            return WebDriverWait(self.browser, DEADLINE, poll_frequency=0.1).until(check)
+            WebDriverWait(self.browser, DEADLINE, poll_frequency=0.1).until(check)
+            return last["page"]
         except TimeoutException:
             raise CheckFailed(f"waited {DEADLINE} s for the page to show {what}; it showed {last.get('page')}; "
                               f"{self.watcher.summary()}") from None
@@ -413,9 +415,9 @@ class Dashboard:
 
     def check_samples(self):
         """Whatever the page shows at any moment is a reading the stream carried, written by
-        the gauge's rules: 40 samples over more than one pass of the recording."""
+        the gauge's rules: 25 samples over more than one pass of the recording."""
         matched = set()
-        for _ in range(40):
+        for _ in range(25):
             page = self.snapshot()
             grams = float(page["grams"])
 
@@ -431,7 +433,7 @@ class Dashboard:
             # The next sample after the page has moved on.
             self.page_until("the next reading", lambda now: now["grams"] != page["grams"] or now["percent"] != page["percent"])
         if len(matched) < 3:
-            raise CheckFailed(f"40 samples of a moving recording showed only {sorted(matched)}")
+            raise CheckFailed(f"25 samples of a moving recording showed only {sorted(matched)}")
         log(f"samples: {len(matched)} different weights, each as /events carried it")
 
     def check_units(self):
@@ -474,7 +476,7 @@ class Dashboard:
         self.daemon.stop()
         page = self.page_until("that it is reconnecting, with the daemon stopped",
                                lambda page: page["connectionState"] == "reconnecting" and page["reconnectingShown"]
-                               and "forcescaled" in page["reconnecting"])
+                               and "forcescaled" in page["reconnecting"] and page["stableText"] == "no live reading")
         log(f"daemon stopped: {page['connection']} / {page['reconnecting']}")
         self.screenshot("dashboard-reconnecting.png")
         self.fresh_reading_shown()
@@ -510,8 +512,10 @@ def main():
     try:
         dashboard.run()
         log("all browser checks passed")
-    except (CheckFailed, WebDriverException) as failure:
+    except Exception as failure:  # noqa: BLE001 - any failure is reported with the programs' output
         status = 1
+        if not isinstance(failure, (CheckFailed, WebDriverException)):
+            traceback.print_exc()
         print(f"FAILED: {failure}", flush=True)
         if dashboard.browser:
             try:
