@@ -276,10 +276,15 @@ select, button { font: inherit; padding: .35rem .6rem; border-radius: .4rem; }
     while (history.length && now - history[0].at > WINDOW_MS) history.shift();
     var top = 385;
     history.forEach(function (point) { if (point.grams > top) top = point.grams; });
-    var points = history.map(function (point) {
-      var x = 300 - (now - point.at) / WINDOW_MS * 300;
-      var y = 99 - Math.max(0, point.grams) / top * 95;
-      return x.toFixed(1) + "," + y.toFixed(1);
+    var points = [], previous = null;
+    history.forEach(function (point) {
+      var x = (300 - (now - point.at) / WINDOW_MS * 300).toFixed(1);
+      // Readings stop while nothing changes (a lifted pad): hold the last value until the
+      // next one, a step rather than a slope that no reading carried.
+      if (previous && point.at - previous.at > 150) points.push(x + "," + previous.y);
+      var y = (99 - Math.max(0, point.grams) / top * 95).toFixed(1);
+      points.push(x + "," + y);
+      previous = { at: point.at, y: y };
     });
     $("sparkline-line").setAttribute("points", points.join(" "));
   }

@@ -383,7 +383,9 @@ class Dashboard:
         self.check_server_restart()
 
     def stable_reading(self):
-        stable = [reading for reading in self.watcher.readings() if reading.get("stable") and reading.get("contacts", 0) > 0]
+        # A held press, not the moment a saturated press happens to settle.
+        stable = [reading for reading in self.watcher.readings()
+                  if reading.get("stable") and reading.get("contacts", 0) > 0 and not reading.get("saturated")]
         return stable[-1] if stable else None
 
     def check_stable_weight(self):
@@ -408,6 +410,7 @@ class Dashboard:
         weight = fixed(saturated["grams"], 1)
         self.page_until(f"100%+ with {weight} g and aria-valuenow 100",
                         lambda page: page["percent"] == "100%+" and page["valuenow"] == "100" and page["weight"] == weight)
+        self.screenshot("dashboard-saturated.png")
         peak = wait_until("a PEAK on /events", lambda: (self.watcher.peaks() or [None])[-1], seen=self.watcher.summary)
         text = f"PEAK{fixed(peak['grams'], 1)} g"
         self.page_until(f"the PEAK mark '{text}'", lambda page: page["peakShown"] and page["peak"].strip() == text)

@@ -19,7 +19,12 @@ import Testing
             "/bin/sh", [CLI.packageRoot.appendingPathComponent("scripts/run").path],
             environment: ["FORCESCALE_BIN_DIR": CLI.binDirectory.path, "XDG_RUNTIME_DIR": runtime.path,
                           "FORCESCALE_INPUT_DIR": noDevices.path, "HOME": directory.path])
-        defer { script.kill() }
+        defer {
+            script.kill()
+            // Whatever the script started and left behind when the test failed: each of
+            // them names the private runtime directory on its command line.
+            for (pid, _) in (try? processesNaming(runtime.path)) ?? [] { kill(pid, SIGKILL) }
+        }
 
         var url = ""
         try waitFor("scripts/run to print forcescale-web's URL", saw: { "stdout: \(script.stdout.suffix(1500)); stderr: \(script.stderr.suffix(1500))" }) {
@@ -43,24 +48,41 @@ import Testing
         }
 
         script.signal(SIGTERM)
+        // Waited for through /proc rather than through the script's Process alone: a child
+        // left running would keep Foundation from ever seeing the script end.
+        do {
+            try waitFor("scripts/run, forcescaled, forcescale-web and watch to stop after SIGTERM",
+                        saw: { "still running: \((try? processesNaming(runtime.path).map(\.commandLine)) ?? [])" }) {
+                try processesNaming(runtime.path).isEmpty && hasEnded(script.pid)
+            }
+        } catch {
+            Issue.record("\(error)")
+            for (pid, _) in try processesNaming(runtime.path) { kill(pid, SIGKILL) }
+        }
         let result = script.wait()
         #expect(result.exited && result.status == 143, "scripts/run after SIGTERM: \(result.status) \(result.stderr)")
-        // Both servers are gone: nothing answers on the port, the socket's directory is
-        // removed, and no process names the private runtime directory any more.
+        // Nothing answers on the port any more, and the socket's directory is removed.
         #expect((try? httpGet(port: port, path: "/", timeout: 5)) == nil, "forcescale-web still answers on \(url)")
-        #expect(try FileManager.default.contentsOfDirectory(atPath: runtime.path).isEmpty, "left in XDG_RUNTIME_DIR: \(try FileManager.default.contentsOfDirectory(atPath: runtime.path))")
-        let left = try processesNaming(runtime.path)
-        #expect(left.isEmpty, "still running: \(left)")
+        let leftFiles = try FileManager.default.contentsOfDirectory(atPath: runtime.path)
+        #expect(leftFiles.isEmpty, "left in XDG_RUNTIME_DIR: \(leftFiles)")
     }
 }
 
-/// The command lines in /proc that contain `text`.
-func processesNaming(_ text: String) throws -> [String] {
-    var found: [String] = []
+/// Whether a process has exited (a zombie waiting to be reaped counts as ended).
+func hasEnded(_ pid: pid_t) -> Bool {
+    guard let stat = try? String(contentsOfFile: "/proc/\(pid)/stat", encoding: .utf8) else { return true }
+    // The state follows the command name in parentheses, which may itself hold spaces.
+    guard let close = stat.lastIndex(of: ")") else { return true }
+    return stat[stat.index(after: close)...].trimmingCharacters(in: .whitespaces).hasPrefix("Z")
+}
+
+/// The processes whose command lines contain `text` (zombies have none, so they are left out).
+func processesNaming(_ text: String) throws -> [(pid: pid_t, commandLine: String)] {
+    var found: [(pid: pid_t, commandLine: String)] = []
     for entry in try FileManager.default.contentsOfDirectory(atPath: "/proc") where entry.allSatisfy(\.isNumber) {
         guard let data = FileManager.default.contents(atPath: "/proc/\(entry)/cmdline") else { continue }
         let line = String(decoding: data.map { $0 == 0 ? 0x20 : $0 }, as: UTF8.self)
-        if line.contains(text) { found.append("\(entry): \(line)") }
+        if line.contains(text), let pid = pid_t(entry) { found.append((pid, line)) }
     }
     return found
 }

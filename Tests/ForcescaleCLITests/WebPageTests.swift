@@ -13,7 +13,7 @@ import Testing
         let directory = try CLI.temporaryDirectory()
         defer { try? FileManager.default.removeItem(at: directory) }
         let recording = try DaemonRecordings.dashboardPress(in: directory)
-        for name in ["dashboard-desktop.png", "dashboard-phone.png", "dashboard-reconnecting.png", "dashboard-failure.png"] {
+        for name in ["dashboard-desktop.png", "dashboard-saturated.png", "dashboard-phone.png", "dashboard-reconnecting.png", "dashboard-failure.png"] {
             try? FileManager.default.removeItem(at: Self.artifacts.appendingPathComponent(name))
         }
         // Debian's python3, which has python3-selenium (not whichever python3 a PATH finds
@@ -24,7 +24,9 @@ import Testing
             environment: ["HOME": directory.path], timeout: 900)
         #expect(result.exited && result.status == 0, "dashboard.py exited \(result.status):\n\(result.stdout)\n\(result.stderr)")
         #expect(result.stdout.contains("all browser checks passed"), "\(result.stdout)")
-        for name in ["dashboard-desktop.png", "dashboard-phone.png", "dashboard-reconnecting.png"] {
+        // What it checked and saw, in the test's log (the figures a reader wants).
+        print(result.stdout)
+        for name in ["dashboard-desktop.png", "dashboard-saturated.png", "dashboard-phone.png", "dashboard-reconnecting.png"] {
             let data = try? Data(contentsOf: Self.artifacts.appendingPathComponent(name))
             #expect(data.map { $0.starts(with: [0x89, 0x50, 0x4E, 0x47]) && $0.count > 5000 } == true, "\(name) is missing or not a PNG")
         }
