@@ -66,6 +66,7 @@ bench: setup-bench
 	bench/live
 	bench/daemon
 	bench/log
+	bench/web
 
 clean:
 	$(SWIFT) package clean

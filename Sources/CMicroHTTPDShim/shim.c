@@ -23,10 +23,9 @@ struct trampolines {
 static enum MHD_Result access_trampoline(void *cls, struct MHD_Connection *connection, const char *url,
                                          const char *method, const char *version, const char *upload_data,
                                          size_t *upload_data_size, void **request_context) {
-    (void)version;
     struct trampolines *t = cls;
-    return t->settings.handler(t->settings.handler_context, connection, url, method, upload_data, upload_data_size,
-                               request_context)
+    return t->settings.handler(t->settings.handler_context, connection, url, method, version, upload_data,
+                               upload_data_size, request_context)
                ? MHD_YES
                : MHD_NO;
 }

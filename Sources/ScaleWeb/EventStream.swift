@@ -50,9 +50,8 @@ public enum ServerSentEvents {
     /// the data cannot end the event early).
     public static func frame(id: UInt64, event: String, data: String) -> String {
         var text = "id: \(id)\nevent: \(event)\n"
-        for line in data.split(separator: "\n", omittingEmptySubsequences: false) {
-            var line = Substring(line)
-            if line.last == "\r" { line = line.dropLast() }
+        // CR, LF and CRLF all end a line in the format (CRLF is one Character in Swift).
+        for line in data.split(omittingEmptySubsequences: false, whereSeparator: { $0 == "\n" || $0 == "\r" || $0 == "\r\n" }) {
             text += "data: \(line)\n"
         }
         return text + "\n"

@@ -94,6 +94,9 @@ public final class HTTPServer {
         public var connectionMemory = 16 * 1024
         /// Largest request body; a longer one gets 413.
         public var maximumBody = 1024
+        /// Largest body read (and dropped) in order to answer 413; a longer one has the
+        /// connection closed.
+        public var maximumDiscardedBody = 64 * 1024
         /// Bytes asked of the stream at a time.
         public var streamBlock = 4096
 
@@ -103,6 +106,8 @@ public final class HTTPServer {
     /// A request being received: its body so far.
     private final class PendingRequest {
         var body: [UInt8] = []
+        /// Bytes of body received, kept or not.
+        var received = 0
         var answered = false
     }
 
@@ -210,17 +215,21 @@ public final class HTTPServer {
     // MARK: The library's callbacks
 
     fileprivate func access(
-        _ connection: OpaquePointer, url: String, method: String, upload: UnsafePointer<CChar>?,
+        _ connection: OpaquePointer, url: String, method: String, version: String, upload: UnsafePointer<CChar>?,
         uploadSize: UnsafeMutablePointer<Int>, state: UnsafeMutablePointer<UnsafeMutableRawPointer?>
     ) -> Bool {
+        let tooLarge = HTTPResponse.text(413, "Content Too Large: at most \(limits.maximumBody) bytes of body")
         guard let raw = state.pointee else {
-            // The headers are in: the request starts. A body announced too big is refused now,
-            // before any of it is read.
+            // The headers are in: the request starts. A body announced far too big is refused
+            // now, before any of it is read (the library closes the connection after the
+            // answer); one that is merely too big is read and dropped first, so that the 413
+            // reaches a client that sends its body without waiting (a close with unread data
+            // would reset the connection and lose the answer).
             let pending = PendingRequest()
             state.pointee = Unmanaged.passRetained(pending).toOpaque()
-            if let length = header(connection, "Content-Length").flatMap({ Int($0) }), length > limits.maximumBody {
+            if let length = header(connection, "Content-Length").flatMap({ Int($0) }), length > limits.maximumDiscardedBody {
                 pending.answered = true
-                return queue(.text(413, "Content Too Large: at most \(limits.maximumBody) bytes of body"), on: connection)
+                return queue(tooLarge, on: connection)
             }
             return true
         }
@@ -228,20 +237,24 @@ public final class HTTPServer {
         if uploadSize.pointee > 0 {
             let count = uploadSize.pointee
             uploadSize.pointee = 0
-            guard !pending.answered else { return true }
-            if pending.body.count + count > limits.maximumBody {
-                // A chunked body that grows past the limit.
-                pending.answered = true
-                pending.body = []
-                return queue(.text(413, "Content Too Large: at most \(limits.maximumBody) bytes of body"), on: connection)
-            }
-            if let upload {
+            pending.received += count
+            // A chunked body that grows far past the limit: the connection is closed.
+            guard pending.received <= limits.maximumDiscardedBody else { return false }
+            if pending.received <= limits.maximumBody, let upload {
                 upload.withMemoryRebound(to: UInt8.self, capacity: count) { pending.body.append(contentsOf: UnsafeBufferPointer(start: $0, count: count)) }
+            } else {
+                pending.body = []
             }
             return true
         }
         guard !pending.answered else { return true }
         pending.answered = true
+        if pending.received > limits.maximumBody { return queue(tooLarge, on: connection) }
+        // HTTP/1.1 requires Host (RFC 9112, 3.2), which libmicrohttpd 0.9.75 does not check;
+        // the tare endpoint's origin check relies on it.
+        if version == "HTTP/1.1", header(connection, "Host") == nil {
+            return queue(.text(400, "Bad Request: an HTTP/1.1 request needs a Host header"), on: connection)
+        }
         let request = HTTPRequest(method: method, path: url, header: { [unowned self] in header(connection, $0) }, body: pending.body)
         return queue(handler(request), on: connection)
     }
@@ -300,12 +313,12 @@ public enum HTTPServerError: Error, Sendable, CustomStringConvertible {
 
 // MARK: - C trampolines (no captures: the context pointer carries the Swift object)
 
-private let accessTrampoline: CMicroHTTPD_AccessHandler = { context, connection, url, method, upload, uploadSize, state in
+private let accessTrampoline: CMicroHTTPD_AccessHandler = { context, connection, url, method, version, upload, uploadSize, state in
     guard let context, let connection, let uploadSize, let state else { return 0 }
     let server = Unmanaged<HTTPServer>.fromOpaque(context).takeUnretainedValue()
     return server.access(
         connection, url: url.map { String(cString: $0) } ?? "/", method: method.map { String(cString: $0) } ?? "",
-        upload: upload, uploadSize: uploadSize, state: state) ? 1 : 0
+        version: version.map { String(cString: $0) } ?? "", upload: upload, uploadSize: uploadSize, state: state) ? 1 : 0
 }
 
 private let completedTrampoline: CMicroHTTPD_Completed = { context, _, state, _ in

@@ -38,9 +38,13 @@ public final class WebServer {
     private var metrics: MetricsState
     private var subscribers: [EventStreamSubscriber] = []
     private let keepAliveTimer: DeadlineTimer
+    /// Asks for the stream on the loop's next turn after the first connection.
+    private let watchTimer: DeadlineTimer
     private var keepAliveArmed = false
     private var isStopping = false
     private var daemonUp = false
+    /// Whether the current outage was reported already.
+    private var reportedWaiting = false
     private let log: (String) -> Void
 
     /// Sets up and starts serving on `listener`; the daemon is connected to at once and
@@ -53,20 +57,22 @@ public final class WebServer {
         ring = EventRing(capacity: options.ringCapacity)
         metrics = MetricsState(release: options.release)
         keepAliveTimer = try DeadlineTimer()
+        watchTimer = try DeadlineTimer()
         client = ForcescaleClient(options: .init(socketPath: options.socketPath, timeout: options.daemonTimeout, reconnect: ReconnectPolicy()))
         try loop.watch(keepAliveTimer.descriptor) { [unowned self] in
             keepAliveTimer.acknowledge()
             keepAlive()
+        }
+        try loop.watch(watchTimer.descriptor) { [unowned self] in
+            watchTimer.acknowledge()
+            startWatching()
         }
         http = try HTTPServer(listener: listener, loop: loop, limits: options.limits, log: { log("libmicrohttpd: \($0)") }) { [unowned self] in
             respond(to: $0)
         }
         client.onConnectionEvent = { [unowned self] event in connectionChanged(event) }
         // WATCH is asked for on the first connection and again after each reconnection.
-        attachment = try client.attach(to: loop, onEvent: { [unowned self] in received($0) }, onError: { [unowned self] in
-            log("daemon: \($0)")
-        })
-        if client.isConnected { startWatching() }
+        attachment = try client.attach(to: loop, onEvent: { [unowned self] in received($0) }, onError: { log("daemon: \($0)") })
     }
 
     /// Ends every stream, stops the HTTP server and leaves the daemon.
@@ -78,6 +84,8 @@ public final class WebServer {
         subscribers.removeAll()
         keepAliveTimer.arm(atMicroseconds: nil)
         loop.unwatch(keepAliveTimer.descriptor)
+        watchTimer.arm(atMicroseconds: nil)
+        loop.unwatch(watchTimer.descriptor)
         attachment?.detach()
         attachment = nil
         client.close()
@@ -88,14 +96,18 @@ public final class WebServer {
     private func connectionChanged(_ event: ForcescaleClient.ConnectionEvent) {
         switch event {
         case .connected(let release):
+            reportedWaiting = false
             log("connected to forcescaled \(release) on \(options.socketPath)")
             setDaemonUp(true)
         case .lost(let error):
             log("lost forcescaled: \(error)")
             setDaemonUp(false)
-        case .retrying(let attempt, let delay, let error):
-            // Said once, not on every attempt of a long outage.
-            if attempt == 1 { log("waiting for forcescaled (\(error)); retrying with back-off, \(delay) s first") }
+        case .retrying(_, let delay, let error):
+            // Said once per outage, not on every attempt of a long one.
+            if !reportedWaiting {
+                reportedWaiting = true
+                log("waiting for forcescaled (\(error)); trying again with back-off, first in \(delay) s")
+            }
         }
     }
 
@@ -104,14 +116,16 @@ public final class WebServer {
         daemonUp = up
         metrics.daemonUp = up
         publish(.daemon, data: ServerSentEvents.daemonData(up: up))
-        if up, attachment != nil { startWatching() }
+        // Not from inside the client's own callback (it runs within ForcescaleClient's
+        // connection attempt): on the loop's next turn.
+        if up, !isWatching { watchTimer.arm(atMicroseconds: MonotonicClock.now()) }
     }
 
     /// Asks for the stream. On reconnections ForcescaleClient asks again by itself once a
     /// WATCH has succeeded; this is for the first connection.
     private var isWatching = false
     private func startWatching() {
-        guard !isWatching else { return }
+        guard !isWatching, client.isConnected else { return }
         do {
             try client.watch(timeout: options.daemonTimeout)
             isWatching = true

@@ -18,8 +18,8 @@ struct MHD_Response;
 /// The request handler (MHD_AccessHandlerCallback): returns 1 to go on (MHD_YES), 0 to
 /// close the connection (MHD_NO).
 typedef int (*CMicroHTTPD_AccessHandler)(void *context, struct MHD_Connection *connection, const char *url,
-                                         const char *method, const char *upload_data, size_t *upload_data_size,
-                                         void **request_context);
+                                         const char *method, const char *version, const char *upload_data,
+                                         size_t *upload_data_size, void **request_context);
 /// Called when a request ends (MHD_OPTION_NOTIFY_COMPLETED); `how` is its
 /// MHD_RequestTerminationCode (0: the response was sent completely).
 typedef void (*CMicroHTTPD_Completed)(void *context, struct MHD_Connection *connection, void **request_context, int how);

@@ -120,6 +120,11 @@ public final class InetListener {
         try? descriptor.close()
     }
 
+    /// A NUL-terminated C string in an array, as text.
+    private static func string(_ characters: [CChar]) -> String {
+        String(decoding: characters.prefix { $0 != 0 }.map { UInt8(bitPattern: $0) }, as: UTF8.self)
+    }
+
     /// The socket's own address as text (`127.0.0.1:19385`, `[::1]:19385`).
     private static func localAddress(of raw: Int32) -> String? {
         var storage = sockaddr_storage()
@@ -133,11 +138,11 @@ public final class InetListener {
         case AF_INET:
             var address = withUnsafeBytes(of: storage) { $0.load(as: sockaddr_in.self) }
             guard inet_ntop(AF_INET, &address.sin_addr, &text, socklen_t(text.count)) != nil else { return nil }
-            return "\(String(cString: text)):\(UInt16(bigEndian: address.sin_port))"
+            return "\(Self.string(text)):\(UInt16(bigEndian: address.sin_port))"
         case AF_INET6:
             var address = withUnsafeBytes(of: storage) { $0.load(as: sockaddr_in6.self) }
             guard inet_ntop(AF_INET6, &address.sin6_addr, &text, socklen_t(text.count)) != nil else { return nil }
-            return "[\(String(cString: text))]:\(UInt16(bigEndian: address.sin6_port))"
+            return "[\(Self.string(text))]:\(UInt16(bigEndian: address.sin6_port))"
         default:
             return nil
         }
