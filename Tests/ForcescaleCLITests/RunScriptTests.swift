@@ -36,11 +36,11 @@ import Testing
         let port = try #require(Int(url.dropFirst("http://127.0.0.1:".count).prefix { $0.isNumber }), "no port in \(url)")
         #expect(url == "http://127.0.0.1:\(port)/")
         let page = try httpGet(port: port, path: "/")
-        #expect(page.status == 200 && page.body.contains(#"id="dial""#), "GET \(url): \(page.status)")
-        var metrics: HTTPResponse?
-        try waitFor("the demo's readings on \(url)metrics", saw: { metrics?.body.suffix(1500).description ?? "nothing" }) {
+        #expect(page.status == 200 && page.text.contains(#"id="dial""#), "GET \(url): \(page.status)")
+        var metrics: HTTPTestResponse?
+        try waitFor("the demo's readings on \(url)metrics", saw: { metrics?.text.suffix(1500).description ?? "nothing" }) {
             metrics = try? httpGet(port: port, path: "/metrics")
-            return metrics.map { $0.body.contains("\nforcescale_daemon_up 1") && $0.body.contains("forcescale_readings_total") } ?? false
+            return metrics.map { $0.text.contains("\nforcescale_daemon_up 1") && $0.text.contains("forcescale_readings_total") } ?? false
         }
         // And watch shows them in the foreground.
         try waitFor("forcescale watch's lines", saw: { script.stdout.suffix(1500).description }) {

@@ -73,18 +73,20 @@ import Testing
                 + execStart.dropFirst() + ["--socket", daemon.socketPath])
         defer { activator.kill() }
 
-        var page: HTTPResponse?
+        var page: HTTPTestResponse?
         try waitFor("the page on 127.0.0.1:\(port) through systemd-socket-activate", saw: { "its stderr: \(activator.stderr.suffix(2000))" }) {
             page = try? httpGet(port: port, path: "/")
             return page != nil
         }
-        #expect(page?.status == 200, "GET /: \(page.map { "\($0.status) \($0.head)" } ?? "nothing")")
-        #expect(page?.body.contains(#"id="dial""#) == true && page?.body.contains("role=\"meter\"") == true, "GET / is not the dashboard")
-        var metrics: HTTPResponse?
-        try waitFor("forcescale_daemon_up 1 and a weight on /metrics", saw: { "\(metrics?.body.suffix(1500) ?? "nothing"); \(activator.stderr.suffix(1000))" }) {
+        #expect(page?.status == 200, "GET /: \(page.map { "\($0.status) \($0.headers)" } ?? "nothing")")
+        #expect(page?.text.contains(#"id="dial""#) == true && page?.text.contains("role=\"meter\"") == true, "GET / is not the dashboard")
+        var metrics: HTTPTestResponse?
+        try waitFor("forcescale_daemon_up 1 and a weight on /metrics", saw: { "\(metrics?.text.suffix(1500) ?? "nothing"); \(activator.stderr.suffix(1000))" }) {
             metrics = try? httpGet(port: port, path: "/metrics")
-            return metrics.map { $0.status == 200 && $0.body.contains("\nforcescale_daemon_up 1") && $0.body.contains("forcescale_weight_grams{") } ?? false
+            return metrics.map { $0.status == 200 && $0.text.contains("\nforcescale_daemon_up 1") && $0.text.contains("forcescale_weight_grams{") } ?? false
         }
+        // It served the socket it was handed, and says so.
+        #expect(activator.stderr.contains("listening on http://127.0.0.1:\(port)/"), "\(activator.stderr)")
         #expect(activator.isRunning, "forcescale-web stopped: \(activator.stderr)")
     }
 }
@@ -106,49 +108,10 @@ func freeLoopbackPort() throws -> Int {
     return Int(UInt16(bigEndian: address.sin_port))
 }
 
-struct HTTPResponse {
-    var status: Int
-    var head: String
-    var body: String
-}
-
-/// GET over HTTP/1.0 on loopback (the server closes after the answer), with every wait
-/// bounded by poll: a server that does not answer is an error, never a hang.
-func httpGet(port: Int, path: String, timeout: Double = patience) throws -> HTTPResponse {
-    let connection = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
-    guard connection >= 0 else { throw DaemonTestError(description: "socket: \(String(cString: strerror(errno)))") }
-    defer { close(connection) }
-    var address = sockaddr_in()
-    address.sin_family = sa_family_t(AF_INET)
-    address.sin_addr.s_addr = inet_addr("127.0.0.1")
-    address.sin_port = UInt16(port).bigEndian
-    let connected = withUnsafePointer(to: &address) {
-        $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { connect(connection, $0, socklen_t(MemoryLayout<sockaddr_in>.size)) }
-    }
-    guard connected == 0 else { throw DaemonTestError(description: "connect 127.0.0.1:\(port): \(String(cString: strerror(errno)))") }
-    let request = Array("GET \(path) HTTP/1.0\r\nHost: 127.0.0.1:\(port)\r\n\r\n".utf8)
-    guard send(connection, request, request.count, Int32(MSG_NOSIGNAL)) == request.count else {
-        throw DaemonTestError(description: "send to 127.0.0.1:\(port): \(String(cString: strerror(errno)))")
-    }
-    var received: [UInt8] = []
-    let deadline = monotonicNow() + timeout
-    while true {
-        var poller = pollfd(fd: connection, events: Int16(POLLIN), revents: 0)
-        let left = deadline - monotonicNow()
-        guard left > 0 else { throw DaemonTestError(description: "GET \(path) on port \(port): no complete answer within \(timeout) s") }
-        let ready = poll(&poller, 1, Int32(left * 1000) + 1)
-        if ready < 0, errno == EINTR { continue }
-        guard ready == 1 else { continue }
-        var buffer = [UInt8](repeating: 0, count: 65536)
-        let count = recv(connection, &buffer, buffer.count, 0)
-        if count < 0, errno == EINTR { continue }
-        guard count > 0 else { break }
-        received += buffer[..<count]
-    }
-    let text = String(decoding: received, as: UTF8.self)
-    guard let split = text.range(of: "\r\n\r\n") else { throw DaemonTestError(description: "GET \(path): no header end in \(text.prefix(300))") }
-    let head = String(text[..<split.lowerBound])
-    let fields = head.split(separator: " ", maxSplits: 2)
-    guard fields.count >= 2, let status = Int(fields[1]) else { throw DaemonTestError(description: "GET \(path): status line \(head.prefix(100))") }
-    return HTTPResponse(status: status, head: head, body: String(text[split.upperBound...]))
+/// GET on a connection of its own to 127.0.0.1:`port` (WebTestSupport's connection, whose
+/// every read has a deadline).
+func httpGet(port: Int, path: String, timeout: Double = patience) throws -> HTTPTestResponse {
+    let connection = try HTTPTestConnection(port: UInt16(port))
+    try connection.send("GET \(path) HTTP/1.1\r\nHost: 127.0.0.1:\(port)\r\nConnection: close\r\n\r\n")
+    return try connection.readResponse(timeout: timeout)
 }
