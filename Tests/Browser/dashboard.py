@@ -235,6 +235,11 @@ return {
   role: dial.getAttribute("role"),
   stable: $("stable").getAttribute("data-state"),
   stableText: $("stable-text").textContent,
+  // The shape beside the words: the one icon shown (never colour alone).
+  stableShape: [...document.querySelectorAll("#stable .icon")].filter((icon) => getComputedStyle(icon).display !== "none")
+    .map((icon) => icon.getAttribute("class").replace("icon ", "")).join(","),
+  live: $("announce").getAttribute("aria-live"),
+  discTransition: getComputedStyle($("disc")).transitionDuration,
   peakShown: !$("peak").hidden && $("peak").offsetParent !== null,
   peak: $("peak").textContent,
   connection: $("connection-text").textContent,
@@ -379,6 +384,7 @@ class Dashboard:
         self.check_units()
         self.check_announcements(started)
         self.check_phone_width()
+        self.check_reduced_motion()
         self.check_daemon_restart()
         self.check_server_restart()
 
@@ -396,6 +402,8 @@ class Dashboard:
                         lambda page: page["weight"] == weight and page["unit"] == "g" and page["stable"] == "stable"
                         and page["stableText"] == "stable" and page["valuenow"] == valuenow and page["percent"] == percent)
         page = self.snapshot()
+        if page["stableShape"] != "icon-stable" or page["live"] != "polite":
+            raise CheckFailed(f"a stable weight shows the shape {page['stableShape']!r}, live region {page['live']!r}")
         if not page["device"] or page["device"] == "–" or page["model"] != reading["model"]:
             raise CheckFailed(f"device and model not shown: {page['device']!r}, {page['model']!r} (the stream says {reading})")
         if page["sparkline"] < 10:
@@ -470,6 +478,17 @@ class Dashboard:
             raise CheckFailed(f"at 390 px the page is {page['overflow']} px wider than the screen")
         self.screenshot("dashboard-phone.png")
         self.browser.execute_cdp_cmd("Emulation.clearDeviceMetricsOverride", {})
+
+    def check_reduced_motion(self):
+        """The disc animates its growth, except for a reader who asks for reduced motion."""
+        before = self.snapshot()["discTransition"]
+        self.browser.execute_cdp_cmd("Emulation.setEmulatedMedia",
+                                     {"features": [{"name": "prefers-reduced-motion", "value": "reduce"}]})
+        reduced = self.snapshot()["discTransition"]
+        self.browser.execute_cdp_cmd("Emulation.setEmulatedMedia", {"features": []})
+        if before in ("", "0s") or reduced.split(",") != ["0s"] * len(reduced.split(",")):
+            raise CheckFailed(f"the disc's transition is {before!r}, and {reduced!r} with reduced motion asked for")
+        log(f"motion: the disc's transition is {before}, {reduced} with prefers-reduced-motion")
 
     def fresh_reading_shown(self):
         """Marks what the page shows now as old; true once a newer reading replaces it."""
