@@ -57,22 +57,32 @@ import Testing
 
     /// As the units start it: systemd-socket-activate binds a loopback port and runs the
     /// unit's ExecStart= (with --socket pointing at a daemon of the test's own) on the first
-    /// connection, handing it the listener as fd 3. The page and the metrics come back on that
-    /// port, and the metrics are the daemon's.
-    @Test func servesThroughSocketActivation() throws {
-        let directory = try CLI.temporaryDirectory()
-        defer { try? FileManager.default.removeItem(at: directory) }
-        let daemon = try DaemonUnderTest(recording: try DaemonRecordings.dashboardPress(in: directory))
+    /// connection, handing it the listener as fd 3, as an unprivileged user (nobody stands in
+    /// for forcescale-web) whose only way to the daemon's socket (mode 0660) is a supplementary
+    /// group, as the unit's SupplementaryGroups= gives it. The page and the metrics come back on
+    /// that port, and the metrics are the daemon's; without the group they say it is down.
+    @Test func servesThroughSocketActivationAsAnUnprivilegedUser() throws {
+        let shared = try SharedWithOtherUsers()
+        let daemonDirectory = try shared.makeDirectory("daemon")
+        let daemon = try DaemonUnderTest(recording: try DaemonRecordings.dashboardPress(in: daemonDirectory), directory: daemonDirectory)
         defer { daemon.cleanUp() }
+        let program = try shared.program("forcescale-web")
+        var status = stat()
+        #expect(stat(daemon.socketPath, &status) == 0 && status.st_mode & 0o007 == 0, "the daemon's socket is open to others")
         let service = try UnitFile(path: Self.serviceUnit)
         let execStart = try #require(service.values("Service", "ExecStart").first).split(separator: " ").map(String.init)
-        let port = try freeLoopbackPort()
-        let activator = try ChildProcess(
-            "/usr/bin/systemd-socket-activate",
-            ["-l", "127.0.0.1:\(port)", CLI.binDirectory.appendingPathComponent("forcescale-web").path]
-                + execStart.dropFirst() + ["--socket", daemon.socketPath])
-        defer { activator.kill() }
 
+        func activate(groups: [String]) throws -> (ChildProcess, Int) {
+            let port = try freeLoopbackPort()
+            let activator = try ChildProcess(
+                "/usr/bin/systemd-socket-activate",
+                ["-l", "127.0.0.1:\(port)", "/usr/bin/setpriv", "--reuid=nobody", "--regid=nogroup"] + groups + [program]
+                    + execStart.dropFirst() + ["--socket", daemon.socketPath])
+            return (activator, port)
+        }
+
+        let (activator, port) = try activate(groups: ["--groups=\(status.st_gid)"])
+        defer { activator.kill() }
         var page: HTTPTestResponse?
         try waitFor("the page on 127.0.0.1:\(port) through systemd-socket-activate", saw: { "its stderr: \(activator.stderr.suffix(2000))" }) {
             page = try? httpGet(port: port, path: "/")
@@ -85,9 +95,24 @@ import Testing
             metrics = try? httpGet(port: port, path: "/metrics")
             return metrics.map { $0.status == 200 && $0.text.contains("\nforcescale_daemon_up 1") && $0.text.contains("forcescale_weight_grams{") } ?? false
         }
-        // It served the socket it was handed, and says so.
+        // It served the socket it was handed, and says so; SIGTERM stops it cleanly.
         #expect(activator.stderr.contains("listening on http://127.0.0.1:\(port)/"), "\(activator.stderr)")
-        #expect(activator.isRunning, "forcescale-web stopped: \(activator.stderr)")
+        activator.signal(SIGTERM)
+        let stopped = activator.wait()
+        #expect(stopped.exited && stopped.status == 0, "forcescale-web after SIGTERM: \(stopped.status) \(stopped.stderr)")
+
+        // Without the group the same user serves the page but cannot reach the daemon.
+        let (refused, refusedPort) = try activate(groups: ["--clear-groups"])
+        defer { refused.kill() }
+        var down: HTTPTestResponse?
+        try waitFor("forcescale_daemon_up 0 without the socket's group", saw: { "\(down?.text.suffix(1500) ?? "nothing"); \(refused.stderr.suffix(1000))" }) {
+            down = try? httpGet(port: refusedPort, path: "/metrics")
+            return down.map { $0.status == 200 && $0.text.contains("\nforcescale_daemon_up 0") } ?? false
+        }
+        #expect(refused.stderr.contains("permission denied"), "\(refused.stderr)")
+        refused.signal(SIGTERM)
+        let refusedStopped = refused.wait()
+        #expect(refusedStopped.exited && refusedStopped.status == 0, "\(refusedStopped.stderr)")
     }
 }
 
