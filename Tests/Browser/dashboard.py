@@ -406,8 +406,8 @@ class Dashboard:
             raise CheckFailed(f"a stable weight shows the shape {page['stableShape']!r}, live region {page['live']!r}")
         if not page["device"] or page["device"] == "–" or page["model"] != reading["model"]:
             raise CheckFailed(f"device and model not shown: {page['device']!r}, {page['model']!r} (the stream says {reading})")
-        if page["sparkline"] < 10:
-            raise CheckFailed(f"the sparkline has {page['sparkline']} points after seconds of readings")
+        # The page may have opened a moment ago: wait for the line to grow, not for a time.
+        self.page_until("a sparkline of at least 10 points", lambda page: page["sparkline"] >= 10)
         log(f"stable: the page shows {weight} g, aria-valuenow {valuenow}, as /events carried {reading}")
         self.screenshot("dashboard-desktop.png")
 
