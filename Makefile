@@ -52,7 +52,8 @@ build: setup
 
 # forcescaled on the best readable pressure device (the built-in demo's recording, played in
 # a loop, when there is none) on a private socket, and `forcescale watch` on it in the
-# foreground; the daemon stops when watch does (Ctrl-C). See scripts/run.
+# foreground, with forcescale-web serving the page on loopback (the URL is printed); the
+# daemon and the web server stop when watch does (Ctrl-C). See scripts/run.
 run: build
 	@FORCESCALE_BIN_DIR="$$($(SWIFT) build -c release --show-bin-path)" scripts/run $(ARGS)
 
@@ -79,8 +80,9 @@ clean:
 install-build: setup
 	$(SWIFT) build -c release --static-swift-stdlib --scratch-path $(INSTALL_SCRATCH) --product forcescale
 	$(SWIFT) build -c release --static-swift-stdlib --scratch-path $(INSTALL_SCRATCH) --product forcescaled
+	$(SWIFT) build -c release --static-swift-stdlib --scratch-path $(INSTALL_SCRATCH) --product forcescale-web
 
-# Programs, units, the udev rule and its helper, the sysusers file, man pages, completions
+# Programs, units, the udev rule and its helper, the sysusers files, man pages, completions
 # (written by the programs themselves), and the configuration file unless one is there. The
 # units and the rule name the programs by their installed paths. Nothing is chowned and no
 # user is made here; without DESTDIR (a real install) the user is made, udev and systemd
@@ -92,18 +94,20 @@ install: $(if $(INSTALL_BIN_DIR),,install-build)
 	install -d "$$d$(BINDIR)" "$$d$(SYSTEMDUNITDIR)" "$$d$(UDEVDIR)/rules.d" "$$d$(SYSUSERSDIR)" \
 		"$$d$(MANDIR)/man1" "$$d$(MANDIR)/man5" "$$d$(MANDIR)/man8" "$$d$(SYSCONFDIR)/forcescale" \
 		"$$d$(BASHCOMPLETIONDIR)" "$$d$(ZSHCOMPLETIONDIR)" "$$d$(FISHCOMPLETIONDIR)"; \
-	install -m 0755 "$$bin/forcescale" "$$bin/forcescaled" "$$d$(BINDIR)/"; \
-	sed 's|/usr/local/bin/forcescaled|$(BINDIR)/forcescaled|' systemd/forcescaled.service > "$$d$(SYSTEMDUNITDIR)/forcescaled.service"; \
-	install -m 0644 systemd/forcescaled.socket "$$d$(SYSTEMDUNITDIR)/forcescaled.socket"; \
-	chmod 0644 "$$d$(SYSTEMDUNITDIR)/forcescaled.service"; \
+	install -m 0755 "$$bin/forcescale" "$$bin/forcescaled" "$$bin/forcescale-web" "$$d$(BINDIR)/"; \
+	for unit in forcescaled forcescale-web; do \
+		sed "s|/usr/local/bin/$$unit|$(BINDIR)/$$unit|" systemd/$$unit.service > "$$d$(SYSTEMDUNITDIR)/$$unit.service"; \
+		install -m 0644 systemd/$$unit.socket "$$d$(SYSTEMDUNITDIR)/$$unit.socket"; \
+		chmod 0644 "$$d$(SYSTEMDUNITDIR)/$$unit.service"; \
+	done; \
 	sed 's|/usr/local/lib/udev/forcescale-udev-pressure|$(UDEVDIR)/forcescale-udev-pressure|' udev/70-forcescale.rules > "$$d$(UDEVDIR)/rules.d/70-forcescale.rules"; \
 	chmod 0644 "$$d$(UDEVDIR)/rules.d/70-forcescale.rules"; \
 	install -m 0755 udev/forcescale-udev-pressure "$$d$(UDEVDIR)/forcescale-udev-pressure"; \
-	install -m 0644 sysusers.d/forcescale.conf "$$d$(SYSUSERSDIR)/forcescale.conf"; \
-	install -m 0644 man/forcescale.1 "$$d$(MANDIR)/man1/forcescale.1"; \
+	install -m 0644 sysusers.d/forcescale.conf sysusers.d/forcescale-web.conf "$$d$(SYSUSERSDIR)/"; \
+	install -m 0644 man/forcescale.1 man/forcescale-web.1 "$$d$(MANDIR)/man1/"; \
 	install -m 0644 man/forcescale.conf.5 "$$d$(MANDIR)/man5/forcescale.conf.5"; \
 	install -m 0644 man/forcescaled.8 "$$d$(MANDIR)/man8/forcescaled.8"; \
-	for program in forcescale forcescaled; do \
+	for program in forcescale forcescaled forcescale-web; do \
 		"$$bin/$$program" --generate-completion-script bash > "$$d$(BASHCOMPLETIONDIR)/$$program"; \
 		"$$bin/$$program" --generate-completion-script zsh > "$$d$(ZSHCOMPLETIONDIR)/_$$program"; \
 		"$$bin/$$program" --generate-completion-script fish > "$$d$(FISHCOMPLETIONDIR)/$$program.fish"; \
@@ -116,15 +120,15 @@ install: $(if $(INSTALL_BIN_DIR),,install-build)
 		install -m 0644 etc/forcescale.conf "$$config"; \
 	fi; \
 	if [ -z "$$d" ]; then \
-		echo "systemd-sysusers $(SYSUSERSDIR)/forcescale.conf"; \
-		systemd-sysusers "$(SYSUSERSDIR)/forcescale.conf"; \
+		echo "systemd-sysusers $(SYSUSERSDIR)/forcescale.conf $(SYSUSERSDIR)/forcescale-web.conf"; \
+		systemd-sysusers "$(SYSUSERSDIR)/forcescale.conf" "$(SYSUSERSDIR)/forcescale-web.conf"; \
 		if udevadm control --ping >/dev/null 2>&1; then \
 			echo "udevadm control --reload"; udevadm control --reload; \
 		else echo "install: systemd-udevd is not running: the rule applies once it starts"; fi; \
 		if [ -d /run/systemd/system ]; then \
 			echo "systemctl daemon-reload"; systemctl daemon-reload; \
 		else echo "install: systemd is not running here: the units apply once it is"; fi; \
-		echo "install: next, 'systemctl enable --now forcescaled.socket' and 'udevadm trigger --subsystem-match=input' (README.md, Install as a service)"; \
+		echo "install: next, 'systemctl enable --now forcescaled.socket' and 'udevadm trigger --subsystem-match=input' (README.md, Install as a service); forcescale-web.socket is off until enabled the same way"; \
 	fi
 
 # Everything install put there, except an edited configuration file, the user and group
@@ -134,17 +138,18 @@ uninstall:
 	@set -e; \
 	d="$(DESTDIR)"; \
 	if [ -z "$$d" ] && [ -d /run/systemd/system ]; then \
-		echo "systemctl disable --now forcescaled.socket forcescaled.service"; \
-		systemctl disable --now forcescaled.socket forcescaled.service || true; \
+		echo "systemctl disable --now forcescale-web.socket forcescale-web.service forcescaled.socket forcescaled.service"; \
+		systemctl disable --now forcescale-web.socket forcescale-web.service forcescaled.socket forcescaled.service || true; \
 	fi; \
-	rm -f "$$d$(BINDIR)/forcescale" "$$d$(BINDIR)/forcescaled" \
+	rm -f "$$d$(BINDIR)/forcescale" "$$d$(BINDIR)/forcescaled" "$$d$(BINDIR)/forcescale-web" \
 		"$$d$(SYSTEMDUNITDIR)/forcescaled.service" "$$d$(SYSTEMDUNITDIR)/forcescaled.socket" \
+		"$$d$(SYSTEMDUNITDIR)/forcescale-web.service" "$$d$(SYSTEMDUNITDIR)/forcescale-web.socket" \
 		"$$d$(UDEVDIR)/rules.d/70-forcescale.rules" "$$d$(UDEVDIR)/forcescale-udev-pressure" \
-		"$$d$(SYSUSERSDIR)/forcescale.conf" \
-		"$$d$(MANDIR)/man1/forcescale.1" "$$d$(MANDIR)/man5/forcescale.conf.5" "$$d$(MANDIR)/man8/forcescaled.8" \
-		"$$d$(BASHCOMPLETIONDIR)/forcescale" "$$d$(BASHCOMPLETIONDIR)/forcescaled" \
-		"$$d$(ZSHCOMPLETIONDIR)/_forcescale" "$$d$(ZSHCOMPLETIONDIR)/_forcescaled" \
-		"$$d$(FISHCOMPLETIONDIR)/forcescale.fish" "$$d$(FISHCOMPLETIONDIR)/forcescaled.fish"; \
+		"$$d$(SYSUSERSDIR)/forcescale.conf" "$$d$(SYSUSERSDIR)/forcescale-web.conf" \
+		"$$d$(MANDIR)/man1/forcescale.1" "$$d$(MANDIR)/man1/forcescale-web.1" "$$d$(MANDIR)/man5/forcescale.conf.5" "$$d$(MANDIR)/man8/forcescaled.8" \
+		"$$d$(BASHCOMPLETIONDIR)/forcescale" "$$d$(BASHCOMPLETIONDIR)/forcescaled" "$$d$(BASHCOMPLETIONDIR)/forcescale-web" \
+		"$$d$(ZSHCOMPLETIONDIR)/_forcescale" "$$d$(ZSHCOMPLETIONDIR)/_forcescaled" "$$d$(ZSHCOMPLETIONDIR)/_forcescale-web" \
+		"$$d$(FISHCOMPLETIONDIR)/forcescale.fish" "$$d$(FISHCOMPLETIONDIR)/forcescaled.fish" "$$d$(FISHCOMPLETIONDIR)/forcescale-web.fish"; \
 	config="$$d$(SYSCONFDIR)/forcescale/forcescale.conf"; \
 	if [ -e "$$config" ] && cmp -s etc/forcescale.conf "$$config"; then \
 		rm -f "$$config"; rmdir "$$d$(SYSCONFDIR)/forcescale" 2>/dev/null || true; \

@@ -41,7 +41,7 @@ import Testing
         try script("bash", program: program).write(toFile: file, atomically: true, encoding: .utf8)
         var words = line.split(separator: " ").map(String.init)
         if line.hasSuffix(" ") { words.append("") }
-        let result = try run(try installed("bash"), ["-c", #"source "$1"; shift; COMP_WORDS=("$@"); COMP_CWORD=$(( $# - 1 )); _\#(program); printf '%s\n' "${COMPREPLY[@]}""#, "bash", file] + words)
+        let result = try run(try installed("bash"), ["-c", #"source "$1"; shift; COMP_WORDS=("$@"); COMP_CWORD=$(( $# - 1 )); _\#(program.replacingOccurrences(of: "-", with: "_")); printf '%s\n' "${COMPREPLY[@]}""#, "bash", file] + words)
         #expect(result.status == 0 && result.stderr.isEmpty, "bash: \(result.stderr)")
         return result.stdout.split(separator: "\n").map(String.init)
     }
@@ -89,6 +89,9 @@ import Testing
         let daemon = Help(try CLI.run(["--help"], product: "forcescaled").stdout)
         #expect(Set(try Self.bash("forcescaled -", program: "forcescaled")) == Set(daemon.options.flatMap(\.names)))
         #expect(try Self.bash("forcescaled --contacts ", program: "forcescaled") == ["primary", "sum", "max"])
+        let web = Help(try CLI.run(["--help"], product: "forcescale-web").stdout)
+        #expect(!web.options.isEmpty, "could not read the options from 'forcescale-web --help'")
+        #expect(Set(try Self.bash("forcescale-web -", program: "forcescale-web")) == Set(web.options.flatMap(\.names)))
     }
 
     // MARK: - zsh

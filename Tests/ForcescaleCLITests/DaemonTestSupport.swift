@@ -39,12 +39,7 @@ enum DaemonRecordings {
     /// press's pressure changing every 10 ms, and released after each press (the last one
     /// only if `releaseTheLast`). Made from the demo's device description.
     static func presses(in directory: URL, name: String, _ presses: [(start: Double, seconds: Double)], releaseTheLast: Bool = true) throws -> String {
-        let demo = try String(contentsOfFile: try self.demo(in: directory), encoding: .utf8)
-        var text = demo.split(separator: "\n", omittingEmptySubsequences: false)
-            .prefix { !$0.hasPrefix("E:") }.joined(separator: "\n") + "\n"
-        func stamp(_ microseconds: Int) -> String {
-            "\(microseconds / 1_000_000)." + String(String(microseconds % 1_000_000 + 1_000_000).dropFirst())
-        }
+        var text = try demoDevice(in: directory)
         for (index, press) in presses.enumerated() {
             let start = Int((press.start * 1_000_000).rounded())
             text += "E: \(stamp(start)) 0001 014a 1\nE: \(stamp(start)) 0001 0145 1\nE: \(stamp(start)) 0003 0000 400\nE: \(stamp(start)) 0003 0001 450\n"
@@ -61,6 +56,19 @@ enum DaemonRecordings {
         let path = directory.appendingPathComponent("\(name).events").path
         try text.write(toFile: path, atomically: true, encoding: .utf8)
         return path
+    }
+
+    /// The demo's device description (its lines before the first event): a 0-255 pressure
+    /// touchpad with no resolution, so its readings use the nominal model.
+    static func demoDevice(in directory: URL) throws -> String {
+        let demo = try String(contentsOfFile: try self.demo(in: directory), encoding: .utf8)
+        return demo.split(separator: "\n", omittingEmptySubsequences: false)
+            .prefix { !$0.hasPrefix("E:") }.joined(separator: "\n") + "\n"
+    }
+
+    /// An evemu event time: seconds and six decimals.
+    static func stamp(_ microseconds: Int) -> String {
+        "\(microseconds / 1_000_000)." + String(String(microseconds % 1_000_000 + 1_000_000).dropFirst())
     }
 }
 

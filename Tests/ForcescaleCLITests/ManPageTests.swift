@@ -11,7 +11,7 @@ import Testing
 /// is one of the packages scripts/setup installs).
 @Suite struct ManPageTests {
     static let manDirectory = CLI.packageRoot.appendingPathComponent("man")
-    static let pages = ["forcescale.1", "forcescaled.8", "forcescale.conf.5"]
+    static let pages = ["forcescale.1", "forcescaled.8", "forcescale.conf.5", "forcescale-web.1"]
 
     // MARK: - forcescale(1)
 
@@ -93,23 +93,35 @@ import Testing
     // MARK: - forcescaled(8)
 
     @Test func daemonOptionsMatchItsHelp() throws {
-        let page = try ManPage(named: "forcescaled.8")
-        let help = Help(try Self.output(["--help"], product: "forcescaled"))
-        #expect(help.options.count >= 10, "could not read the options from 'forcescaled --help'")
+        try Self.optionsMatchHelp(of: "forcescaled", page: "forcescaled.8", atLeast: 10)
+    }
+
+    // MARK: - forcescale-web(1)
+
+    @Test func webOptionsMatchItsHelp() throws {
+        try Self.optionsMatchHelp(of: "forcescale-web", page: "forcescale-web.1", atLeast: 3)
+    }
+
+    /// Every option of `PROGRAM --help` in the SYNOPSIS and OPTIONS of its page, with its
+    /// default and values, and no option there that the program no longer takes.
+    static func optionsMatchHelp(of program: String, page name: String, atLeast: Int) throws {
+        let page = try ManPage(named: name)
+        let help = Help(try Self.output(["--help"], product: program))
+        #expect(help.options.count >= atLeast, "could not read the options from '\(program) --help'")
         let synopsis = try #require(page.section(titled: "SYNOPSIS"))
         for option in help.options {
-            #expect(option.names.contains(where: synopsis.mentions), "forcescaled takes \(option.name), which the SYNOPSIS of man/forcescaled.8 does not show")
+            #expect(option.names.contains(where: synopsis.mentions), "\(program) takes \(option.name), which the SYNOPSIS of man/\(name) does not show")
             let entries = page.entries(for: option, in: page.optionSections)
-            #expect(!entries.isEmpty, "forcescaled takes \(option.name), which OPTIONS in man/forcescaled.8 does not describe")
+            #expect(!entries.isEmpty, "\(program) takes \(option.name), which OPTIONS in man/\(name) does not describe")
             for expected in option.documentedWords {
                 #expect(entries.contains { $0.mentions(expected) },
-                        "'forcescaled --help' gives \(option.name) '\(expected)' (a default or a value), which its entry in man/forcescaled.8 does not mention")
+                        "'\(program) --help' gives \(option.name) '\(expected)' (a default or a value), which its entry in man/\(name) does not mention")
             }
         }
         for section in page.optionSections {
             for described in section.describedOptions {
                 #expect(help.options.contains { $0.names.contains(described) },
-                        "man/forcescaled.8 (\(section.title)) describes \(described), which 'forcescaled --help' does not list")
+                        "man/\(name) (\(section.title)) describes \(described), which '\(program) --help' does not list")
             }
         }
     }
@@ -120,6 +132,8 @@ import Testing
         let version = try Self.output(["--version"]).trimmingCharacters(in: .whitespacesAndNewlines)
         let daemonVersion = try Self.output(["--version"], product: "forcescaled").trimmingCharacters(in: .whitespacesAndNewlines)
         #expect(version == daemonVersion)
+        let webVersion = try Self.output(["--version"], product: "forcescale-web").trimmingCharacters(in: .whitespacesAndNewlines)
+        #expect(version == webVersion)
         for name in Self.pages {
             let header = try #require(try ManPage(named: name).lines.first { $0.hasPrefix(".TH ") }, "\(name) has no .TH line")
             #expect(header.contains("\"forcescale \(version)\""), "the .TH line of man/\(name) does not name forcescale \(version): \(header)")

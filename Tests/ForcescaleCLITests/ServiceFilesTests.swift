@@ -74,12 +74,7 @@ import Testing
     // MARK: - The units
 
     @Test func serviceExposureIsAtMostOnePointFive() throws {
-        let result = try run(Self.systemdAnalyze, ["security", "--offline=yes", "--no-pager", Self.serviceUnit])
-        let line = try #require(result.stdout.split(separator: "\n").first { $0.contains("Overall exposure level for forcescaled.service:") },
-                                "systemd-analyze security printed no overall level: \(result.stdout.suffix(300)) \(result.stderr)")
-        // "→ Overall exposure level for forcescaled.service: 0.6 SAFE 😀" (the face may be ":-}").
-        let afterName = line.components(separatedBy: "forcescaled.service:").last ?? ""
-        let figure = try #require(afterName.split(separator: " ").first.flatMap { Double($0) }, "cannot read \(line)")
+        let (figure, line) = try Self.exposure(of: Self.serviceUnit)
         print("systemd-analyze security --offline=yes systemd/forcescaled.service: exposure \(figure)")
         #expect(figure <= 1.5, "\(line)")
         // What the sandbox must keep allowing, or the daemon cannot read and rumble.
@@ -89,6 +84,19 @@ import Testing
         #expect(unit.values("Service", "PrivateDevices").isEmpty, "PrivateDevices hides /dev/input")
         #expect(unit.values("Service", "SupplementaryGroups") == ["input"])
         #expect(unit.values("Service", "Type") == ["notify"])
+    }
+
+    /// `systemd-analyze security --offline` of a service file: the overall exposure and the
+    /// line that gives it.
+    static func exposure(of path: String) throws -> (Double, String) {
+        let name = URL(fileURLWithPath: path).lastPathComponent
+        let result = try run(systemdAnalyze, ["security", "--offline=yes", "--no-pager", path])
+        let line = try #require(result.stdout.split(separator: "\n").first { $0.contains("Overall exposure level for \(name):") },
+                                "systemd-analyze security printed no overall level: \(result.stdout.suffix(300)) \(result.stderr)")
+        // "→ Overall exposure level for forcescaled.service: 0.6 SAFE 😀" (the face may be ":-}").
+        let afterName = line.components(separatedBy: "\(name):").last ?? ""
+        let figure = try #require(afterName.split(separator: " ").first.flatMap { Double($0) }, "cannot read \(line)")
+        return (figure, String(line))
     }
 
     /// The installed units, verified where they point: `systemd-analyze verify` wants the
@@ -102,7 +110,7 @@ import Testing
         let check = stage.directory.appendingPathComponent("verify")
         try FileManager.default.createDirectory(at: check, withIntermediateDirectories: true)
         var copies: [String] = []
-        for name in ["forcescaled.service", "forcescaled.socket"] {
+        for name in ["forcescaled.service", "forcescaled.socket", "forcescale-web.service", "forcescale-web.socket"] {
             let text = try String(contentsOfFile: units + "/" + name, encoding: .utf8)
             let copy = check.appendingPathComponent(name).path
             try text.replacingOccurrences(of: "=/usr/local/", with: "=" + stage.path("/usr/local/")).write(toFile: copy, atomically: true, encoding: .utf8)
@@ -152,20 +160,28 @@ import Testing
     static let installedFiles: [(path: String, mode: Int)] = [
         ("/usr/local/bin/forcescale", 0o755),
         ("/usr/local/bin/forcescaled", 0o755),
+        ("/usr/local/bin/forcescale-web", 0o755),
         ("/usr/local/lib/systemd/system/forcescaled.service", 0o644),
         ("/usr/local/lib/systemd/system/forcescaled.socket", 0o644),
+        ("/usr/local/lib/systemd/system/forcescale-web.service", 0o644),
+        ("/usr/local/lib/systemd/system/forcescale-web.socket", 0o644),
         ("/usr/local/lib/udev/rules.d/70-forcescale.rules", 0o644),
         ("/usr/local/lib/udev/forcescale-udev-pressure", 0o755),
         ("/usr/local/lib/sysusers.d/forcescale.conf", 0o644),
+        ("/usr/local/lib/sysusers.d/forcescale-web.conf", 0o644),
         ("/usr/local/share/man/man1/forcescale.1", 0o644),
+        ("/usr/local/share/man/man1/forcescale-web.1", 0o644),
         ("/usr/local/share/man/man5/forcescale.conf.5", 0o644),
         ("/usr/local/share/man/man8/forcescaled.8", 0o644),
         ("/usr/local/share/bash-completion/completions/forcescale", 0o644),
         ("/usr/local/share/bash-completion/completions/forcescaled", 0o644),
+        ("/usr/local/share/bash-completion/completions/forcescale-web", 0o644),
         ("/usr/local/share/zsh/site-functions/_forcescale", 0o644),
         ("/usr/local/share/zsh/site-functions/_forcescaled", 0o644),
+        ("/usr/local/share/zsh/site-functions/_forcescale-web", 0o644),
         ("/usr/local/share/fish/vendor_completions.d/forcescale.fish", 0o644),
         ("/usr/local/share/fish/vendor_completions.d/forcescaled.fish", 0o644),
+        ("/usr/local/share/fish/vendor_completions.d/forcescale-web.fish", 0o644),
         ("/etc/forcescale/forcescale.conf", 0o644),
     ]
 
@@ -189,10 +205,12 @@ import Testing
         // The installed copies name the installed paths.
         let service = try UnitFile(path: stage.path("/usr/local/lib/systemd/system/forcescaled.service"))
         #expect(service.values("Service", "ExecStart") == ["/usr/local/bin/forcescaled"])
+        let webService = try UnitFile(path: stage.path("/usr/local/lib/systemd/system/forcescale-web.service"))
+        #expect(webService.values("Service", "ExecStart") == ["/usr/local/bin/forcescale-web"])
         let rule = try String(contentsOfFile: stage.path("/usr/local/lib/udev/rules.d/70-forcescale.rules"), encoding: .utf8)
         #expect(rule.contains(#"IMPORT{program}="/usr/local/lib/udev/forcescale-udev-pressure "#))
         // The completions are what the programs write.
-        for program in ["forcescale", "forcescaled"] {
+        for program in ["forcescale", "forcescaled", "forcescale-web"] {
             let bash = try run(CLI.binDirectory.appendingPathComponent(program).path, ["--generate-completion-script", "bash"])
             let installed = try String(contentsOfFile: stage.path("/usr/local/share/bash-completion/completions/\(program)"), encoding: .utf8)
             #expect(bash.status == 0 && !installed.isEmpty && installed == bash.stdout, "\(program)'s bash completion")
@@ -229,6 +247,8 @@ import Testing
         #expect(Set(try stage.files()) == Set(expected))
         let service = try UnitFile(path: stage.path("/usr/lib/systemd/system/forcescaled.service"))
         #expect(service.values("Service", "ExecStart") == ["/usr/bin/forcescaled"])
+        let webService = try UnitFile(path: stage.path("/usr/lib/systemd/system/forcescale-web.service"))
+        #expect(webService.values("Service", "ExecStart") == ["/usr/bin/forcescale-web"])
         let rule = try String(contentsOfFile: stage.path("/usr/lib/udev/rules.d/70-forcescale.rules"), encoding: .utf8)
         #expect(rule.contains(#"IMPORT{program}="/usr/lib/udev/forcescale-udev-pressure "#))
     }
@@ -256,6 +276,7 @@ final class Staging {
             packageRoot = try shared.repositoryForMakeInstall()
             try shared.program("forcescale")
             try shared.program("forcescaled")
+            try shared.program("forcescale-web")
             binDirectory = URL(fileURLWithPath: shared.path("bin"))
         } else {
             shared = nil

@@ -1,0 +1,556 @@
+#!/usr/bin/python3
+"""forcescale-web's page in a real browser (issue 11).
+
+Debian's chromium, driven headless through Debian's chromedriver (/usr/bin/chromedriver,
+never a downloaded one) with python3-selenium, against the real programs: forcescaled
+serving a scripted replay on a private socket, and forcescale-web on a free loopback port.
+A second client reads /events beside the browser, and every number the page shows is
+checked against what that client saw the stream carry:
+
+- the weight is exactly a READING's grams (written as the CLI writes it), the dial's
+  aria-valuenow is that reading's force in percent rounded down, "100%+" when saturated;
+- PEAK appears with the PEAK's grams; switching the unit converts with the CLI's factors;
+- the live region announces stable weights only;
+- stopping the daemon makes the page say it is reconnecting, and it shows readings again
+  when the daemon is back; the same when forcescale-web itself goes away and comes back;
+- screenshots (desktop and phone width, and the reconnecting state) go to --artifacts.
+
+Every wait is for a condition with a generous deadline (a busy 2-core machine), never a
+fixed sleep. Run by Tests/ForcescaleCLITests/WebPageTests.swift, which writes the
+recording; on its own:
+
+  Tests/Browser/dashboard.py --bin-dir .build/debug --recording FILE --artifacts DIR
+
+Exit status 0 when every check passed, 1 with what was expected and what was seen.
+"""
+
+import argparse
+import http.client
+import json
+import math
+import os
+import signal
+import socket
+import subprocess
+import sys
+import tempfile
+import threading
+import time
+import traceback
+
+from selenium import webdriver
+from selenium.common.exceptions import TimeoutException, WebDriverException
+from selenium.webdriver.chrome.service import Service
+from selenium.webdriver.support.ui import Select, WebDriverWait
+
+# Seconds for any one condition: long, since a condition ends as soon as it holds.
+DEADLINE = 60
+CHROMEDRIVER = "/usr/bin/chromedriver"
+
+# MassUnit (ScaleCore): grams per unit and the decimals the CLI shows.
+UNITS = {"g": (1.0, 1), "oz": (28.349523125, 3), "ct": (0.2, 1)}
+
+
+class CheckFailed(Exception):
+    pass
+
+
+def log(message):
+    print(f"[{time.strftime('%H:%M:%S')}] {message}", flush=True)
+
+
+def fixed(value, decimals):
+    """ScaleDisplay's fixed(_:decimals:): exactly `decimals` decimals, half away from zero."""
+    scale = 10 ** decimals
+    scaled = int(math.floor(abs(value) * scale + 0.5))
+    sign = "-" if value < 0 and scaled != 0 else ""
+    if decimals == 0:
+        return f"{sign}{scaled}"
+    return f"{sign}{scaled // scale}.{scaled % scale:0{decimals}d}"
+
+
+def percent_text(reading):
+    """The gauge's rule: rounded down, 100%+ when saturated."""
+    if reading["saturated"]:
+        return "100%+", "100"
+    percent = math.floor(max(0.0, min(1.0, reading["force"])) * 100)
+    return f"{percent}%", str(percent)
+
+
+def wait_until(what, condition, deadline=DEADLINE, seen=lambda: ""):
+    """Polls `condition` until it returns something true; fails saying what it waited for."""
+    end = time.monotonic() + deadline
+    while True:
+        value = condition()
+        if value:
+            return value
+        if time.monotonic() > end:
+            raise CheckFailed(f"waited {deadline} s for {what}; saw {seen()}")
+        time.sleep(0.05)
+
+
+class Child:
+    """A program under test, its output in files (no pipe to fill up), stopped at the end."""
+
+    def __init__(self, name, arguments, directory):
+        self.name = name
+        self.arguments = arguments
+        self.output_path = os.path.join(directory, f"{name}.log")
+        self.start()
+
+    def start(self):
+        self.output = open(self.output_path, "ab")
+        self.process = subprocess.Popen(self.arguments, stdin=subprocess.DEVNULL, stdout=self.output,
+                                        stderr=subprocess.STDOUT)
+
+    def running(self):
+        return self.process.poll() is None
+
+    def text(self):
+        with open(self.output_path, "rb") as file:
+            return file.read().decode("utf-8", "replace")[-3000:]
+
+    def stop(self):
+        if self.running():
+            self.process.send_signal(signal.SIGTERM)
+            try:
+                self.process.wait(DEADLINE)
+            except subprocess.TimeoutExpired:
+                self.process.kill()
+                self.process.wait()
+                raise CheckFailed(f"{self.name} did not stop within {DEADLINE} s of SIGTERM: {self.text()}")
+        self.output.close()
+
+
+def daemon_answers(path):
+    """True once forcescaled accepts a connection on `path` and greets it with VERSION."""
+    try:
+        with socket.socket(socket.AF_UNIX, socket.SOCK_STREAM) as connection:
+            connection.settimeout(5)
+            connection.connect(path)
+            return connection.recv(4096).startswith(b'{"class":"VERSION"')
+    except OSError:
+        return False
+
+
+def page_answers(port):
+    try:
+        connection = http.client.HTTPConnection("127.0.0.1", port, timeout=5)
+        connection.request("GET", "/")
+        response = connection.getresponse()
+        response.read()
+        connection.close()
+        return response.status == 200
+    except OSError:
+        return False
+
+
+def free_port():
+    with socket.socket() as probe:
+        probe.bind(("127.0.0.1", 0))
+        return probe.getsockname()[1]
+
+
+class StreamWatcher(threading.Thread):
+    """A second /events client beside the browser: what the stream carried, in order.
+
+    It reconnects after the server goes away, as the page does, so that it sees the
+    readings after a restart too."""
+
+    def __init__(self, port):
+        super().__init__(daemon=True)
+        self.port = port
+        self.lock = threading.Lock()
+        self.events = []
+        self.stopping = False
+
+    def run(self):
+        while not self.stopping:
+            try:
+                connection = http.client.HTTPConnection("127.0.0.1", self.port, timeout=30)
+                connection.request("GET", "/events", headers={"Accept": "text/event-stream"})
+                response = connection.getresponse()
+                if response.status != 200:
+                    raise OSError(f"status {response.status}")
+                name, data = "message", []
+                while not self.stopping:
+                    line = response.fp.readline()
+                    if not line:
+                        break
+                    line = line.decode("utf-8").rstrip("\r\n")
+                    if line == "":
+                        if data:
+                            self.record(name, "\n".join(data))
+                        name, data = "message", []
+                    elif line.startswith(":"):
+                        continue
+                    else:
+                        field, _, value = line.partition(":")
+                        value = value[1:] if value.startswith(" ") else value
+                        if field == "event":
+                            name = value
+                        elif field == "data":
+                            data.append(value)
+                connection.close()
+            except (OSError, http.client.HTTPException):
+                pass
+            if not self.stopping:
+                # The server is away (restarted by the test): try again shortly.
+                time.sleep(0.2)
+
+    def record(self, name, data):
+        try:
+            value = json.loads(data)
+        except ValueError:
+            value = {"unparsed": data}
+        with self.lock:
+            self.events.append((time.monotonic(), name, value))
+
+    def readings(self, since=0.0):
+        with self.lock:
+            return [value for at, name, value in self.events if name == "reading" and at >= since]
+
+    def peaks(self):
+        with self.lock:
+            return [value for at, name, value in self.events if name == "peak"]
+
+    def summary(self):
+        with self.lock:
+            tail = self.events[-5:]
+            count = len(self.events)
+        return f"{count} events on /events, the last: {[(name, value) for _, name, value in tail]}"
+
+
+# What the page shows, read in one script so that the values belong together.
+SNAPSHOT = """
+const $ = (id) => document.getElementById(id);
+const dial = $("dial");
+return {
+  weight: $("weight-value").textContent,
+  grams: $("weight-value").getAttribute("data-grams"),
+  unit: $("weight-unit").textContent,
+  percent: $("percent").textContent,
+  valuenow: dial.getAttribute("aria-valuenow"),
+  valuetext: dial.getAttribute("aria-valuetext"),
+  role: dial.getAttribute("role"),
+  stable: $("stable").getAttribute("data-state"),
+  stableText: $("stable-text").textContent,
+  // The shape beside the words: the one icon shown (never colour alone).
+  stableShape: [...document.querySelectorAll("#stable .icon")].filter((icon) => getComputedStyle(icon).display !== "none")
+    .map((icon) => icon.getAttribute("class").replace("icon ", "")).join(","),
+  live: $("announce").getAttribute("aria-live"),
+  discTransition: getComputedStyle($("disc")).transitionDuration,
+  peakShown: !$("peak").hidden && $("peak").offsetParent !== null,
+  peak: $("peak").textContent,
+  connection: $("connection-text").textContent,
+  connectionState: $("connection").getAttribute("data-state"),
+  reconnectingShown: !$("reconnecting").hidden && $("reconnecting").offsetParent !== null,
+  reconnecting: $("reconnecting").textContent,
+  device: $("device").textContent,
+  model: $("model").textContent,
+  sparkline: $("sparkline-line").getAttribute("points").split(" ").filter(Boolean).length,
+  announcements: window.__announcements || [],
+  overflow: document.documentElement.scrollWidth - window.innerWidth,
+};
+"""
+
+# Records every text the live region is given, from now on.
+WATCH_ANNOUNCEMENTS = """
+window.__announcements = [];
+const region = document.getElementById("announce");
+new MutationObserver(() => window.__announcements.push(region.textContent))
+  .observe(region, { childList: true, characterData: true, subtree: true });
+"""
+
+
+class Dashboard:
+    def __init__(self, arguments):
+        self.arguments = arguments
+        self.work = tempfile.mkdtemp(prefix="forcescale-web-browser-")
+        self.socket = os.path.join(self.work, "sock")
+        self.port = free_port()
+        self.url = f"http://127.0.0.1:{self.port}/"
+        self.daemon = None
+        self.web = None
+        self.browser = None
+        self.watcher = None
+        os.makedirs(arguments.artifacts, exist_ok=True)
+
+    # Programs
+
+    def start_daemon(self):
+        arguments = [os.path.join(self.arguments.bin_dir, "forcescaled"), "--replay", self.arguments.recording, "--loop",
+                     "--socket", self.socket, "--state-dir", os.path.join(self.work, "state")]
+        if self.daemon is None:
+            self.daemon = Child("forcescaled", arguments, self.work)
+        else:
+            self.daemon.start()
+        wait_until(f"forcescaled to answer on {self.socket}",
+                   lambda: self.daemon_failed() or daemon_answers(self.socket), seen=self.daemon.text)
+
+    def daemon_failed(self):
+        if not self.daemon.running():
+            raise CheckFailed(f"forcescaled exited with {self.daemon.process.returncode}: {self.daemon.text()}")
+        return False
+
+    def start_web(self):
+        arguments = [os.path.join(self.arguments.bin_dir, "forcescale-web"), "--socket", self.socket,
+                     "--listen", f"127.0.0.1:{self.port}"]
+        if self.web is None:
+            self.web = Child("forcescale-web", arguments, self.work)
+        else:
+            self.web.start()
+
+        def answers():
+            if not self.web.running():
+                raise CheckFailed(f"forcescale-web exited with {self.web.process.returncode}: {self.web.text()}")
+            return page_answers(self.port)
+
+        wait_until(f"forcescale-web to serve {self.url}", answers, seen=self.web.text)
+
+    def start_browser(self):
+        options = webdriver.ChromeOptions()
+        options.binary_location = "/usr/bin/chromium"
+        # Root needs --no-sandbox; /dev/shm may be small in a container.
+        for argument in ["--headless=new", "--no-sandbox", "--disable-dev-shm-usage", "--disable-gpu",
+                         "--window-size=1024,900", f"--user-data-dir={os.path.join(self.work, 'chromium')}",
+                         "--no-first-run", "--no-default-browser-check"]:
+            options.add_argument(argument)
+        self.browser = webdriver.Chrome(service=Service(CHROMEDRIVER, log_path=os.path.join(self.work, "chromedriver.log")),
+                                        options=options)
+        self.browser.set_page_load_timeout(DEADLINE)
+
+    def close(self):
+        if self.watcher:
+            self.watcher.stopping = True
+        if self.browser:
+            try:
+                self.browser.quit()
+            except WebDriverException:
+                pass
+        for child in (self.web, self.daemon):
+            if child:
+                try:
+                    child.stop()
+                except CheckFailed as failure:
+                    log(str(failure))
+
+    # The page
+
+    def snapshot(self):
+        return self.browser.execute_script(SNAPSHOT)
+
+    def page_until(self, what, condition):
+        """Waits until `condition(snapshot)` holds on the page, by WebDriverWait."""
+        last = {}
+
+        def check(_):
+            last["page"] = self.snapshot()
+            return condition(last["page"])
+
+        try:
+            WebDriverWait(self.browser, DEADLINE, poll_frequency=0.1).until(check)
+            return last["page"]
+        except TimeoutException:
+            raise CheckFailed(f"waited {DEADLINE} s for the page to show {what}; it showed {last.get('page')}; "
+                              f"{self.watcher.summary()}") from None
+
+    def screenshot(self, name):
+        path = os.path.join(self.arguments.artifacts, name)
+        self.browser.save_screenshot(path)
+        log(f"screenshot: {path}")
+
+    # The checks
+
+    def run(self):
+        self.start_daemon()
+        self.start_web()
+        self.watcher = StreamWatcher(self.port)
+        self.watcher.start()
+        self.start_browser()
+        self.browser.get(self.url)
+        self.browser.execute_script(WATCH_ANNOUNCEMENTS)
+        started = time.monotonic()
+
+        page = self.page_until("a live connection and a reading",
+                               lambda page: page["connectionState"] == "live" and page["grams"] is not None)
+        if page["role"] != "meter":
+            raise CheckFailed(f"the dial has role {page['role']}, not meter")
+        log(f"live: {page['weight']} {page['unit']}, {page['percent']}")
+
+        self.check_stable_weight()
+        self.check_saturation_and_peak()
+        self.check_samples()
+        self.check_units()
+        self.check_announcements(started)
+        self.check_phone_width()
+        self.check_reduced_motion()
+        self.check_daemon_restart()
+        self.check_server_restart()
+
+    def stable_reading(self):
+        # A held press, not the moment a saturated press happens to settle.
+        stable = [reading for reading in self.watcher.readings()
+                  if reading.get("stable") and reading.get("contacts", 0) > 0 and not reading.get("saturated")]
+        return stable[-1] if stable else None
+
+    def check_stable_weight(self):
+        """The weight of a stable press, exactly as the stream carries it, with its force."""
+        reading = wait_until("a stable reading on /events", self.stable_reading, seen=self.watcher.summary)
+        weight, (percent, valuenow) = fixed(reading["grams"], 1), percent_text(reading)
+        self.page_until(f"the stable weight {weight} g at {percent}",
+                        lambda page: page["weight"] == weight and page["unit"] == "g" and page["stable"] == "stable"
+                        and page["stableText"] == "stable" and page["valuenow"] == valuenow and page["percent"] == percent)
+        page = self.snapshot()
+        if page["stableShape"] != "icon-stable" or page["live"] != "polite":
+            raise CheckFailed(f"a stable weight shows the shape {page['stableShape']!r}, live region {page['live']!r}")
+        if not page["device"] or page["device"] == "–" or page["model"] != reading["model"]:
+            raise CheckFailed(f"device and model not shown: {page['device']!r}, {page['model']!r} (the stream says {reading})")
+        # The page may have opened a moment ago: wait for the line to grow, not for a time.
+        self.page_until("a sparkline of at least 10 points", lambda page: page["sparkline"] >= 10)
+        log(f"stable: the page shows {weight} g, aria-valuenow {valuenow}, as /events carried {reading}")
+        self.screenshot("dashboard-desktop.png")
+
+    def check_saturation_and_peak(self):
+        saturated = wait_until("a saturated reading on /events",
+                               lambda: next((r for r in self.watcher.readings() if r.get("saturated")), None),
+                               seen=self.watcher.summary)
+        weight = fixed(saturated["grams"], 1)
+        self.page_until(f"100%+ with {weight} g and aria-valuenow 100",
+                        lambda page: page["percent"] == "100%+" and page["valuenow"] == "100" and page["weight"] == weight)
+        self.screenshot("dashboard-saturated.png")
+        peak = wait_until("a PEAK on /events", lambda: (self.watcher.peaks() or [None])[-1], seen=self.watcher.summary)
+        text = f"PEAK{fixed(peak['grams'], 1)} g"
+        self.page_until(f"the PEAK mark '{text}'", lambda page: page["peakShown"] and page["peak"].strip() == text)
+        log(f"saturated: 100%+ at {weight} g; {text} as /events carried {peak}")
+
+    def check_samples(self):
+        """Whatever the page shows at any moment is a reading the stream carried, written by
+        the gauge's rules: 25 samples over more than one pass of the recording."""
+        matched = set()
+        for _ in range(25):
+            page = self.snapshot()
+            grams = float(page["grams"])
+
+            def carried():
+                return next((r for r in reversed(self.watcher.readings())
+                             if r["grams"] == grams and percent_text(r) == (page["percent"], page["valuenow"])), None)
+
+            reading = wait_until(f"/events to carry a reading of {grams} g at {page['percent']} (the page shows {page})",
+                                 carried, seen=self.watcher.summary)
+            if page["weight"] != fixed(reading["grams"], 1):
+                raise CheckFailed(f"the page writes {reading['grams']} g as {page['weight']}")
+            matched.add(page["weight"])
+            # The next sample after the page has moved on.
+            self.page_until("the next reading", lambda now: now["grams"] != page["grams"] or now["percent"] != page["percent"])
+        if len(matched) < 3:
+            raise CheckFailed(f"25 samples of a moving recording showed only {sorted(matched)}")
+        log(f"samples: {len(matched)} different weights, each as /events carried it")
+
+    def check_units(self):
+        reading = self.stable_reading()
+        unit = Select(self.browser.find_element("id", "unit"))
+        for name in ("oz", "ct", "g"):
+            unit.select_by_value(name)
+            factor, decimals = UNITS[name]
+            weight = fixed(reading["grams"] / factor, decimals)
+            self.page_until(f"{reading['grams']} g as {weight} {name}",
+                            lambda page: page["unit"] == name and page["weight"] == weight)
+            log(f"unit {name}: {reading['grams']} g shows as {weight} {name}")
+
+    def check_announcements(self, started):
+        page = self.snapshot()
+        stable = {fixed(r["grams"], 1) for r in self.watcher.readings() if r.get("stable") and r.get("contacts", 0) > 0}
+        if not page["announcements"]:
+            raise CheckFailed(f"the live region announced nothing in {time.monotonic() - started:.0f} s of stable presses")
+        for text in page["announcements"]:
+            parts = text.split(" ")
+            # In another unit than g the number is a conversion: only the form is checked.
+            if len(parts) != 3 or parts[0] != "Stable:" or (parts[2] == "g" and parts[1] not in stable):
+                raise CheckFailed(f"the live region said {text!r}; stable weights on /events: {sorted(stable)}")
+        log(f"announced: {page['announcements'][:4]}")
+
+    def check_phone_width(self):
+        self.browser.execute_cdp_cmd("Emulation.setDeviceMetricsOverride",
+                                     {"width": 390, "height": 844, "deviceScaleFactor": 1, "mobile": True})
+        page = self.page_until("a stable weight at phone width", lambda page: page["stable"] == "stable")
+        if page["overflow"] > 0:
+            raise CheckFailed(f"at 390 px the page is {page['overflow']} px wider than the screen")
+        self.screenshot("dashboard-phone.png")
+        self.browser.execute_cdp_cmd("Emulation.clearDeviceMetricsOverride", {})
+
+    def check_reduced_motion(self):
+        """The disc animates its growth, except for a reader who asks for reduced motion."""
+        before = self.snapshot()["discTransition"]
+        self.browser.execute_cdp_cmd("Emulation.setEmulatedMedia",
+                                     {"features": [{"name": "prefers-reduced-motion", "value": "reduce"}]})
+        reduced = self.snapshot()["discTransition"]
+        self.browser.execute_cdp_cmd("Emulation.setEmulatedMedia", {"features": []})
+        if before in ("", "0s") or reduced.split(",") != ["0s"] * len(reduced.split(",")):
+            raise CheckFailed(f"the disc's transition is {before!r}, and {reduced!r} with reduced motion asked for")
+        log(f"motion: the disc's transition is {before}, {reduced} with prefers-reduced-motion")
+
+    def fresh_reading_shown(self):
+        """Marks what the page shows now as old; true once a newer reading replaces it."""
+        self.browser.execute_script('document.getElementById("weight-value").removeAttribute("data-grams")')
+
+    def check_daemon_restart(self):
+        self.daemon.stop()
+        page = self.page_until("that it is reconnecting, with the daemon stopped",
+                               lambda page: page["connectionState"] == "reconnecting" and page["reconnectingShown"]
+                               and "forcescaled" in page["reconnecting"] and page["stableText"] == "no live reading")
+        log(f"daemon stopped: {page['connection']} / {page['reconnecting']}")
+        self.screenshot("dashboard-reconnecting.png")
+        self.fresh_reading_shown()
+        restarted = time.monotonic()
+        self.start_daemon()
+        reading = wait_until("a reading on /events after the daemon's restart", lambda: (self.watcher.readings(restarted) or [None])[-1],
+                             seen=self.watcher.summary)
+        self.page_until("readings again after the daemon's restart",
+                        lambda page: page["connectionState"] == "live" and not page["reconnectingShown"] and page["grams"] is not None)
+        log(f"daemon restarted: live again (the stream carries {reading['grams']} g)")
+
+    def check_server_restart(self):
+        self.web.stop()
+        page = self.page_until("that it is reconnecting, with forcescale-web stopped",
+                               lambda page: page["connectionState"] == "reconnecting" and page["reconnectingShown"]
+                               and "connection" in page["reconnecting"])
+        log(f"forcescale-web stopped: {page['reconnecting']}")
+        self.fresh_reading_shown()
+        self.start_web()
+        self.page_until("readings again after forcescale-web's restart",
+                        lambda page: page["connectionState"] == "live" and not page["reconnectingShown"] and page["grams"] is not None)
+        log("forcescale-web restarted: live again")
+
+
+def main():
+    parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    parser.add_argument("--bin-dir", required=True, help="the directory of the built forcescaled and forcescale-web")
+    parser.add_argument("--recording", required=True, help="the evemu recording forcescaled serves in a loop")
+    parser.add_argument("--artifacts", required=True, help="where the screenshots go")
+    arguments = parser.parse_args()
+    dashboard = Dashboard(arguments)
+    status = 0
+    try:
+        dashboard.run()
+        log("all browser checks passed")
+    except Exception as failure:  # noqa: BLE001 - any failure is reported with the programs' output
+        status = 1
+        if not isinstance(failure, (CheckFailed, WebDriverException)):
+            traceback.print_exc()
+        print(f"FAILED: {failure}", flush=True)
+        if dashboard.browser:
+            try:
+                dashboard.screenshot("dashboard-failure.png")
+            except WebDriverException:
+                pass
+        for child in (dashboard.daemon, dashboard.web):
+            if child:
+                print(f"--- {child.name}'s output:\n{child.text()}", flush=True)
+    finally:
+        dashboard.close()
+    return status
+
+
+if __name__ == "__main__":
+    sys.exit(main())
