@@ -221,14 +221,18 @@ public final class WebServer {
         return subscriber
     }
 
+    /// `{"up":…,"control":…,"status":…}`: `control` says whether this server takes a tare
+    /// (`--allow-control`), so that the page offers the button only where it works.
     private func status() -> HTTPResponse {
-        guard client.isConnected else { return .json(200, #"{"up":false,"status":null}"#) }
+        let control = options.allowControl ? "true" : "false"
+        let down = HTTPResponse.json(200, #"{"up":false,"control":"# + control + #","status":null}"#)
+        guard client.isConnected else { return down }
         defer { attachment?.flush() }
         do {
             let status = try client.status(timeout: options.daemonTimeout)
-            return .json(200, #"{"up":true,"status":"# + String(status.line.dropLast()) + "}")
+            return .json(200, #"{"up":true,"control":"# + control + #","status":"# + String(status.line.dropLast()) + "}")
         } catch {
-            return .json(200, #"{"up":false,"status":null}"#)
+            return down
         }
     }
 

@@ -140,12 +140,12 @@ import Testing
         #expect(stream.events.first?.event == "reading")
         try stream.waitUntil("the daemon's state after the missed events") { $0.contains { $0.event == "daemon" } }
 
-        #expect(try web.get("/api/status").hasPrefix(#"{"up":true,"status":{"class":"STATUS","#))
+        #expect(try web.get("/api/status").hasPrefix(#"{"up":true,"control":false,"status":{"class":"STATUS","#))
         // What the daemon says it reads, for the info metric.
         #expect(try web.get("/metrics").contains(#"forcescale_device_info{device="\#(DaemonRecordings.intuosDeviceName)",name="#))
         daemon.child.signal(SIGTERM)
         try stream.waitUntil("the daemon to be reported gone") { $0.last?.event == "daemon" && $0.last?.data == #"{"up":false}"# }
-        #expect(try web.get("/api/status") == #"{"up":false,"status":null}"# + "\n")
+        #expect(try web.get("/api/status") == #"{"up":false,"control":false,"status":null}"# + "\n")
         #expect(try web.get("/metrics").contains("\nforcescale_daemon_up 0\n"))
         _ = daemon.child.wait()
         try daemon.restart()
@@ -242,6 +242,7 @@ import Testing
         defer { daemon.cleanUp() }
         let web = try WebUnderTest(socket: daemon.socketPath, arguments: ["--allow-control"])
         try waitFor("the daemon to be connected") { try web.get("/api/status").hasPrefix(#"{"up":true"#) }
+        #expect(try web.get("/api/status").hasPrefix(#"{"up":true,"control":true,"status":{"#), "the page is told that tare works here")
         let page = "http://127.0.0.1:\(web.port)"
         let tare = try web.request("POST", "/api/tare", headers: ["Origin": page])
         #expect(tare.status == 200, "\(tare.text)")
@@ -288,7 +289,7 @@ import Testing
         #expect(taken.status == 69)
         #expect(taken.stderr.contains("127.0.0.1:\(holder.port)"))
         // Without a daemon it serves all the same and says the daemon is down.
-        #expect(try holder.get("/api/status") == #"{"up":false,"status":null}"# + "\n")
+        #expect(try holder.get("/api/status") == #"{"up":false,"control":false,"status":null}"# + "\n")
         #expect(try holder.get("/metrics").contains("\nforcescale_daemon_up 0\n"))
     }
 
