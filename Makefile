@@ -24,14 +24,10 @@ FISHCOMPLETIONDIR ?= $(PREFIX)/share/fish/vendor_completions.d
 # other binaries to install those instead (the tests install the debug build).
 INSTALL_BIN_DIR ?=
 # The programs `make run` and `make install` run: one release build with the Swift standard
-# library linked in (--static-swift-stdlib), in a build directory of its own (.build/static).
-# Linked statically, the program needs nothing from the toolchain at run time, and it maps
-# only the parts of the runtime it uses instead of the whole of libswiftCore.so and its
-# companions, which are most of a dynamically linked forcescaled's memory (BENCHMARKS.md,
-# Daemon). Its own directory leaves a plain `swift build -c release` (the benchmarks') alone,
-# and run and install share it, so neither rebuilds what the other built.
-RELEASE_SCRATCH = .build/static
-RELEASE_BUILD = $(SWIFT) build -c release --static-swift-stdlib --scratch-path $(RELEASE_SCRATCH)
+# library (and libstdc++) linked in, in a build directory of its own (.build/static) that run
+# and install share, so that neither rebuilds what the other built. scripts/release-build says
+# how and why: it is for the memory the running programs take (BENCHMARKS.md, Daemon).
+RELEASE_BUILD = scripts/release-build
 
 all: build
 
