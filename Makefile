@@ -45,6 +45,7 @@ setup-bench:
 build: setup
 	$(RELEASE_BUILD) --product forcescale
 	$(RELEASE_BUILD) --product forcescaled
+	$(RELEASE_BUILD) --product forcescale-web
 
 # forcescaled on the best readable pressure device (the built-in demo's recording, played in
 # a loop, when there is none) on a private socket, and `forcescale watch` on it in the
@@ -66,6 +67,7 @@ bench: setup-bench
 	bench/live
 	bench/daemon
 	bench/log
+	bench/web
 
 clean:
 	$(SWIFT) package clean

@@ -6,6 +6,7 @@ let package = Package(
     products: [
         .executable(name: "forcescale", targets: ["forcescale"]),
         .executable(name: "forcescaled", targets: ["forcescaled"]),
+        .executable(name: "forcescale-web", targets: ["forcescale-web"]),
     ],
     targets: [
         // libevdev and the kernel's evdev/uinput ioctls, with shims for the macros.
@@ -14,6 +15,13 @@ let package = Package(
         .systemLibrary(name: "CLinux"),
         // SQLite 3 for the force log (sessions, readings, peaks).
         .systemLibrary(name: "CSQLite", pkgConfig: "sqlite3", providers: [.apt(["libsqlite3-dev"])]),
+        // GNU libmicrohttpd, the HTTP server forcescale-web is built on: linked here, called
+        // through CMicroHTTPDShim (its header stays out of Swift's sight; see shim.h).
+        .systemLibrary(name: "CMicroHTTPD", pkgConfig: "libmicrohttpd", providers: [.apt(["libmicrohttpd-dev"])]),
+        // What Swift cannot call in libmicrohttpd (the variadic MHD_start_daemon,
+        // MHD_get_daemon_info, MHD_get_connection_info; the va_list logger; callbacks that
+        // return enum MHD_Result), as plain C functions checked against <microhttpd.h>.
+        .target(name: "CMicroHTTPDShim", dependencies: ["CMicroHTTPD"]),
         // Pure: no clock, no file descriptor. Events in; readings, peaks and deadlines out.
         .target(name: "ScaleCore"),
         // The operating system without any library beyond the C library: the syscall funnel
@@ -35,6 +43,11 @@ let package = Package(
         // ScalePOSIX (the socket): a program that talks to the daemon links no libevdev,
         // SQLite or libsystemd. Tests/ScaleClientTests checks that closure.
         .target(name: "ScaleClient", dependencies: ["ScaleCore", "ScalePOSIX"]),
+        // forcescale-web's server: HTTP through libmicrohttpd on ScalePOSIX's epoll loop, the
+        // daemon through ScaleClient, and the pure parts (SSE framing, the event ring,
+        // metrics, routing). No libevdev, SQLite or libsystemd: Tests/ScaleClientTests's
+        // ModuleGraphTests checks that closure.
+        .target(name: "ScaleWeb", dependencies: ["ScaleCore", "ScalePOSIX", "ScaleClient", "CMicroHTTPD", "CMicroHTTPDShim"]),
         // swift-argument-parser's conventions, written by hand (no outside packages here).
         .target(name: "ArgumentParsing"),
         // The pipeline's options, declared once for forcescale and forcescaled.
@@ -61,6 +74,8 @@ let package = Package(
         .executableTarget(
             name: "forcescaled",
             dependencies: ["ArgumentParsing", "ScaleCore", "ScalePOSIX", "ScaleEvdev", "ScaleDaemon", "ScaleOptions"]),
+        // The web server: options in, ScaleWeb runs the rest.
+        .executableTarget(name: "forcescale-web", dependencies: ["ArgumentParsing", "ScaleClient", "ScalePOSIX", "ScaleWeb"]),
         // bench/replay: parsing and the pipeline over a recording (RecordingFiles, hence
         // ScaleEvdev). Results: BENCHMARKS.md.
         .executableTarget(
@@ -108,6 +123,8 @@ let package = Package(
         .testTarget(name: "ScaleCoreTests", dependencies: ["ScaleCore"]),
         .testTarget(name: "ArgumentParsingTests", dependencies: ["ArgumentParsing"]),
         .testTarget(name: "ScaleDisplayTests", dependencies: ["ScaleDisplay", "ScaleCore"]),
+        // The pure parts of forcescale-web; the server end to end is in ForcescaleCLITests.
+        .testTarget(name: "ScaleWebTests", dependencies: ["ScaleWeb", "ScaleCore"]),
         // What the tests of the OS-facing modules share: temporary directories, file helpers,
         // stepping a loop, a raw socket client. A library (not a test target) so that several
         // test targets can use it; ScalePOSIX for the types it drives, TestWaiting for pump.

@@ -142,6 +142,15 @@ public struct DaemonRules: Sendable {
         window = StableWindow(window: stabilityWindow)
     }
 
+    /// Takes a new stability window (a reload changed `stable-ms`): calibration points
+    /// average that window from now on, as the pipeline's stability detector does. The
+    /// readings held so far are dropped, since they were kept for the old length.
+    /// - Parameter stabilityWindow: The window in microseconds.
+    public mutating func setStabilityWindow(_ stabilityWindow: Int64) {
+        guard stabilityWindow != window.window else { return }
+        window = StableWindow(window: stabilityWindow)
+    }
+
     /// The curve fitted to the calibration's points, on `device`'s pressure axis.
     /// - Parameter device: The device being served.
     /// - Returns: The fit; `nil` without points or without a usable pressure axis.

@@ -516,6 +516,54 @@ import Testing
         #expect(!gaugeLines.isEmpty && gaugeLines.allSatisfy { $0.contains(" s  ") && $0.contains(" g  ") }, "\(gauged.stdout)")
     }
 
+    @Test func weighQuotesTheCalibrationsUncertainty() throws {
+        let directory = try CLI.temporaryDirectory()
+        let first = try DaemonUnderTest(recording: try DaemonRecordings.demo(in: directory), directory: directory)
+        defer { try? FileManager.default.removeItem(at: directory) }
+        let socket = ["--socket", first.socketPath]
+
+        // Nominal grams come with no uncertainty: the nominal model has none to give.
+        let nominal = try forcescale(["weigh", "--timeout", "30"] + socket)
+        #expect(nominal.status == 0 && nominal.stdout.hasSuffix(" g\n") && !nominal.stdout.contains("±"), "\(nominal.stdout) \(nominal.stderr)")
+
+        // A tare makes the daemon write the demo pad's calibration file; three points are
+        // put in it while the daemon is stopped, as a calibration from an earlier run.
+        #expect(try forcescale(["tare"] + socket).status == 0)
+        let stopped = first.stop()
+        #expect(stopped.exited && stopped.status == 0, "\(stopped.stderr)")
+        let state = try FileManager.default.contentsOfDirectory(atPath: first.stateDirectory)
+        let file = first.stateDirectory + "/" + (try #require(state.first { $0.hasSuffix(".json") }, "no calibration file in \(state)"))
+        var calibration = try #require(try JSONSerialization.jsonObject(with: Data(contentsOf: URL(fileURLWithPath: file))) as? [String: Any])
+        // About the nominal line (raw = g / 385 · 255) with a few units of disagreement, so
+        // that leave-one-out has something to measure.
+        calibration["tare_grams"] = 0
+        calibration["points"] = [[26.0, 40.0], [134.0, 200.0], [211.0, 320.0]].map { ["raw": $0[0], "grams": $0[1], "sd": 0.6, "n": 40] }
+        try JSONSerialization.data(withJSONObject: calibration).write(to: URL(fileURLWithPath: file))
+        let daemon = try DaemonUnderTest(recording: first.recording, directory: directory)
+        defer { daemon.cleanUp() }
+
+        let shown = try JSONValue.parse(try forcescale(["calibrate", "--show", "--json"] + socket).stdout.trimmingCharacters(in: .newlines))
+        let uncertainty = try #require(shown.number("uncertainty"), "calibrate --show --json gave no uncertainty: \(shown)")
+        #expect(uncertainty > 0)
+
+        // The weight, then the uncertainty the daemon quotes for this calibration, in the
+        // weight's unit and with its decimals.
+        let weigh = try forcescale(["weigh", "--timeout", "30"] + socket)
+        #expect(weigh.status == 0, "\(weigh.stderr)")
+        let parts = weigh.stdout.dropLast().components(separatedBy: " ")
+        #expect(parts.count == 5 && parts[1] == "g" && parts[2] == "±" && parts[4] == "g", "weigh printed \(weigh.stdout.debugDescription)")
+        if parts.count == 5 {
+            #expect(Double(parts[0]) != nil, "weigh printed \(weigh.stdout.debugDescription)")
+            #expect(parts[3] == String(format: "%.1f", uncertainty), "weigh quoted ± \(parts[3]) g; the calibration says \(uncertainty) g")
+        }
+        let ounces = try forcescale(["weigh", "--unit", "oz", "--timeout", "30"] + socket)
+        #expect(ounces.stdout.hasSuffix(" oz ± " + String(format: "%.3f", uncertainty / 28.349523125) + " oz\n"), "\(ounces.stdout.debugDescription)")
+        // --json stays the READING line as sent: nothing a client must understand is added.
+        let json = try forcescale(["weigh", "--json", "--timeout", "30"] + socket)
+        let reading = try JSONValue.parse(json.stdout.trimmingCharacters(in: .newlines))
+        #expect(reading["model"]?.stringValue == "calibrated" && reading["uncertainty"] == nil && !json.stdout.contains("±"), "\(json.stdout)")
+    }
+
     @Test func weighGivesUpWhenNothingSettles() throws {
         // The Intuos recording is a pen on the move: never stable.
         let daemon = try DaemonUnderTest(recording: DaemonRecordings.intuos)

@@ -73,5 +73,15 @@ import Testing
         #expect(graph.values.allSatisfy { !$0.contains("CSystemd") })
         // The kernel scenarios and bench/live make uinput devices themselves.
         #expect(users("CEvdev") == ["ScaleEvdev", "forcescale-kernel-tests", "KernelTestSupport", "forcescale-live-bench"])
+        // libmicrohttpd: linked by its system-library target, called through the shim.
+        #expect(users("CMicroHTTPD") == ["CMicroHTTPDShim", "ScaleWeb"])
+        #expect(users("CMicroHTTPDShim") == ["ScaleWeb"])
+    }
+
+    @Test func theWebServerIsAClientAndLinksNoEvdevSQLiteOrSystemd() throws {
+        let graph = try Self.targets()
+        let closure = Self.closure(of: "forcescale-web", in: graph)
+        #expect(closure.isDisjoint(with: ["CEvdev", "CSQLite", "CSystemd", "ScaleEvdev", "ScaleLog", "ScaleDaemon"]))
+        #expect(closure.isSuperset(of: ["ScaleWeb", "ScaleClient", "CMicroHTTPD", "CMicroHTTPDShim"]))
     }
 }

@@ -248,6 +248,23 @@ import Testing
         #expect(completed.effects.count == 2)
     }
 
+    @Test func aReloadedStabilityWindowIsWhatAPointAverages() {
+        var rules = Self.rules()
+        // stable-ms 500 → 200 on SIGHUP: the point is the mean of the last 200 ms (3
+        // readings: 153…155), not of the 500 ms the rules started with.
+        rules.setStabilityWindow(200_000)
+        _ = rules.handle(.calibrate(grams: 100), from: Self.member, serving: Self.pad)
+        let raws: [Int32] = [90, 120, 140, 149, 150, 151, 152, 153, 154, 155]
+        for (index, raw) in raws.enumerated() {
+            let reading = Reading(
+                time: EventTime(microseconds: 10_000_000 + Int64(index) * 100_000), raw: raw, force: 0, grams: Double(raw),
+                saturated: false, contacts: 1, stable: index == raws.count - 1, model: .nominal)
+            _ = rules.receive(.reading(reading), from: Self.pad)
+        }
+        let point = rules.calibration.points.first
+        #expect(point?.raw == 154 && point?.count == 3, "\(String(describing: point))")
+    }
+
     @Test func measuringWithoutAddingLeavesTheCurveAlone() {
         var rules = Self.rules()
         let asked = rules.handle(.measure(grams: 20), from: Self.member, serving: Self.pad)

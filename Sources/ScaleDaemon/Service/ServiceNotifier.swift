@@ -49,13 +49,13 @@ public struct ServiceNotifier: Sendable {
     /// for another process (`WATCHDOG_PID`), or malformed variables. Send at about half
     /// this interval; `WatchdogTimer` does.
     public var watchdogInterval: Int64? {
-        guard let text = ServiceEnvironment.value(of: "WATCHDOG_USEC"),
-              let microseconds = ServiceEnvironment.decimal(text, as: Int64.self), microseconds > 0
+        guard let text = Environment.value("WATCHDOG_USEC"),
+              let microseconds = Self.decimal(text, as: Int64.self), microseconds > 0
         else { return nil }
-        if let pid = ServiceEnvironment.value(of: "WATCHDOG_PID") {
+        if let pid = Environment.value("WATCHDOG_PID") {
             // Set by the manager for the process it started; a child that inherited the
             // variables must not feed a watchdog that is not its own.
-            guard ServiceEnvironment.decimal(pid, as: pid_t.self) == getpid() else { return nil }
+            guard Self.decimal(pid, as: pid_t.self) == getpid() else { return nil }
         }
         return microseconds
     }
@@ -71,7 +71,7 @@ public struct ServiceNotifier: Sendable {
     // MARK: Private
 
     private func send(_ assignments: [String]) throws(Errno) -> Bool {
-        guard !assignments.isEmpty, let target = ServiceEnvironment.value(of: "NOTIFY_SOCKET") else { return false }
+        guard !assignments.isEmpty, let target = Environment.value("NOTIFY_SOCKET") else { return false }
         let address = try NotifyAddress(target)
         let type = Int32(SOCK_DGRAM.rawValue) | Int32(SOCK_CLOEXEC.rawValue)
         let descriptor = FileDescriptor(rawValue: try Errno.retrying { socket(AF_UNIX, type, 0) })
@@ -91,6 +91,12 @@ public struct ServiceNotifier: Sendable {
         }
         _ = try sent.get()
         return true
+    }
+
+    /// A non-negative decimal number with nothing around it (no sign, no spaces), or `nil`.
+    private static func decimal<Number: FixedWidthInteger>(_ text: String, as type: Number.Type) -> Number? {
+        guard !text.isEmpty, text.utf8.allSatisfy({ $0 >= UInt8(ascii: "0") && $0 <= UInt8(ascii: "9") }) else { return nil }
+        return Number(text)
     }
 
     /// `STATUS=…` on one line (each assignment is one line of the message), or nothing.
@@ -137,16 +143,3 @@ struct NotifyAddress {
     }
 }
 
-/// The service manager's environment variables, read as sd-daemon(3) defines them.
-enum ServiceEnvironment {
-    /// The variable's value, or `nil` when it is not set.
-    static func value(of name: String) -> String? {
-        getenv(name).map { String(cString: $0) }
-    }
-
-    /// A non-negative decimal number with nothing around it, or `nil`.
-    static func decimal<Number: FixedWidthInteger>(_ text: String, as type: Number.Type) -> Number? {
-        guard !text.isEmpty, text.utf8.allSatisfy({ $0 >= UInt8(ascii: "0") && $0 <= UInt8(ascii: "9") }) else { return nil }
-        return Number(text)
-    }
-}

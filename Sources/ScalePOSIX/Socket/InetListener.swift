@@ -1,0 +1,150 @@
+import Glibc
+
+/// A listening TCP socket (IPv4 or IPv6), non-blocking and close-on-exec: bound to an
+/// address given on the command line, or adopted from the service manager.
+///
+/// What accepts on it is someone else (libmicrohttpd, for forcescale-web); this type only
+/// makes the socket, so that binding fails with a message that names the address and says
+/// what to do, and so that a socket from systemd and one of our own are handed on alike.
+public final class InetListener {
+    public let descriptor: FileDescriptor
+    /// The address as bound (`127.0.0.1:19385`), with the port the kernel chose for port 0.
+    public private(set) var address: String
+    private var isClosed = false
+
+    /// Binds and listens.
+    /// - Parameters:
+    ///   - host: A numeric IPv4 (`127.0.0.1`) or IPv6 (`::1`) address.
+    ///   - port: The port; 0 lets the kernel choose one (see `address`).
+    ///   - backlog: Connections the kernel queues before they are accepted.
+    /// - Throws: `SocketError.system` naming the address and the step that failed, with a
+    ///   hint for the common causes (address in use, a port below 1024, an address this
+    ///   machine does not have).
+    public init(host: String, port: UInt16, backlog: Int32 = 128) throws(SocketError) {
+        let label = host.contains(":") ? "[\(host)]:\(port)" : "\(host):\(port)"
+        var storage = sockaddr_storage()
+        let length: socklen_t
+        let family: Int32
+        if host.contains(":") {
+            var address = sockaddr_in6()
+            address.sin6_family = sa_family_t(AF_INET6)
+            address.sin6_port = port.bigEndian
+            guard inet_pton(AF_INET6, host, &address.sin6_addr) == 1 else {
+                throw .system(operation: "read the address", SystemError(path: label, errno: Errno(rawValue: EINVAL), hint: "give a numeric IPv4 or IPv6 address"))
+            }
+            withUnsafeMutableBytes(of: &storage) { $0.storeBytes(of: address, as: sockaddr_in6.self) }
+            length = socklen_t(MemoryLayout<sockaddr_in6>.size)
+            family = AF_INET6
+        } else {
+            var address = sockaddr_in()
+            address.sin_family = sa_family_t(AF_INET)
+            address.sin_port = port.bigEndian
+            guard inet_pton(AF_INET, host, &address.sin_addr) == 1 else {
+                throw .system(operation: "read the address", SystemError(path: label, errno: Errno(rawValue: EINVAL), hint: "give a numeric IPv4 or IPv6 address"))
+            }
+            withUnsafeMutableBytes(of: &storage) { $0.storeBytes(of: address, as: sockaddr_in.self) }
+            length = socklen_t(MemoryLayout<sockaddr_in>.size)
+            family = AF_INET
+        }
+        let raw = socket(family, Int32(SOCK_STREAM.rawValue) | Int32(SOCK_NONBLOCK.rawValue) | Int32(SOCK_CLOEXEC.rawValue), 0)
+        guard raw >= 0 else { throw .current("make a socket for", path: label) }
+        var one: Int32 = 1
+        // A restart must not wait for the previous run's connections in TIME_WAIT.
+        setsockopt(raw, SOL_SOCKET, SO_REUSEADDR, &one, socklen_t(MemoryLayout<Int32>.size))
+        if family == AF_INET6 {
+            // [::1] means IPv6 only; an IPv4 address is given as such.
+            setsockopt(raw, Int32(IPPROTO_IPV6), IPV6_V6ONLY, &one, socklen_t(MemoryLayout<Int32>.size))
+        }
+        let bound = withUnsafePointer(to: &storage) {
+            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { Glibc.bind(raw, $0, length) }
+        }
+        guard bound == 0 else {
+            let error = Errno.current
+            Glibc.close(raw)
+            let hint: String?
+            switch error.rawValue {
+            case EADDRINUSE: hint = "another program listens there; give another port with --listen"
+            case EACCES: hint = "ports below 1024 need root or CAP_NET_BIND_SERVICE; give a higher port"
+            case EADDRNOTAVAIL: hint = "this machine has no such address"
+            default: hint = nil
+            }
+            throw .system(operation: "listen on", SystemError(path: label, errno: error, hint: hint))
+        }
+        guard listen(raw, backlog) == 0 else {
+            let error = Errno.current
+            Glibc.close(raw)
+            throw .system(operation: "listen on", SystemError(path: label, errno: error))
+        }
+        descriptor = FileDescriptor(rawValue: raw)
+        address = Self.localAddress(of: raw) ?? label
+    }
+
+    /// Takes over a TCP socket that is already bound and listening (descriptor 3 from a
+    /// `.socket` unit); it is made non-blocking and close-on-exec.
+    /// - Parameter descriptor: The socket; on failure the caller still owns it.
+    /// - Throws: `SocketError.notAListeningSocket` when it is not a listening TCP socket.
+    public init(adopting descriptor: FileDescriptor) throws(SocketError) {
+        func option(_ name: Int32) -> Int32? {
+            var value: Int32 = 0
+            var length = socklen_t(MemoryLayout<Int32>.size)
+            return getsockopt(descriptor.rawValue, SOL_SOCKET, name, &value, &length) == 0 ? value : nil
+        }
+        guard let type = option(SO_TYPE) else {
+            throw .notAListeningSocket(descriptor: descriptor, reason: Errno.current.description)
+        }
+        guard type == Int32(SOCK_STREAM.rawValue) else {
+            throw .notAListeningSocket(descriptor: descriptor, reason: "not a stream socket")
+        }
+        guard let domain = option(SO_DOMAIN), domain == AF_INET || domain == AF_INET6 else {
+            throw .notAListeningSocket(descriptor: descriptor, reason: "not a TCP socket (ListenStream= must be a port or an address with a port)")
+        }
+        guard option(SO_ACCEPTCONN) == 1 else {
+            throw .notAListeningSocket(descriptor: descriptor, reason: "not listening")
+        }
+        let flags = fcntl(descriptor.rawValue, F_GETFL)
+        guard flags >= 0, fcntl(descriptor.rawValue, F_SETFL, flags | O_NONBLOCK) == 0,
+              fcntl(descriptor.rawValue, F_SETFD, FD_CLOEXEC) == 0 else {
+            throw .notAListeningSocket(descriptor: descriptor, reason: Errno.current.description)
+        }
+        self.descriptor = descriptor
+        address = Self.localAddress(of: descriptor.rawValue) ?? "descriptor \(descriptor.rawValue)"
+    }
+
+    deinit { close() }
+
+    /// Closes the socket; calling it again does nothing. A socket from the service manager
+    /// is only closed in this process (never `shutdown`), so systemd keeps listening.
+    public func close() {
+        guard !isClosed else { return }
+        isClosed = true
+        try? descriptor.close()
+    }
+
+    /// A NUL-terminated C string in an array, as text.
+    private static func string(_ characters: [CChar]) -> String {
+        String(decoding: characters.prefix { $0 != 0 }.map { UInt8(bitPattern: $0) }, as: UTF8.self)
+    }
+
+    /// The socket's own address as text (`127.0.0.1:19385`, `[::1]:19385`).
+    private static func localAddress(of raw: Int32) -> String? {
+        var storage = sockaddr_storage()
+        var length = socklen_t(MemoryLayout<sockaddr_storage>.size)
+        let got = withUnsafeMutablePointer(to: &storage) {
+            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { getsockname(raw, $0, &length) }
+        }
+        guard got == 0 else { return nil }
+        var text = [CChar](repeating: 0, count: Int(INET6_ADDRSTRLEN) + 1)
+        switch Int32(storage.ss_family) {
+        case AF_INET:
+            var address = withUnsafeBytes(of: storage) { $0.load(as: sockaddr_in.self) }
+            guard inet_ntop(AF_INET, &address.sin_addr, &text, socklen_t(text.count)) != nil else { return nil }
+            return "\(Self.string(text)):\(UInt16(bigEndian: address.sin_port))"
+        case AF_INET6:
+            var address = withUnsafeBytes(of: storage) { $0.load(as: sockaddr_in6.self) }
+            guard inet_ntop(AF_INET6, &address.sin6_addr, &text, socklen_t(text.count)) != nil else { return nil }
+            return "[\(Self.string(text))]:\(UInt16(bigEndian: address.sin6_port))"
+        default:
+            return nil
+        }
+    }
+}

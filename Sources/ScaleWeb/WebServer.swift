@@ -1,0 +1,271 @@
+import Glibc
+import ScaleClient
+import ScaleCore
+import ScalePOSIX
+
+/// forcescale-web itself: a client of forcescaled (ScaleClient's reconnecting
+/// `ForcescaleClient`) and an HTTP server (`HTTPServer`), on one `EventLoop` and one thread.
+///
+/// Each READING and PEAK from the daemon goes into the `EventRing` (for `/events`) and the
+/// `MetricsState` (for `/metrics`), and wakes the suspended streams; nothing else runs
+/// between events except the keep-alive timer, armed only while a stream is open.
+public final class WebServer {
+    public struct Options {
+        public var socketPath: String
+        public var allowControl: Bool
+        public var release: String
+        /// Events kept for clients that reconnect with `Last-Event-ID` (and for slow ones).
+        public var ringCapacity = 1024
+        /// Seconds between keep-alive comments on an idle stream.
+        public var keepAliveSeconds = 15.0
+        /// Seconds to wait for the daemon's replies (STATUS, DEVICES, TARE).
+        public var daemonTimeout = 2.0
+        public var limits = HTTPServer.Limits()
+
+        public init(socketPath: String, allowControl: Bool, release: String) {
+            self.socketPath = socketPath
+            self.allowControl = allowControl
+            self.release = release
+        }
+    }
+
+    public let options: Options
+    private let loop: EventLoop
+    private let client: ForcescaleClient
+    private var attachment: ClientLoopAttachment?
+    private var http: HTTPServer?
+    private var ring: EventRing
+    private var metrics: MetricsState
+    private var subscribers: [EventStreamSubscriber] = []
+    private let keepAliveTimer: DeadlineTimer
+    /// Asks for the stream on the loop's next turn after the first connection.
+    private let watchTimer: DeadlineTimer
+    private var keepAliveArmed = false
+    private var isStopping = false
+    private var daemonUp = false
+    /// Whether the current outage was reported already.
+    private var reportedWaiting = false
+    private let log: (String) -> Void
+
+    /// Sets up and starts serving on `listener`; the daemon is connected to at once and
+    /// again whenever it goes away (with back-off).
+    /// - Throws: `HTTPServerError`, or `Errno` for the loop's timers.
+    public init(options: Options, listener: InetListener, loop: EventLoop, log: @escaping (String) -> Void) throws {
+        self.options = options
+        self.loop = loop
+        self.log = log
+        ring = EventRing(capacity: options.ringCapacity)
+        metrics = MetricsState(release: options.release)
+        keepAliveTimer = try DeadlineTimer()
+        watchTimer = try DeadlineTimer()
+        client = ForcescaleClient(options: .init(socketPath: options.socketPath, timeout: options.daemonTimeout, reconnect: ReconnectPolicy()))
+        try loop.watch(keepAliveTimer.descriptor) { [unowned self] in
+            keepAliveTimer.acknowledge()
+            keepAlive()
+        }
+        try loop.watch(watchTimer.descriptor) { [unowned self] in
+            watchTimer.acknowledge()
+            startWatching()
+        }
+        http = try HTTPServer(listener: listener, loop: loop, limits: options.limits, log: { log("libmicrohttpd: \($0)") }) { [unowned self] in
+            respond(to: $0)
+        }
+        client.onConnectionEvent = { [unowned self] event in connectionChanged(event) }
+        // WATCH is asked for on the first connection and again after each reconnection.
+        attachment = try client.attach(to: loop, onEvent: { [unowned self] in received($0) }, onError: { log("daemon: \($0)") })
+    }
+
+    /// Ends every stream, stops the HTTP server and leaves the daemon.
+    public func stop() {
+        guard !isStopping else { return }
+        isStopping = true
+        http?.stop(subscribers: subscribers)
+        http = nil
+        subscribers.removeAll()
+        keepAliveTimer.arm(atMicroseconds: nil)
+        loop.unwatch(keepAliveTimer.descriptor)
+        watchTimer.arm(atMicroseconds: nil)
+        loop.unwatch(watchTimer.descriptor)
+        attachment?.detach()
+        attachment = nil
+        client.close()
+    }
+
+    // MARK: The daemon
+
+    private func connectionChanged(_ event: ForcescaleClient.ConnectionEvent) {
+        switch event {
+        case .connected(let release):
+            reportedWaiting = false
+            log("connected to forcescaled \(release) on \(options.socketPath)")
+            setDaemonUp(true)
+        case .lost(let error):
+            log("lost forcescaled: \(error)")
+            setDaemonUp(false)
+        case .retrying(_, let delay, let error):
+            // Said once per outage, not on every attempt of a long one.
+            if !reportedWaiting {
+                reportedWaiting = true
+                log("waiting for forcescaled (\(error)); trying again with back-off, first in \(delay) s")
+            }
+        }
+    }
+
+    private func setDaemonUp(_ up: Bool) {
+        guard up != daemonUp else { return }
+        daemonUp = up
+        metrics.daemonUp = up
+        publish(.daemon, data: ServerSentEvents.daemonData(up: up))
+        // Not from inside the client's own callback (it runs within ForcescaleClient's
+        // connection attempt): on the loop's next turn.
+        if up, !isWatching { watchTimer.arm(atMicroseconds: MonotonicClock.now()) }
+    }
+
+    /// Asks for the stream. On reconnections ForcescaleClient asks again by itself once a
+    /// WATCH has succeeded; this is for the first connection.
+    private var isWatching = false
+    private func startWatching() {
+        guard !isWatching, client.isConnected else { return }
+        do {
+            try client.watch(timeout: options.daemonTimeout)
+            isWatching = true
+        } catch {
+            log("daemon: WATCH failed: \(error)")
+        }
+        attachment?.flush()
+    }
+
+    private func received(_ event: StreamEvent) {
+        switch event {
+        case .reading(let reading):
+            metrics.observe(reading, receivedSeconds: Self.wallSeconds())
+            // The daemon's line, as it wrote it: the same writer makes the same bytes.
+            publish(.reading, data: String(reading.line.dropLast()))
+        case .peak(let peak):
+            metrics.observe(peak)
+            publish(.peak, data: String(peak.line.dropLast()))
+        }
+    }
+
+    private func publish(_ kind: StreamEventKind, data: String) {
+        ring.append(kind, data: data)
+        wakeSubscribers()
+    }
+
+    private func wakeSubscribers() {
+        subscribers.removeAll { $0.isFinished }
+        var woken = false
+        for subscriber in subscribers where subscriber.isSuspended {
+            subscriber.wake()
+            woken = true
+        }
+        if woken { http?.runSoon() }
+        if subscribers.isEmpty, keepAliveArmed {
+            keepAliveTimer.arm(atMicroseconds: nil)
+            keepAliveArmed = false
+        }
+    }
+
+    private func keepAlive() {
+        keepAliveArmed = false
+        subscribers.removeAll { $0.isFinished }
+        for subscriber in subscribers {
+            subscriber.cursor.keepAliveDue = true
+            subscriber.wake()
+        }
+        http?.runSoon()
+        armKeepAlive()
+    }
+
+    private func armKeepAlive() {
+        guard !keepAliveArmed, !subscribers.isEmpty else { return }
+        keepAliveArmed = true
+        keepAliveTimer.arm(atMicroseconds: MonotonicClock.now() + Int64(options.keepAliveSeconds * 1_000_000))
+    }
+
+    // MARK: HTTP
+
+    private func respond(to request: HTTPRequest) -> HTTPResponse {
+        switch RouteDecision.route(method: request.method, path: request.path) {
+        case .notFound:
+            return .text(404, "Not Found: \(request.path) (the endpoints are /, /events, /api/status, /api/tare and /metrics)")
+        case .methodNotAllowed(let allow):
+            return .text(405, "Method Not Allowed: \(request.path) takes \(allow)", headers: [("Allow", allow)])
+        case .endpoint(.page):
+            return .complete(status: 200, contentType: "text/html; charset=utf-8", body: Array(DashboardPage.html.utf8))
+        case .endpoint(.events):
+            return .stream(subscribe(lastEventID: ServerSentEvents.lastEventID(request.header("Last-Event-ID"))))
+        case .endpoint(.status):
+            return status()
+        case .endpoint(.tare):
+            return tare(request)
+        case .endpoint(.metrics):
+            refreshDeviceInfo()
+            let format = MetricsFormat.negotiate(accept: request.header("Accept"))
+            return .complete(status: 200, contentType: format.contentType, body: Array(metrics.render(format).utf8))
+        }
+    }
+
+    private func subscribe(lastEventID: UInt64?) -> EventStreamSubscriber {
+        let start = ring.resumePoint(lastEventID: lastEventID)
+        // The greeting: how long to wait before reconnecting, then where the daemon stands,
+        // with an id after everything so far (it is this client's alone).
+        let greetingID = ring.takeID()
+        // Events missed come first, then the daemon's state as of now.
+        let introduction = WebStreamEvent(id: greetingID, kind: .daemon, data: ServerSentEvents.daemonData(up: daemonUp))
+        let subscriber = EventStreamSubscriber(
+            cursor: EventCursor(after: start, preamble: ServerSentEvents.retry, introduction: introduction),
+            ring: { [unowned self] in ring }, isStopping: { [unowned self] in isStopping })
+        subscribers.append(subscriber)
+        armKeepAlive()
+        return subscriber
+    }
+
+    private func status() -> HTTPResponse {
+        guard client.isConnected else { return .json(200, #"{"up":false,"status":null}"#) }
+        defer { attachment?.flush() }
+        do {
+            let status = try client.status(timeout: options.daemonTimeout)
+            return .json(200, #"{"up":true,"status":"# + String(status.line.dropLast()) + "}")
+        } catch {
+            return .json(200, #"{"up":false,"status":null}"#)
+        }
+    }
+
+    private func tare(_ request: HTTPRequest) -> HTTPResponse {
+        if let refusal = ControlPolicy.refusal(
+            allowControl: options.allowControl, origin: request.header("Origin"), host: request.header("Host")) {
+            return .text(403, "Forbidden: \(refusal)")
+        }
+        guard client.isConnected else { return .json(503, #"{"error":"forcescaled is not running"}"#) }
+        defer { attachment?.flush() }
+        do {
+            let reply = try client.tare(timeout: options.daemonTimeout)
+            return .json(200, String(reply.line.dropLast()))
+        } catch {
+            var json = JSONLineWriter()
+            json.add("error", string: error.description)
+            return .json(error.isPermissionDenied ? 403 : 502, json.object)
+        }
+    }
+
+    /// Asks the daemon which device it reads, for `forcescale_device_info`.
+    private func refreshDeviceInfo() {
+        guard client.isConnected else { return }
+        defer { attachment?.flush() }
+        guard let status = try? client.status(timeout: options.daemonTimeout), let node = status.device else {
+            metrics.deviceInfo = nil
+            return
+        }
+        let devices = (try? client.devices(timeout: options.daemonTimeout)) ?? []
+        let entry = devices.first { $0.active } ?? devices.first { $0.path.hasSuffix("/" + node) }
+        metrics.deviceInfo = MetricsState.DeviceInfo(
+            device: node, name: entry?.name ?? node, id: entry?.id ?? "", model: status.model?.rawValue ?? "")
+    }
+
+    private static func wallSeconds() -> Double {
+        var now = timespec()
+        clock_gettime(CLOCK_REALTIME, &now)
+        return Double(now.tv_sec) + Double(now.tv_nsec) / 1e9
+    }
+}

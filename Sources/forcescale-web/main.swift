@@ -1,0 +1,95 @@
+import ArgumentParsing
+import Glibc
+import ScaleClient
+import ScalePOSIX
+import ScaleWeb
+
+let release = "0.1.0"
+
+let root = Command(
+    name: "forcescale-web",
+    abstract: "The scale in a browser, and Prometheus metrics, from forcescaled.",
+    discussion: """
+        A client of forcescaled's Unix socket that serves, over HTTP: a live dashboard at /, \
+        the stream of readings and peaks as Server-Sent Events at /events, the daemon's \
+        status at /api/status, and metrics for Prometheus at /metrics (the text format, or \
+        OpenMetrics when asked). POST /api/tare tares the scale, only with --allow-control \
+        and only from the dashboard's own page. When the daemon goes away the pages say so \
+        and forcescale-web connects again by itself.
+
+        It listens on loopback only unless --listen names another address. Started by \
+        systemd with a listening socket (LISTEN_FDS), it serves that socket and ignores \
+        --listen. SIGINT and SIGTERM stop it. See docs/web.md.
+        """,
+    options: [
+        Option(
+            long: "socket", valueName: "path",
+            help: "forcescaled's socket. (default: \(DaemonClient.systemSocketPath) when it exists, else $XDG_RUNTIME_DIR/\(DaemonClient.userSocketName))"),
+        Option(
+            long: "listen", valueName: "addr:port",
+            help: "Where to serve HTTP: 127.0.0.1:PORT, [::1]:PORT, 0.0.0.0:PORT for every address; port 0 picks a free one. (default: \(ListenAddress.default))"),
+        Option(long: "allow-control", help: "Let the dashboard tare the scale (POST /api/tare from the page's own origin)."),
+    ],
+    version: release)
+
+/// `EX_UNAVAILABLE`: the address cannot be listened on (in use, not on this machine).
+let unavailableExitCode: Int32 = 69
+/// `EX_NOPERM`: a port this user may not bind.
+let permissionExitCode: Int32 = 77
+/// `EX_OSERR`: the server could not start (the library, the loop's descriptors).
+let systemErrorExitCode: Int32 = 71
+
+func say(_ message: String) {
+    writeToStandardError("forcescale-web: \(message)\n")
+}
+
+Signals.ignoreBrokenPipe()
+
+runMain(root: root) { command in
+    let listen: ListenAddress
+    do {
+        listen = try command.string("listen").map { text throws(ListenAddressError) in try ListenAddress(parsing: text) } ?? .default
+    } catch {
+        throw command.usageError("\(error)")
+    }
+    let socketPath = command.string("socket") ?? DaemonClient.defaultSocketPath()
+
+    let listener: InetListener
+    do {
+        let inherited = try InheritedSockets.take()
+        if let first = inherited.first {
+            if inherited.count > 1 { say("using the first of \(inherited.count) sockets from the service manager") }
+            listener = try InetListener(adopting: first)
+            if command.flag("listen") { say("serving the service manager's socket \(listener.address); --listen is ignored") }
+        } else {
+            listener = try InetListener(host: listen.host, port: listen.port)
+        }
+    } catch let error as InheritedSocketsError {
+        say("\(error)")
+        return unavailableExitCode
+    } catch let error as SocketError {
+        say("\(error)")
+        if case .system(_, let system) = error, system.errno == .permissionDenied { return permissionExitCode }
+        return unavailableExitCode
+    }
+
+    let loop = try EventLoop()
+    var options = WebServer.Options(socketPath: socketPath, allowControl: command.flag("allow-control"), release: release)
+    options.limits = HTTPServer.Limits()
+    let server: WebServer
+    do {
+        server = try WebServer(options: options, listener: listener, loop: loop, log: say)
+    } catch {
+        say("\(error)")
+        return systemErrorExitCode
+    }
+    // The address as bound (the port the kernel chose for port 0): what to open, and what
+    // tests and `make run` read.
+    say("listening on http://\(listener.address)/")
+    if !listen.isLoopback, !command.flag("allow-control") {
+        say("serving \(listener.address) to the network: anyone who can reach it sees the readings")
+    }
+    _ = try loop.runUntilTerminated()
+    server.stop()
+    return 0
+}
