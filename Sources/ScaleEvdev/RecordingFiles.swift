@@ -13,30 +13,37 @@ public enum RecordingError: Error, Sendable, CustomStringConvertible {
         case .file(let error): return error.description
         case .parse(let error): return error.description
         case .noDescription(let file):
-            return "\(file): no device description (N:, I:, B:, A: lines) before the first event; this looks like the events half of a split pair, so give its .desc file first: forcescale replay NAME.desc '\(file)'"
+            return "\(file): no device description (N:, I:, B:, A: lines) before the first event, and no .desc or .device file beside it shares its name (NAME.desc for NAME.events, NAME.variant.events or 'NAME variant.events'); this looks like the events half of a split pair, so give its description first: forcescale replay NAME.desc '\(file)'"
         }
     }
 }
 
-/// A recording on disk: one evemu file, or the older split pair of a `.desc` file and an
-/// `.events` file. Events stream from disk; only the description is kept.
+/// A recording on disk: one evemu file, or the older split pair of a description file
+/// (`.desc`, `.device`) and an events-only file (`.events`, `.event`). Events stream from
+/// disk; only the description is kept.
 public struct RecordingFiles: Sendable {
     public let descriptionPath: String
     public let eventsPath: String?
+    /// Whether `descriptionPath` was found beside a lone events file rather than given; it
+    /// must then hold only a description.
+    public let descriptionIsCompanion: Bool
 
     /// - Parameters:
-    ///   - file: A whole recording, or the `.desc` of a pair.
-    ///   - eventsFile: The `.events` of a pair. When it is `nil` and `file` holds only
-    ///     events, the `.desc` beside it (`NAME.desc` for `NAME.events` or
-    ///     `NAME.anything.events`) is used when it exists, as the evemu-devices collection
-    ///     names its pairs.
+    ///   - file: A whole recording, or the description of a pair.
+    ///   - eventsFile: The events of a pair. When it is `nil` and `file` starts with events
+    ///     rather than its own description, the description beside it is used when there is
+    ///     one, found the ways the evemu-devices collection names its pairs (see
+    ///     `companionDescription(of:)`). A file's own description always wins.
     public init(file: String, eventsFile: String? = nil) {
-        if eventsFile == nil, let description = Self.companionDescription(of: file) {
+        if eventsFile == nil, Self.startsWithDescription(file) == false,
+           let description = Self.companionDescription(of: file) {
             descriptionPath = description
             eventsPath = file
+            descriptionIsCompanion = true
         } else {
             descriptionPath = file
             eventsPath = eventsFile
+            descriptionIsCompanion = false
         }
     }
 
@@ -63,8 +70,8 @@ public struct RecordingFiles: Sendable {
             pending.removeAll(keepingCapacity: true)
         }
 
-        func stream(path: String, acceptsDescription: Bool) throws {
-            var reader = EvemuReader(fileName: path, acceptsDescription: acceptsDescription)
+        func stream(path: String, acceptsDescription: Bool, acceptsEvents: Bool) throws {
+            var reader = EvemuReader(fileName: path, acceptsDescription: acceptsDescription, acceptsEvents: acceptsEvents)
             do {
                 let input = try FileInput(path: path)
                 try input.forEachChunk { chunk in
@@ -84,27 +91,64 @@ public struct RecordingFiles: Sendable {
             }
         }
 
-        try stream(path: descriptionPath, acceptsDescription: true)
+        try stream(path: descriptionPath, acceptsDescription: true, acceptsEvents: !descriptionIsCompanion)
         guard device != nil else { throw RecordingError.noDescription(file: descriptionPath) }
-        if let eventsPath { try stream(path: eventsPath, acceptsDescription: false) }
+        if let eventsPath { try stream(path: eventsPath, acceptsDescription: false, acceptsEvents: true) }
     }
 
+    /// Whether the first line of `path` that is not blank or a comment is a description line
+    /// (`N:`, `I:`, `P:`, `B:`, `A:`) rather than an event. Reads only that far.
+    /// - Returns: `nil` when the file cannot be read or that far is malformed: reading it
+    ///   alone then reports why, naming the file and line.
+    static func startsWithDescription(_ path: String) -> Bool? {
+        struct Decided: Error {}
+        var reader = EvemuReader(fileName: path)
+        do {
+            let input = try FileInput(path: path)
+            // The header comments of EVEMU 1.3 run to a few kilobytes; a small chunk
+            // nearly always decides.
+            try input.forEachChunk(size: 1 << 16) { chunk in
+                try reader.feed(chunk) { _ in }
+                if reader.eventCount > 0 || reader.device != nil { throw Decided() }
+            }
+            try reader.finish { _ in }
+        } catch is Decided {
+        } catch {
+            return nil
+        }
+        // A chunk that holds both decides by its first line: events first would have
+        // failed above ("description line after the first event").
+        return reader.device != nil
+    }
+
+    /// The description beside an events-only file, as the evemu-devices collection lays its
+    /// pairs out: for `NAME.events`, `NAME.variant.events` (`.event` too) it is `NAME.desc`
+    /// or `NAME.device`, the longest dotted prefix first, so `NAME.machine.variant.events`
+    /// takes `NAME.machine.device` before `NAME.desc`; for `NAME variant.events` (the variant
+    /// after the last space) it is `NAME.desc` or `NAME.device`.
+    /// - Returns: `nil` when no such file can be read.
     static func companionDescription(of path: String) -> String? {
-        guard path.hasSuffix(".events") else { return nil }
         let slash = path.lastIndex(of: "/")
         let directory = slash.map { String(path[...$0]) } ?? ""
-        let base = String(path[(slash.map { path.index(after: $0) } ?? path.startIndex)...])
-        var candidates: [String] = []
-        var stem = Substring(base.dropLast(".events".count))
-        candidates.append(String(stem))
-        // "NAME.stylus-drag.events" pairs with "NAME.desc": try each shorter dotted prefix.
+        let base = path[(slash.map { path.index(after: $0) } ?? path.startIndex)...]
+        guard let extensionDot = base.lastIndex(of: ".") else { return nil }
+        let fullStem = base[..<extensionDot]
+        var stems: [Substring] = [fullStem]
+        var stem = fullStem
         while let dot = stem.lastIndex(of: ".") {
             stem = stem[..<dot]
-            candidates.append(String(stem))
+            stems.append(stem)
         }
-        for candidate in candidates where !candidate.isEmpty {
-            let description = directory + candidate + ".desc"
-            if access(description, R_OK) == 0 { return description }
+        // Only one word goes, and only after every dotted prefix: names themselves hold
+        // spaces ("Wacom Intuos4 6x9 Pen"), and a shorter name is another device.
+        if let space = fullStem.lastIndex(of: " "), !fullStem[space...].contains(".") {
+            stems.append(fullStem[..<space])
+        }
+        for stem in stems where !stem.isEmpty {
+            for suffix in [".desc", ".device"] {
+                let candidate = directory + stem + suffix
+                if candidate != path, access(candidate, R_OK) == 0 { return candidate }
+            }
         }
         return nil
     }

@@ -7,13 +7,14 @@ enum ReplayCommand {
         abstract: "Replay an evemu recording through the scale pipeline.",
         discussion: """
             Reads a recording made with evemu-record (EVEMU 1.0 to 1.3), or the older split \
-            pair of a NAME.desc and a NAME.*.events file, and prints the readings and peaks \
-            the scale would have produced live. An .events file given alone finds its .desc \
-            beside it.
+            pair of a NAME.desc and an events-only file, and prints the readings and peaks \
+            the scale would have produced live. A file's own description wins; an \
+            events-only file given alone finds NAME.desc or NAME.device beside it for \
+            NAME.events, NAME.variant.events or 'NAME variant.events'.
             """,
         arguments: [
             Argument(name: "file", help: "The recording, or the .desc file of a split pair."),
-            Argument(name: "events-file", help: "The .events file of a split pair.", isOptional: true),
+            Argument(name: "events-file", help: "The events-only file of a split pair.", isOptional: true),
         ],
         options: PipelineOptions.declarations + [PipelineOptions.realtimeDeclaration])
 

@@ -138,6 +138,19 @@ import Testing
         }
     }
 
+    @Test func aDescriptionFoundBesideEventsRejectsEventsOfItsOwn() throws {
+        var reader = EvemuReader(fileName: "pad.desc", acceptsEvents: false)
+        let bytes = Array("N: pad\r\nA: 18 0 255 0 0\r\n# fine so far\r\nE: 1.000000 0003 0018 1\r\n".utf8)
+        do {
+            try bytes.withUnsafeBytes { try reader.feed($0) { _ in } }
+            Issue.record("an event was accepted")
+        } catch let error as EvemuParseError {
+            #expect(error.file == "pad.desc" && error.line == 4)
+            #expect(error.problem.hasPrefix("an event in a file taken as the description beside an events file"))
+        }
+        #expect(reader.device?.name == "pad")
+    }
+
     @Test func eventsWithoutDescriptionHaveNoDevice() throws {
         #expect(throws: EvemuParseError.self) { _ = try Recording(evemuText: "E: 1.000000 0000 0000 0\n", fileName: "e") }
     }

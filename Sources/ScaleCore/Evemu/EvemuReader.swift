@@ -16,6 +16,7 @@ public struct EvemuReader: Sendable {
     public private(set) var eventCount = 0
 
     private let acceptsDescription: Bool
+    private let acceptsEvents: Bool
     private var lineNumber = 0
     private var partialLine: [UInt8] = []
     private var description = DescriptionBuilder()
@@ -24,9 +25,13 @@ public struct EvemuReader: Sendable {
     ///   - fileName: Named in every error.
     ///   - acceptsDescription: `false` for the events half of a split pair, where a device
     ///     description would silently contradict the `.desc` file.
-    public init(fileName: String, acceptsDescription: Bool = true) {
+    ///   - acceptsEvents: `false` for a description found beside an events file rather than
+    ///     given: events of its own would make it a second recording, played before the one
+    ///     that was asked for.
+    public init(fileName: String, acceptsDescription: Bool = true, acceptsEvents: Bool = true) {
         self.fileName = fileName
         self.acceptsDescription = acceptsDescription
+        self.acceptsEvents = acceptsEvents
     }
 
     /// The device described so far, or `nil` when the input had no description lines.
@@ -86,6 +91,9 @@ public struct EvemuReader: Sendable {
         if first == UInt8(ascii: "E"), line.count > 1, line[1] == UInt8(ascii: ":") {
             guard let event = Self.parseCanonicalEvent(line) ?? Self.parseEvent(line) else {
                 throw failure("expected 'E: <seconds>.<microseconds> <type hex> <code hex> <value>', found '\(Self.excerpt(line))'")
+            }
+            guard acceptsEvents else {
+                throw failure("an event in a file taken as the description beside an events file, so it is a recording of its own; replay it alone, or give the description and the events file both")
             }
             eventCount += 1
             onEvent(event)
