@@ -25,12 +25,14 @@ SYSUSERSDIR ?= $(PREFIX)/lib/sysusers.d
 BASHCOMPLETIONDIR ?= $(PREFIX)/share/bash-completion/completions
 ZSHCOMPLETIONDIR ?= $(PREFIX)/share/zsh/site-functions
 FISHCOMPLETIONDIR ?= $(PREFIX)/share/fish/vendor_completions.d
-# The programs to install: by default a release build with the Swift standard library linked
-# in (--static-swift-stdlib), so that they need nothing from the toolchain at run time, in a
-# build directory of its own (.build/install) that leaves `make build`'s alone. Point it at
+# The programs to install: by default those of `make build` (below). Point INSTALL_BIN_DIR at
 # other binaries to install those instead (the tests install the debug build).
 INSTALL_BIN_DIR ?=
-INSTALL_SCRATCH = .build/install
+# The programs `make run` and `make install` run: one release build with the Swift standard
+# library (and libstdc++) linked in, in a build directory of its own (.build/static) that run
+# and install share, so that neither rebuilds what the other built. scripts/release-build says
+# how and why: it is for the memory the running programs take (BENCHMARKS.md, Daemon).
+RELEASE_BUILD = scripts/release-build
 
 all: build
 
@@ -46,16 +48,16 @@ setup-bench:
 	@scripts/setup bench
 
 build: setup
-	$(SWIFT) build -c release --product forcescale
-	$(SWIFT) build -c release --product forcescaled
-	$(SWIFT) build -c release --product forcescale-web
+	$(RELEASE_BUILD) --product forcescale
+	$(RELEASE_BUILD) --product forcescaled
+	$(RELEASE_BUILD) --product forcescale-web
 
 # forcescaled on the best readable pressure device (the built-in demo's recording, played in
 # a loop, when there is none) on a private socket, and `forcescale watch` on it in the
 # foreground, with forcescale-web serving the page on loopback (the URL is printed); the
 # daemon and the web server stop when watch does (Ctrl-C). See scripts/run.
 run: build
-	@FORCESCALE_BIN_DIR="$$($(SWIFT) build -c release --show-bin-path)" scripts/run $(ARGS)
+	@FORCESCALE_BIN_DIR="$$($(RELEASE_BUILD) --show-bin-path)" scripts/run $(ARGS)
 
 # Every test: unit, golden replays of ../shared/recordings, the CLI end to end, then the
 # real-kernel scenarios (natively when /dev/uinput is usable, otherwise in a VM booted from
@@ -76,20 +78,18 @@ bench: setup-bench
 clean:
 	$(SWIFT) package clean
 
-# The programs for `make install`, built once with the standard library linked statically.
-install-build: setup
-	$(SWIFT) build -c release --static-swift-stdlib --scratch-path $(INSTALL_SCRATCH) --product forcescale
-	$(SWIFT) build -c release --static-swift-stdlib --scratch-path $(INSTALL_SCRATCH) --product forcescaled
-	$(SWIFT) build -c release --static-swift-stdlib --scratch-path $(INSTALL_SCRATCH) --product forcescale-web
+# The programs for `make install`: those of `make build` (the name is kept for the README's
+# recipe and for packagers who build as one user and install as another).
+install-build: build
 
 # Programs, units, the udev rule and its helper, the sysusers files, man pages, completions
 # (written by the programs themselves), and the configuration file unless one is there. The
 # units and the rule name the programs by their installed paths. Nothing is chowned and no
 # user is made here; without DESTDIR (a real install) the user is made, udev and systemd
 # are told to reload, and each of those commands is printed first. See README.md.
-install: $(if $(INSTALL_BIN_DIR),,install-build)
+install: $(if $(INSTALL_BIN_DIR),,build)
 	@set -e; \
-	bin="$(if $(INSTALL_BIN_DIR),$(INSTALL_BIN_DIR),$$($(SWIFT) build -c release --scratch-path $(INSTALL_SCRATCH) --show-bin-path))"; \
+	bin="$(if $(INSTALL_BIN_DIR),$(INSTALL_BIN_DIR),$$($(RELEASE_BUILD) --show-bin-path))"; \
 	d="$(DESTDIR)"; \
 	install -d "$$d$(BINDIR)" "$$d$(SYSTEMDUNITDIR)" "$$d$(UDEVDIR)/rules.d" "$$d$(SYSUSERSDIR)" \
 		"$$d$(MANDIR)/man1" "$$d$(MANDIR)/man5" "$$d$(MANDIR)/man8" "$$d$(SYSCONFDIR)/forcescale" \

@@ -13,8 +13,6 @@ let package = Package(
         .systemLibrary(name: "CEvdev", pkgConfig: "libevdev", providers: [.apt(["libevdev-dev"])]),
         // epoll, timerfd, signalfd and inotify, which the Glibc module leaves out.
         .systemLibrary(name: "CLinux"),
-        // libsystemd's sd-daemon: readiness and watchdog notifications, socket activation.
-        .systemLibrary(name: "CSystemd", pkgConfig: "libsystemd", providers: [.apt(["libsystemd-dev"])]),
         // SQLite 3 for the force log (sessions, readings, peaks).
         .systemLibrary(name: "CSQLite", pkgConfig: "sqlite3", providers: [.apt(["libsqlite3-dev"])]),
         // GNU libmicrohttpd, the HTTP server forcescale-web is built on: linked here, called
@@ -58,12 +56,13 @@ let package = Package(
         .target(name: "ScaleDisplay", dependencies: ["ScaleCore"]),
         // The service: the loop that owns the source, the clients and the calibration, the
         // calibration store, and what only a service needs: sd_notify, the watchdog and
-        // socket activation (CSystemd). ScaleEvdev for its sources, ScaleLog for the force log,
-        // ScaleOptions for the settings table its configuration is read by.
-        .target(name: "ScaleDaemon", dependencies: ["ScaleCore", "ScalePOSIX", "ScaleEvdev", "ScaleLog", "ScaleOptions", "CSystemd"]),
+        // socket activation (their protocols spoken in Swift, without libsystemd, which would
+        // cost the daemon about 1 MiB of memory). ScaleEvdev for its sources, ScaleLog for the
+        // force log, ScaleOptions for the settings table its configuration is read by.
+        .target(name: "ScaleDaemon", dependencies: ["ScaleCore", "ScalePOSIX", "ScaleEvdev", "ScaleLog", "ScaleOptions"]),
         // The CLI: local commands read devices (ScaleEvdev) and the force log (ScaleLog); the
-        // daemon's commands talk through ScaleClient. Not ScaleDaemon: the CLI never links
-        // libsystemd.
+        // daemon's commands talk through ScaleClient. Not ScaleDaemon: the CLI knows nothing
+        // of the service manager.
         .executableTarget(
             name: "forcescale",
             dependencies: [

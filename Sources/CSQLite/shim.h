@@ -2,7 +2,7 @@
 #define FORCESCALE_CSQLITE_SHIM_H
 
 // SQLite 3 (Debian's libsqlite3-dev), for the force log. <sqlite3.h> includes only
-// <stdarg.h>, so it does not bring in the socket enums that trouble CLinux and CSystemd.
+// <stdarg.h>, so it does not bring in the socket enums that trouble CLinux.
 #include <sqlite3.h>
 
 // SQLITE_TRANSIENT is a macro casting -1 to a function pointer, which Swift cannot import.

@@ -103,7 +103,7 @@ public final class Daemon {
         // Under socket activation systemd has bound the socket (with the unit's mode and
         // group); otherwise the daemon binds its own.
         let listener: UnixListener
-        if let inherited = try ListenFileDescriptors.take().first {
+        if let inherited = try InheritedSockets.take().first {
             listener = try UnixListener(adopting: inherited, path: options.socketPath)
         } else {
             listener = try UnixListener(path: options.socketPath, groupName: options.groupName)

@@ -5,7 +5,8 @@ import ScaleTestSupport
 import TestWaiting
 import Testing
 
-/// sd_notify, sd_watchdog_enabled and sd_listen_fds with real sockets and no systemd: the
+/// sd_notify, sd_watchdog_enabled and sd_listen_fds (the daemon's own implementations of
+/// their protocols; sd_listen_fds's is ScalePOSIX's InheritedSockets, shared with forcescale-web) with real sockets and no systemd: the
 /// service manager's end is a datagram socket in a temporary directory, and the variables
 /// it would set are set in this process. Serialized, since they are process-wide.
 @Suite(.serialized) struct ServiceNotifierTests {
@@ -54,6 +55,36 @@ import Testing
         }
     }
 
+    /// systemd names an abstract socket with a leading `@` (systemd-run --user, nspawn).
+    @Test func anAbstractNotifySocketIsReached() throws {
+        let manager = try NotifyReceiver(abstract: true)
+        #expect(manager.path.hasPrefix("@"))
+        try withEnvironment(["NOTIFY_SOCKET": manager.path]) { () throws in
+            #expect(try ServiceNotifier().ready(status: "abstract"))
+            #expect(manager.receive() == ["READY=1\nSTATUS=abstract"])
+        }
+        // The name is exact: with one byte more, or less, nobody is there.
+        try withEnvironment(["NOTIFY_SOCKET": manager.path + "x"]) { () throws in
+            #expect(throws: Errno(rawValue: ECONNREFUSED)) { try ServiceNotifier().ready() }
+        }
+        try withEnvironment(["NOTIFY_SOCKET": String(manager.path.dropLast())]) { () throws in
+            #expect(throws: Errno(rawValue: ECONNREFUSED)) { try ServiceNotifier().ready() }
+        }
+        #expect(manager.receive() == [])
+    }
+
+    @Test func aNotifySocketOfAnotherFormIsAnError() throws {
+        try withEnvironment(["NOTIFY_SOCKET": "vsock:2:1234"]) { () throws in
+            #expect(throws: Errno(rawValue: EAFNOSUPPORT)) { try ServiceNotifier().ready() }
+        }
+        try withEnvironment(["NOTIFY_SOCKET": "/" + String(repeating: "d", count: 200)]) { () throws in
+            #expect(throws: Errno(rawValue: EINVAL)) { try ServiceNotifier().keepAlive() }
+        }
+        try withEnvironment(["NOTIFY_SOCKET": ""]) { () throws in
+            #expect(throws: Errno(rawValue: EINVAL)) { try ServiceNotifier().status("x") }
+        }
+    }
+
     @Test func aNotifySocketWithNobodyThereIsAnError() throws {
         let manager = try NotifyReceiver()
         try withEnvironment(["NOTIFY_SOCKET": manager.directory.path + "/nobody"]) { () throws in
@@ -75,6 +106,14 @@ import Testing
             #expect(ServiceNotifier().watchdogInterval == nil)
         }
         withEnvironment(["WATCHDOG_USEC": "soon", "WATCHDOG_PID": own]) {
+            #expect(ServiceNotifier().watchdogInterval == nil)
+        }
+        for malformed in ["0", "-200000", "+200000", " 200000", "200000 ", "99999999999999999999"] {
+            withEnvironment(["WATCHDOG_USEC": malformed]) {
+                #expect(ServiceNotifier().watchdogInterval == nil, "WATCHDOG_USEC=\(malformed)")
+            }
+        }
+        withEnvironment(["WATCHDOG_USEC": "200000", "WATCHDOG_PID": "self"]) {
             #expect(ServiceNotifier().watchdogInterval == nil)
         }
         withEnvironment([:]) {
@@ -154,24 +193,33 @@ import Testing
         }
     }
 
-    // MARK: Socket activation
+    // MARK: Socket activation (ScalePOSIX's InheritedSockets, as the daemon takes them)
 
     @Test func withoutPassedSocketsThereAreNone() throws {
         try withEnvironment([:]) { () throws in
-            #expect(try ListenFileDescriptors.take() == [])
+            #expect(try InheritedSockets.take() == [])
         }
         // Meant for another process (a parent that did not clean up): not taken, and the
         // variables are removed so that they mislead nobody else.
         try withEnvironment(["LISTEN_PID": String(getpid() + 1), "LISTEN_FDS": "1"]) { () throws in
-            #expect(try ListenFileDescriptors.take() == [])
+            #expect(try InheritedSockets.take() == [])
             #expect(getenv("LISTEN_PID") == nil)
             #expect(getenv("LISTEN_FDS") == nil)
         }
     }
 
     @Test func malformedListenVariablesAreAnError() throws {
-        try withEnvironment(["LISTEN_PID": String(getpid()), "LISTEN_FDS": "many"]) { () throws in
-            #expect(throws: Errno(rawValue: EINVAL)) { try ListenFileDescriptors.take() }
+        for count in ["many", "-1", ""] {
+            try withEnvironment(["LISTEN_PID": String(getpid()), "LISTEN_FDS": count]) { () throws in
+                #expect(throws: InheritedSocketsError.malformed(variable: "LISTEN_FDS", value: count)) { try InheritedSockets.take() }
+            }
+        }
+        try withEnvironment(["LISTEN_PID": "me", "LISTEN_FDS": "1"]) { () throws in
+            #expect(throws: InheritedSocketsError.malformed(variable: "LISTEN_PID", value: "me")) { try InheritedSockets.take() }
+        }
+        // Only the pid, no count: nothing was passed.
+        try withEnvironment(["LISTEN_PID": String(getpid())]) { () throws in
+            #expect(try InheritedSockets.take() == [])
         }
     }
 
@@ -183,7 +231,7 @@ import Testing
         let path = directory.path + "/activated.sock"
         let listener = try UnixListener(path: path)
         // What the child allocates, already instantiated here.
-        _ = ListenFileDescriptors.descriptors(count: 1)
+        _ = [FileDescriptor](repeating: FileDescriptor(rawValue: InheritedSockets.first), count: 1)
         let pidText = UnsafeMutablePointer<CChar>.allocate(capacity: 24)
         defer { pidText.deallocate() }
 
@@ -227,7 +275,7 @@ import Testing
     /// happens, and the child ends with `_exit` (no atexit handlers, no flushing).
     /// - Returns: 0, or one of `childFailures`.
     static func takeListenFileDescriptorsInChild(listener: FileDescriptor, path: String, pidText: UnsafeMutablePointer<CChar>) -> Int32 {
-        let first = ListenFileDescriptors.first.rawValue
+        let first = InheritedSockets.first
         guard dup2(listener.rawValue, first) == first else { return 10 }
         // The own pid in decimal, without formatting machinery.
         var length = 0
@@ -242,7 +290,7 @@ import Testing
         guard setenv("LISTEN_PID", pidText, 1) == 0, setenv("LISTEN_FDS", "1", 1) == 0, unsetenv("LISTEN_FDNAMES") == 0 else { return 11 }
 
         let descriptors: [FileDescriptor]
-        do throws(Errno) { descriptors = try ListenFileDescriptors.take() } catch { return 20 }
+        do throws(InheritedSocketsError) { descriptors = try InheritedSockets.take() } catch { return 20 }
         guard descriptors.count == 1, descriptors[0].rawValue == 3 else { return 21 }
         guard getenv("LISTEN_PID") == nil, getenv("LISTEN_FDS") == nil else { return 22 }
         guard fcntl(3, F_GETFD) & FD_CLOEXEC != 0 else { return 23 }
@@ -252,19 +300,23 @@ import Testing
     }
 }
 
-/// The service manager's end of `NOTIFY_SOCKET`: a datagram socket in a temporary directory.
+/// The service manager's end of `NOTIFY_SOCKET`: a datagram socket in a temporary directory,
+/// or in the abstract namespace (`path` is then `@name`, as systemd writes it).
 final class NotifyReceiver {
     let directory = TemporaryDirectory()
     let path: String
     let descriptor: Int32
 
-    init() throws {
-        path = directory.path + "/notify"
+    init(abstract: Bool = false) throws {
+        // A name of this process and this receiver: tests run in parallel.
+        path = abstract ? "@forcescale-test-notify-\(getpid())-\(UInt32.random(in: 0 ... .max))" : directory.path + "/notify"
         let type = Int32(SOCK_DGRAM.rawValue) | Int32(SOCK_NONBLOCK.rawValue) | Int32(SOCK_CLOEXEC.rawValue)
         descriptor = socket(AF_UNIX, type, 0)
         guard descriptor >= 0 else { throw Errno.current }
-        let address = try UnixSocketAddress(path: path)
-        guard address.withSocketAddress({ bind(descriptor, $0, $1) }) == 0 else {
+        let bound = abstract
+            ? Self.bindAbstract(descriptor, name: Array(path.utf8.dropFirst()))
+            : try UnixSocketAddress(path: path).withSocketAddress { bind(descriptor, $0, $1) }
+        guard bound == 0 else {
             let error = Errno.current
             close(descriptor)
             throw error
@@ -272,6 +324,22 @@ final class NotifyReceiver {
     }
 
     deinit { close(descriptor) }
+
+    /// Binds to `name` in the abstract namespace, built here rather than by the daemon's
+    /// `NotifyAddress`, so that the test does not check that type against itself: a zero
+    /// byte, the name, and a length that ends exactly where the name ends.
+    static func bindAbstract(_ descriptor: Int32, name: [UInt8]) -> Int32 {
+        var address = sockaddr_un()
+        address.sun_family = sa_family_t(AF_UNIX)
+        withUnsafeMutableBytes(of: &address.sun_path) { path in
+            path[0] = 0
+            for (index, byte) in name.enumerated() { path[index + 1] = byte }
+        }
+        let length = socklen_t(MemoryLayout<sa_family_t>.size + 1 + name.count)
+        return withUnsafePointer(to: &address) { pointer in
+            pointer.withMemoryRebound(to: sockaddr.self, capacity: 1) { bind(descriptor, $0, length) }
+        }
+    }
 
     /// The datagrams that have arrived, each as text, oldest first.
     func receive() -> [String] {

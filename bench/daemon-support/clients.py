@@ -5,7 +5,7 @@ Connects N clients to forcescaled's SOCKET, reads each VERSION greeting, sends
 {"class":"WATCH","enable":true} on each and waits for every WATCH reply. Then, for SECONDS,
 one epoll loop reads all of them and counts READING lines. At the start and the end of that
 window it reads the daemon's utime + stime from /proc/PID/stat, so the daemon's CPU and the
-readings delivered cover the same span. Client 0 also measures latency: its own
+readings delivered cover the same span; at the end, its VmHWM, VmRSS, RssFile and RssAnon. Client 0 also measures latency: its own
 CLOCK_MONOTONIC when recv() returned, minus the READING's "time" (the daemon stamps readings
 on CLOCK_MONOTONIC; for a replay, that is each event's due time). Last, a separate connection
 asks STATUS for the daemon's "dropped" count. Prints `key=value` lines.
@@ -99,6 +99,8 @@ while True:
 cpu1, t1 = cpu(pid), time.clock_gettime(mono)
 mine1 = os.times()
 hwm, rss = status(pid, "VmHWM"), status(pid, "VmRSS")
+# Where the resident memory is: mapped files (the program, its libraries) and its own.
+rss_file, rss_anon = status(pid, "RssFile"), status(pid, "RssAnon")
 
 s = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
 s.connect(path)
@@ -127,6 +129,8 @@ print(f"dropped={st.get('dropped')}")
 print(f"status_clients={st.get('clients')}")
 print(f"daemon_vmhwm_kib={hwm}")
 print(f"daemon_vmrss_kib={rss}")
+print(f"daemon_rssfile_kib={rss_file}")
+print(f"daemon_rssanon_kib={rss_anon}")
 print(f"latency_n={len(latencies)}")
 print(f"latency_p50_ms={pct(50):.3f}")
 print(f"latency_p99_ms={pct(99):.3f}")

@@ -1,10 +1,15 @@
-import CSystemd
 import Glibc
 import ScalePOSIX
 
-/// Tells the service manager how the daemon is doing, through libsystemd's `sd_notify`: that
+/// Tells the service manager how the daemon is doing, by the protocol of `sd_notify(3)`: that
 /// it is ready (`Type=notify`), what it is doing, that it is stopping, and that it is still
 /// alive (`WatchdogSec=`).
+///
+/// The protocol is spoken here rather than through libsystemd: it is one datagram of
+/// `VAR=value` lines to the socket named by `NOTIFY_SOCKET`, which systemd documents as
+/// stable for other implementations, while linking libsystemd maps it and the libraries it
+/// pulls in (libgcrypt, libgpg-error, liblzma, libzstd, liblz4, libcap) into the daemon for
+/// about 1 MiB of its resident memory (BENCHMARKS.md, Daemon).
 ///
 /// Everything here does nothing, and succeeds, when the process was not started with
 /// `NOTIFY_SOCKET` (started by hand, or by a unit of another type), so callers need not
@@ -44,9 +49,15 @@ public struct ServiceNotifier: Sendable {
     /// for another process (`WATCHDOG_PID`), or malformed variables. Send at about half
     /// this interval; `WatchdogTimer` does.
     public var watchdogInterval: Int64? {
-        var microseconds: UInt64 = 0
-        guard sd_watchdog_enabled(0, &microseconds) > 0, microseconds > 0 else { return nil }
-        return Int64(clamping: microseconds)
+        guard let text = Environment.value("WATCHDOG_USEC"),
+              let microseconds = Self.decimal(text, as: Int64.self), microseconds > 0
+        else { return nil }
+        if let pid = Environment.value("WATCHDOG_PID") {
+            // Set by the manager for the process it started; a child that inherited the
+            // variables must not feed a watchdog that is not its own.
+            guard Self.decimal(pid, as: pid_t.self) == getpid() else { return nil }
+        }
+        return microseconds
     }
 
     /// Still alive: `WATCHDOG=1`.
@@ -60,10 +71,32 @@ public struct ServiceNotifier: Sendable {
     // MARK: Private
 
     private func send(_ assignments: [String]) throws(Errno) -> Bool {
-        guard !assignments.isEmpty else { return false }
-        let result = sd_notify(0, assignments.joined(separator: "\n"))
-        if result < 0 { throw Errno(rawValue: -result) }
-        return result > 0
+        guard !assignments.isEmpty, let target = Environment.value("NOTIFY_SOCKET") else { return false }
+        let address = try NotifyAddress(target)
+        let type = Int32(SOCK_DGRAM.rawValue) | Int32(SOCK_CLOEXEC.rawValue)
+        let descriptor = FileDescriptor(rawValue: try Errno.retrying { socket(AF_UNIX, type, 0) })
+        defer { try? descriptor.close() }
+        let message = Array(assignments.joined(separator: "\n").utf8)
+        // One datagram, all or nothing; MSG_NOSIGNAL so that a manager that went away is an
+        // error here rather than a SIGPIPE.
+        // Array's withUnsafeBytes rethrows an untyped error: carry the typed one out in a Result.
+        let sent = message.withUnsafeBytes { bytes in
+            address.withSocketAddress { socketAddress, length in
+                Result { () throws(Errno) in
+                    try Errno.retrying {
+                        sendto(descriptor.rawValue, bytes.baseAddress, bytes.count, Int32(MSG_NOSIGNAL), socketAddress, length)
+                    }
+                }
+            }
+        }
+        _ = try sent.get()
+        return true
+    }
+
+    /// A non-negative decimal number with nothing around it (no sign, no spaces), or `nil`.
+    private static func decimal<Number: FixedWidthInteger>(_ text: String, as type: Number.Type) -> Number? {
+        guard !text.isEmpty, text.utf8.allSatisfy({ $0 >= UInt8(ascii: "0") && $0 <= UInt8(ascii: "9") }) else { return nil }
+        return Number(text)
     }
 
     /// `STATUS=…` on one line (each assignment is one line of the message), or nothing.
@@ -73,3 +106,40 @@ public struct ServiceNotifier: Sendable {
         return ["STATUS=" + line]
     }
 }
+
+/// The address in `NOTIFY_SOCKET`: a path (`/run/systemd/notify`), or a name in the abstract
+/// namespace when it starts with `@` (systemd's spelling of the leading zero byte).
+struct NotifyAddress {
+    private var storage = sockaddr_un()
+    private let length: socklen_t
+
+    /// - Throws: `EAFNOSUPPORT` for any other form (systemd's `vsock:` addresses, which only a
+    ///   manager outside a virtual machine hands out), `EINVAL` for an empty or too long one.
+    init(_ text: String) throws(Errno) {
+        var bytes = Array(text.utf8)
+        guard let first = bytes.first else { throw Errno(rawValue: EINVAL) }
+        switch first {
+        case UInt8(ascii: "/"): break
+        case UInt8(ascii: "@"): bytes[0] = 0
+        default: throw Errno(rawValue: EAFNOSUPPORT)
+        }
+        let room = MemoryLayout.size(ofValue: storage.sun_path)
+        // A path needs its terminating zero; an abstract name is counted, not terminated.
+        guard bytes.count < room || (first == UInt8(ascii: "@") && bytes.count <= room) else { throw Errno(rawValue: EINVAL) }
+        storage.sun_family = sa_family_t(AF_UNIX)
+        withUnsafeMutableBytes(of: &storage.sun_path) { $0.copyBytes(from: bytes) }
+        // The exact length: an abstract name's trailing zeros would be part of the name.
+        length = socklen_t(MemoryLayout<sockaddr_un>.offset(of: \.sun_path)! + bytes.count)
+    }
+
+    func withSocketAddress<Result, Failure: Error>(
+        _ body: (UnsafePointer<sockaddr>, socklen_t) throws(Failure) -> Result
+    ) throws(Failure) -> Result {
+        try withUnsafePointer(to: storage) { pointer throws(Failure) in
+            try pointer.withMemoryRebound(to: sockaddr.self, capacity: 1) { socketAddress throws(Failure) in
+                try body(socketAddress, length)
+            }
+        }
+    }
+}
+

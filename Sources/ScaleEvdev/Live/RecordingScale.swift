@@ -8,7 +8,8 @@ import ScalePOSIX
 public final class RecordingScale: ScaleSource {
     public let path: String
     private let device: DeviceDescription
-    private let events: [InputEvent]
+    /// Chunked rather than an Array: no doubling copies while loading (ChunkedArray says why).
+    private let events: ChunkedArray<InputEvent>
     private let loops: Bool
     private let loop: EventLoop
     private let timer: DeadlineTimer
@@ -39,7 +40,7 @@ public final class RecordingScale: ScaleSource {
         onOutput: @escaping (ScaleOutput, SourceDevice) throws -> Void
     ) throws {
         var device: DeviceDescription?
-        var events: [InputEvent] = []
+        var events = ChunkedArray<InputEvent>()
         try files.read(onDevice: { device = $0 }, onEvent: { events.append($0) })
         guard let device else { throw RecordingError.noDescription(file: files.descriptionPath) }
         self.device = device

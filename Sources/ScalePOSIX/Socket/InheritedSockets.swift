@@ -3,10 +3,8 @@ import Glibc
 /// Sockets handed over by a service manager (socket activation: a `.socket` unit, or
 /// `systemd-socket-activate`), read from `LISTEN_PID` and `LISTEN_FDS` without libsystemd.
 ///
-/// The protocol is three environment variables (sd_listen_fds(3)); reading it here lets a
-/// program that is not the daemon (forcescale-web) be socket-activated without linking
-/// libsystemd. ScaleDaemon's `ListenFileDescriptors` goes through libsystemd since the
-/// daemon links it anyway for sd_notify.
+/// The protocol is three environment variables (sd_listen_fds(3)); reading it here lets
+/// forcescaled and forcescale-web be socket-activated without linking libsystemd.
 public enum InheritedSockets {
     /// The first passed descriptor (`SD_LISTEN_FDS_START`); the others follow it.
     public static let first: Int32 = 3

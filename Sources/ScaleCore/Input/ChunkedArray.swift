@@ -1,0 +1,40 @@
+/// An append-only array kept in fixed-size chunks, for a long sequence that is built once and
+/// then read by index: a recording's events, which the daemon's replay holds for as long as it
+/// plays.
+///
+/// An `Array` grows by doubling, and each time it copies everything into a buffer twice the
+/// size while the old one is still there: the last growth of a 26,000-event recording briefly
+/// held 1.5 times the events' size on top of them, which was the daemon's peak memory
+/// (BENCHMARKS.md, Daemon). Chunks are never moved or copied once full, so building costs at
+/// most one chunk more than the elements, and the elements stay that size afterwards.
+public struct ChunkedArray<Element>: RandomAccessCollection {
+    /// Elements per chunk: a power of two, so that an index splits with a shift and a mask.
+    public static var chunkCapacity: Int { 1 << chunkShift }
+    private static var chunkShift: Int { 12 }
+
+    private var chunks: [[Element]] = []
+    public private(set) var count = 0
+
+    public init() {}
+
+    public var startIndex: Int { 0 }
+    public var endIndex: Int { count }
+
+    public subscript(position: Int) -> Element {
+        precondition(position >= 0 && position < count, "index \(position) out of range 0..<\(count)")
+        return chunks[position >> Self.chunkShift][position & (Self.chunkCapacity - 1)]
+    }
+
+    public mutating func append(_ element: Element) {
+        if count & (Self.chunkCapacity - 1) == 0 {
+            // A full chunk's worth reserved at once: the chunk itself never grows by doubling.
+            var chunk: [Element] = []
+            chunk.reserveCapacity(Self.chunkCapacity)
+            chunks.append(chunk)
+        }
+        chunks[chunks.count - 1].append(element)
+        count += 1
+    }
+}
+
+extension ChunkedArray: Sendable where Element: Sendable {}
