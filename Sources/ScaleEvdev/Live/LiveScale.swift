@@ -74,7 +74,8 @@ public final class LiveScale: ScaleSource {
     private var rumble: RumbleEffect?
     private var outputs: [ScaleOutput] = []
     private var rumbleUnavailableSaid = false
-    private var armedDeadline: Int64?
+    /// What `timer` is armed for: it is re-armed only when the pipeline's deadline changes.
+    private var armed = ArmedDeadline()
     private let hapticTimer: DeadlineTimer
     private var pendingSegments: [HapticSegment] = []
     private var peakSegment = HapticPattern.peak.segments[0]
@@ -139,10 +140,10 @@ public final class LiveScale: ScaleSource {
             hotplugError = error
         }
         try loop.watch(timer.descriptor) { [unowned self] in
-            timer.acknowledge()
-            armedDeadline = nil
-            guard pipeline != nil else { return }
-            pipeline!.advance(to: EventTime(microseconds: MonotonicClock.now()), into: &outputs)
+            // The deadline it fired for has come: what is due then goes out, and no clock
+            // is read. Nothing, when the device's handler re-armed it after epoll said so.
+            guard let due = armed.fired(expirations: timer.acknowledge()), pipeline != nil else { return }
+            pipeline!.advance(to: due, into: &outputs)
             deliver()
         }
         try loop.watch(hapticTimer.descriptor) { [unowned self] in
@@ -362,7 +363,7 @@ public final class LiveScale: ScaleSource {
         }
         if let device { loop.unwatch(device.descriptor) }
         timer.arm(atMicroseconds: nil)
-        armedDeadline = nil
+        armed.disarmed()
         rumble?.erase()
         rumble = nil
         pipeline = nil
@@ -389,11 +390,12 @@ public final class LiveScale: ScaleSource {
             }
         }
         outputs.removeAll(keepingCapacity: true)
-        // Re-arming costs a system call per batch of events; only a new deadline needs it.
-        let deadline = pipeline?.nextDeadline?.microseconds
-        if deadline != armedDeadline {
-            timer.arm(atMicroseconds: deadline)
-            armedDeadline = deadline
+        // Re-arming costs a system call; only a new deadline needs it (once per throttle
+        // window while a touch streams).
+        switch armed.follow(pipeline?.nextDeadline) {
+        case .arm(let deadline): timer.arm(atMicroseconds: deadline.microseconds)
+        case .disarm: timer.arm(atMicroseconds: nil)
+        case nil: break
         }
     }
 }

@@ -104,6 +104,32 @@ enum Proc {
     // x86_64 system call numbers.
     static let epollCalls: Set<Int> = [232, 281, 441]  // epoll_wait, epoll_pwait, epoll_pwait2
     static let selectCalls: Set<Int> = [7, 23, 270]  // poll, select, pselect6
+    static let readCalls: Set<Int> = [0]  // read
+}
+
+/// What the bench runs beside the programs the kernel scenarios know.
+extension Programs {
+    /// The daemon beside the forcescale measured, or FORCESCALE_DAEMON_BINARY.
+    var forcescaled: String {
+        ProcessInfo.processInfo.environment["FORCESCALE_DAEMON_BINARY"]
+            ?? (forcescale as NSString).deletingLastPathComponent + "/forcescaled"
+    }
+
+    /// The C floor reader that bench/live compiles beside this executable
+    /// (bench/live-support/floor-read.c), or FORCESCALE_FLOOR_READ.
+    var floorReader: String {
+        if let path = ProcessInfo.processInfo.environment["FORCESCALE_FLOOR_READ"] { return path }
+        var buffer = [CChar](repeating: 0, count: 4096)
+        let length = readlink("/proc/self/exe", &buffer, buffer.count - 1)
+        let me = length > 0 ? String(decoding: buffer[0..<length].map { UInt8(bitPattern: $0) }, as: UTF8.self) : CommandLine.arguments[0]
+        return (me as NSString).deletingLastPathComponent + "/forcescale-floor-read"
+    }
+
+    /// Debian's python3, which finds Debian's python3-evdev (a python3 earlier on PATH, such
+    /// as virtme-ng's venv, would not).
+    var python: String? { fileExists("/usr/bin/python3") ? "/usr/bin/python3" : nil }
+    var hasPythonEvdev: Bool { fileExists("/usr/lib/python3/dist-packages/evdev/__init__.py") }
+    var strace: String? { findProgram("strace") }
 }
 
 /// Nearest-rank percentiles of a sample.
