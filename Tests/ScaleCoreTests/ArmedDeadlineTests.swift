@@ -36,8 +36,10 @@ import Testing
         #expect(byClock.run(script.events, finish: false) == first)
 
         var armed = ArmedDeadline()
-        #expect(armed.follow(byDeadline.nextDeadline) == .arm(ms(10)))
-        let due = try #require(armed.fired(expirations: 1))
+        let setting = armed.follow(byDeadline.nextDeadline)
+        #expect(setting == .arm(ms(10)))
+        let fired = armed.fired(expirations: 1)
+        let due = try #require(fired)
         var fromDeadline: [ScaleOutput] = []
         byDeadline.advance(to: due, into: &fromDeadline)
         var fromClock: [ScaleOutput] = []
@@ -47,30 +49,32 @@ import Testing
         #expect(fromDeadline.readings.map(\.time) == [ms(10)])
         // One-shot: fired, it is no longer armed, and nothing is held, so nothing to tell it.
         #expect(armed.deadline == nil)
-        #expect(armed.follow(byDeadline.nextDeadline) == nil)
+        let after = armed.follow(byDeadline.nextDeadline)
+        #expect(after == nil)
     }
 
     /// An expiry that a re-arm cancelled (0 expirations read) lets nothing out and keeps the
     /// new deadline; a real one fires once.
     @Test func aCancelledExpiryFiresNothing() {
         var armed = ArmedDeadline()
-        #expect(armed.fired(expirations: 1) == nil)  // never armed
-        #expect(armed.follow(ms(10)) == .arm(ms(10)))
-        #expect(armed.follow(ms(20)) == .arm(ms(20)))
-        #expect(armed.fired(expirations: 0) == nil)
-        #expect(armed.deadline == ms(20))
-        #expect(armed.fired(expirations: 2) == ms(20))
-        #expect(armed.fired(expirations: 1) == nil)
+        let neverArmed = armed.fired(expirations: 1)
+        let settings = [armed.follow(ms(10)), armed.follow(ms(20))]
+        let cancelled = armed.fired(expirations: 0)
+        let kept = armed.deadline
+        let fired = [armed.fired(expirations: 2), armed.fired(expirations: 1)]
+        #expect(neverArmed == nil)
+        #expect(settings == [.arm(ms(10)), .arm(ms(20))])
+        #expect(cancelled == nil)
+        #expect(kept == ms(20))
+        #expect(fired == [ms(20), nil])
     }
 
     /// A deadline that goes away (a release went out at once) disarms the timer, once.
     @Test func aDeadlineThatGoesAwayDisarmsOnce() {
         var armed = ArmedDeadline()
-        #expect(armed.follow(nil) == nil)
-        #expect(armed.follow(ms(10)) == .arm(ms(10)))
-        #expect(armed.follow(ms(10)) == nil)
-        #expect(armed.follow(nil) == .disarm)
-        #expect(armed.follow(nil) == nil)
+        let settings = [armed.follow(nil), armed.follow(ms(10)), armed.follow(ms(10)), armed.follow(nil), armed.follow(nil)]
+        #expect(settings == [nil, .arm(ms(10)), nil, .disarm, nil])
+        _ = armed.follow(ms(30))
         armed.disarmed()
         #expect(armed.deadline == nil)
     }

@@ -125,6 +125,14 @@ extension Programs {
         return (me as NSString).deletingLastPathComponent + "/forcescale-floor-read"
     }
 
+    /// The build from before a change, measured in the same boot: FORCESCALE_BASELINE_BINARY
+    /// and FORCESCALE_BASELINE_DAEMON_BINARY, both or neither.
+    var baseline: (forcescale: String, forcescaled: String)? {
+        let environment = ProcessInfo.processInfo.environment
+        guard let read = environment["FORCESCALE_BASELINE_BINARY"], let daemon = environment["FORCESCALE_BASELINE_DAEMON_BINARY"] else { return nil }
+        return (read, daemon)
+    }
+
     /// Debian's python3, which finds Debian's python3-evdev (a python3 earlier on PATH, such
     /// as virtme-ng's venv, would not).
     var python: String? { fileExists("/usr/bin/python3") ? "/usr/bin/python3" : nil }

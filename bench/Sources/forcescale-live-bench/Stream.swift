@@ -8,21 +8,70 @@ import KernelTestSupport
 /// and a python-evdev reader, all on one paced uinput stream; (2) the system calls each makes
 /// per frame (strace -c); (3) their wake-ups while no event comes.
 enum StreamBench {
-    struct Result {
-        /// CPU per event of each reader, by its `key` (floor, evtest, python, forcescale, forcescaled).
-        var microsPerEvent: [String: Double]
-        var achievedRate: Double
-        var dropsSeen: Bool
-        var forcescaleIdleSwitches: Int
-        var forcescaledIdleSwitches: Int
-        var evtestIdleSwitches: Int
-        /// System calls per frame of each traced reader, by key; empty without strace.
-        var syscallsPerFrame: [String: Double]
+    /// The readers of each group, run one group after another, each next to its own floor:
+    /// all of them at once would need more CPU than the emulated guest's 2 vCPUs have at
+    /// 1 kHz, and readers that fall behind read several frames per wake-up, which makes
+    /// their CPU per event look better than it is.
+    /// With a baseline (FORCESCALE_BASELINE_BINARY and FORCESCALE_BASELINE_DAEMON_BINARY: the
+    /// build from before a change), its `read` and daemon get groups of their own, keyed
+    /// "forcescale-before" and "forcescaled-before", measured in the same boot as the others.
+    static func groups(_ programs: Programs) -> [[String]] {
+        let base: [[String]] = [["evtest", "python"], ["forcescale"], ["forcescaled"]]
+        guard programs.baseline != nil else { return base }
+        return base + [["forcescale-before"], ["forcescaled-before"]]
+    }
 
-        func ratio(_ key: String, to base: String) -> Double? {
-            guard let value = microsPerEvent[key], let reference = microsPerEvent[base], reference > 0 else { return nil }
-            return value / reference
+    struct Result {
+        /// CPU per event of each reader, by its `key` (evtest, python, forcescale, forcescaled, watcher).
+        var microsPerEvent: [String: Double] = [:]
+        /// CPU per event of the floor in the same group as the reader of that key.
+        var floorMicrosPerEvent: [String: Double] = [:]
+        var achievedRate = Double.infinity
+        var dropsSeen = false
+        var idleSwitches: [String: Int] = [:]
+        /// System calls per frame and per wake-up of each traced reader, by key (the floor
+        /// as "floor"); empty without strace.
+        var syscallsPerFrame: [String: Double] = [:]
+        var syscallsPerWakeUp: [String: Double] = [:]
+
+        /// The reader's CPU per event over its group's floor's.
+        func ratio(_ key: String) -> Double? {
+            guard let value = microsPerEvent[key], let floor = floorMicrosPerEvent[key], floor > 0 else { return nil }
+            return value / floor
         }
+    }
+
+    static func run(_ settings: Settings, _ programs: Programs, evtest: String) -> Result? {
+        var result = Result()
+        let groups = groups(programs)
+        for (index, members) in groups.enumerated() {
+            out("")
+            out("=== Group \(index + 1) of \(groups.count): the floor and \(members.joined(separator: ", ")) ===")
+            guard let group = runGroup(settings, programs, evtest: evtest, members: members) else { return nil }
+            let floor = group.microsPerEvent["floor"] ?? .nan
+            // The watcher of a baseline daemon is the same program as the other's: reported once.
+            for (key, micros) in group.microsPerEvent where key != "floor" && !(key == "watcher" && members.contains("forcescaled-before")) {
+                result.microsPerEvent[key] = micros
+                result.floorMicrosPerEvent[key] = floor
+            }
+            for (key, value) in group.syscallsPerFrame where key != "floor" || result.syscallsPerFrame["floor"] == nil {
+                result.syscallsPerFrame[key] = value
+                result.syscallsPerWakeUp[key] = group.syscallsPerWakeUp[key]
+            }
+            for (key, value) in group.idleSwitches where key != "floor" { result.idleSwitches[key] = value }
+            result.achievedRate = min(result.achievedRate, group.achievedRate)
+            result.dropsSeen = result.dropsSeen || group.dropsSeen
+        }
+        out("")
+        out("Summary: CPU per event against the floor of the same group (utime + stime over all rounds)")
+        for key in ["evtest", "python", "forcescale", "forcescale-before", "forcescaled", "forcescaled-before", "watcher"] {
+            guard let micros = result.microsPerEvent[key] else { continue }
+            let name = key == "watcher" ? "(watcher of forcescaled)" : key
+            out("  " + name.padding(toLength: 26, withPad: " ", startingAt: 0)
+                + String(format: "%7.1f µs/event, floor %6.1f: %5.2fx", micros, result.floorMicrosPerEvent[key] ?? .nan, result.ratio(key) ?? .nan)
+                + (result.syscallsPerFrame[key].map { String(format: "   %.2f system calls per frame, %.2f per wake-up (strace)", $0, result.syscallsPerWakeUp[key] ?? .nan) } ?? ""))
+        }
+        return result
     }
 
     /// One process reading the pad (or, for the watcher, the daemon's socket).
@@ -39,7 +88,17 @@ enum StreamBench {
         var compared = true
     }
 
-    static func run(_ settings: Settings, _ programs: Programs, evtest: String) -> Result? {
+    /// One group's figures, by reader key (the floor's as "floor").
+    struct GroupResult {
+        var microsPerEvent: [String: Double]
+        var achievedRate: Double
+        var dropsSeen: Bool
+        var idleSwitches: [String: Int]
+        var syscallsPerFrame: [String: Double]
+        var syscallsPerWakeUp: [String: Double]
+    }
+
+    static func runGroup(_ settings: Settings, _ programs: Programs, evtest: String, members: [String]) -> GroupResult? {
         let table = Tables.singleTouchPad("forcescale live bench pad", pressure: 0...255, product: 0x0030)
         let pad: VirtualDevice
         do { pad = try VirtualDevice(table) } catch {
@@ -70,21 +129,37 @@ enum StreamBench {
                 return nil
             }
         }
-        guard let floor = start("floor", "floor-read \(pad.node) (C, blocking read)", [programs.floorReader, pad.node], idle: Proc.readCalls, raw: true),
-              let watcher = start("evtest", "evtest \(pad.node) > \(settings.evtestOutput)", [evtest, pad.node], idle: Proc.selectCalls, raw: true, output: settings.evtestOutput),
-              let forcescale = start("forcescale", "forcescale \(readArguments.joined(separator: " "))", [programs.forcescale] + readArguments, idle: Proc.epollCalls, raw: false),
-              let daemon = start("forcescaled", "forcescaled \(daemonArguments.joined(separator: " "))", [programs.forcescaled] + daemonArguments, idle: Proc.epollCalls, raw: false)
+        guard let floor = start("floor", "floor-read \(pad.node) (C, blocking read)", [programs.floorReader, pad.node], idle: Proc.readCalls, raw: true)
         else { return nil }
-        if let interpreter = programs.python, programs.hasPythonEvdev {
-            _ = start("python", "python3 + evdev read_loop", [interpreter, "-c", python, pad.node], idle: Proc.selectCalls, raw: true)
-        } else {
-            say("python3-evdev is not installed: no python-evdev row (apt-get install python3-evdev)")
+        if members.contains("evtest") {
+            guard start("evtest", "evtest \(pad.node) > \(settings.evtestOutput)", [evtest, pad.node], idle: Proc.selectCalls, raw: true, output: settings.evtestOutput) != nil
+            else { return nil }
+        }
+        if members.contains("python") {
+            if let interpreter = programs.python, programs.hasPythonEvdev {
+                guard start("python", "python3 + evdev read_loop", [interpreter, "-c", python, pad.node], idle: Proc.selectCalls, raw: true) != nil
+                else { return nil }
+            } else {
+                say("python3-evdev is not installed: no python-evdev row (apt-get install python3-evdev)")
+            }
+        }
+        var forcescale: Child?
+        if let key = members.first(where: { $0.hasPrefix("forcescale") && !$0.hasPrefix("forcescaled") }) {
+            let binary = key == "forcescale" ? programs.forcescale : programs.baseline!.forcescale
+            forcescale = start(key, "\(binary) \(readArguments.joined(separator: " "))", [binary] + readArguments, idle: Proc.epollCalls, raw: false)
+            guard forcescale != nil else { return nil }
+        }
+        var daemon: Child?
+        if let key = members.first(where: { $0.hasPrefix("forcescaled") }) {
+            let binary = key == "forcescaled" ? programs.forcescaled : programs.baseline!.forcescaled
+            daemon = start(key, "\(binary) \(daemonArguments.joined(separator: " "))", [binary] + daemonArguments, idle: Proc.epollCalls, raw: false)
+            guard daemon != nil else { return nil }
         }
 
         guard floor.waitForError("floor-read: reading", timeout: Limits.readerStart),
-              forcescale.waitForError("forcescale: reading ", timeout: Limits.readerStart)
+              forcescale?.waitForError("forcescale: reading ", timeout: Limits.readerStart) ?? true
         else {
-            say("floor-read or forcescale did not start reading:\n\(floor.tail())\n\(forcescale.tail())")
+            say("floor-read or forcescale did not start reading:\n\(floor.tail())\n\(forcescale?.tail() ?? "")")
             return nil
         }
         let opened = waitUntil(Limits.readerStart) {
@@ -95,14 +170,17 @@ enum StreamBench {
             return nil
         }
         // The daemon's one watcher: `forcescale watch --json`, its lines counted as they come.
-        guard waitUntil(Limits.readerStart, { fileExists(socketPath) || !daemon.isRunning }), daemon.isRunning,
-              let client = start("watcher", "forcescale watch --json --socket \(socketPath)", [programs.forcescale, "watch", "--json", "--socket", socketPath],
-                                 idle: Proc.epollCalls.union(Proc.selectCalls).union(Proc.readCalls), raw: false, output: nil, counting: ["\"class\":\"READING\""])
-        else {
-            say("forcescaled did not bind \(socketPath): \(daemon.ended.map(\.description) ?? "running")\n\(daemon.tail())")
-            return nil
+        var client: Child?
+        if let daemon {
+            guard waitUntil(Limits.readerStart, { fileExists(socketPath) || !daemon.isRunning }), daemon.isRunning else {
+                say("forcescaled did not bind \(socketPath): \(daemon.ended.map(\.description) ?? "running")\n\(daemon.tail())")
+                return nil
+            }
+            client = start("watcher", "forcescale watch --json --socket \(socketPath)", [programs.forcescale, "watch", "--json", "--socket", socketPath],
+                           idle: Proc.epollCalls.union(Proc.selectCalls).union(Proc.readCalls), raw: false, output: nil, counting: ["\"class\":\"READING\""])
+            guard client != nil else { return nil }
+            readers[readers.count - 1].compared = false
         }
-        readers[readers.count - 1].compared = false
 
         // The touch goes down before the measurement and stays down throughout.
         let touchDown = [
@@ -113,12 +191,12 @@ enum StreamBench {
         // connected after that, a pressure change's (a repeated value would be filtered out).
         touchDown.withUnsafeBufferPointer { _ = writeEvents(pad.descriptor, $0) }
         var nudge: Int32 = 5
-        guard waitUntil(Limits.readerStart, {
+        if let client, let daemon, !waitUntil(Limits.readerStart, {
             if waitUntil(2, { client.count("\"class\":\"READING\"") > 0 }) { return true }
             nudge = nudge == 5 ? 6 : 5
             [inputEvent(EV_ABS, ABS_PRESSURE, nudge), inputEvent(EV_SYN, SYN_REPORT, 0)].withUnsafeBufferPointer { _ = writeEvents(pad.descriptor, $0) }
             return false
-        }) else {
+        }) {
             say("the watcher saw no READING from forcescaled:\n\(client.tail())\n\(daemon.tail())")
             return nil
         }
@@ -143,7 +221,7 @@ enum StreamBench {
 
         /// Writes `count` frames at the rate. - Returns: the seconds it took, how late each
         /// write's wake-up was (µs) and how many writes failed.
-        func stream(_ count: Int) -> (seconds: Double, lateness: [Double], failures: Int) {
+        func stream(_ count: Int, period: Int = period) -> (seconds: Double, lateness: [Double], failures: Int) {
             var buffer = [input_event]()
             buffer.reserveCapacity(count * eventsPerFrame)
             for index in nextFrame..<(nextFrame + count) {
@@ -185,7 +263,7 @@ enum StreamBench {
         out("")
         out("(1) CPU per event: \(settings.rounds) round(s) of \(frames) frames = \(expectedEvents) events (ABS_PRESSURE + SYN_REPORT) at \(settings.rateHz) Hz")
         out("  one write(2) per frame at absolute CLOCK_MONOTONIC deadlines (clock_nanosleep); the writer runs \(priority)")
-        out("  all readers at once on the one pad: " + readers.map(\.key).joined(separator: ", ") + " (the watcher is forcescaled's client)")
+        out("  all readers at once on the one pad: " + readers.map(\.key).joined(separator: ", ") + (daemon == nil ? "" : " (the watcher is the daemon's client)"))
         // The pace the emulated timer allows on its own: the same sleeps, nothing written.
         let calibration = Distribution(withWriterPriority(settings.writerPriority) { pacedLoop(count: 500, period: period) { _ in } })
         out("  the timer alone (500 sleeps, nothing written, readers idle): wake-ups late by p50 \(format(calibration.percentile(50) / 1000, 3)) ms, p99 \(format(calibration.percentile(99) / 1000, 3)) ms, max \(format(calibration.max / 1000, 1)) ms")
@@ -195,7 +273,7 @@ enum StreamBench {
         var rates: [Double] = []
         var dropsSeen = false
         for round in 0..<settings.rounds {
-            let resyncsBefore = forcescale.errorCount("SYN_DROPPED")
+            let resyncsBefore = forcescale?.errorCount("SYN_DROPPED") ?? 0
             var before: [String: ProcessSample] = [:]
             for reader in readers { before[reader.key] = ProcessSample(reader.child.pid)! }
             let beforeW = ProcessSample(getpid())!
@@ -212,7 +290,7 @@ enum StreamBench {
             let lateFrames = lateness.filter { $0 > Double(period) / 1000 }.count
             out("  round \(round + 1): \(frames) frames in \(format(streamSeconds, 3)) s = \(format(achieved, 1)) frames/s (\(format(100 * achieved / Double(settings.rateHz), 1))% of the target)\(writeFailures > 0 ? "; \(writeFailures) writes FAILED" : "")")
             out("    writer's wake-ups late by p50 \(format(late.percentile(50) / 1000, 3)) ms, p99 \(format(late.percentile(99) / 1000, 3)) ms, max \(format(late.max / 1000, 1)) ms; \(lateFrames) frames (\(format(100 * Double(lateFrames) / Double(frames), 1))%) more than one period late")
-            let resyncs = forcescale.errorCount("SYN_DROPPED") - resyncsBefore
+            let resyncs = (forcescale?.errorCount("SYN_DROPPED") ?? 0) - resyncsBefore
             let lost = read.filter { $0.value != expectedEvents }
             if resyncs > 0 || !lost.isEmpty { dropsSeen = true }
             out("    drops: forcescale's SYN_DROPPED notices on stderr: \(resyncs); events read (/proc/PID/io rchar / 24) of \(expectedEvents): "
@@ -253,17 +331,18 @@ enum StreamBench {
             let lines = Proc.text(settings.evtestOutput)?.split(separator: "\n") ?? []
             out("  evtest's output in \(settings.evtestOutput): \(lines.count) lines, \(lines.filter { $0.contains("SYN_DROPPED") }.count) SYN_DROPPED")
         }
-        if forcescale.errors.count > 1 { out("  forcescale's stderr:\n" + forcescale.errorText) }
+        if let forcescale, forcescale.errors.count > 1 { out("  forcescale's stderr:\n" + forcescale.errorText) }
         let achieved = rates.min() ?? 0
 
         // --- (1b) System calls per frame ----------------------------------------------------
         var syscallsPerFrame: [String: Double] = [:]
+        var syscallsPerWakeUp: [String: Double] = [:]
         out("")
         if settings.straceFrames > 0, let strace = programs.strace {
             let count = settings.straceFrames
-            out("(1b) System calls per frame: strace -c -f attached to one reader at a time (the others keep reading), \(count) frames at \(settings.rateHz) Hz each")
-            out("  (strace slows the traced process: a reader that fell behind reads several frames per wake-up and shows fewer calls than it makes at full speed;")
-            out("   'frames/wake-up' of its row in (1) is what it does untraced)")
+            out("(1b) System calls per frame: strace -c -f attached to one reader at a time (the others keep reading), \(count) frames at \(settings.straceRateHz) Hz each")
+            out("  (strace slows the traced process: one that falls behind reads several frames per wake-up and makes fewer calls per frame than at full speed;")
+            out("   per wake-up (a return from epoll_wait, pselect6, or for the floor read) the figures do not depend on that)")
             for reader in readers where reader.key != "watcher" {
                 let file = folder + "/\(reader.key).strace"
                 let tracer: Child
@@ -284,7 +363,7 @@ enum StreamBench {
                 }
                 var before: [String: ProcessSample] = [:]
                 for reader in readers { before[reader.key] = ProcessSample(reader.child.pid)! }
-                _ = stream(count)
+                _ = stream(count, period: 1_000_000_000 / settings.straceRateHz)
                 _ = settle(after: before, events: count * eventsPerFrame)
                 // SIGINT: strace detaches and writes its table.
                 tracer.stop(SIGINT, timeout: 60)
@@ -293,12 +372,16 @@ enum StreamBench {
                     continue
                 }
                 let perFrame = Double(summary.total) / Double(count)
+                let waits = ["epoll_wait", "epoll_pwait", "pselect6", "select", "poll", "ppoll"]
+                let wakeUps = max(summary.calls.filter { waits.contains($0.name) }.reduce(0) { $0 + $1.calls }
+                    + (reader.key == "floor" ? summary.calls.first { $0.name == "read" }?.calls ?? 0 : 0), 1)
                 syscallsPerFrame[reader.key] = perFrame
-                out("  \(reader.key): \(format(perFrame, 2)) system calls per frame (\(summary.total) calls, \(summary.errors) failed)")
+                syscallsPerWakeUp[reader.key] = Double(summary.total) / Double(wakeUps)
+                out("  \(reader.key): \(format(perFrame, 2)) system calls per frame, \(format(Double(summary.total) / Double(wakeUps), 2)) per wake-up (\(summary.total) calls, \(summary.errors) failed, \(wakeUps) wake-ups = \(format(Double(count) / Double(wakeUps), 2)) frames per wake-up)")
                 for call in summary.calls.sorted(by: { $0.calls > $1.calls }) {
                     out("      " + call.name.padding(toLength: 18, withPad: " ", startingAt: 0)
-                        + String(format: "%8.3f per frame  %7d calls", Double(call.calls) / Double(count), call.calls)
-                        + (call.errors > 0 ? String(format: "  (%d failed: %.3f per frame)", call.errors, Double(call.errors) / Double(count)) : ""))
+                        + String(format: "%8.3f per frame %8.3f per wake-up %7d calls", Double(call.calls) / Double(count), Double(call.calls) / Double(wakeUps), call.calls)
+                        + (call.errors > 0 ? String(format: "  (%d failed)", call.errors) : ""))
                 }
             }
         } else {
@@ -320,7 +403,6 @@ enum StreamBench {
             idleSwitches[reader.key] = switches
             out("  \(reader.key.padding(toLength: 12, withPad: " ", startingAt: 0)): \(switches) context switches (\(end.voluntary - start.voluntary) voluntary, \(end.involuntary - start.involuntary) involuntary), CPU \(end.ticks - start.ticks) ticks, \(end.threads) thread(s)")
         }
-        out("  forcescale and forcescaled wake-ups while idle: \(idleSwitches["forcescale"]!), \(idleSwitches["forcescaled"]!)   goal 0: \(idleSwitches["forcescale"]! + idleSwitches["forcescaled"]! == 0 ? "met" : "NOT met")")
 
         // The touch comes up; all stop.
         let release = [
@@ -330,17 +412,16 @@ enum StreamBench {
         release.withUnsafeBufferPointer { _ = writeEvents(pad.descriptor, $0) }
         for reader in readers.reversed() {
             let end = reader.child.stop(SIGTERM, timeout: 30)
-            if reader.key == "forcescale" || reader.key == "forcescaled" || reader.key == "floor" {
+            if reader.key.hasPrefix("forcescale") || reader.key == "floor" {
                 say("stopped \(reader.key): \(end.map(\.description) ?? "did not stop on SIGTERM")")
                 if end != .exited(0) { say("\(reader.key) stderr:\n\(reader.child.errorText)") }
             }
         }
         say("floor-read: \(floor.errors.last ?? "")")
 
-        return Result(
-            microsPerEvent: perEvent, achievedRate: achieved, dropsSeen: dropsSeen,
-            forcescaleIdleSwitches: idleSwitches["forcescale"]!, forcescaledIdleSwitches: idleSwitches["forcescaled"]!,
-            evtestIdleSwitches: idleSwitches["evtest"]!, syscallsPerFrame: syscallsPerFrame)
+        return GroupResult(
+            microsPerEvent: perEvent, achievedRate: achieved, dropsSeen: dropsSeen, idleSwitches: idleSwitches,
+            syscallsPerFrame: syscallsPerFrame, syscallsPerWakeUp: syscallsPerWakeUp)
     }
 }
 

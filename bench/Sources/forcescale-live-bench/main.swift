@@ -4,7 +4,7 @@
 //
 //   scripts/kernel-tests .build/release/forcescale-live-bench [--frames N] [--rounds N] [--rate HZ]
 //       [--idle SECONDS] [--presses N] [--gap-ms MS] [--evtest-output FILE] [--writer-fifo PRIORITY]
-//       [--strace-frames N] [--timeout SECONDS]
+//       [--strace-frames N] [--strace-rate HZ] [--timeout SECONDS]
 //
 // (1) CPU per event: on one uinput pad, at once, `floor-read NODE` (bench/live-support/floor-read.c:
 //     a blocking read(2) loop, the floor), `evtest NODE`, a python-evdev read_loop,
@@ -14,7 +14,12 @@
 //     writes --frames (50,000) frames of ABS_PRESSURE + SYN_REPORT at --rate (1000) Hz; utime +
 //     stime of each over the stream, per event, and each against the floor.
 // (1b) System calls per frame: strace -c -f attached to each reader in turn for
-//     --strace-frames (3000) frames (0: skipped).
+//     --strace-frames (3000) frames at --strace-rate (1000) Hz (0 frames: skipped).
+// The readers run in groups, one after another, each group next to its own floor reader:
+// evtest and python-evdev; forcescale read; forcescaled and its watcher (all at once would
+// need more CPU than the emulated guest has at 1 kHz).
+// With FORCESCALE_BASELINE_BINARY and FORCESCALE_BASELINE_DAEMON_BINARY (a build from before a
+// change), that forcescale read and forcescaled get groups of their own in the same boot.
 // (2) Idle: the same readers, --idle (10) s with no events: context switches from /proc.
 // (3) Latency: `forcescale read --json --device NODE` (rumble on) on a pad with FF_RUMBLE;
 //     --presses (300) presses to raw 255; press write -> EV_FF play read on the uinput side.
@@ -41,6 +46,8 @@ struct Settings {
     var writerPriority = 50
     /// Frames streamed while strace counts each reader's system calls; 0 skips that part.
     var straceFrames = 3000
+    /// The rate of that stream (a slower one lets a traced reader keep up).
+    var straceRateHz = 1000
 }
 
 let benchStarted = Clock.now()
@@ -55,7 +62,7 @@ func say(_ text: String) {
 }
 
 func usage(_ problem: String) -> Never {
-    FileHandle.standardError.write(Data("forcescale-live-bench: \(problem)\nusage: forcescale-live-bench [--frames N] [--rounds N] [--rate HZ] [--idle SECONDS] [--presses N] [--gap-ms MS] [--evtest-output FILE] [--writer-fifo PRIORITY] [--strace-frames N] [--timeout SECONDS]\n".utf8))
+    FileHandle.standardError.write(Data("forcescale-live-bench: \(problem)\nusage: forcescale-live-bench [--frames N] [--rounds N] [--rate HZ] [--idle SECONDS] [--presses N] [--gap-ms MS] [--evtest-output FILE] [--writer-fifo PRIORITY] [--strace-frames N] [--strace-rate HZ] [--timeout SECONDS]\n".utf8))
     exit(64)
 }
 
@@ -75,11 +82,12 @@ func parseSettings() -> Settings {
         case "--timeout": settings.timeout = Double(value) ?? 0
         case "--writer-fifo": settings.writerPriority = Int(value) ?? -1
         case "--strace-frames": settings.straceFrames = Int(value) ?? -1
+        case "--strace-rate": settings.straceRateHz = Int(value) ?? 0
         default: usage("unknown option \(option)")
         }
     }
     guard settings.frames > 1, settings.rounds > 0, settings.rateHz > 0, settings.rateHz <= 100_000, settings.idleSeconds >= 0, settings.presses > 0,
-          settings.pressGap >= 0, settings.timeout > 0, settings.straceFrames >= 0,
+          settings.pressGap >= 0, settings.timeout > 0, settings.straceFrames >= 0, settings.straceRateHz > 0, settings.straceRateHz <= 100_000,
           (0...99).contains(settings.writerPriority)
     else { usage("every value must be a positive number") }
     return settings
@@ -112,6 +120,13 @@ guard access(programs.floorReader, X_OK) == 0 else {
     out("forcescale-live-bench: the floor reader \(programs.floorReader) is not there: bench/live compiles it from bench/live-support/floor-read.c")
     exit(2)
 }
+if let baseline = programs.baseline {
+    guard access(baseline.forcescale, X_OK) == 0, access(baseline.forcescaled, X_OK) == 0 else {
+        out("forcescale-live-bench: FORCESCALE_BASELINE_BINARY \(baseline.forcescale) or FORCESCALE_BASELINE_DAEMON_BINARY \(baseline.forcescaled) is not an executable")
+        exit(2)
+    }
+    say("baseline: \(baseline.forcescale), \(baseline.forcescaled)")
+}
 guard let evtest = programs.evtest else {
     out("forcescale-live-bench: evtest is not installed (apt-get install evtest)")
     exit(2)
@@ -140,15 +155,16 @@ out("")
 if let stream {
     for (key, micros) in stream.microsPerEvent.sorted(by: { $0.key < $1.key }) {
         out("RESULT cpu_\(key)_us_per_event=\(format(micros, 2))")
-        if key != "floor", key != "watcher", let ratio = stream.ratio(key, to: "floor") { out("RESULT ratio_\(key)=\(format(ratio, 3))") }
+        out("RESULT cpu_floor_of_\(key)_us_per_event=\(format(stream.floorMicrosPerEvent[key] ?? .nan, 2))")
+        if let ratio = stream.ratio(key) { out("RESULT ratio_\(key)=\(format(ratio, 3))") }
     }
-    if let ratio = stream.ratio("forcescale", to: "evtest") { out("RESULT cpu_ratio=\(format(ratio, 3))") }
-    for (key, calls) in stream.syscallsPerFrame.sorted(by: { $0.key < $1.key }) { out("RESULT syscalls_per_frame_\(key)=\(format(calls, 2))") }
+    for (key, calls) in stream.syscallsPerFrame.sorted(by: { $0.key < $1.key }) {
+        out("RESULT syscalls_per_frame_\(key)=\(format(calls, 2))")
+        out("RESULT syscalls_per_wakeup_\(key)=\(format(stream.syscallsPerWakeUp[key] ?? .nan, 2))")
+    }
     out("RESULT stream_rate_hz=\(format(stream.achievedRate, 1))")
     out("RESULT drops=\(stream.dropsSeen ? 1 : 0)")
-    out("RESULT idle_switches_forcescale=\(stream.forcescaleIdleSwitches)")
-    out("RESULT idle_switches_forcescaled=\(stream.forcescaledIdleSwitches)")
-    out("RESULT idle_switches_evtest=\(stream.evtestIdleSwitches)")
+    for (key, switches) in stream.idleSwitches.sorted(by: { $0.key < $1.key }) { out("RESULT idle_switches_\(key)=\(switches)") }
 }
 if let latency {
     out("RESULT latency_p50_ms=\(format(latency.p50, 3))")
