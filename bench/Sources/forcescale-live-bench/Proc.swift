@@ -16,6 +16,10 @@ struct ProcessSample {
     var threads: Int
     /// Bytes returned by read(2) and friends (/proc/PID/io rchar).
     var readBytes: Int
+    /// Time on a CPU in ns, summed over every thread (/proc/PID/task/TID/schedstat's first
+    /// field: the scheduler's own account at each switch, where utime and stime are sampled
+    /// at ticks, which charge a whole tick to whoever runs when it comes); -1 without it.
+    var runNanoseconds: Int
 
     var ticks: Int { userTicks + systemTicks }
     var switches: Int { voluntary + involuntary }
@@ -30,12 +34,15 @@ struct ProcessSample {
         voluntary = 0
         involuntary = 0
         threads = 0
+        runNanoseconds = 0
         let tasks = (try? FileManager.default.contentsOfDirectory(atPath: "/proc/\(pid)/task")) ?? []
         for task in tasks {
             guard let status = Proc.text("/proc/\(pid)/task/\(task)/status") else { continue }
             threads += 1
             voluntary += Proc.field(status, "voluntary_ctxt_switches:") ?? 0
             involuntary += Proc.field(status, "nonvoluntary_ctxt_switches:") ?? 0
+            let run = Proc.text("/proc/\(pid)/task/\(task)/schedstat")?.split(separator: " ").first.flatMap { Int($0) }
+            if let run, runNanoseconds >= 0 { runNanoseconds += run } else { runNanoseconds = -1 }
         }
         readBytes = Proc.text("/proc/\(pid)/io").flatMap { Proc.field($0, "rchar:") } ?? -1
     }

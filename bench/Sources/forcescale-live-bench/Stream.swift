@@ -26,6 +26,9 @@ enum StreamBench {
         var microsPerEvent: [String: Double] = [:]
         /// CPU per event of the floor in the same group as the reader of that key.
         var floorMicrosPerEvent: [String: Double] = [:]
+        /// Both from the scheduler's run time (schedstat).
+        var runMicrosPerEvent: [String: Double] = [:]
+        var floorRunMicrosPerEvent: [String: Double] = [:]
         var achievedRate = Double.infinity
         var dropsSeen = false
         var idleSwitches: [String: Int] = [:]
@@ -37,6 +40,12 @@ enum StreamBench {
         /// The reader's CPU per event over its group's floor's.
         func ratio(_ key: String) -> Double? {
             guard let value = microsPerEvent[key], let floor = floorMicrosPerEvent[key], floor > 0 else { return nil }
+            return value / floor
+        }
+
+        /// The same by run time.
+        func runRatio(_ key: String) -> Double? {
+            guard let value = runMicrosPerEvent[key], let floor = floorRunMicrosPerEvent[key], floor > 0 else { return nil }
             return value / floor
         }
     }
@@ -53,6 +62,8 @@ enum StreamBench {
             for (key, micros) in group.microsPerEvent where key != "floor" && !(key == "watcher" && members.contains("forcescaled-before")) {
                 result.microsPerEvent[key] = micros
                 result.floorMicrosPerEvent[key] = floor
+                result.runMicrosPerEvent[key] = group.runMicrosPerEvent[key]
+                result.floorRunMicrosPerEvent[key] = group.runMicrosPerEvent["floor"]
             }
             for (key, value) in group.syscallsPerFrame where key != "floor" || result.syscallsPerFrame["floor"] == nil {
                 result.syscallsPerFrame[key] = value
@@ -68,7 +79,7 @@ enum StreamBench {
             guard let micros = result.microsPerEvent[key] else { continue }
             let name = key == "watcher" ? "(watcher of forcescaled)" : key
             out("  " + name.padding(toLength: 26, withPad: " ", startingAt: 0)
-                + String(format: "%7.1f µs/event, floor %6.1f: %5.2fx", micros, result.floorMicrosPerEvent[key] ?? .nan, result.ratio(key) ?? .nan)
+                + String(format: "%7.1f µs/event, floor %6.1f: %5.2fx;  by run time %5.2fx", micros, result.floorMicrosPerEvent[key] ?? .nan, result.ratio(key) ?? .nan, result.runRatio(key) ?? .nan)
                 + (result.syscallsPerFrame[key].map { String(format: "   %.2f system calls per frame, %.2f per wake-up (strace)", $0, result.syscallsPerWakeUp[key] ?? .nan) } ?? ""))
         }
         return result
@@ -91,6 +102,8 @@ enum StreamBench {
     /// One group's figures, by reader key (the floor's as "floor").
     struct GroupResult {
         var microsPerEvent: [String: Double]
+        /// The same from the scheduler's run time (schedstat) rather than sampled ticks.
+        var runMicrosPerEvent: [String: Double]
         var achievedRate: Double
         var dropsSeen: Bool
         var idleSwitches: [String: Int]
@@ -269,6 +282,7 @@ enum StreamBench {
         out("  the timer alone (500 sleeps, nothing written, readers idle): wake-ups late by p50 \(format(calibration.percentile(50) / 1000, 3)) ms, p99 \(format(calibration.percentile(99) / 1000, 3)) ms, max \(format(calibration.max / 1000, 1)) ms")
 
         var totalTicks: [String: Int] = [:]
+        var totalRun: [String: Int] = [:]
         var totalEvents = 0
         var rates: [Double] = []
         var dropsSeen = false
@@ -302,30 +316,37 @@ enum StreamBench {
                 let total = user + system
                 let micros = total * 1e6 / Double(expectedEvents)
                 let wakeups = after.voluntary - before.voluntary
+                let run = Double(after.runNanoseconds - before.runNanoseconds) / 1e6
                 out("    " + name.padding(toLength: 22, withPad: " ", startingAt: 0)
-                    + String(format: "%7.2f s  %7.2f s  %7.2f s %7d %10.1f %10.1f %9d %9.2f  ", user, system, total, after.ticks - before.ticks, micros, micros * Double(eventsPerFrame), wakeups, Double(frames) / Double(max(wakeups, 1))) + ratio)
+                    + String(format: "%7.2f s  %7.2f s  %7.2f s %7d %10.1f %10.1f %9d %9.2f %9.0f  ", user, system, total, after.ticks - before.ticks, micros, micros * Double(eventsPerFrame), wakeups, Double(frames) / Double(max(wakeups, 1)), run) + ratio)
                 return after.ticks - before.ticks
             }
-            out("                                user     system      total   ticks   µs/event   µs/frame  wake-ups  frames/wake-up  x floor")
+            out("                                user     system      total   ticks   µs/event   µs/frame  wake-ups  frames/wake-up  run ms  x floor (ticks, run)")
             let floorTicks = max(after["floor"]!.ticks - before["floor"]!.ticks, 1)
+            let floorRun = max(after["floor"]!.runNanoseconds - before["floor"]!.runNanoseconds, 1)
             for reader in readers {
                 let used = after[reader.key]!.ticks - before[reader.key]!.ticks
+                let run = after[reader.key]!.runNanoseconds - before[reader.key]!.runNanoseconds
                 let ticksUsed = row(reader.key == "watcher" ? "  (watcher)" : reader.key, before[reader.key]!, after[reader.key]!,
-                                    ratio: reader.compared ? format(Double(used) / Double(floorTicks), 2) + "x" : "(not compared)")
+                                    ratio: reader.compared ? format(Double(used) / Double(floorTicks), 2) + "x, " + format(Double(run) / Double(floorRun), 2) + "x" : "(not compared)")
                 totalTicks[reader.key, default: 0] += ticksUsed
+                totalRun[reader.key, default: 0] += run
             }
             _ = row("writer (this bench)", beforeW, afterW, ratio: "")
             totalEvents += expectedEvents
         }
         var perEvent: [String: Double] = [:]
         for (key, used) in totalTicks { perEvent[key] = Double(used) / ticks * 1e6 / Double(totalEvents) }
+        var runPerEvent: [String: Double] = [:]
+        for (key, run) in totalRun { runPerEvent[key] = Double(run) / 1e3 / Double(totalEvents) }
         out("  (CPU: utime + stime from /proc/PID/stat at \(Int(ticks)) ticks/s, from just before each round to when all are idle again;")
         out("   wake-ups: voluntary context switches in the round, over every thread; the writer's include its FF and output threads)")
         out("  all rounds, \(totalEvents) events, CPU per event and against the floor:")
         for reader in readers {
             let micros = perEvent[reader.key] ?? .nan
             let ratio = micros / (perEvent["floor"] ?? .nan)
-            out("    " + reader.key.padding(toLength: 12, withPad: " ", startingAt: 0) + String(format: "%7.1f µs/event  %5.2fx floor  (%d ticks)", micros, ratio, totalTicks[reader.key] ?? 0))
+            let run = runPerEvent[reader.key] ?? .nan
+            out("    " + reader.key.padding(toLength: 12, withPad: " ", startingAt: 0) + String(format: "%7.1f µs/event  %5.2fx floor  (%d ticks);  by run time %7.1f µs/event  %5.2fx floor", micros, ratio, totalTicks[reader.key] ?? 0, run, run / (runPerEvent["floor"] ?? .nan)))
         }
         if settings.evtestOutput != "/dev/null" {
             let lines = Proc.text(settings.evtestOutput)?.split(separator: "\n") ?? []
@@ -420,7 +441,7 @@ enum StreamBench {
         say("floor-read: \(floor.errors.last ?? "")")
 
         return GroupResult(
-            microsPerEvent: perEvent, achievedRate: achieved, dropsSeen: dropsSeen, idleSwitches: idleSwitches,
+            microsPerEvent: perEvent, runMicrosPerEvent: runPerEvent, achievedRate: achieved, dropsSeen: dropsSeen, idleSwitches: idleSwitches,
             syscallsPerFrame: syscallsPerFrame, syscallsPerWakeUp: syscallsPerWakeUp)
     }
 }

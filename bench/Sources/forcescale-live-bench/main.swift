@@ -157,6 +157,7 @@ if let stream {
         out("RESULT cpu_\(key)_us_per_event=\(format(micros, 2))")
         out("RESULT cpu_floor_of_\(key)_us_per_event=\(format(stream.floorMicrosPerEvent[key] ?? .nan, 2))")
         if let ratio = stream.ratio(key) { out("RESULT ratio_\(key)=\(format(ratio, 3))") }
+        if let ratio = stream.runRatio(key) { out("RESULT run_ratio_\(key)=\(format(ratio, 3))") }
     }
     for (key, calls) in stream.syscallsPerFrame.sorted(by: { $0.key < $1.key }) {
         out("RESULT syscalls_per_frame_\(key)=\(format(calls, 2))")
