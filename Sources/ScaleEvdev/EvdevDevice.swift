@@ -103,8 +103,9 @@ public final class EvdevDevice {
     /// One `read(2)` per wake-up in the steady state: the kernel's evdev hands out whole
     /// frames (never a frame without its `SYN_REPORT`), so after a read that did not fill the
     /// buffer everything queued has been seen, and the loop's level-triggered epoll wakes the
-    /// owner again for the next frame. `libevdev_next_event` would read(2) on every call in
-    /// non-blocking mode, three reads for a two-event frame (the last two `EAGAIN`).
+    /// owner again for the next frame. `libevdev_next_event` reads again whenever its own
+    /// queue is empty, so every drain through it ended with a read that returned `EAGAIN`:
+    /// two reads per wake-up where one does.
     /// libevdev still keeps the device's state: each event goes into it
     /// (`libevdev_set_event_value`, which sanitises as `libevdev_next_event` does), so that on
     /// `SYN_DROPPED` its resynchronisation compares the kernel's state with what this reader
