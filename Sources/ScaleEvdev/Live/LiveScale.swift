@@ -61,6 +61,7 @@ public final class LiveScale: ScaleSource {
     public private(set) var options: Options
     private let onOutput: (ScaleOutput, SourceDevice) throws -> Void
     private let onNotice: (LiveNotice) -> Void
+    private let onDelivered: () throws -> Void
 
     private let loop: EventLoop
     private let timer: DeadlineTimer
@@ -97,15 +98,19 @@ public final class LiveScale: ScaleSource {
     /// - Parameters:
     ///   - onOutput: Each reading and PEAK, with the device it came from.
     ///   - onNotice: What happened to the devices, once each.
+    ///   - onDelivered: After the outputs of one wake-up have all gone to `onOutput`: an
+    ///     owner that buffers them writes them out here, in one system call however many
+    ///     there were (several, when the loop has fallen behind the device).
     /// - Throws: `Errno` when a timer cannot be made.
     public init(
         options: Options, loop: EventLoop, onOutput: @escaping (ScaleOutput, SourceDevice) throws -> Void,
-        onNotice: @escaping (LiveNotice) -> Void
+        onNotice: @escaping (LiveNotice) -> Void, onDelivered: @escaping () throws -> Void = {}
     ) throws {
         self.options = options
         self.loop = loop
         self.onOutput = onOutput
         self.onNotice = onNotice
+        self.onDelivered = onDelivered
         timer = try DeadlineTimer()
         hapticTimer = try DeadlineTimer()
     }
@@ -375,6 +380,7 @@ public final class LiveScale: ScaleSource {
     /// Each goes with the device that produced it (outputs exist only while one is open:
     /// the pipeline is made and dropped with it).
     private func deliver() {
+        let delivering = !outputs.isEmpty
         for output in outputs {
             guard let sourceDevice else { break }
             if case .peak = output, let rumble {
@@ -390,6 +396,12 @@ public final class LiveScale: ScaleSource {
             }
         }
         outputs.removeAll(keepingCapacity: true)
+        if delivering, failure == nil {
+            do { try onDelivered() } catch {
+                failure = error
+                loop.stop()
+            }
+        }
         // Re-arming costs a system call; only a new deadline needs it (once per throttle
         // window while a touch streams).
         switch armed.follow(pipeline?.nextDeadline) {
