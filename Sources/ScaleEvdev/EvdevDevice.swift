@@ -49,6 +49,8 @@ public final class EvdevDevice {
     public let isWritable: Bool
     public let description: DeviceDescription
     private let handle: OpaquePointer
+    /// Where `drain` reads raw events: a few frames of a busy multitouch pad.
+    private let batch: UnsafeMutableBufferPointer<input_event>
 
     /// Opens a device without grabbing it, so the desktop keeps its pointer.
     /// - Parameters:
@@ -79,10 +81,12 @@ public final class EvdevDevice {
         descriptor = FileDescriptor(rawValue: fd)
         isWritable = writable
         handle = device
+        batch = .allocate(capacity: 128)
         description = Self.describe(device)
     }
 
     deinit {
+        batch.deallocate()
         libevdev_free(handle)
         try? descriptor.close()
     }
@@ -95,31 +99,104 @@ public final class EvdevDevice {
     }
 
     /// Reads every queued event.
+    ///
+    /// One `read(2)` per wake-up in the steady state: the kernel's evdev hands out whole
+    /// frames (never a frame without its `SYN_REPORT`), so after a read that did not fill the
+    /// buffer everything queued has been seen, and the loop's level-triggered epoll wakes the
+    /// owner again for the next frame. `libevdev_next_event` reads again whenever its own
+    /// queue is empty, so every drain through it ended with a read that returned `EAGAIN`:
+    /// two reads per wake-up where one does.
+    /// libevdev still keeps the device's state: each event goes into it
+    /// (`libevdev_set_event_value`, which sanitises as `libevdev_next_event` does), so that on
+    /// `SYN_DROPPED` its resynchronisation compares the kernel's state with what this reader
+    /// last delivered; from a `SYN_DROPPED` on, reading goes through libevdev until the
+    /// kernel's queue is empty, exactly as before.
     /// - Parameters:
     ///   - onEvent: Called for each event in order.
     ///   - onResynchronize: Called when the kernel dropped events (`SYN_DROPPED`); the
     ///     events that follow until the next `SYN_REPORT` are libevdev's rebuilt state.
     /// - Returns: Why reading stopped.
     public func drain(onEvent: (InputEvent) -> Void, onResynchronize: () -> Void) -> DeviceReadOutcome {
+        let bytes = UnsafeMutableRawBufferPointer(batch)
+        while true {
+            let count: Int
+            do { count = try descriptor.read(into: bytes) / MemoryLayout<input_event>.stride } catch {
+                switch error.rawValue {
+                case EAGAIN: return .drained
+                case ENODEV: return .removed
+                default: return .failed(error)
+                }
+            }
+            for index in 0..<count {
+                var event = batch[index]
+                if event.type == UInt16(EV_SYN), event.code == UInt16(SYN_DROPPED) {
+                    // What follows in the batch is stale: libevdev's resynchronisation
+                    // discards it with the kernel's queue, as the kernel's documentation asks.
+                    return drainThroughLibevdev(droppedAt: event.time, onEvent: onEvent, onResynchronize: onResynchronize)
+                }
+                guard keepState(of: &event) else { continue }
+                onEvent(Self.convert(event))
+            }
+            // A short read emptied the kernel's queue (0 is an empty read, never a frame).
+            if count < batch.count { return .drained }
+        }
+    }
+
+    /// Puts a raw event into libevdev's copy of the device state, as `libevdev_next_event`
+    /// would have. - Returns: false for an event that libevdev would not have delivered: a
+    /// code the device does not have, or a tracking ID that does not go from -1 to N or
+    /// N to -1. An out-of-range slot index is capped to the last slot, as libevdev does.
+    private func keepState(of event: inout input_event) -> Bool {
+        let type = UInt32(event.type)
+        let code = UInt32(event.code)
+        guard libevdev_has_event_code(handle, type, code) == 1 else { return false }
+        switch Int32(event.type) {
+        case EV_ABS:
+            if code == UInt32(ABS_MT_SLOT) {
+                let slots = libevdev_get_num_slots(handle)
+                if slots > 0, event.value < 0 || event.value >= slots { event.value = slots - 1 }
+            }
+            let status = libevdev_set_event_value(handle, type, code, event.value)
+            // Refused only by libevdev's sanitising: a double tracking ID it would discard.
+            return !(status != 0 && code == UInt32(ABS_MT_TRACKING_ID))
+        case EV_KEY, EV_LED, EV_SW:
+            _ = libevdev_set_event_value(handle, type, code, event.value)
+            return true
+        default:
+            return true
+        }
+    }
+
+    /// Reads through libevdev from a `SYN_DROPPED` on, until the kernel's queue is empty:
+    /// libevdev rebuilds the state from the device and hands out the difference.
+    /// - Parameter droppedAt: The `SYN_DROPPED`'s timestamp, which the rebuilt events carry
+    ///   (libevdev stamps them with the last event it read itself, which this reader bypassed).
+    private func drainThroughLibevdev(
+        droppedAt: timeval, onEvent: (InputEvent) -> Void, onResynchronize: () -> Void
+    ) -> DeviceReadOutcome {
         var event = input_event()
-        var flags = LIBEVDEV_READ_FLAG_NORMAL.rawValue
+        // The first call stands for the SYN_DROPPED this reader has already taken.
+        var flags = LIBEVDEV_READ_FLAG_FORCE_SYNC.rawValue
+        var stampRebuilt = true
         while true {
             let status = libevdev_next_event(handle, flags, &event)
             switch status {
             case Int32(LIBEVDEV_READ_STATUS_SUCCESS.rawValue):
                 onEvent(Self.convert(event))
             case Int32(LIBEVDEV_READ_STATUS_SYNC.rawValue):
-                if flags == LIBEVDEV_READ_FLAG_NORMAL.rawValue {
-                    // This is the SYN_DROPPED itself: from now on read libevdev's sync events.
+                if flags != LIBEVDEV_READ_FLAG_SYNC.rawValue {
+                    // A SYN_DROPPED (the forced one first): from now on read libevdev's sync events.
                     onResynchronize()
                     flags = LIBEVDEV_READ_FLAG_SYNC.rawValue
                 } else {
+                    if stampRebuilt { event.time = droppedAt }
                     onEvent(Self.convert(event))
                 }
             case -EAGAIN:
                 if flags == LIBEVDEV_READ_FLAG_SYNC.rawValue {
-                    // Sync finished: back to the normal queue.
+                    // Sync finished: back to the normal queue, which libevdev may hold part of.
                     flags = LIBEVDEV_READ_FLAG_NORMAL.rawValue
+                    stampRebuilt = false
                     continue
                 }
                 return .drained

@@ -123,11 +123,17 @@ extension ScaleOutput {
 
 extension PipelineOptions {
     /// The presenter these options ask for, fitted to where standard output goes.
-    func makePresenter(liveGauge: Bool) -> Presenter {
+    /// - Parameters:
+    ///   - liveGauge: Redraw the gauge in place on a terminal (when `realtime`).
+    ///   - flushEachLine: Write each line out as it comes when `realtime`; `false` when the
+    ///     caller flushes `OutputChannel.standardOutput` itself after each batch (`read`,
+    ///     once per wake-up of its loop).
+    func makePresenter(liveGauge: Bool, flushEachLine: Bool = true) -> Presenter {
         let output = OutputChannel.standardOutput
-        if json { return JSONPresenter(output: output, flushEachLine: realtime) }
+        let flushes = realtime && flushEachLine
+        if json { return JSONPresenter(output: output, flushEachLine: flushes) }
         let terminal = output.isTerminal
         let style = GaugeStyle(unicode: terminal && Environment.usesUTF8, color: terminal && !Environment.prefersNoColor)
-        return GaugePresenter(output: output, style: style, unit: unit, inPlace: liveGauge && realtime && terminal, flushEachLine: realtime)
+        return GaugePresenter(output: output, style: style, unit: unit, inPlace: liveGauge && realtime && terminal, flushEachLine: flushes)
     }
 }

@@ -29,7 +29,9 @@ enum ReadCommand {
         let liveOptions = LiveScale.Options(
             query: command.string(.device).map(DeviceQuery.init), settings: options.settings,
             grab: command.flag("grab"), rumble: rumble, rumbleIntensity: intensity)
-        let presenter = options.makePresenter(liveGauge: true)
+        // Lines are written out once per wake-up of the loop (onDelivered below), not one
+        // write(2) each: the same moment, and one system call when several came together.
+        let presenter = options.makePresenter(liveGauge: true, flushEachLine: false)
         return reportingFailures {
             let loop = try EventLoop()
             let scale = try LiveScale(
@@ -40,7 +42,8 @@ enum ReadCommand {
                         try? presenter.begin(device: device, source: source, model: model, origin: EventTime(microseconds: MonotonicClock.now()))
                     }
                     printError("forcescale: \(describe(notice))")
-                })
+                },
+                onDelivered: { try OutputChannel.standardOutput.flush() })
             try scale.start()
             try loop.runUntilTerminated()
             scale.stop()

@@ -38,6 +38,7 @@ let scenarios: [(letter: String, title: String, run: (Programs) -> Void)] = [
     ("j", "the daemon under its systemd unit's sandbox", SandboxedService.run),
     ("k", "record, then replay", RecordReplay.run),
     ("l", "the force log on a device", ForceLogOnDevice.run),
+    ("m", "frames queued while the reader sleeps", QueuedFrames.run),
 ]
 
 let wanted = Set(CommandLine.arguments.dropFirst().map { $0.lowercased() })

@@ -41,3 +41,33 @@ import Testing
         #expect(calls == 1)
     }
 }
+
+/// The throttle's timer says whether it really expired: the live loop takes an expiry as
+/// "the deadline has come" without reading a clock, so a cancelled one must read as 0.
+@Suite struct DeadlineTimerTests {
+    /// Waits (up to `patience`) for the timer to be readable.
+    private func waitReadable(_ timer: DeadlineTimer) -> Bool {
+        var poller = pollfd(fd: timer.descriptor.rawValue, events: Int16(POLLIN), revents: 0)
+        return poll(&poller, 1, Int32(patience * 1000)) == 1
+    }
+
+    @Test func acknowledgeCountsExpiriesAndZeroWhenNoneCame() throws {
+        let timer = try DeadlineTimer()
+        #expect(timer.acknowledge() == 0)  // never armed
+        timer.arm(atMicroseconds: MonotonicClock.now())  // already due: fires at once
+        #expect(waitReadable(timer))
+        #expect(timer.acknowledge() == 1)
+        #expect(timer.acknowledge() == 0)  // consumed
+    }
+
+    @Test func reArmingCancelsAnExpiryNotYetRead() throws {
+        let timer = try DeadlineTimer()
+        timer.arm(atMicroseconds: MonotonicClock.now())
+        #expect(waitReadable(timer))
+        // As when the device's handler re-arms before the timer's handler runs.
+        timer.arm(atMicroseconds: MonotonicClock.now() + 3_600_000_000)
+        #expect(timer.acknowledge() == 0)
+        timer.arm(atMicroseconds: nil)
+        #expect(timer.acknowledge() == 0)
+    }
+}

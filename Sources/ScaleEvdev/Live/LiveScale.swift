@@ -61,6 +61,7 @@ public final class LiveScale: ScaleSource {
     public private(set) var options: Options
     private let onOutput: (ScaleOutput, SourceDevice) throws -> Void
     private let onNotice: (LiveNotice) -> Void
+    private let onDelivered: () throws -> Void
 
     private let loop: EventLoop
     private let timer: DeadlineTimer
@@ -74,7 +75,8 @@ public final class LiveScale: ScaleSource {
     private var rumble: RumbleEffect?
     private var outputs: [ScaleOutput] = []
     private var rumbleUnavailableSaid = false
-    private var armedDeadline: Int64?
+    /// What `timer` is armed for: it is re-armed only when the pipeline's deadline changes.
+    private var armed = ArmedDeadline()
     private let hapticTimer: DeadlineTimer
     private var pendingSegments: [HapticSegment] = []
     private var peakSegment = HapticPattern.peak.segments[0]
@@ -96,15 +98,19 @@ public final class LiveScale: ScaleSource {
     /// - Parameters:
     ///   - onOutput: Each reading and PEAK, with the device it came from.
     ///   - onNotice: What happened to the devices, once each.
+    ///   - onDelivered: After the outputs of one wake-up have all gone to `onOutput`: an
+    ///     owner that buffers them writes them out here, in one system call however many
+    ///     there were (several, when the loop has fallen behind the device).
     /// - Throws: `Errno` when a timer cannot be made.
     public init(
         options: Options, loop: EventLoop, onOutput: @escaping (ScaleOutput, SourceDevice) throws -> Void,
-        onNotice: @escaping (LiveNotice) -> Void
+        onNotice: @escaping (LiveNotice) -> Void, onDelivered: @escaping () throws -> Void = {}
     ) throws {
         self.options = options
         self.loop = loop
         self.onOutput = onOutput
         self.onNotice = onNotice
+        self.onDelivered = onDelivered
         timer = try DeadlineTimer()
         hapticTimer = try DeadlineTimer()
     }
@@ -139,10 +145,10 @@ public final class LiveScale: ScaleSource {
             hotplugError = error
         }
         try loop.watch(timer.descriptor) { [unowned self] in
-            timer.acknowledge()
-            armedDeadline = nil
-            guard pipeline != nil else { return }
-            pipeline!.advance(to: EventTime(microseconds: MonotonicClock.now()), into: &outputs)
+            // The deadline it fired for has come: what is due then goes out, and no clock
+            // is read. Nothing, when the device's handler re-armed it after epoll said so.
+            guard let due = armed.fired(expirations: timer.acknowledge()), pipeline != nil else { return }
+            pipeline!.advance(to: due, into: &outputs)
             deliver()
         }
         try loop.watch(hapticTimer.descriptor) { [unowned self] in
@@ -362,7 +368,7 @@ public final class LiveScale: ScaleSource {
         }
         if let device { loop.unwatch(device.descriptor) }
         timer.arm(atMicroseconds: nil)
-        armedDeadline = nil
+        armed.disarmed()
         rumble?.erase()
         rumble = nil
         pipeline = nil
@@ -374,6 +380,7 @@ public final class LiveScale: ScaleSource {
     /// Each goes with the device that produced it (outputs exist only while one is open:
     /// the pipeline is made and dropped with it).
     private func deliver() {
+        let delivering = !outputs.isEmpty
         for output in outputs {
             guard let sourceDevice else { break }
             if case .peak = output, let rumble {
@@ -389,11 +396,18 @@ public final class LiveScale: ScaleSource {
             }
         }
         outputs.removeAll(keepingCapacity: true)
-        // Re-arming costs a system call per batch of events; only a new deadline needs it.
-        let deadline = pipeline?.nextDeadline?.microseconds
-        if deadline != armedDeadline {
-            timer.arm(atMicroseconds: deadline)
-            armedDeadline = deadline
+        if delivering, failure == nil {
+            do { try onDelivered() } catch {
+                failure = error
+                loop.stop()
+            }
+        }
+        // Re-arming costs a system call; only a new deadline needs it (once per throttle
+        // window while a touch streams).
+        switch armed.follow(pipeline?.nextDeadline) {
+        case .arm(let deadline): timer.arm(atMicroseconds: deadline.microseconds)
+        case .disarm: timer.arm(atMicroseconds: nil)
+        case nil: break
         }
     }
 }

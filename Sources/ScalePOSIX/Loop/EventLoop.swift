@@ -133,9 +133,14 @@ public final class DeadlineTimer {
     }
 
     /// Consumes the expiry so the descriptor stops being readable.
-    public func acknowledge() {
+    /// - Returns: How many times the timer expired since it was last read or armed; 0 when
+    ///   it has not (arming again resets the count, so an expiry that epoll reported can be
+    ///   gone by the time this reads).
+    @discardableResult
+    public func acknowledge() -> UInt64 {
         var expirations: UInt64 = 0
-        _ = try? withUnsafeMutableBytes(of: &expirations) { bytes throws(Errno) in try descriptor.read(into: bytes) }
+        let count = try? withUnsafeMutableBytes(of: &expirations) { bytes throws(Errno) in try descriptor.read(into: bytes) }
+        return count == MemoryLayout<UInt64>.size ? expirations : 0
     }
 }
 

@@ -16,6 +16,10 @@ struct ProcessSample {
     var threads: Int
     /// Bytes returned by read(2) and friends (/proc/PID/io rchar).
     var readBytes: Int
+    /// Time on a CPU in ns, summed over every thread (/proc/PID/task/TID/schedstat's first
+    /// field: the scheduler's own account at each switch, where utime and stime are sampled
+    /// at ticks, which charge a whole tick to whoever runs when it comes); -1 without it.
+    var runNanoseconds: Int
 
     var ticks: Int { userTicks + systemTicks }
     var switches: Int { voluntary + involuntary }
@@ -30,12 +34,15 @@ struct ProcessSample {
         voluntary = 0
         involuntary = 0
         threads = 0
+        runNanoseconds = 0
         let tasks = (try? FileManager.default.contentsOfDirectory(atPath: "/proc/\(pid)/task")) ?? []
         for task in tasks {
             guard let status = Proc.text("/proc/\(pid)/task/\(task)/status") else { continue }
             threads += 1
             voluntary += Proc.field(status, "voluntary_ctxt_switches:") ?? 0
             involuntary += Proc.field(status, "nonvoluntary_ctxt_switches:") ?? 0
+            let run = Proc.text("/proc/\(pid)/task/\(task)/schedstat")?.split(separator: " ").first.flatMap { Int($0) }
+            if let run, runNanoseconds >= 0 { runNanoseconds += run } else { runNanoseconds = -1 }
         }
         readBytes = Proc.text("/proc/\(pid)/io").flatMap { Proc.field($0, "rchar:") } ?? -1
     }
@@ -104,6 +111,40 @@ enum Proc {
     // x86_64 system call numbers.
     static let epollCalls: Set<Int> = [232, 281, 441]  // epoll_wait, epoll_pwait, epoll_pwait2
     static let selectCalls: Set<Int> = [7, 23, 270]  // poll, select, pselect6
+    static let readCalls: Set<Int> = [0]  // read
+}
+
+/// What the bench runs beside the programs the kernel scenarios know.
+extension Programs {
+    /// The daemon beside the forcescale measured, or FORCESCALE_DAEMON_BINARY.
+    var forcescaled: String {
+        ProcessInfo.processInfo.environment["FORCESCALE_DAEMON_BINARY"]
+            ?? (forcescale as NSString).deletingLastPathComponent + "/forcescaled"
+    }
+
+    /// The C floor reader that bench/live compiles beside this executable
+    /// (bench/live-support/floor-read.c), or FORCESCALE_FLOOR_READ.
+    var floorReader: String {
+        if let path = ProcessInfo.processInfo.environment["FORCESCALE_FLOOR_READ"] { return path }
+        var buffer = [CChar](repeating: 0, count: 4096)
+        let length = readlink("/proc/self/exe", &buffer, buffer.count - 1)
+        let me = length > 0 ? String(decoding: buffer[0..<length].map { UInt8(bitPattern: $0) }, as: UTF8.self) : CommandLine.arguments[0]
+        return (me as NSString).deletingLastPathComponent + "/forcescale-floor-read"
+    }
+
+    /// The build from before a change, measured in the same boot: FORCESCALE_BASELINE_BINARY
+    /// and FORCESCALE_BASELINE_DAEMON_BINARY, both or neither.
+    var baseline: (forcescale: String, forcescaled: String)? {
+        let environment = ProcessInfo.processInfo.environment
+        guard let read = environment["FORCESCALE_BASELINE_BINARY"], let daemon = environment["FORCESCALE_BASELINE_DAEMON_BINARY"] else { return nil }
+        return (read, daemon)
+    }
+
+    /// Debian's python3, which finds Debian's python3-evdev (a python3 earlier on PATH, such
+    /// as virtme-ng's venv, would not).
+    var python: String? { fileExists("/usr/bin/python3") ? "/usr/bin/python3" : nil }
+    var hasPythonEvdev: Bool { fileExists("/usr/lib/python3/dist-packages/evdev/__init__.py") }
+    var strace: String? { findProgram("strace") }
 }
 
 /// Nearest-rank percentiles of a sample.

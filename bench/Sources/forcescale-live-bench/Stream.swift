@@ -3,20 +3,115 @@ import Foundation
 import Glibc
 import KernelTestSupport
 
-/// (1) CPU per event of `forcescale read --json > /dev/null` next to `evtest > /dev/null` on
-/// one paced uinput stream, and (2) their wake-ups while no event comes.
+/// (1) CPU per event of `forcescale read --json > /dev/null` and of `forcescaled` with one
+/// watching client, next to the kernel's read floor (a blocking read(2) loop in C), `evtest`
+/// and a python-evdev reader, all on one paced uinput stream; (2) the system calls each makes
+/// per frame (strace -c); (3) their wake-ups while no event comes.
 enum StreamBench {
+    /// The readers of each group, run one group after another, each next to its own floor:
+    /// all of them at once would need more CPU than the emulated guest's 2 vCPUs have at
+    /// 1 kHz, and readers that fall behind read several frames per wake-up, which makes
+    /// their CPU per event look better than it is.
+    /// With a baseline (FORCESCALE_BASELINE_BINARY and FORCESCALE_BASELINE_DAEMON_BINARY: the
+    /// build from before a change), its `read` and daemon get groups of their own, keyed
+    /// "forcescale-before" and "forcescaled-before", measured in the same boot as the others.
+    static func groups(_ programs: Programs) -> [[String]] {
+        let base: [[String]] = [["evtest", "python"], ["forcescale"], ["forcescaled"]]
+        guard programs.baseline != nil else { return base }
+        return base + [["forcescale-before"], ["forcescaled-before"]]
+    }
+
     struct Result {
-        var cpuRatio: Double
-        var forcescaleMicrosPerEvent: Double
-        var evtestMicrosPerEvent: Double
-        var achievedRate: Double
-        var dropsSeen: Bool
-        var forcescaleIdleSwitches: Int
-        var evtestIdleSwitches: Int
+        /// CPU per event of each reader, by its `key` (evtest, python, forcescale, forcescaled, watcher).
+        var microsPerEvent: [String: Double] = [:]
+        /// CPU per event of the floor in the same group as the reader of that key.
+        var floorMicrosPerEvent: [String: Double] = [:]
+        /// Both from the scheduler's run time (schedstat).
+        var runMicrosPerEvent: [String: Double] = [:]
+        var floorRunMicrosPerEvent: [String: Double] = [:]
+        var achievedRate = Double.infinity
+        var dropsSeen = false
+        var idleSwitches: [String: Int] = [:]
+        /// System calls per frame and per wake-up of each traced reader, by key (the floor
+        /// as "floor"); empty without strace.
+        var syscallsPerFrame: [String: Double] = [:]
+        var syscallsPerWakeUp: [String: Double] = [:]
+
+        /// The reader's CPU per event over its group's floor's.
+        func ratio(_ key: String) -> Double? {
+            guard let value = microsPerEvent[key], let floor = floorMicrosPerEvent[key], floor > 0 else { return nil }
+            return value / floor
+        }
+
+        /// The same by run time.
+        func runRatio(_ key: String) -> Double? {
+            guard let value = runMicrosPerEvent[key], let floor = floorRunMicrosPerEvent[key], floor > 0 else { return nil }
+            return value / floor
+        }
     }
 
     static func run(_ settings: Settings, _ programs: Programs, evtest: String) -> Result? {
+        var result = Result()
+        let groups = groups(programs)
+        for (index, members) in groups.enumerated() {
+            out("")
+            out("=== Group \(index + 1) of \(groups.count): the floor and \(members.joined(separator: ", ")) ===")
+            guard let group = runGroup(settings, programs, evtest: evtest, members: members) else { return nil }
+            let floor = group.microsPerEvent["floor"] ?? .nan
+            // The watcher of a baseline daemon is the same program as the other's: reported once.
+            for (key, micros) in group.microsPerEvent where key != "floor" && !(key == "watcher" && members.contains("forcescaled-before")) {
+                result.microsPerEvent[key] = micros
+                result.floorMicrosPerEvent[key] = floor
+                result.runMicrosPerEvent[key] = group.runMicrosPerEvent[key]
+                result.floorRunMicrosPerEvent[key] = group.runMicrosPerEvent["floor"]
+            }
+            for (key, value) in group.syscallsPerFrame where key != "floor" || result.syscallsPerFrame["floor"] == nil {
+                result.syscallsPerFrame[key] = value
+                result.syscallsPerWakeUp[key] = group.syscallsPerWakeUp[key]
+            }
+            for (key, value) in group.idleSwitches where key != "floor" { result.idleSwitches[key] = value }
+            result.achievedRate = min(result.achievedRate, group.achievedRate)
+            result.dropsSeen = result.dropsSeen || group.dropsSeen
+        }
+        out("")
+        out("Summary: CPU per event against the floor of the same group (utime + stime over all rounds)")
+        for key in ["evtest", "python", "forcescale", "forcescale-before", "forcescaled", "forcescaled-before", "watcher"] {
+            guard let micros = result.microsPerEvent[key] else { continue }
+            let name = key == "watcher" ? "(watcher of forcescaled)" : key
+            out("  " + name.padding(toLength: 26, withPad: " ", startingAt: 0)
+                + String(format: "%7.1f µs/event, floor %6.1f: %5.2fx;  by run time %5.2fx", micros, result.floorMicrosPerEvent[key] ?? .nan, result.ratio(key) ?? .nan, result.runRatio(key) ?? .nan)
+                + (result.syscallsPerFrame[key].map { String(format: "   %.2f system calls per frame, %.2f per wake-up (strace)", $0, result.syscallsPerWakeUp[key] ?? .nan) } ?? ""))
+        }
+        return result
+    }
+
+    /// One process reading the pad (or, for the watcher, the daemon's socket).
+    struct Reader {
+        var key: String
+        var name: String
+        var child: Child
+        /// The system calls it sits in while it waits for input (x86_64 numbers).
+        var idleCalls: Set<Int>
+        /// Whether it reads every event itself with read(2), so that /proc/PID/io's rchar
+        /// tells whether it lost any (the raw readers: floor, evtest, python-evdev).
+        var readsRaw: Bool
+        /// Whether it counts in the comparison (the watcher is reported, not compared).
+        var compared = true
+    }
+
+    /// One group's figures, by reader key (the floor's as "floor").
+    struct GroupResult {
+        var microsPerEvent: [String: Double]
+        /// The same from the scheduler's run time (schedstat) rather than sampled ticks.
+        var runMicrosPerEvent: [String: Double]
+        var achievedRate: Double
+        var dropsSeen: Bool
+        var idleSwitches: [String: Int]
+        var syscallsPerFrame: [String: Double]
+        var syscallsPerWakeUp: [String: Double]
+    }
+
+    static func runGroup(_ settings: Settings, _ programs: Programs, evtest: String, members: [String]) -> GroupResult? {
         let table = Tables.singleTouchPad("forcescale live bench pad", pressure: 0...255, product: 0x0030)
         let pad: VirtualDevice
         do { pad = try VirtualDevice(table) } catch {
@@ -26,31 +121,78 @@ enum StreamBench {
         defer { pad.destroy() }
         say("pad '\(table.name)' at \(pad.node): ABS_X, ABS_Y, ABS_PRESSURE 0-255, BTN_TOUCH, BTN_TOOL_FINGER, BTN_LEFT")
 
-        // --- Both readers, output to /dev/null ---------------------------------------------
+        // --- The readers, output to /dev/null -----------------------------------------------
+        let folder = "/tmp/forcescale-live-bench-\(getpid())"
+        mkdir(folder, 0o755)
+        defer { try? FileManager.default.removeItem(atPath: folder) }
+        let socketPath = folder + "/sock"
         let readArguments = ["read", "--json", "--no-rumble", "--interval-ms", "10", "--device", pad.node]
-        let forcescale: Child
-        let watcher: Child
-        do {
-            forcescale = try Child("forcescale", [programs.forcescale] + readArguments, outputFile: "/dev/null")
-            watcher = try Child("evtest", [evtest, pad.node], outputFile: settings.evtestOutput)
-        } catch {
-            say("cannot start the readers: \(error)")
+        let daemonArguments = ["--device", pad.node, "--socket", socketPath, "--state-dir", folder + "/state", "--interval-ms", "10", "--no-rumble", "-q"]
+        let python = "import evdev, sys\nfor event in evdev.InputDevice(sys.argv[1]).read_loop():\n    pass\n"
+        var readers: [Reader] = []
+        defer { for reader in readers { reader.child.stop(SIGKILL, timeout: 5) } }
+        func start(_ key: String, _ name: String, _ arguments: [String], idle: Set<Int>, raw: Bool, output: String? = "/dev/null", counting: [String] = []) -> Child? {
+            do {
+                let child = try Child(key, arguments, counting: counting, outputFile: output)
+                readers.append(Reader(key: key, name: name, child: child, idleCalls: idle, readsRaw: raw))
+                say("started: \(name)   (pid \(child.pid))")
+                return child
+            } catch {
+                say("cannot start \(name): \(error)")
+                return nil
+            }
+        }
+        guard let floor = start("floor", "floor-read \(pad.node) (C, blocking read)", [programs.floorReader, pad.node], idle: Proc.readCalls, raw: true)
+        else { return nil }
+        if members.contains("evtest") {
+            guard start("evtest", "evtest \(pad.node) > \(settings.evtestOutput)", [evtest, pad.node], idle: Proc.selectCalls, raw: true, output: settings.evtestOutput) != nil
+            else { return nil }
+        }
+        if members.contains("python") {
+            if let interpreter = programs.python, programs.hasPythonEvdev {
+                guard start("python", "python3 + evdev read_loop", [interpreter, "-c", python, pad.node], idle: Proc.selectCalls, raw: true) != nil
+                else { return nil }
+            } else {
+                say("python3-evdev is not installed: no python-evdev row (apt-get install python3-evdev)")
+            }
+        }
+        var forcescale: Child?
+        if let key = members.first(where: { $0.hasPrefix("forcescale") && !$0.hasPrefix("forcescaled") }) {
+            let binary = key == "forcescale" ? programs.forcescale : programs.baseline!.forcescale
+            forcescale = start(key, "\(binary) \(readArguments.joined(separator: " "))", [binary] + readArguments, idle: Proc.epollCalls, raw: false)
+            guard forcescale != nil else { return nil }
+        }
+        var daemon: Child?
+        if let key = members.first(where: { $0.hasPrefix("forcescaled") }) {
+            let binary = key == "forcescaled" ? programs.forcescaled : programs.baseline!.forcescaled
+            daemon = start(key, "\(binary) \(daemonArguments.joined(separator: " "))", [binary] + daemonArguments, idle: Proc.epollCalls, raw: false)
+            guard daemon != nil else { return nil }
+        }
+
+        guard floor.waitForError("floor-read: reading", timeout: Limits.readerStart),
+              forcescale?.waitForError("forcescale: reading ", timeout: Limits.readerStart) ?? true
+        else {
+            say("floor-read or forcescale did not start reading:\n\(floor.tail())\n\(forcescale?.tail() ?? "")")
             return nil
         }
-        defer {
-            forcescale.stop(SIGKILL, timeout: 5)
-            watcher.stop(SIGKILL, timeout: 5)
+        let opened = waitUntil(Limits.readerStart) {
+            readers.allSatisfy { Proc.hasOpen($0.child.pid, pad.node) || !$0.child.isRunning }
         }
-        say("started: forcescale \(readArguments.joined(separator: " ")) > /dev/null   (pid \(forcescale.pid))")
-        say("started: evtest \(pad.node) > \(settings.evtestOutput)   (pid \(watcher.pid))")
-        guard forcescale.waitForError("forcescale: reading ", timeout: Limits.readerStart) else {
-            say("forcescale did not start reading: \(forcescale.ended.map(\.description) ?? "no notice")\n\(forcescale.tail())")
+        guard opened, readers.allSatisfy(\.child.isRunning) else {
+            say("not every reader opened \(pad.node):\n" + readers.map { "\($0.key): \($0.child.ended.map(\.description) ?? "running")\n\($0.child.tail())" }.joined(separator: "\n"))
             return nil
         }
-        let ready = waitUntil(Limits.readerStart) { Proc.hasOpen(watcher.pid, pad.node) || !watcher.isRunning }
-        guard ready, watcher.isRunning else {
-            say("evtest did not open \(pad.node): \(watcher.ended.map(\.description) ?? "timeout")\n\(watcher.tail())")
-            return nil
+        // The daemon's one watcher: `forcescale watch --json`, its lines counted as they come.
+        var client: Child?
+        if let daemon {
+            guard waitUntil(Limits.readerStart, { fileExists(socketPath) || !daemon.isRunning }), daemon.isRunning else {
+                say("forcescaled did not bind \(socketPath): \(daemon.ended.map(\.description) ?? "running")\n\(daemon.tail())")
+                return nil
+            }
+            client = start("watcher", "forcescale watch --json --socket \(socketPath)", [programs.forcescale, "watch", "--json", "--socket", socketPath],
+                           idle: Proc.epollCalls.union(Proc.selectCalls).union(Proc.readCalls), raw: false, output: nil, counting: ["\"class\":\"READING\""])
+            guard client != nil else { return nil }
+            readers[readers.count - 1].compared = false
         }
 
         // The touch goes down before the measurement and stays down throughout.
@@ -58,12 +200,24 @@ enum StreamBench {
             inputEvent(EV_ABS, ABS_X, 500), inputEvent(EV_ABS, ABS_Y, 500), inputEvent(EV_ABS, ABS_PRESSURE, 5),
             inputEvent(EV_KEY, BTN_TOUCH, 1), inputEvent(EV_KEY, BTN_TOOL_FINGER, 1), inputEvent(EV_SYN, SYN_REPORT, 0),
         ]
+        // The watcher is connected when a READING reaches it: the touch-down's, or, if it
+        // connected after that, a pressure change's (a repeated value would be filtered out).
         touchDown.withUnsafeBufferPointer { _ = writeEvents(pad.descriptor, $0) }
-        let idleF = Proc.waitUntilIdle(forcescale.pid, in: Proc.epollCalls, timeout: Limits.readerStart)
-        let idleE = Proc.waitUntilIdle(watcher.pid, in: Proc.selectCalls, timeout: Limits.readerStart)
-        guard idleF, idleE else {
-            say("the readers did not settle (blocked in epoll_wait / select with no CPU for 0.5 s): forcescale \(idleF), evtest \(idleE)")
+        var nudge: Int32 = 5
+        if let client, let daemon, !waitUntil(Limits.readerStart, {
+            if waitUntil(2, { client.count("\"class\":\"READING\"") > 0 }) { return true }
+            nudge = nudge == 5 ? 6 : 5
+            [inputEvent(EV_ABS, ABS_PRESSURE, nudge), inputEvent(EV_SYN, SYN_REPORT, 0)].withUnsafeBufferPointer { _ = writeEvents(pad.descriptor, $0) }
+            return false
+        }) {
+            say("the watcher saw no READING from forcescaled:\n\(client.tail())\n\(daemon.tail())")
             return nil
+        }
+        for reader in readers {
+            guard Proc.waitUntilIdle(reader.child.pid, in: reader.idleCalls, timeout: Limits.readerStart) else {
+                say("\(reader.key) did not settle (blocked waiting for input with no CPU for 0.5 s)")
+                return nil
+            }
         }
 
         // --- The stream ---------------------------------------------------------------------
@@ -76,133 +230,252 @@ enum StreamBench {
         let period = 1_000_000_000 / settings.rateHz  // ns
         let priority = settings.writerPriority > 0 ? "SCHED_FIFO priority \(settings.writerPriority)" : "SCHED_OTHER"
         let ticks = Proc.ticksPerSecond
+        var nextFrame = 0
+
+        /// Writes `count` frames at the rate. - Returns: the seconds it took, how late each
+        /// write's wake-up was (µs) and how many writes failed.
+        func stream(_ count: Int, period: Int = period) -> (seconds: Double, lateness: [Double], failures: Int) {
+            var buffer = [input_event]()
+            buffer.reserveCapacity(count * eventsPerFrame)
+            for index in nextFrame..<(nextFrame + count) {
+                buffer.append(inputEvent(EV_ABS, ABS_PRESSURE, Int32(10 + index * 7 % 221)))
+                buffer.append(inputEvent(EV_SYN, SYN_REPORT, 0))
+            }
+            nextFrame += count
+            var failures = 0
+            let first = Clock.now()
+            let lateness = withWriterPriority(settings.writerPriority) {
+                buffer.withUnsafeBufferPointer { events in
+                    pacedLoop(count: count, period: period) { index in
+                        let frame = UnsafeBufferPointer(rebasing: events[(index * eventsPerFrame)..<((index + 1) * eventsPerFrame)])
+                        if !writeEvents(pad.descriptor, frame) { failures += 1 }
+                    }
+                }
+            }
+            return (Clock.now() - first, lateness, failures)
+        }
+
+        /// Waits until every reader has taken what `events` more events gave it (raw readers:
+        /// by the bytes they read) and sits idle again (the throttle timers fire once more,
+        /// 10 ms after the last event). - Returns: the events each raw reader read.
+        func settle(after before: [String: ProcessSample], events: Int) -> [String: Int] {
+            var read: [String: Int] = [:]
+            for reader in readers where reader.readsRaw {
+                let expectedBytes = before[reader.key]!.readBytes + events * MemoryLayout<input_event>.stride
+                waitUntil(60) { (ProcessSample(reader.child.pid)?.readBytes ?? 0) >= expectedBytes || !reader.child.isRunning }
+            }
+            for reader in readers {
+                Proc.waitUntilIdle(reader.child.pid, in: reader.idleCalls, timeout: 60)
+                if reader.readsRaw, let after = ProcessSample(reader.child.pid) {
+                    read[reader.key] = (after.readBytes - before[reader.key]!.readBytes) / MemoryLayout<input_event>.stride
+                }
+            }
+            return read
+        }
 
         out("")
         out("(1) CPU per event: \(settings.rounds) round(s) of \(frames) frames = \(expectedEvents) events (ABS_PRESSURE + SYN_REPORT) at \(settings.rateHz) Hz")
         out("  one write(2) per frame at absolute CLOCK_MONOTONIC deadlines (clock_nanosleep); the writer runs \(priority)")
+        out("  all readers at once on the one pad: " + readers.map(\.key).joined(separator: ", ") + (daemon == nil ? "" : " (the watcher is the daemon's client)"))
         // The pace the emulated timer allows on its own: the same sleeps, nothing written.
         let calibration = Distribution(withWriterPriority(settings.writerPriority) { pacedLoop(count: 500, period: period) { _ in } })
         out("  the timer alone (500 sleeps, nothing written, readers idle): wake-ups late by p50 \(format(calibration.percentile(50) / 1000, 3)) ms, p99 \(format(calibration.percentile(99) / 1000, 3)) ms, max \(format(calibration.max / 1000, 1)) ms")
 
-        struct Totals { var forcescale = 0; var evtest = 0; var events = 0 }
-        var totals = Totals()
-        var ratios: [Double] = []
+        var totalTicks: [String: Int] = [:]
+        var totalRun: [String: Int] = [:]
+        var totalEvents = 0
         var rates: [Double] = []
         var dropsSeen = false
         for round in 0..<settings.rounds {
-            var buffer = [input_event]()
-            buffer.reserveCapacity(expectedEvents)
-            for index in (round * frames)..<((round + 1) * frames) {
-                buffer.append(inputEvent(EV_ABS, ABS_PRESSURE, Int32(10 + index * 7 % 221)))
-                buffer.append(inputEvent(EV_SYN, SYN_REPORT, 0))
-            }
-            let resyncsBefore = forcescale.errorCount("SYN_DROPPED")
-            let beforeF = ProcessSample(forcescale.pid)!
-            let beforeE = ProcessSample(watcher.pid)!
+            let resyncsBefore = forcescale?.errorCount("SYN_DROPPED") ?? 0
+            var before: [String: ProcessSample] = [:]
+            for reader in readers { before[reader.key] = ProcessSample(reader.child.pid)! }
             let beforeW = ProcessSample(getpid())!
             say("round \(round + 1): streaming \(frames) frames...")
-
-            var writeFailures = 0
-            let firstWrite = Clock.now()
-            let lateness = withWriterPriority(settings.writerPriority) {
-                buffer.withUnsafeBufferPointer { events in
-                    pacedLoop(count: frames, period: period) { index in
-                        let frame = UnsafeBufferPointer(rebasing: events[(index * eventsPerFrame)..<((index + 1) * eventsPerFrame)])
-                        if !writeEvents(pad.descriptor, frame) { writeFailures += 1 }
-                    }
-                }
-            }
-            let streamSeconds = Clock.now() - firstWrite
+            let (streamSeconds, lateness, writeFailures) = stream(frames)
             let achieved = Double(frames) / streamSeconds
             rates.append(achieved)
             let afterW = ProcessSample(getpid())!
-
-            // Let both finish what the stream gave them (forcescale's throttle timer fires once
-            // more, 10 ms after the last event), then read their CPU time, still running.
-            let expectedBytes = beforeE.readBytes + expectedEvents * MemoryLayout<input_event>.stride
-            waitUntil(60) { (ProcessSample(watcher.pid)?.readBytes ?? 0) >= expectedBytes || !watcher.isRunning }
-            Proc.waitUntilIdle(forcescale.pid, in: Proc.epollCalls, timeout: 60)
-            Proc.waitUntilIdle(watcher.pid, in: Proc.selectCalls, timeout: 60)
-            let afterF = ProcessSample(forcescale.pid)!
-            let afterE = ProcessSample(watcher.pid)!
+            let read = settle(after: before, events: expectedEvents)
+            var after: [String: ProcessSample] = [:]
+            for reader in readers { after[reader.key] = ProcessSample(reader.child.pid)! }
 
             let late = Distribution(lateness)
             let lateFrames = lateness.filter { $0 > Double(period) / 1000 }.count
             out("  round \(round + 1): \(frames) frames in \(format(streamSeconds, 3)) s = \(format(achieved, 1)) frames/s (\(format(100 * achieved / Double(settings.rateHz), 1))% of the target)\(writeFailures > 0 ? "; \(writeFailures) writes FAILED" : "")")
             out("    writer's wake-ups late by p50 \(format(late.percentile(50) / 1000, 3)) ms, p99 \(format(late.percentile(99) / 1000, 3)) ms, max \(format(late.max / 1000, 1)) ms; \(lateFrames) frames (\(format(100 * Double(lateFrames) / Double(frames), 1))%) more than one period late")
-            let resyncs = forcescale.errorCount("SYN_DROPPED") - resyncsBefore
-            let evtestRead = (afterE.readBytes - beforeE.readBytes) / MemoryLayout<input_event>.stride
-            let evtestLost = evtestRead != expectedEvents
-            if resyncs > 0 || evtestLost { dropsSeen = true }
-            out("    drops: forcescale's SYN_DROPPED notices on stderr: \(resyncs); evtest read \(evtestRead) of \(expectedEvents) events (/proc/PID/io rchar / 24)\(evtestLost ? ": it LOST events" : "")")
+            let resyncs = (forcescale?.errorCount("SYN_DROPPED") ?? 0) - resyncsBefore
+            let lost = read.filter { $0.value != expectedEvents }
+            if resyncs > 0 || !lost.isEmpty { dropsSeen = true }
+            out("    drops: forcescale's SYN_DROPPED notices on stderr: \(resyncs); events read (/proc/PID/io rchar / 24) of \(expectedEvents): "
+                + read.sorted { $0.key < $1.key }.map { "\($0.key) \($0.value)" }.joined(separator: ", ") + (lost.isEmpty ? "" : ": events LOST"))
 
-            func row(_ name: String, _ before: ProcessSample, _ after: ProcessSample) -> Int {
+            func row(_ name: String, _ before: ProcessSample, _ after: ProcessSample, ratio: String) -> Int {
                 let user = Double(after.userTicks - before.userTicks) / ticks
                 let system = Double(after.systemTicks - before.systemTicks) / ticks
                 let total = user + system
                 let micros = total * 1e6 / Double(expectedEvents)
                 let wakeups = after.voluntary - before.voluntary
-                out("    " + name.padding(toLength: 20, withPad: " ", startingAt: 0)
-                    + String(format: "%7.2f s  %7.2f s  %7.2f s %10.1f %10.1f %9d %9.2f", user, system, total, micros, micros * Double(eventsPerFrame), wakeups, Double(frames) / Double(max(wakeups, 1))))
+                let run = Double(after.runNanoseconds - before.runNanoseconds) / 1e6
+                out("    " + name.padding(toLength: 22, withPad: " ", startingAt: 0)
+                    + String(format: "%7.2f s  %7.2f s  %7.2f s %7d %10.1f %10.1f %9d %9.2f %9.0f  ", user, system, total, after.ticks - before.ticks, micros, micros * Double(eventsPerFrame), wakeups, Double(frames) / Double(max(wakeups, 1)), run) + ratio)
                 return after.ticks - before.ticks
             }
-            out("                             user     system      total   µs/event   µs/frame  wake-ups  frames/wake-up")
-            let ticksF = row("forcescale read", beforeF, afterF)
-            let ticksE = row("evtest", beforeE, afterE)
-            _ = row("writer (this bench)", beforeW, afterW)
-            let ratio = Double(ticksF) / Double(max(ticksE, 1))
-            ratios.append(ratio)
-            out("    forcescale / evtest: \(format(ratio, 2))x")
-            totals.forcescale += ticksF
-            totals.evtest += ticksE
-            totals.events += expectedEvents
+            out("                                user     system      total   ticks   µs/event   µs/frame  wake-ups  frames/wake-up  run ms  x floor (ticks, run)")
+            let floorTicks = max(after["floor"]!.ticks - before["floor"]!.ticks, 1)
+            let floorRun = max(after["floor"]!.runNanoseconds - before["floor"]!.runNanoseconds, 1)
+            for reader in readers {
+                let used = after[reader.key]!.ticks - before[reader.key]!.ticks
+                let run = after[reader.key]!.runNanoseconds - before[reader.key]!.runNanoseconds
+                let ticksUsed = row(reader.key == "watcher" ? "  (watcher)" : reader.key, before[reader.key]!, after[reader.key]!,
+                                    ratio: reader.compared ? format(Double(used) / Double(floorTicks), 2) + "x, " + format(Double(run) / Double(floorRun), 2) + "x" : "(not compared)")
+                totalTicks[reader.key, default: 0] += ticksUsed
+                totalRun[reader.key, default: 0] += run
+            }
+            _ = row("writer (this bench)", beforeW, afterW, ratio: "")
+            totalEvents += expectedEvents
         }
-        let perF = Double(totals.forcescale) / ticks * 1e6 / Double(totals.events)
-        let perE = Double(totals.evtest) / ticks * 1e6 / Double(totals.events)
-        let ratio = perF / perE
-        out("  (CPU: utime + stime from /proc/PID/stat at \(Int(ticks)) ticks/s, from just before each round to when both are idle again;")
+        var perEvent: [String: Double] = [:]
+        for (key, used) in totalTicks { perEvent[key] = Double(used) / ticks * 1e6 / Double(totalEvents) }
+        var runPerEvent: [String: Double] = [:]
+        for (key, run) in totalRun { runPerEvent[key] = Double(run) / 1e3 / Double(totalEvents) }
+        out("  (CPU: utime + stime from /proc/PID/stat at \(Int(ticks)) ticks/s, from just before each round to when all are idle again;")
         out("   wake-ups: voluntary context switches in the round, over every thread; the writer's include its FF and output threads)")
-        out("  all rounds, \(totals.events) events: forcescale \(format(perF, 1)) µs/event, evtest \(format(perE, 1)) µs/event; rounds \(ratios.map { format($0, 2) + "x" }.joined(separator: ", "))")
-        out("  forcescale / evtest CPU per event: \(format(ratio, 2))x   goal <= 1.0x: \(ratio <= 1.0 ? "met" : "NOT met")")
+        out("  all rounds, \(totalEvents) events, CPU per event and against the floor:")
+        for reader in readers {
+            let micros = perEvent[reader.key] ?? .nan
+            let ratio = micros / (perEvent["floor"] ?? .nan)
+            let run = runPerEvent[reader.key] ?? .nan
+            out("    " + reader.key.padding(toLength: 12, withPad: " ", startingAt: 0) + String(format: "%7.1f µs/event  %5.2fx floor  (%d ticks);  by run time %7.1f µs/event  %5.2fx floor", micros, ratio, totalTicks[reader.key] ?? 0, run, run / (runPerEvent["floor"] ?? .nan)))
+        }
         if settings.evtestOutput != "/dev/null" {
             let lines = Proc.text(settings.evtestOutput)?.split(separator: "\n") ?? []
             out("  evtest's output in \(settings.evtestOutput): \(lines.count) lines, \(lines.filter { $0.contains("SYN_DROPPED") }.count) SYN_DROPPED")
         }
-        if forcescale.errors.count > 1 { out("  forcescale's stderr:\n" + forcescale.errorText) }
+        if let forcescale, forcescale.errors.count > 1 { out("  forcescale's stderr:\n" + forcescale.errorText) }
         let achieved = rates.min() ?? 0
+
+        // --- (1b) System calls per frame ----------------------------------------------------
+        var syscallsPerFrame: [String: Double] = [:]
+        var syscallsPerWakeUp: [String: Double] = [:]
+        out("")
+        if settings.straceFrames > 0, let strace = programs.strace {
+            let count = settings.straceFrames
+            out("(1b) System calls per frame: strace -c -f attached to one reader at a time (the others keep reading), \(count) frames at \(settings.straceRateHz) Hz each")
+            out("  (strace slows the traced process: one that falls behind reads several frames per wake-up and makes fewer calls per frame than at full speed;")
+            out("   per wake-up (a return from epoll_wait, pselect6, or for the floor read) the figures do not depend on that)")
+            for reader in readers where reader.key != "watcher" {
+                let file = folder + "/\(reader.key).strace"
+                let tracer: Child
+                do {
+                    tracer = try Child("strace", [strace, "-c", "-f", "-o", file, "-p", "\(reader.child.pid)"])
+                } catch {
+                    out("  \(reader.key): cannot start strace: \(error)")
+                    continue
+                }
+                // Attached when the kernel names a tracer for the reader.
+                let attached = waitUntil(Limits.readerStart) {
+                    (Proc.text("/proc/\(reader.child.pid)/status").flatMap { Proc.field($0, "TracerPid:") } ?? 0) != 0 || !tracer.isRunning
+                }
+                guard attached, tracer.isRunning, Proc.waitUntilIdle(reader.child.pid, in: reader.idleCalls, timeout: 60) else {
+                    out("  \(reader.key): strace did not attach: \(tracer.tail())")
+                    tracer.stop(SIGKILL, timeout: 5)
+                    continue
+                }
+                var before: [String: ProcessSample] = [:]
+                for reader in readers { before[reader.key] = ProcessSample(reader.child.pid)! }
+                _ = stream(count, period: 1_000_000_000 / settings.straceRateHz)
+                _ = settle(after: before, events: count * eventsPerFrame)
+                // SIGINT: strace detaches and writes its table.
+                tracer.stop(SIGINT, timeout: 60)
+                guard let table = Proc.text(file), let summary = StraceSummary(table) else {
+                    out("  \(reader.key): no strace table in \(file)")
+                    continue
+                }
+                let perFrame = Double(summary.total) / Double(count)
+                let waits = ["epoll_wait", "epoll_pwait", "pselect6", "select", "poll", "ppoll"]
+                let wakeUps = max(summary.calls.filter { waits.contains($0.name) }.reduce(0) { $0 + $1.calls }
+                    + (reader.key == "floor" ? summary.calls.first { $0.name == "read" }?.calls ?? 0 : 0), 1)
+                syscallsPerFrame[reader.key] = perFrame
+                syscallsPerWakeUp[reader.key] = Double(summary.total) / Double(wakeUps)
+                out("  \(reader.key): \(format(perFrame, 2)) system calls per frame, \(format(Double(summary.total) / Double(wakeUps), 2)) per wake-up (\(summary.total) calls, \(summary.errors) failed, \(wakeUps) wake-ups = \(format(Double(count) / Double(wakeUps), 2)) frames per wake-up)")
+                for call in summary.calls.sorted(by: { $0.calls > $1.calls }) {
+                    out("      " + call.name.padding(toLength: 18, withPad: " ", startingAt: 0)
+                        + String(format: "%8.3f per frame %8.3f per wake-up %7d calls", Double(call.calls) / Double(count), Double(call.calls) / Double(wakeUps), call.calls)
+                        + (call.errors > 0 ? String(format: "  (%d failed)", call.errors) : ""))
+                }
+            }
+        } else {
+            out("(1b) System calls per frame: skipped (\(programs.strace == nil ? "strace is not installed: apt-get install strace" : "--strace-frames 0"))")
+        }
 
         // --- (2) Idle ----------------------------------------------------------------------
         out("")
         out("(2) Idle wake-ups: \(format(settings.idleSeconds, 0)) s with the touch down and no events, after \(format(settings.settleSeconds, 0)) s to settle")
         Clock.sleep(settings.settleSeconds)
-        let idleStartF = ProcessSample(forcescale.pid)!
-        let idleStartE = ProcessSample(watcher.pid)!
+        var idleStart: [String: ProcessSample] = [:]
+        for reader in readers { idleStart[reader.key] = ProcessSample(reader.child.pid)! }
         Clock.sleep(settings.idleSeconds)
-        let idleEndF = ProcessSample(forcescale.pid)!
-        let idleEndE = ProcessSample(watcher.pid)!
-        func idleRow(_ name: String, _ start: ProcessSample, _ end: ProcessSample) -> Int {
+        var idleSwitches: [String: Int] = [:]
+        for reader in readers {
+            let start = idleStart[reader.key]!
+            let end = ProcessSample(reader.child.pid)!
             let switches = end.switches - start.switches
-            out("  \(name): \(switches) context switches (\(end.voluntary - start.voluntary) voluntary, \(end.involuntary - start.involuntary) involuntary), CPU \(end.ticks - start.ticks) ticks, \(end.threads) thread(s)")
-            return switches
+            idleSwitches[reader.key] = switches
+            out("  \(reader.key.padding(toLength: 12, withPad: " ", startingAt: 0)): \(switches) context switches (\(end.voluntary - start.voluntary) voluntary, \(end.involuntary - start.involuntary) involuntary), CPU \(end.ticks - start.ticks) ticks, \(end.threads) thread(s)")
         }
-        let idleF2 = idleRow("forcescale read", idleStartF, idleEndF)
-        let idleE2 = idleRow("evtest         ", idleStartE, idleEndE)
-        out("  forcescale wake-ups while idle: \(idleF2)   goal 0: \(idleF2 == 0 ? "met" : "NOT met")")
 
-        // The touch comes up; both stop.
+        // The touch comes up; all stop.
         let release = [
             inputEvent(EV_ABS, ABS_PRESSURE, 0), inputEvent(EV_KEY, BTN_TOUCH, 0), inputEvent(EV_KEY, BTN_TOOL_FINGER, 0),
             inputEvent(EV_SYN, SYN_REPORT, 0),
         ]
         release.withUnsafeBufferPointer { _ = writeEvents(pad.descriptor, $0) }
-        let endF = forcescale.stop(SIGTERM, timeout: 30)
-        let endE = watcher.stop(SIGTERM, timeout: 30)
-        say("stopped: forcescale \(endF.map(\.description) ?? "did not stop on SIGTERM"), evtest \(endE.map(\.description) ?? "did not stop on SIGTERM")")
-        if endF != .exited(0) { say("forcescale stderr:\n\(forcescale.errorText)") }
+        for reader in readers.reversed() {
+            let end = reader.child.stop(SIGTERM, timeout: 30)
+            if reader.key.hasPrefix("forcescale") || reader.key == "floor" {
+                say("stopped \(reader.key): \(end.map(\.description) ?? "did not stop on SIGTERM")")
+                if end != .exited(0) { say("\(reader.key) stderr:\n\(reader.child.errorText)") }
+            }
+        }
+        say("floor-read: \(floor.errors.last ?? "")")
 
-        return Result(
-            cpuRatio: ratio, forcescaleMicrosPerEvent: perF, evtestMicrosPerEvent: perE, achievedRate: achieved,
-            dropsSeen: dropsSeen, forcescaleIdleSwitches: idleF2, evtestIdleSwitches: idleE2)
+        return GroupResult(
+            microsPerEvent: perEvent, runMicrosPerEvent: runPerEvent, achievedRate: achieved, dropsSeen: dropsSeen, idleSwitches: idleSwitches,
+            syscallsPerFrame: syscallsPerFrame, syscallsPerWakeUp: syscallsPerWakeUp)
+    }
+}
+
+/// The table `strace -c` writes: per system call, its calls and failures, and the total.
+struct StraceSummary {
+    struct Call {
+        var name: String
+        var calls: Int
+        var errors: Int
+    }
+
+    var calls: [Call] = []
+    var total = 0
+    var errors = 0
+
+    /// Parses rows of `% time  seconds  usecs/call  calls  [errors]  syscall`; nil without a
+    /// total row.
+    init?(_ text: String) {
+        var sawTotal = false
+        for line in text.split(separator: "\n") {
+            let fields = line.split(separator: " ")
+            guard fields.count == 5 || fields.count == 6, Double(fields[0]) != nil, let count = Int(fields[3]) else { continue }
+            let failed = fields.count == 6 ? Int(fields[4]) ?? 0 : 0
+            let name = String(fields.last!)
+            if name == "total" {
+                total = count
+                errors = failed
+                sawTotal = true
+            } else {
+                calls.append(Call(name: name, calls: count, errors: failed))
+            }
+        }
+        guard sawTotal else { return nil }
     }
 }
 

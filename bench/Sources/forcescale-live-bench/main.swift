@@ -1,14 +1,26 @@
-// forcescale-live-bench: `forcescale read` on the real kernel, next to evtest. Run it through
-// bench/live (which builds release and boots the VM when /dev/uinput is not usable here):
+// forcescale-live-bench: `forcescale read` and `forcescaled` on the real kernel, next to the
+// kernel's read floor, evtest and python-evdev. Run it through bench/live (which builds release,
+// compiles the floor reader and boots the VM when /dev/uinput is not usable here):
 //
 //   scripts/kernel-tests .build/release/forcescale-live-bench [--frames N] [--rounds N] [--rate HZ]
-//       [--idle SECONDS] [--presses N] [--gap-ms MS] [--evtest-output FILE] [--writer-fifo PRIORITY] [--timeout SECONDS]
+//       [--idle SECONDS] [--presses N] [--gap-ms MS] [--evtest-output FILE] [--writer-fifo PRIORITY]
+//       [--strace-frames N] [--strace-rate HZ] [--timeout SECONDS]
 //
-// (1) CPU per event: `forcescale read --json --no-rumble --interval-ms 10 --device NODE` and
-//     `evtest NODE`, both with standard output on /dev/null, read one uinput pad while this
-//     process writes --frames (50,000) frames of ABS_PRESSURE + SYN_REPORT at --rate (1000) Hz;
-//     utime + stime of each over the stream, per event, and forcescale/evtest.
-// (2) Idle: the same two, --idle (10) s with no events: context switches from /proc.
+// (1) CPU per event: on one uinput pad, at once, `floor-read NODE` (bench/live-support/floor-read.c:
+//     a blocking read(2) loop, the floor), `evtest NODE`, a python-evdev read_loop,
+//     `forcescale read --json --no-rumble --interval-ms 10 --device NODE` and `forcescaled
+//     --device NODE --interval-ms 10 --no-rumble` with one `forcescale watch --json` client, every
+//     standard output on /dev/null (the watcher's is read by this bench), while this process
+//     writes --frames (50,000) frames of ABS_PRESSURE + SYN_REPORT at --rate (1000) Hz; utime +
+//     stime of each over the stream, per event, and each against the floor.
+// (1b) System calls per frame: strace -c -f attached to each reader in turn for
+//     --strace-frames (3000) frames at --strace-rate (1000) Hz (0 frames: skipped).
+// The readers run in groups, one after another, each group next to its own floor reader:
+// evtest and python-evdev; forcescale read; forcescaled and its watcher (all at once would
+// need more CPU than the emulated guest has at 1 kHz).
+// With FORCESCALE_BASELINE_BINARY and FORCESCALE_BASELINE_DAEMON_BINARY (a build from before a
+// change), that forcescale read and forcescaled get groups of their own in the same boot.
+// (2) Idle: the same readers, --idle (10) s with no events: context switches from /proc.
 // (3) Latency: `forcescale read --json --device NODE` (rumble on) on a pad with FF_RUMBLE;
 //     --presses (300) presses to raw 255; press write -> EV_FF play read on the uinput side.
 //
@@ -32,6 +44,10 @@ struct Settings {
     var timeout = 900.0
     /// SCHED_FIFO priority of the writer during the stream; 0 leaves it SCHED_OTHER.
     var writerPriority = 50
+    /// Frames streamed while strace counts each reader's system calls; 0 skips that part.
+    var straceFrames = 3000
+    /// The rate of that stream (a slower one lets a traced reader keep up).
+    var straceRateHz = 1000
 }
 
 let benchStarted = Clock.now()
@@ -46,7 +62,7 @@ func say(_ text: String) {
 }
 
 func usage(_ problem: String) -> Never {
-    FileHandle.standardError.write(Data("forcescale-live-bench: \(problem)\nusage: forcescale-live-bench [--frames N] [--rounds N] [--rate HZ] [--idle SECONDS] [--presses N] [--gap-ms MS] [--evtest-output FILE] [--writer-fifo PRIORITY] [--timeout SECONDS]\n".utf8))
+    FileHandle.standardError.write(Data("forcescale-live-bench: \(problem)\nusage: forcescale-live-bench [--frames N] [--rounds N] [--rate HZ] [--idle SECONDS] [--presses N] [--gap-ms MS] [--evtest-output FILE] [--writer-fifo PRIORITY] [--strace-frames N] [--strace-rate HZ] [--timeout SECONDS]\n".utf8))
     exit(64)
 }
 
@@ -65,11 +81,13 @@ func parseSettings() -> Settings {
         case "--evtest-output": settings.evtestOutput = value
         case "--timeout": settings.timeout = Double(value) ?? 0
         case "--writer-fifo": settings.writerPriority = Int(value) ?? -1
+        case "--strace-frames": settings.straceFrames = Int(value) ?? -1
+        case "--strace-rate": settings.straceRateHz = Int(value) ?? 0
         default: usage("unknown option \(option)")
         }
     }
     guard settings.frames > 1, settings.rounds > 0, settings.rateHz > 0, settings.rateHz <= 100_000, settings.idleSeconds >= 0, settings.presses > 0,
-          settings.pressGap >= 0, settings.timeout > 0,
+          settings.pressGap >= 0, settings.timeout > 0, settings.straceFrames >= 0, settings.straceRateHz > 0, settings.straceRateHz <= 100_000,
           (0...99).contains(settings.writerPriority)
     else { usage("every value must be a positive number") }
     return settings
@@ -94,6 +112,21 @@ guard access(programs.forcescale, X_OK) == 0 else {
     out("forcescale-live-bench: \(programs.forcescale) is not there: run 'swift build -c release --product forcescale' first")
     exit(2)
 }
+guard access(programs.forcescaled, X_OK) == 0 else {
+    out("forcescale-live-bench: \(programs.forcescaled) is not there: run 'swift build -c release --product forcescaled' first")
+    exit(2)
+}
+guard access(programs.floorReader, X_OK) == 0 else {
+    out("forcescale-live-bench: the floor reader \(programs.floorReader) is not there: bench/live compiles it from bench/live-support/floor-read.c")
+    exit(2)
+}
+if let baseline = programs.baseline {
+    guard access(baseline.forcescale, X_OK) == 0, access(baseline.forcescaled, X_OK) == 0 else {
+        out("forcescale-live-bench: FORCESCALE_BASELINE_BINARY \(baseline.forcescale) or FORCESCALE_BASELINE_DAEMON_BINARY \(baseline.forcescaled) is not an executable")
+        exit(2)
+    }
+    say("baseline: \(baseline.forcescale), \(baseline.forcescaled)")
+}
 guard let evtest = programs.evtest else {
     out("forcescale-live-bench: evtest is not installed (apt-get install evtest)")
     exit(2)
@@ -107,6 +140,8 @@ let model = Proc.text("/proc/cpuinfo")?.split(separator: "\n").first { $0.hasPre
 let isVM = access("/sys/bus/virtio", F_OK) == 0 ? ", virtio bus present (a VM)" : ""
 say("kernel \(release), \(sysconf(Int32(_SC_NPROCESSORS_ONLN))) CPUs (\(model))\(isVM)")
 say("forcescale \(programs.forcescale)")
+say("forcescaled \(programs.forcescaled)")
+say("floor-read \(programs.floorReader)")
 say("evtest \(evtest)")
 
 let stream = StreamBench.run(settings, programs, evtest: evtest)
@@ -118,13 +153,19 @@ Child.killAll()
 // For bench/live, which prints the verdicts.
 out("")
 if let stream {
-    out("RESULT cpu_forcescale_us_per_event=\(format(stream.forcescaleMicrosPerEvent, 2))")
-    out("RESULT cpu_evtest_us_per_event=\(format(stream.evtestMicrosPerEvent, 2))")
-    out("RESULT cpu_ratio=\(format(stream.cpuRatio, 3))")
+    for (key, micros) in stream.microsPerEvent.sorted(by: { $0.key < $1.key }) {
+        out("RESULT cpu_\(key)_us_per_event=\(format(micros, 2))")
+        out("RESULT cpu_floor_of_\(key)_us_per_event=\(format(stream.floorMicrosPerEvent[key] ?? .nan, 2))")
+        if let ratio = stream.ratio(key) { out("RESULT ratio_\(key)=\(format(ratio, 3))") }
+        if let ratio = stream.runRatio(key) { out("RESULT run_ratio_\(key)=\(format(ratio, 3))") }
+    }
+    for (key, calls) in stream.syscallsPerFrame.sorted(by: { $0.key < $1.key }) {
+        out("RESULT syscalls_per_frame_\(key)=\(format(calls, 2))")
+        out("RESULT syscalls_per_wakeup_\(key)=\(format(stream.syscallsPerWakeUp[key] ?? .nan, 2))")
+    }
     out("RESULT stream_rate_hz=\(format(stream.achievedRate, 1))")
     out("RESULT drops=\(stream.dropsSeen ? 1 : 0)")
-    out("RESULT idle_switches_forcescale=\(stream.forcescaleIdleSwitches)")
-    out("RESULT idle_switches_evtest=\(stream.evtestIdleSwitches)")
+    for (key, switches) in stream.idleSwitches.sorted(by: { $0.key < $1.key }) { out("RESULT idle_switches_\(key)=\(switches)") }
 }
 if let latency {
     out("RESULT latency_p50_ms=\(format(latency.p50, 3))")

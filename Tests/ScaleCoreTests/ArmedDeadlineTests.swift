@@ -1,0 +1,81 @@
+import Testing
+@testable import ScaleCore
+
+/// The live loop's throttle timer: armed once per throttle window, not once per frame, and
+/// fired without a clock read.
+@Suite struct ArmedDeadlineTests {
+    /// A touch streaming at 1 kHz through the default 10 ms throttle: the timer is armed as
+    /// each window opens (the first held frame), ten times in 100 frames, and never told the
+    /// same deadline twice.
+    @Test func aStreamingTouchArmsOncePerWindow() throws {
+        var pipeline = try ScalePipeline(device: TestDevice.singleTouch())
+        var armed = ArmedDeadline()
+        var script = EventScript()
+        script.press(at: 0, 10)
+        for millisecond in 1..<100 { script.pressure(at: Double(millisecond), Int32(10 + millisecond % 50)) }
+        var settings: [ArmedDeadline.Setting] = []
+        var output: [ScaleOutput] = []
+        for event in script.events {
+            pipeline.process(event, into: &output)
+            // As LiveScale.deliver() does after each batch (here: each event).
+            if let setting = armed.follow(pipeline.nextDeadline) { settings.append(setting) }
+        }
+        #expect(settings == stride(from: 10, through: 100, by: 10).map { .arm(ms(Double($0))) })
+        #expect(armed.deadline == ms(100))
+    }
+
+    /// When the timer fires, the deadline it was armed for lets the held reading out stamped
+    /// with that deadline, exactly as the clock's later time would have.
+    @Test func firingAdvancesToTheArmedDeadlineAsALaterClockWould() throws {
+        var script = EventScript()
+        script.press(at: 0, 10)
+        script.pressure(at: 2, 20)  // held until 10
+        var byDeadline = try ScalePipeline(device: TestDevice.singleTouch())
+        var byClock = try ScalePipeline(device: TestDevice.singleTouch())
+        let first = byDeadline.run(script.events, finish: false)
+        #expect(byClock.run(script.events, finish: false) == first)
+
+        var armed = ArmedDeadline()
+        let setting = armed.follow(byDeadline.nextDeadline)
+        #expect(setting == .arm(ms(10)))
+        let fired = armed.fired(expirations: 1)
+        let due = try #require(fired)
+        var fromDeadline: [ScaleOutput] = []
+        byDeadline.advance(to: due, into: &fromDeadline)
+        var fromClock: [ScaleOutput] = []
+        byClock.advance(to: ms(13.5), into: &fromClock)  // the wake-up came 3.5 ms late
+        #expect(fromDeadline == fromClock)
+        #expect(fromDeadline.readings.map(\.raw) == [20])
+        #expect(fromDeadline.readings.map(\.time) == [ms(10)])
+        // One-shot: fired, it is no longer armed, and nothing is held, so nothing to tell it.
+        #expect(armed.deadline == nil)
+        let after = armed.follow(byDeadline.nextDeadline)
+        #expect(after == nil)
+    }
+
+    /// An expiry that a re-arm cancelled (0 expirations read) lets nothing out and keeps the
+    /// new deadline; a real one fires once.
+    @Test func aCancelledExpiryFiresNothing() {
+        var armed = ArmedDeadline()
+        let neverArmed = armed.fired(expirations: 1)
+        let settings = [armed.follow(ms(10)), armed.follow(ms(20))]
+        let cancelled = armed.fired(expirations: 0)
+        let kept = armed.deadline
+        let fired = [armed.fired(expirations: 2), armed.fired(expirations: 1)]
+        #expect(neverArmed == nil)
+        #expect(settings == [.arm(ms(10)), .arm(ms(20))])
+        #expect(cancelled == nil)
+        #expect(kept == ms(20))
+        #expect(fired == [ms(20), nil])
+    }
+
+    /// A deadline that goes away (a release went out at once) disarms the timer, once.
+    @Test func aDeadlineThatGoesAwayDisarmsOnce() {
+        var armed = ArmedDeadline()
+        let settings = [armed.follow(nil), armed.follow(ms(10)), armed.follow(ms(10)), armed.follow(nil), armed.follow(nil)]
+        #expect(settings == [nil, .arm(ms(10)), nil, .disarm, nil])
+        _ = armed.follow(ms(30))
+        armed.disarmed()
+        #expect(armed.deadline == nil)
+    }
+}
