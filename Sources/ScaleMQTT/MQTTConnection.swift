@@ -91,6 +91,9 @@ public final class MQTTConnection {
     private var attempt = 0
     private var hasStarted = false
     private var isStopped = false
+    /// Message ids of QoS 1 messages the broker has not acknowledged yet: `stop()` waits
+    /// for them before disconnecting.
+    private var unacknowledged: Set<Int32> = []
 
     /// `mosquitto_lib_init` once per process, before the first client.
     private static let library: Void = { mosquitto_lib_init() }()
@@ -132,6 +135,10 @@ public final class MQTTConnection {
                 : []
             Unmanaged<MQTTConnection>.fromOpaque(context).takeUnretainedValue().onEvent(.message(topic: topic, payload: payload))
         }
+        mosquitto_publish_callback_set(handle) { _, context, messageID in
+            guard let context else { return }
+            Unmanaged<MQTTConnection>.fromOpaque(context).takeUnretainedValue().unacknowledged.remove(messageID)
+        }
         try loop.watch(retryTimer.descriptor) { [unowned self] in
             retryTimer.acknowledge()
             connectNow()
@@ -165,11 +172,14 @@ public final class MQTTConnection {
     @discardableResult
     public func publish(_ topic: String, _ payload: String, qos: Int32, retain: Bool) -> Bool {
         guard isConnected else { return false }
+        var messageID: Int32 = 0
         let code = Array(payload.utf8).withUnsafeBytes { bytes in
-            mosquitto_publish(handle, nil, topic, Int32(bytes.count), bytes.baseAddress, qos, retain)
+            mosquitto_publish(handle, &messageID, topic, Int32(bytes.count), bytes.baseAddress, qos, retain)
         }
+        let taken = code == Int32(MOSQ_ERR_SUCCESS.rawValue)
+        if taken, qos > 0 { unacknowledged.insert(messageID) }
         follow()
-        return code == Int32(MOSQ_ERR_SUCCESS.rawValue)
+        return taken
     }
 
     /// Subscribes to a topic (QoS 1); call again after each `.connected`, since the session
@@ -188,24 +198,35 @@ public final class MQTTConnection {
         retryTimer.arm(atMicroseconds: nil)
         pingTimer.arm(atMicroseconds: nil)
         if isConnected {
+            let deadline = MonotonicClock.now() + Int64(timeout * 1_000_000)
+            // The broker's acknowledgements first. Closing a socket with unread data in it
+            // makes the kernel reset the connection, and a reset makes the broker's kernel
+            // throw away what the broker had not read yet: the last messages, and the
+            // DISCONNECT, which would then fire the last will.
+            exchange(until: deadline) { unacknowledged.isEmpty }
             _ = mosquitto_disconnect(handle)
-            flush(timeout: timeout)
+            exchange(until: deadline) { !mosquitto_want_write(handle) }
         }
         isConnected = false
         unwatchSocket()
     }
 
-    /// Writes what libmosquitto holds, blocking on the socket (at most `timeout` seconds):
-    /// for the last messages before exiting.
-    private func flush(timeout: Double) {
-        let deadline = MonotonicClock.now() + Int64(timeout * 1_000_000)
-        while mosquitto_want_write(handle), MonotonicClock.now() < deadline {
+    /// Reads and writes on the socket, blocking (at most until `deadline`), until `done`:
+    /// for the last messages before exiting, when the loop no longer runs.
+    private func exchange(until deadline: Int64, _ done: () -> Bool) {
+        while !done(), MonotonicClock.now() < deadline {
             let socket = mosquitto_socket(handle)
             guard socket >= 0 else { return }
-            var entry = pollfd(fd: socket, events: Int16(POLLOUT), revents: 0)
+            let wantsWrite = mosquitto_want_write(handle)
+            var entry = pollfd(fd: socket, events: Int16(POLLIN) | (wantsWrite ? Int16(POLLOUT) : 0), revents: 0)
             let left = max(0, (deadline - MonotonicClock.now()) / 1000)
             guard poll(&entry, 1, Int32(left)) > 0 else { return }
-            guard mosquitto_loop_write(handle, 1) == Int32(MOSQ_ERR_SUCCESS.rawValue) else { return }
+            if entry.revents & Int16(POLLIN | POLLHUP | POLLERR) != 0 {
+                guard mosquitto_loop_read(handle, 1) == Int32(MOSQ_ERR_SUCCESS.rawValue) else { return }
+            }
+            if entry.revents & Int16(POLLOUT) != 0 || mosquitto_want_write(handle) {
+                guard mosquitto_loop_write(handle, 1) == Int32(MOSQ_ERR_SUCCESS.rawValue) else { return }
+            }
         }
     }
 

@@ -103,7 +103,7 @@ import Testing
     @Test func everyProblemIsReportedWithItsLine() {
         var configuration = MQTTConfiguration()
         do {
-            try configuration.parse("brokr = x\nprefix = a/#\nlive-interval-ms = -1\nbroker = h\nbroker = h2\npassword = secret\n", path: "/etc/forcescale/mqtt.conf")
+            try configuration.parse("brokr = x\nprefix = a/#\nlive-interval-ms = -1\nbroker = h\nbroker = h2\npasword-file = /p\n", path: "/etc/forcescale/mqtt.conf")
             Issue.record("a broken file was taken")
         } catch {
             #expect(error.lines == [
@@ -111,7 +111,7 @@ import Testing
                 "/etc/forcescale/mqtt.conf:2: bad value 'a/#' for 'prefix': it takes \(MQTTSetting.prefix.accepted)",
                 "/etc/forcescale/mqtt.conf:3: bad value '-1' for 'live-interval-ms': it takes a whole number of milliseconds from 0 to 86400000 (0 publishes no live readings)",
                 "/etc/forcescale/mqtt.conf:5: 'broker' is set twice (first on line 4); keep one",
-                "/etc/forcescale/mqtt.conf:6: unknown key 'password' (did you mean 'username'?); the keys are " + Setting.spelledOut(MQTTSetting.all.map(\.name)),
+                "/etc/forcescale/mqtt.conf:6: unknown key 'pasword-file' (did you mean 'password-file'?); the keys are " + Setting.spelledOut(MQTTSetting.all.map(\.name)),
             ])
         }
     }
