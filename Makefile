@@ -43,6 +43,7 @@ setup-bench:
 build: setup
 	$(SWIFT) build -c release --product forcescale
 	$(SWIFT) build -c release --product forcescaled
+	$(SWIFT) build -c release --product forcescale-mqtt
 
 # forcescaled on the best readable pressure device (the built-in demo's recording, played in
 # a loop, when there is none) on a private socket, and `forcescale watch` on it in the
@@ -72,6 +73,7 @@ clean:
 install-build: setup
 	$(SWIFT) build -c release --static-swift-stdlib --scratch-path $(INSTALL_SCRATCH) --product forcescale
 	$(SWIFT) build -c release --static-swift-stdlib --scratch-path $(INSTALL_SCRATCH) --product forcescaled
+	$(SWIFT) build -c release --static-swift-stdlib --scratch-path $(INSTALL_SCRATCH) --product forcescale-mqtt
 
 # Programs, units, the udev rule and its helper, the sysusers file, man pages, completions
 # (written by the programs themselves), and the configuration file unless one is there. The
@@ -85,18 +87,22 @@ install: $(if $(INSTALL_BIN_DIR),,install-build)
 	install -d "$$d$(BINDIR)" "$$d$(SYSTEMDUNITDIR)" "$$d$(UDEVDIR)/rules.d" "$$d$(SYSUSERSDIR)" \
 		"$$d$(MANDIR)/man1" "$$d$(MANDIR)/man5" "$$d$(MANDIR)/man8" "$$d$(SYSCONFDIR)/forcescale" \
 		"$$d$(BASHCOMPLETIONDIR)" "$$d$(ZSHCOMPLETIONDIR)" "$$d$(FISHCOMPLETIONDIR)"; \
-	install -m 0755 "$$bin/forcescale" "$$bin/forcescaled" "$$d$(BINDIR)/"; \
+	install -m 0755 "$$bin/forcescale" "$$bin/forcescaled" "$$bin/forcescale-mqtt" "$$d$(BINDIR)/"; \
 	sed 's|/usr/local/bin/forcescaled|$(BINDIR)/forcescaled|' systemd/forcescaled.service > "$$d$(SYSTEMDUNITDIR)/forcescaled.service"; \
 	install -m 0644 systemd/forcescaled.socket "$$d$(SYSTEMDUNITDIR)/forcescaled.socket"; \
 	chmod 0644 "$$d$(SYSTEMDUNITDIR)/forcescaled.service"; \
+	sed 's|/usr/local/bin/forcescale-mqtt|$(BINDIR)/forcescale-mqtt|' systemd/forcescale-mqtt.service > "$$d$(SYSTEMDUNITDIR)/forcescale-mqtt.service"; \
+	chmod 0644 "$$d$(SYSTEMDUNITDIR)/forcescale-mqtt.service"; \
 	sed 's|/usr/local/lib/udev/forcescale-udev-pressure|$(UDEVDIR)/forcescale-udev-pressure|' udev/70-forcescale.rules > "$$d$(UDEVDIR)/rules.d/70-forcescale.rules"; \
 	chmod 0644 "$$d$(UDEVDIR)/rules.d/70-forcescale.rules"; \
 	install -m 0755 udev/forcescale-udev-pressure "$$d$(UDEVDIR)/forcescale-udev-pressure"; \
 	install -m 0644 sysusers.d/forcescale.conf "$$d$(SYSUSERSDIR)/forcescale.conf"; \
+	install -m 0644 sysusers.d/forcescale-mqtt.conf "$$d$(SYSUSERSDIR)/forcescale-mqtt.conf"; \
 	install -m 0644 man/forcescale.1 "$$d$(MANDIR)/man1/forcescale.1"; \
+	install -m 0644 man/forcescale-mqtt.1 "$$d$(MANDIR)/man1/forcescale-mqtt.1"; \
 	install -m 0644 man/forcescale.conf.5 "$$d$(MANDIR)/man5/forcescale.conf.5"; \
 	install -m 0644 man/forcescaled.8 "$$d$(MANDIR)/man8/forcescaled.8"; \
-	for program in forcescale forcescaled; do \
+	for program in forcescale forcescaled forcescale-mqtt; do \
 		"$$bin/$$program" --generate-completion-script bash > "$$d$(BASHCOMPLETIONDIR)/$$program"; \
 		"$$bin/$$program" --generate-completion-script zsh > "$$d$(ZSHCOMPLETIONDIR)/_$$program"; \
 		"$$bin/$$program" --generate-completion-script fish > "$$d$(FISHCOMPLETIONDIR)/$$program.fish"; \
@@ -109,8 +115,8 @@ install: $(if $(INSTALL_BIN_DIR),,install-build)
 		install -m 0644 etc/forcescale.conf "$$config"; \
 	fi; \
 	if [ -z "$$d" ]; then \
-		echo "systemd-sysusers $(SYSUSERSDIR)/forcescale.conf"; \
-		systemd-sysusers "$(SYSUSERSDIR)/forcescale.conf"; \
+		echo "systemd-sysusers $(SYSUSERSDIR)/forcescale.conf $(SYSUSERSDIR)/forcescale-mqtt.conf"; \
+		systemd-sysusers "$(SYSUSERSDIR)/forcescale.conf" "$(SYSUSERSDIR)/forcescale-mqtt.conf"; \
 		if udevadm control --ping >/dev/null 2>&1; then \
 			echo "udevadm control --reload"; udevadm control --reload; \
 		else echo "install: systemd-udevd is not running: the rule applies once it starts"; fi; \
@@ -127,10 +133,12 @@ uninstall:
 	@set -e; \
 	d="$(DESTDIR)"; \
 	if [ -z "$$d" ] && [ -d /run/systemd/system ]; then \
-		echo "systemctl disable --now forcescaled.socket forcescaled.service"; \
-		systemctl disable --now forcescaled.socket forcescaled.service || true; \
+		echo "systemctl disable --now forcescale-mqtt.service forcescaled.socket forcescaled.service"; \
+		systemctl disable --now forcescale-mqtt.service forcescaled.socket forcescaled.service || true; \
 	fi; \
-	rm -f "$$d$(BINDIR)/forcescale" "$$d$(BINDIR)/forcescaled" \
+	rm -f "$$d$(BINDIR)/forcescale" "$$d$(BINDIR)/forcescaled" "$$d$(BINDIR)/forcescale-mqtt" \
+		"$$d$(SYSTEMDUNITDIR)/forcescale-mqtt.service" "$$d$(SYSUSERSDIR)/forcescale-mqtt.conf" "$$d$(MANDIR)/man1/forcescale-mqtt.1" \
+		"$$d$(BASHCOMPLETIONDIR)/forcescale-mqtt" "$$d$(ZSHCOMPLETIONDIR)/_forcescale-mqtt" "$$d$(FISHCOMPLETIONDIR)/forcescale-mqtt.fish" \
 		"$$d$(SYSTEMDUNITDIR)/forcescaled.service" "$$d$(SYSTEMDUNITDIR)/forcescaled.socket" \
 		"$$d$(UDEVDIR)/rules.d/70-forcescale.rules" "$$d$(UDEVDIR)/forcescale-udev-pressure" \
 		"$$d$(SYSUSERSDIR)/forcescale.conf" \
@@ -148,4 +156,5 @@ uninstall:
 		if udevadm control --ping >/dev/null 2>&1; then echo "udevadm control --reload"; udevadm control --reload; fi; \
 		if [ -d /run/systemd/system ]; then echo "systemctl daemon-reload"; systemctl daemon-reload; fi; \
 		echo "uninstall: left the user and group forcescale and /var/lib/forcescale (calibrations): 'userdel forcescale' and 'rm -r /var/lib/forcescale' remove them"; \
+		echo "uninstall: left the user forcescale-mqtt and /etc/forcescale/mqtt.conf if any: 'userdel forcescale-mqtt' removes the user"; \
 	fi

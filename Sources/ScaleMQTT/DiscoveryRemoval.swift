@@ -67,7 +67,7 @@ public final class DiscoveryRemoval {
             guard levels.count >= 4, !payload.isEmpty, levels[levels.count - 3].hasPrefix(nodePrefix) else { return }
             connection.publish(topic, "", qos: 1, retain: true)
             removed.append(topic)
-            log(6, "removed \(topic)")
+            log(7, "removed \(topic)")
         }
     }
 }

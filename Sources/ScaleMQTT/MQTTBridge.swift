@@ -170,7 +170,7 @@ public final class MQTTBridge {
         case .message(let topic, let payload):
             if let topics, topic == topics.homeAssistantStatus, String(decoding: payload, as: UTF8.self) == "online" {
                 // Home Assistant restarted: it may have lost what it knew.
-                log(6, "Home Assistant is online: sending the discovery configs again")
+                log(7, "Home Assistant is online: sending the discovery configs again")
                 publishDiscovery()
             }
         }

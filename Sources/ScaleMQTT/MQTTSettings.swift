@@ -12,7 +12,7 @@ public enum MQTTSetting {
 
     public static let socket = Setting(
         "socket", valueName: "path", kind: .absolutePath,
-        defaultDescription: "forcescaled's: $FORCESCALE_SOCKET, /run/forcescale/forcescale.sock as root, $XDG_RUNTIME_DIR/forcescale.sock otherwise",
+        defaultDescription: "/run/forcescale/forcescale.sock when it exists, else $XDG_RUNTIME_DIR/forcescale.sock",
         help: "The socket of forcescaled to read from.", programs: [], reload: .restart)
 
     public static let broker = Setting(

@@ -34,14 +34,15 @@ let root = Command(
         offline and disconnect cleanly.
 
         Exit statuses: 0 stopped by a signal or --remove-discovery done; 64 a usage error; \
-        66 the password file or CA file is missing; 77 the broker refused the user name or \
-        password, or a file may not be read; 78 a broken configuration file.
+        65 an empty password file; 66 the password file or CA file is missing; 74 they \
+        cannot be read; 77 the broker refused the user name or password, or a file may not \
+        be read; 78 a broken configuration file.
         """,
     options: [
         Option(long: "config", valueName: "file", help: "The configuration file; a missing default one is no error. (default: \(MQTTSetting.defaultConfigurationPath))"),
     ] + MQTTSetting.all.compactMap(\.option) + [
         Option(long: "remove-discovery", help: "Empty this host's Home Assistant discovery configs on the broker (removing the entities), then exit."),
-        Option(long: "verbose", short: "v", help: "Also log each connection made (log-level debug)."),
+        Option(long: "verbose", short: "v", help: "Also log each discovery config sent again or removed (log-level debug)."),
     ],
     version: release)
 

@@ -62,12 +62,23 @@ import Testing
         #expect(Self.closure(of: "ScalePOSIX", in: graph).isDisjoint(with: ["CEvdev", "CSQLite", "CSystemd"]))
     }
 
+    /// forcescale-mqtt's module links libmosquitto and what a client of the daemon links,
+    /// and none of the daemon's libraries.
+    @Test func theMQTTPublisherNeedsNoEvdevSQLiteOrSystemd() throws {
+        let graph = try Self.targets()
+        let closure = Self.closure(of: "ScaleMQTT", in: graph)
+        #expect(closure.isSuperset(of: ["ScaleClient", "CMosquitto"]))
+        #expect(closure.isDisjoint(with: ["CEvdev", "CSQLite", "CSystemd", "ScaleEvdev", "ScaleLog", "ScaleDaemon"]), "\(closure)")
+        #expect(Self.closure(of: "forcescale-mqtt", in: graph).isDisjoint(with: ["CEvdev", "CSQLite", "CSystemd"]))
+    }
+
     @Test func eachCLibraryHasTheOneModuleThatWrapsIt() throws {
         let graph = try Self.targets()
         #expect(graph["ScaleSystem"] == nil)
         let users = { (library: String) in Set(graph.filter { $0.value.contains(library) && !$0.key.hasSuffix("Tests") }.keys) }
         #expect(users("CSQLite") == ["ScaleLog"])
         #expect(users("CSystemd") == ["ScaleDaemon"])
+        #expect(users("CMosquitto") == ["ScaleMQTT"])
         // The kernel scenarios and bench/live make uinput devices themselves.
         #expect(users("CEvdev") == ["ScaleEvdev", "forcescale-kernel-tests", "KernelTestSupport", "forcescale-live-bench"])
     }
