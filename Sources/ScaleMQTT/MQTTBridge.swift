@@ -150,7 +150,7 @@ public final class MQTTBridge {
     private func brokerEvent(_ event: MQTTConnection.Event) {
         switch event {
         case .connected:
-            log(brokerOutageReported || !brokerEverConnected ? 5 : 6, "connected to the broker \(options.configuration.broker)" + (brokerOutageReported ? " again" : ""))
+            log(brokerOutageReported || !brokerEverConnected ? 5 : 6, "connected to the broker \(options.configuration.broker)" + (brokerOutageReported && brokerEverConnected ? " again" : ""))
             brokerOutageReported = false
             brokerEverConnected = true
             publishEverything()

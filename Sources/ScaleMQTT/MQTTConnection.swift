@@ -17,7 +17,9 @@ public struct MosquittoError: Error, Hashable, Sendable, CustomStringConvertible
 
     public var description: String {
         if errno != 0 { return String(cString: strerror(errno)) }
-        return String(cString: mosquitto_strerror(code))
+        // "The connection was lost." goes inside sentences of ours: without its full stop.
+        let text = String(cString: mosquitto_strerror(code))
+        return text.hasSuffix(".") ? String(text.dropLast()) : text
     }
 }
 
@@ -303,6 +305,9 @@ public final class MQTTConnection {
     private func connectionEnded(reason: String) {
         unwatchSocket()
         isConnected = false
+        // What is re-sent after reconnecting is the retained state, published anew; ids
+        // of this connection's messages would only make `stop()` wait for nothing.
+        unacknowledged.removeAll()
         pingTimer.arm(atMicroseconds: nil)
         guard !isStopped else { return }
         attempt += 1

@@ -221,6 +221,14 @@ func summary(_ message: ReceivedMessage) -> String? {
             if component == "event" { #expect(json["event_types"] as? [String] == ["peak"]) }
         }
 
+        // Home Assistant announcing itself gets the configs again (live, not retained).
+        let configsBefore = live.messages.filter { $0.topic.hasSuffix("/weight/config") }.count
+        let announced = try run("/usr/bin/mosquitto_pub", ["-h", "127.0.0.1", "-p", String(broker.port), "-q", "1", "-t", "homeassistant/status", "-m", "online"])
+        #expect(announced.status == 0, "mosquitto_pub: \(announced.stderr)")
+        try waitFor("the discovery configs again after homeassistant/status online", saw: live.saw) {
+            live.messages.filter { $0.topic.hasSuffix("/weight/config") }.count > configsBefore
+        }
+
         // A whole pass of the recording, in order, starting wherever the bridge came in:
         // the sequence read must be a stretch of the recording's, gone round.
         let needed = expected.count + 2
@@ -267,16 +275,23 @@ func summary(_ message: ReceivedMessage) -> String? {
         #expect(beforeMarker.isEmpty, "still retained: \(beforeMarker)")
     }
 
-    /// The broker stops and starts again (without a store) mid-stream: forcescale-mqtt says
-    /// so once, reconnects, and everything retained is there again; weights go on.
+    /// The broker is down at the start, then stops and starts again (without a store)
+    /// mid-stream: forcescale-mqtt says so once per outage, reconnects, and everything
+    /// retained is there again; weights go on. Then the daemon restarts.
     @Test func aBrokerRestartLosesNothingRetained() throws {
         let directory = try CLI.temporaryDirectory()
         defer { try? FileManager.default.removeItem(at: directory) }
         let broker = try MQTTBroker(directory: directory)
         let daemon = try DaemonUnderTest(recording: try DaemonRecordings.demo(in: directory))
         defer { daemon.cleanUp() }
+        // The broker is not there yet when forcescale-mqtt starts.
+        broker.stop()
         let bridge = try startMQTTBridge(broker: broker, daemon: daemon, arguments: ["--live-interval-ms", "200"])
         defer { bridge.kill() }
+        try waitFor("forcescale-mqtt to say it cannot reach the broker", saw: { bridge.stderr }) { bridge.stderr.contains("cannot reach the broker") }
+        try broker.start()
+        try waitFor("forcescale-mqtt to connect once the broker is up", saw: { bridge.stderr }) { bridge.stderr.contains("connected to the broker \(broker.address)") }
+        #expect(bridge.stderr.components(separatedBy: "cannot reach the broker").count == 2, "one message for the outage: \(bridge.stderr)")
         let before = try MQTTSubscriber(broker: broker)
         try before.waitFor("a settled weight", within: 2 * patience) { $0.topic.hasSuffix("/weight") && ($0.json?["contacts"] as? Int ?? 0) > 0 }
         try before.waitFor("a live reading") { $0.topic.hasSuffix("/reading") }
@@ -286,11 +301,17 @@ func summary(_ message: ReceivedMessage) -> String? {
         try waitFor("forcescale-mqtt to say it lost the broker", saw: { bridge.stderr }) { bridge.stderr.contains("lost the broker") }
         try broker.start()
         try waitFor("forcescale-mqtt to connect again", saw: { bridge.stderr }) { bridge.stderr.contains("connected to the broker \(broker.address) again") }
+        // Published again: a subscriber that comes meanwhile may get some of them live...
         let after = try MQTTSubscriber(broker: broker)
         for topic in retainedTopics {
-            try after.waitFor("\(topic) retained after the restart") { $0.retained && $0.topic == topic && !$0.payload.isEmpty }
+            try after.waitFor("\(topic) after the restart") { $0.topic == topic && !$0.payload.isEmpty }
         }
-        #expect(after.messages.contains { $0.retained && $0.topic.hasSuffix("availability") && $0.payload == "online" })
+        // ...and once it has them all, the broker keeps them all retained.
+        let stored = try MQTTSubscriber(broker: broker)
+        for topic in retainedTopics {
+            try stored.waitFor("\(topic) retained after the restart") { $0.retained && $0.topic == topic && !$0.payload.isEmpty }
+        }
+        #expect(stored.messages.contains { $0.retained && $0.topic.hasSuffix("availability") && $0.payload == "online" })
         // Weights go on after the restart.
         try after.waitFor("a settled weight after the restart", within: 2 * patience) { !$0.retained && $0.topic.hasSuffix("/weight") }
         // One message for the outage, however many attempts it took.
