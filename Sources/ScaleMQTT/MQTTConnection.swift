@@ -242,10 +242,17 @@ public final class MQTTConnection {
             : mosquitto_connect_async(handle, options.broker.host, Int32(options.broker.port), options.keepAlive)
         hasStarted = true
         guard code == Int32(MOSQ_ERR_SUCCESS.rawValue) else {
-            connectionEnded(reason: MosquittoError(code).description)
+            connectionEnded(reason: reason(for: code))
             return
         }
         follow()
+    }
+
+    /// What a failure says, with advice where a setting is the likely cause.
+    private func reason(for code: Int32) -> String {
+        let text = MosquittoError(code).description
+        guard code == Int32(MOSQ_ERR_TLS.rawValue) else { return text }
+        return text + " (check --cafile: the broker's certificate must be signed by it and name the host given to --broker)"
     }
 
     private func connectAcknowledged(_ code: Int32) {
@@ -279,7 +286,7 @@ public final class MQTTConnection {
         }
         guard code == Int32(MOSQ_ERR_SUCCESS.rawValue) else {
             // libmosquitto has closed the socket; forget it before anything reuses its number.
-            connectionEnded(reason: MosquittoError(code).description)
+            connectionEnded(reason: reason(for: code))
             return
         }
         follow()

@@ -18,7 +18,8 @@ final class MQTTBroker {
 
     /// - Parameter users: User names and passwords for a password file
     ///   (`mosquitto_passwd`); anonymous clients are refused when there are any.
-    init(directory: URL, users: [String: String] = [:]) throws {
+    /// - Parameter tls: The CA, certificate and key to serve TLS with, or nothing for plain TCP.
+    init(directory: URL, users: [String: String] = [:], tls: (ca: String, certificate: String, key: String)? = nil) throws {
         self.directory = directory
         port = try Self.freePort()
         configuration = directory.appendingPathComponent("mosquitto.conf")
@@ -31,6 +32,9 @@ final class MQTTBroker {
             user root
 
             """
+        if let tls {
+            text += "cafile \(tls.ca)\ncertfile \(tls.certificate)\nkeyfile \(tls.key)\n"
+        }
         if users.isEmpty {
             text += "allow_anonymous true\n"
         } else {
@@ -112,8 +116,9 @@ struct ReceivedMessage: CustomStringConvertible {
 final class MQTTSubscriber {
     let child: ChildProcess
 
-    init(broker: MQTTBroker, topics: [String] = ["#"], user: (String, String)? = nil) throws {
+    init(broker: MQTTBroker, topics: [String] = ["#"], user: (String, String)? = nil, caFile: String? = nil) throws {
         var arguments = ["-h", "127.0.0.1", "-p", String(broker.port), "-q", "1", "-F", "%r %t %p"]
+        if let caFile { arguments += ["--cafile", caFile] }
         for topic in topics { arguments += ["-t", topic] }
         if let user { arguments += ["-u", user.0, "-P", user.1] }
         // Line-buffered: mosquitto_sub writes through stdio, which buffers 4 KiB for a file.
@@ -365,6 +370,42 @@ func summary(_ message: ReceivedMessage) -> String? {
                               ["--broker", broker.address, "--config", "/dev/null", "--username", "scale", "--password-file", directory.appendingPathComponent("none").path])
         #expect(missing.status == 66, "\(missing.stderr)")
         #expect(missing.stderr.contains("none: no such file"), "\(missing.stderr)")
+    }
+
+    /// TLS with a CA file: the broker's certificate (made here with openssl, for
+    /// 127.0.0.1) is checked; another CA's is refused, said once, and retried.
+    @Test func tlsWithACAFile() throws {
+        let directory = try CLI.temporaryDirectory()
+        defer { try? FileManager.default.removeItem(at: directory) }
+        func file(_ name: String) -> String { directory.appendingPathComponent(name).path }
+        let openssl = "/usr/bin/openssl"
+        for (key, certificate, name) in [("ca.key", "ca.pem", "forcescale test CA"), ("other.key", "other.pem", "another CA")] {
+            let made = try run(openssl, ["req", "-x509", "-newkey", "rsa:2048", "-nodes", "-keyout", file(key), "-out", file(certificate), "-days", "2", "-subj", "/CN=\(name)"])
+            #expect(made.status == 0, "openssl req: \(made.stderr)")
+        }
+        let request = try run(openssl, ["req", "-newkey", "rsa:2048", "-nodes", "-keyout", file("server.key"), "-out", file("server.csr"), "-subj", "/CN=127.0.0.1"])
+        #expect(request.status == 0, "openssl req: \(request.stderr)")
+        try "subjectAltName=IP:127.0.0.1\n".write(toFile: file("server.ext"), atomically: true, encoding: .utf8)
+        let signed = try run(openssl, ["x509", "-req", "-in", file("server.csr"), "-CA", file("ca.pem"), "-CAkey", file("ca.key"), "-CAcreateserial",
+                                       "-out", file("server.pem"), "-days", "2", "-extfile", file("server.ext")])
+        #expect(signed.status == 0, "openssl x509: \(signed.stderr)")
+
+        let broker = try MQTTBroker(directory: directory, tls: (file("ca.pem"), file("server.pem"), file("server.key")))
+        let daemon = try DaemonUnderTest(recording: try DaemonRecordings.demo(in: directory))
+        defer { daemon.cleanUp() }
+        let reader = try MQTTSubscriber(broker: broker, topics: ["forcescale/#"], caFile: file("ca.pem"))
+        let bridge = try startMQTTBridge(broker: broker, daemon: daemon, arguments: ["--cafile", file("ca.pem")])
+        defer { bridge.kill() }
+        try reader.waitFor("forcescale-mqtt online over TLS") { $0.topic.hasSuffix("/availability") && $0.payload == "online" }
+        try reader.waitFor("a weight over TLS", within: 2 * patience) { $0.topic.hasSuffix("/weight") }
+        bridge.signal(SIGTERM)
+        #expect(bridge.wait().status == 0)
+
+        let wrong = try startMQTTBridge(broker: broker, daemon: daemon, arguments: ["--cafile", file("other.pem")])
+        defer { wrong.kill() }
+        try waitFor("forcescale-mqtt to refuse the broker's certificate", saw: { wrong.stderr }) { wrong.stderr.contains("A TLS error occurred") }
+        #expect(wrong.stderr.contains("check --cafile"), "\(wrong.stderr)")
+        #expect(wrong.isRunning, "a TLS failure is retried, not fatal")
     }
 
     /// The configuration file's mistakes are named by line, with exit status 78 as
