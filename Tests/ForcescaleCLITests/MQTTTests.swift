@@ -372,6 +372,30 @@ func summary(_ message: ReceivedMessage) -> String? {
         #expect(missing.stderr.contains("none: no such file"), "\(missing.stderr)")
     }
 
+    /// A device that goes away (a recording that ends, as an unplugged device does: STATUS
+    /// names no device) is `offline` at the next check, with the bridge still `online`.
+    @Test func aDeviceThatGoesAwayIsOffline() throws {
+        let directory = try CLI.temporaryDirectory()
+        defer { try? FileManager.default.removeItem(at: directory) }
+        let broker = try MQTTBroker(directory: directory)
+        // Pressed for 3 s, then the recording ends (no --loop).
+        let recording = try DaemonRecordings.presses(in: directory, name: "short", [(start: 1, seconds: 3)])
+        let socket = directory.appendingPathComponent("sock").path
+        let daemon = try ChildProcess(CLI.binDirectory.appendingPathComponent("forcescaled").path,
+                                      ["--replay", recording, "--socket", socket, "--state-dir", directory.appendingPathComponent("state").path])
+        defer { daemon.kill() }
+        try waitUntilListening(daemon, on: socket)
+        let reader = try MQTTSubscriber(broker: broker, topics: ["forcescale/#"])
+        let bridge = try ChildProcess(CLI.binDirectory.appendingPathComponent("forcescale-mqtt").path,
+                                      ["--broker", broker.address, "--socket", socket, "--config", "/dev/null"])
+        defer { bridge.kill() }
+        let online = try reader.waitFor("the device online") { $0.topic.split(separator: "/").count == 4 && $0.topic.hasSuffix("/availability") && $0.payload == "online" }
+        // STATUS is asked every 10 s: a deadline of three checks.
+        try reader.waitFor("the device offline once the recording ended", within: patience) { $0.topic == online.topic && $0.payload == "offline" }
+        #expect(!reader.messages.contains { $0.topic.split(separator: "/").count == 3 && $0.payload == "offline" }, "the bridge itself stays online")
+        #expect(bridge.stderr.contains("reads no device"), "\(bridge.stderr)")
+    }
+
     /// TLS with a CA file: the broker's certificate (made here with openssl, for
     /// 127.0.0.1) is checked; another CA's is refused, said once, and retried.
     @Test func tlsWithACAFile() throws {
