@@ -146,8 +146,7 @@ runMain(root: root) { command in
         throw command.usageError("--password-file needs --username (MQTT sends a password only with a user name)")
     }
 
-    var options = MQTTBridge.Options(configuration: configuration, host: hostName(), password: password, release: release)
-    options.deviceCheckInterval = 10
+    let options = MQTTBridge.Options(configuration: configuration, host: hostName(), password: password, release: release)
     Signals.ignoreBrokenPipe()
     let loop = try EventLoop()
 
