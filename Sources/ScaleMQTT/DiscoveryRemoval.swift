@@ -23,9 +23,10 @@ public final class DiscoveryRemoval {
 
     public init(options: MQTTBridge.Options, loop: EventLoop, log: @escaping (Int, String) -> Void) throws {
         let configuration = options.configuration
-        var connectionOptions = MQTTConnection.Options(
-            broker: configuration.broker,
-            clientID: configuration.clientID ?? MQTTBridge.defaultClientID(host: options.host))
+        // An id of its own: with the running service's id, the broker would push the service
+        // out (and publish its last will) while this runs.
+        let serviceID = configuration.clientID ?? MQTTBridge.defaultClientID(host: options.host)
+        var connectionOptions = MQTTConnection.Options(broker: configuration.broker, clientID: String(serviceID.prefix(20)) + "-rm")
         connectionOptions.username = configuration.username
         connectionOptions.password = options.password
         connectionOptions.caFile = configuration.caFile
