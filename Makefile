@@ -114,6 +114,12 @@ install: $(if $(INSTALL_BIN_DIR),,install-build)
 	else \
 		install -m 0644 etc/forcescale.conf "$$config"; \
 	fi; \
+	config="$$d$(SYSCONFDIR)/forcescale/mqtt.conf"; \
+	if [ -e "$$config" ]; then \
+		echo "install: kept $$config as it is; the shipped one is etc/mqtt.conf"; \
+	else \
+		install -m 0644 etc/mqtt.conf "$$config"; \
+	fi; \
 	if [ -z "$$d" ]; then \
 		echo "systemd-sysusers $(SYSUSERSDIR)/forcescale.conf $(SYSUSERSDIR)/forcescale-mqtt.conf"; \
 		systemd-sysusers "$(SYSUSERSDIR)/forcescale.conf" "$(SYSUSERSDIR)/forcescale-mqtt.conf"; \
@@ -146,6 +152,12 @@ uninstall:
 		"$$d$(BASHCOMPLETIONDIR)/forcescale" "$$d$(BASHCOMPLETIONDIR)/forcescaled" \
 		"$$d$(ZSHCOMPLETIONDIR)/_forcescale" "$$d$(ZSHCOMPLETIONDIR)/_forcescaled" \
 		"$$d$(FISHCOMPLETIONDIR)/forcescale.fish" "$$d$(FISHCOMPLETIONDIR)/forcescaled.fish"; \
+	config="$$d$(SYSCONFDIR)/forcescale/mqtt.conf"; \
+	if [ -e "$$config" ] && cmp -s etc/mqtt.conf "$$config"; then \
+		rm -f "$$config"; \
+	elif [ -e "$$config" ]; then \
+		echo "uninstall: kept $$config, which was edited"; \
+	fi; \
 	config="$$d$(SYSCONFDIR)/forcescale/forcescale.conf"; \
 	if [ -e "$$config" ] && cmp -s etc/forcescale.conf "$$config"; then \
 		rm -f "$$config"; rmdir "$$d$(SYSCONFDIR)/forcescale" 2>/dev/null || true; \
@@ -156,5 +168,5 @@ uninstall:
 		if udevadm control --ping >/dev/null 2>&1; then echo "udevadm control --reload"; udevadm control --reload; fi; \
 		if [ -d /run/systemd/system ]; then echo "systemctl daemon-reload"; systemctl daemon-reload; fi; \
 		echo "uninstall: left the user and group forcescale and /var/lib/forcescale (calibrations): 'userdel forcescale' and 'rm -r /var/lib/forcescale' remove them"; \
-		echo "uninstall: left the user forcescale-mqtt and /etc/forcescale/mqtt.conf if any: 'userdel forcescale-mqtt' removes the user"; \
+		echo "uninstall: left the user forcescale-mqtt: 'userdel forcescale-mqtt' removes it"; \
 	fi

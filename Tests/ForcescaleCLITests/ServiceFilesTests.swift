@@ -210,6 +210,7 @@ import Testing
         ("/usr/local/share/fish/vendor_completions.d/forcescale.fish", 0o644),
         ("/usr/local/share/fish/vendor_completions.d/forcescaled.fish", 0o644),
         ("/etc/forcescale/forcescale.conf", 0o644),
+        ("/etc/forcescale/mqtt.conf", 0o644),
     ]
 
     /// Staged as an unprivileged user (nobody) into a folder of its own: no chown, no

@@ -123,6 +123,27 @@ import Testing
         #expect(throws: Never.self) { try configuration.set(MQTTSetting.clientID, from: "scale-1") }
     }
 
+    /// etc/mqtt.conf, installed as /etc/forcescale/mqtt.conf: it reads without error, and
+    /// each key is there, commented out, with its default where it has one value.
+    @Test func theShippedFileListsEveryKey() throws {
+        let path = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent().deletingLastPathComponent()
+            .appendingPathComponent("etc/mqtt.conf").path
+        var configuration = MQTTConfiguration()
+        #expect(try configuration.load(path: path, mustExist: true))
+        #expect(configuration == MQTTConfiguration(), "every line is commented out")
+        let text = try String(contentsOfFile: path, encoding: .utf8)
+        for setting in MQTTSetting.all {
+            #expect(text.contains("\n#\(setting.name) = "), "etc/mqtt.conf does not show '\(setting.name)'")
+            if let value = setting.defaultValue {
+                #expect(text.contains("\n#\(setting.name) = \(value)\n"), "etc/mqtt.conf does not give '\(setting.name)' its default \(value)")
+            }
+            // Uncommented, each line is a value the key takes.
+            let line = try #require(text.split(separator: "\n").first { $0.hasPrefix("#\(setting.name) = ") })
+            var check = MQTTConfiguration()
+            #expect(throws: Never.self) { try check.parse(String(line.dropFirst()), path: "etc/mqtt.conf") }
+        }
+    }
+
     @Test func aMissingDefaultFileIsNoError() throws {
         var configuration = MQTTConfiguration()
         #expect(try configuration.load(path: "/nonexistent/mqtt.conf", mustExist: false) == false)
