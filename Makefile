@@ -51,6 +51,7 @@ build: setup
 	$(RELEASE_BUILD) --product forcescale
 	$(RELEASE_BUILD) --product forcescaled
 	$(RELEASE_BUILD) --product forcescale-web
+	$(RELEASE_BUILD) --product forcescale-mqtt
 
 # forcescaled on the best readable pressure device (the built-in demo's recording, played in
 # a loop, when there is none) on a private socket, and `forcescale watch` on it in the
@@ -94,20 +95,22 @@ install: $(if $(INSTALL_BIN_DIR),,build)
 	install -d "$$d$(BINDIR)" "$$d$(SYSTEMDUNITDIR)" "$$d$(UDEVDIR)/rules.d" "$$d$(SYSUSERSDIR)" \
 		"$$d$(MANDIR)/man1" "$$d$(MANDIR)/man5" "$$d$(MANDIR)/man8" "$$d$(SYSCONFDIR)/forcescale" \
 		"$$d$(BASHCOMPLETIONDIR)" "$$d$(ZSHCOMPLETIONDIR)" "$$d$(FISHCOMPLETIONDIR)"; \
-	install -m 0755 "$$bin/forcescale" "$$bin/forcescaled" "$$bin/forcescale-web" "$$d$(BINDIR)/"; \
+	install -m 0755 "$$bin/forcescale" "$$bin/forcescaled" "$$bin/forcescale-web" "$$bin/forcescale-mqtt" "$$d$(BINDIR)/"; \
 	for unit in forcescaled forcescale-web; do \
 		sed "s|/usr/local/bin/$$unit|$(BINDIR)/$$unit|" systemd/$$unit.service > "$$d$(SYSTEMDUNITDIR)/$$unit.service"; \
 		install -m 0644 systemd/$$unit.socket "$$d$(SYSTEMDUNITDIR)/$$unit.socket"; \
 		chmod 0644 "$$d$(SYSTEMDUNITDIR)/$$unit.service"; \
 	done; \
+	sed 's|/usr/local/bin/forcescale-mqtt|$(BINDIR)/forcescale-mqtt|' systemd/forcescale-mqtt.service > "$$d$(SYSTEMDUNITDIR)/forcescale-mqtt.service"; \
+	chmod 0644 "$$d$(SYSTEMDUNITDIR)/forcescale-mqtt.service"; \
 	sed 's|/usr/local/lib/udev/forcescale-udev-pressure|$(UDEVDIR)/forcescale-udev-pressure|' udev/70-forcescale.rules > "$$d$(UDEVDIR)/rules.d/70-forcescale.rules"; \
 	chmod 0644 "$$d$(UDEVDIR)/rules.d/70-forcescale.rules"; \
 	install -m 0755 udev/forcescale-udev-pressure "$$d$(UDEVDIR)/forcescale-udev-pressure"; \
-	install -m 0644 sysusers.d/forcescale.conf sysusers.d/forcescale-web.conf "$$d$(SYSUSERSDIR)/"; \
-	install -m 0644 man/forcescale.1 man/forcescale-web.1 "$$d$(MANDIR)/man1/"; \
+	install -m 0644 sysusers.d/forcescale.conf sysusers.d/forcescale-web.conf sysusers.d/forcescale-mqtt.conf "$$d$(SYSUSERSDIR)/"; \
+	install -m 0644 man/forcescale.1 man/forcescale-web.1 man/forcescale-mqtt.1 "$$d$(MANDIR)/man1/"; \
 	install -m 0644 man/forcescale.conf.5 "$$d$(MANDIR)/man5/forcescale.conf.5"; \
 	install -m 0644 man/forcescaled.8 "$$d$(MANDIR)/man8/forcescaled.8"; \
-	for program in forcescale forcescaled forcescale-web; do \
+	for program in forcescale forcescaled forcescale-web forcescale-mqtt; do \
 		"$$bin/$$program" --generate-completion-script bash > "$$d$(BASHCOMPLETIONDIR)/$$program"; \
 		"$$bin/$$program" --generate-completion-script zsh > "$$d$(ZSHCOMPLETIONDIR)/_$$program"; \
 		"$$bin/$$program" --generate-completion-script fish > "$$d$(FISHCOMPLETIONDIR)/$$program.fish"; \
@@ -119,9 +122,15 @@ install: $(if $(INSTALL_BIN_DIR),,build)
 	else \
 		install -m 0644 etc/forcescale.conf "$$config"; \
 	fi; \
+	config="$$d$(SYSCONFDIR)/forcescale/mqtt.conf"; \
+	if [ -e "$$config" ]; then \
+		echo "install: kept $$config as it is; the shipped one is etc/mqtt.conf"; \
+	else \
+		install -m 0644 etc/mqtt.conf "$$config"; \
+	fi; \
 	if [ -z "$$d" ]; then \
-		echo "systemd-sysusers $(SYSUSERSDIR)/forcescale.conf $(SYSUSERSDIR)/forcescale-web.conf"; \
-		systemd-sysusers "$(SYSUSERSDIR)/forcescale.conf" "$(SYSUSERSDIR)/forcescale-web.conf"; \
+		echo "systemd-sysusers $(SYSUSERSDIR)/forcescale.conf $(SYSUSERSDIR)/forcescale-web.conf $(SYSUSERSDIR)/forcescale-mqtt.conf"; \
+		systemd-sysusers "$(SYSUSERSDIR)/forcescale.conf" "$(SYSUSERSDIR)/forcescale-web.conf" "$(SYSUSERSDIR)/forcescale-mqtt.conf"; \
 		if udevadm control --ping >/dev/null 2>&1; then \
 			echo "udevadm control --reload"; udevadm control --reload; \
 		else echo "install: systemd-udevd is not running: the rule applies once it starts"; fi; \
@@ -138,10 +147,12 @@ uninstall:
 	@set -e; \
 	d="$(DESTDIR)"; \
 	if [ -z "$$d" ] && [ -d /run/systemd/system ]; then \
-		echo "systemctl disable --now forcescale-web.socket forcescale-web.service forcescaled.socket forcescaled.service"; \
-		systemctl disable --now forcescale-web.socket forcescale-web.service forcescaled.socket forcescaled.service || true; \
+		echo "systemctl disable --now forcescale-mqtt.service forcescale-web.socket forcescale-web.service forcescaled.socket forcescaled.service"; \
+		systemctl disable --now forcescale-mqtt.service forcescale-web.socket forcescale-web.service forcescaled.socket forcescaled.service || true; \
 	fi; \
-	rm -f "$$d$(BINDIR)/forcescale" "$$d$(BINDIR)/forcescaled" "$$d$(BINDIR)/forcescale-web" \
+	rm -f "$$d$(BINDIR)/forcescale" "$$d$(BINDIR)/forcescaled" "$$d$(BINDIR)/forcescale-web" "$$d$(BINDIR)/forcescale-mqtt" \
+		"$$d$(SYSTEMDUNITDIR)/forcescale-mqtt.service" "$$d$(SYSUSERSDIR)/forcescale-mqtt.conf" "$$d$(MANDIR)/man1/forcescale-mqtt.1" \
+		"$$d$(BASHCOMPLETIONDIR)/forcescale-mqtt" "$$d$(ZSHCOMPLETIONDIR)/_forcescale-mqtt" "$$d$(FISHCOMPLETIONDIR)/forcescale-mqtt.fish" \
 		"$$d$(SYSTEMDUNITDIR)/forcescaled.service" "$$d$(SYSTEMDUNITDIR)/forcescaled.socket" \
 		"$$d$(SYSTEMDUNITDIR)/forcescale-web.service" "$$d$(SYSTEMDUNITDIR)/forcescale-web.socket" \
 		"$$d$(UDEVDIR)/rules.d/70-forcescale.rules" "$$d$(UDEVDIR)/forcescale-udev-pressure" \
@@ -150,6 +161,12 @@ uninstall:
 		"$$d$(BASHCOMPLETIONDIR)/forcescale" "$$d$(BASHCOMPLETIONDIR)/forcescaled" "$$d$(BASHCOMPLETIONDIR)/forcescale-web" \
 		"$$d$(ZSHCOMPLETIONDIR)/_forcescale" "$$d$(ZSHCOMPLETIONDIR)/_forcescaled" "$$d$(ZSHCOMPLETIONDIR)/_forcescale-web" \
 		"$$d$(FISHCOMPLETIONDIR)/forcescale.fish" "$$d$(FISHCOMPLETIONDIR)/forcescaled.fish" "$$d$(FISHCOMPLETIONDIR)/forcescale-web.fish"; \
+	config="$$d$(SYSCONFDIR)/forcescale/mqtt.conf"; \
+	if [ -e "$$config" ] && cmp -s etc/mqtt.conf "$$config"; then \
+		rm -f "$$config"; \
+	elif [ -e "$$config" ]; then \
+		echo "uninstall: kept $$config, which was edited"; \
+	fi; \
 	config="$$d$(SYSCONFDIR)/forcescale/forcescale.conf"; \
 	if [ -e "$$config" ] && cmp -s etc/forcescale.conf "$$config"; then \
 		rm -f "$$config"; rmdir "$$d$(SYSCONFDIR)/forcescale" 2>/dev/null || true; \
@@ -160,4 +177,5 @@ uninstall:
 		if udevadm control --ping >/dev/null 2>&1; then echo "udevadm control --reload"; udevadm control --reload; fi; \
 		if [ -d /run/systemd/system ]; then echo "systemctl daemon-reload"; systemctl daemon-reload; fi; \
 		echo "uninstall: left the user and group forcescale and /var/lib/forcescale (calibrations): 'userdel forcescale' and 'rm -r /var/lib/forcescale' remove them"; \
+		echo "uninstall: left the user forcescale-mqtt: 'userdel forcescale-mqtt' removes it"; \
 	fi

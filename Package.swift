@@ -7,6 +7,7 @@ let package = Package(
         .executable(name: "forcescale", targets: ["forcescale"]),
         .executable(name: "forcescaled", targets: ["forcescaled"]),
         .executable(name: "forcescale-web", targets: ["forcescale-web"]),
+        .executable(name: "forcescale-mqtt", targets: ["forcescale-mqtt"]),
     ],
     targets: [
         // libevdev and the kernel's evdev/uinput ioctls, with shims for the macros.
@@ -22,6 +23,8 @@ let package = Package(
         // MHD_get_daemon_info, MHD_get_connection_info; the va_list logger; callbacks that
         // return enum MHD_Result), as plain C functions checked against <microhttpd.h>.
         .target(name: "CMicroHTTPDShim", dependencies: ["CMicroHTTPD"]),
+        // libmosquitto, the reference MQTT client, for forcescale-mqtt only.
+        .systemLibrary(name: "CMosquitto", pkgConfig: "libmosquitto", providers: [.apt(["libmosquitto-dev"])]),
         // Pure: no clock, no file descriptor. Events in; readings, peaks and deadlines out.
         .target(name: "ScaleCore"),
         // The operating system without any library beyond the C library: the syscall funnel
@@ -60,6 +63,11 @@ let package = Package(
         // cost the daemon about 1 MiB of memory). ScaleEvdev for its sources, ScaleLog for the
         // force log, ScaleOptions for the settings table its configuration is read by.
         .target(name: "ScaleDaemon", dependencies: ["ScaleCore", "ScalePOSIX", "ScaleEvdev", "ScaleLog", "ScaleOptions"]),
+        // forcescale-mqtt's work: a client of forcescaled (ScaleClient) that publishes to MQTT
+        // through libmosquitto (CMosquitto) on the ScalePOSIX loop, with Home Assistant
+        // discovery. ScaleOptions for the settings' declarations and the configuration
+        // file's syntax (pure Swift). No libevdev, SQLite or libsystemd: ModuleGraphTests.
+        .target(name: "ScaleMQTT", dependencies: ["ScaleCore", "ScalePOSIX", "ScaleClient", "ScaleOptions", "CMosquitto"]),
         // The CLI: local commands read devices (ScaleEvdev) and the force log (ScaleLog); the
         // daemon's commands talk through ScaleClient. Not ScaleDaemon: the CLI knows nothing
         // of the service manager.
@@ -76,6 +84,10 @@ let package = Package(
             dependencies: ["ArgumentParsing", "ScaleCore", "ScalePOSIX", "ScaleEvdev", "ScaleDaemon", "ScaleOptions"]),
         // The web server: options in, ScaleWeb runs the rest.
         .executableTarget(name: "forcescale-web", dependencies: ["ArgumentParsing", "ScaleClient", "ScalePOSIX", "ScaleWeb"]),
+        // forcescale-mqtt: options and configuration in, ScaleMQTT runs the rest.
+        .executableTarget(
+            name: "forcescale-mqtt",
+            dependencies: ["ArgumentParsing", "ScaleOptions", "ScalePOSIX", "ScaleMQTT"]),
         // bench/replay: parsing and the pipeline over a recording (RecordingFiles, hence
         // ScaleEvdev). Results: BENCHMARKS.md.
         .executableTarget(
@@ -132,6 +144,10 @@ let package = Package(
         .testTarget(name: "ScalePOSIXTests", dependencies: ["ScalePOSIX", "ScaleTestSupport", "TestWaiting"]),
         // Also ModuleGraphTests, which reads this manifest through 'swift package dump-package'.
         .testTarget(name: "ScaleClientTests", dependencies: ["ScaleClient", "ScaleCore", "ScalePOSIX", "ScaleTestSupport"]),
+        // The topics, payloads, discovery configs and settings of forcescale-mqtt; the runs
+        // against a real broker are in ForcescaleCLITests (MQTTTests), with the other suites
+        // that run the built programs.
+        .testTarget(name: "ScaleMQTTTests", dependencies: ["ScaleMQTT", "ScaleCore", "ScaleOptions"]),
         .testTarget(name: "ScaleEvdevTests", dependencies: ["ScaleEvdev", "ScaleCore", "ScalePOSIX", "ScaleTestSupport"]),
         // CSQLite: the schema tests open the database file directly.
         .testTarget(name: "ScaleLogTests", dependencies: ["ScaleLog", "ScaleCore", "ScalePOSIX", "CSQLite", "ScaleTestSupport", "TestWaiting"]),

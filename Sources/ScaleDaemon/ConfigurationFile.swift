@@ -1,4 +1,5 @@
 import ScaleCore
+import ScaleOptions
 import ScalePOSIX
 
 /// Why a configuration file cannot be used: every problem found, each with its line
@@ -92,7 +93,7 @@ public struct ConfigurationFile: Equatable, Sendable {
         let lines = text.split(omittingEmptySubsequences: false) { $0 == "\n" || $0 == "\r\n" }
         for (index, rawLine) in lines.enumerated() {
             let number = index + 1
-            switch parseLine(rawLine) {
+            switch ConfigurationSyntax.parseLine(rawLine) {
             case .blank:
                 continue
             case .problem(let message):
@@ -138,76 +139,9 @@ public struct ConfigurationFile: Equatable, Sendable {
         return file
     }
 
-    enum Line: Equatable {
-        case blank
-        case entry(key: String, value: String)
-        case problem(String)
-    }
-
-    static func parseLine(_ line: Substring) -> Line {
-        let trimmed = line.trimmingBlanks
-        if trimmed.isEmpty || trimmed.hasPrefix("#") { return .blank }
-        guard let equals = trimmed.firstIndex(of: "=") else {
-            return .problem("expected 'key = value', found '\(trimmed.shortened)'")
-        }
-        let key = trimmed[..<equals].trimmingBlanks
-        guard !key.isEmpty else { return .problem("no key before '='") }
-        guard key.allSatisfy({ ("a"..."z").contains($0) || ("0"..."9").contains($0) || $0 == "-" }) else {
-            return .problem("'\(key.shortened)' is not a key: keys are lower-case words joined by '-', such as 'interval-ms'")
-        }
-        var rest = trimmed[trimmed.index(after: equals)...].trimmingBlanks
-        guard rest.hasPrefix("\"") else {
-            // A '#' after whitespace starts a comment.
-            var previous: Character = " "
-            if let hash = rest.indices.first(where: { index in
-                defer { previous = rest[index] }
-                return rest[index] == "#" && (previous == " " || previous == "\t")
-            }) {
-                rest = rest[..<hash].trimmingBlanks
-            }
-            return .entry(key: String(key), value: String(rest))
-        }
-        rest = rest.dropFirst()
-        var value = ""
-        var escaped = false
-        while let character = rest.first {
-            rest = rest.dropFirst()
-            if escaped {
-                guard character == "\"" || character == "\\" else {
-                    return .problem("unknown escape '\\\(character)' in quotes: only \\\" and \\\\ are known")
-                }
-                value.append(character)
-                escaped = false
-            } else if character == "\\" {
-                escaped = true
-            } else if character == "\"" {
-                let after = rest.trimmingBlanks
-                guard after.isEmpty || after.hasPrefix("#") else {
-                    return .problem("unexpected '\(after.shortened)' after the closing quote of '\(key)'")
-                }
-                return .entry(key: String(key), value: value)
-            } else {
-                value.append(character)
-            }
-        }
-        return .problem("the quoted value of '\(key)' has no closing quote")
-    }
-
     static func unknownKey(_ name: String) -> String {
         var message = "unknown key '\(name)'"
         if let suggestion = ConfigurationKey.suggestion(for: name) { message += " (did you mean '\(suggestion)'?)" }
         return message + "; the keys are " + ConfigurationKey.allCases.map(\.rawValue).spelledOut
     }
-}
-
-extension Substring {
-    /// Without spaces, tabs and a carriage return at either end.
-    var trimmingBlanks: Substring {
-        let blank: (Character) -> Bool = { $0 == " " || $0 == "\t" || $0 == "\r" }
-        guard let start = firstIndex(where: { !blank($0) }), let end = lastIndex(where: { !blank($0) }) else { return self[endIndex...] }
-        return self[start...end]
-    }
-
-    /// At most 60 characters, for quoting in a message.
-    var shortened: String { count > 60 ? prefix(59) + "…" : String(self) }
 }

@@ -36,6 +36,9 @@ public struct Setting: Hashable, Sendable, CustomStringConvertible {
         case absolutePath
         /// A group's name: no `:`, `/` or blanks.
         case groupName
+        /// Any text that is not empty and has no control characters, described by `noun`
+        /// (`a host name or address, with an optional :port`); the program checks the rest.
+        case text(noun: String)
     }
 
     /// When a change of the setting takes effect in a running `forcescaled` (SIGHUP).
@@ -198,6 +201,8 @@ public struct Setting: Hashable, Sendable, CustomStringConvertible {
             return text.hasPrefix("/") ? .text(text) : nil
         case .groupName:
             return text.contains(where: { $0 == ":" || $0 == "/" || $0.isWhitespace }) ? nil : .text(text)
+        case .text:
+            return text.unicodeScalars.contains(where: { $0.properties.generalCategory == .control }) ? nil : .text(text)
         }
     }
 
@@ -246,6 +251,8 @@ public struct Setting: Hashable, Sendable, CustomStringConvertible {
             return "an absolute path"
         case .groupName:
             return "a group name"
+        case .text(let noun):
+            return noun
         }
     }
 

@@ -41,7 +41,9 @@ import Testing
         try script("bash", program: program).write(toFile: file, atomically: true, encoding: .utf8)
         var words = line.split(separator: " ").map(String.init)
         if line.hasSuffix(" ") { words.append("") }
-        let result = try run(try installed("bash"), ["-c", #"source "$1"; shift; COMP_WORDS=("$@"); COMP_CWORD=$(( $# - 1 )); _\#(program.replacingOccurrences(of: "-", with: "_")); printf '%s\n' "${COMPREPLY[@]}""#, "bash", file] + words)
+        // The script's function is named after the program, a '-' made '_' (_forcescale_mqtt).
+        let function = "_" + program.replacingOccurrences(of: "-", with: "_")
+        let result = try run(try installed("bash"), ["-c", #"source "$1"; shift; COMP_WORDS=("$@"); COMP_CWORD=$(( $# - 1 )); \#(function); printf '%s\n' "${COMPREPLY[@]}""#, "bash", file] + words)
         #expect(result.status == 0 && result.stderr.isEmpty, "bash: \(result.stderr)")
         return result.stdout.split(separator: "\n").map(String.init)
     }
@@ -92,6 +94,8 @@ import Testing
         let web = Help(try CLI.run(["--help"], product: "forcescale-web").stdout)
         #expect(!web.options.isEmpty, "could not read the options from 'forcescale-web --help'")
         #expect(Set(try Self.bash("forcescale-web -", program: "forcescale-web")) == Set(web.options.flatMap(\.names)))
+        let mqtt = Help(try CLI.run(["--help"], product: "forcescale-mqtt").stdout)
+        #expect(Set(try Self.bash("forcescale-mqtt -", program: "forcescale-mqtt")) == Set(mqtt.options.flatMap(\.names)))
     }
 
     // MARK: - zsh

@@ -11,6 +11,7 @@ import Testing
     static let helper = root.appendingPathComponent("udev/forcescale-udev-pressure").path
     static let serviceUnit = root.appendingPathComponent("systemd/forcescaled.service").path
     static let socketUnit = root.appendingPathComponent("systemd/forcescaled.socket").path
+    static let mqttUnit = root.appendingPathComponent("systemd/forcescale-mqtt.service").path
     static let systemdAnalyze = "/usr/bin/systemd-analyze"
 
     // MARK: - The udev helper
@@ -99,6 +100,19 @@ import Testing
         return (figure, String(line))
     }
 
+    /// forcescale-mqtt's unit: a network client, so it keeps IP, and the rest locked down.
+    @Test func mqttServiceExposureIsAtMostOnePointFive() throws {
+        let (figure, line) = try Self.exposure(of: Self.mqttUnit)
+        print("systemd-analyze security --offline=yes systemd/forcescale-mqtt.service: exposure \(figure)")
+        #expect(figure <= 1.5, "\(line)")
+        let unit = try UnitFile(path: Self.mqttUnit)
+        #expect(unit.values("Service", "User") == ["forcescale-mqtt"])
+        #expect(unit.values("Service", "SupplementaryGroups") == ["forcescale"], "the daemon's socket is group forcescale's")
+        #expect(unit.values("Service", "RestrictAddressFamilies") == ["AF_UNIX AF_INET AF_INET6"])
+        #expect(unit.values("Service", "PrivateNetwork").isEmpty, "it must reach the broker")
+        #expect(unit.values("Install", "WantedBy") == ["multi-user.target"])
+    }
+
     /// The installed units, verified where they point: `systemd-analyze verify` wants the
     /// programs of ExecStart= to exist and (with --man=yes) the man pages of Documentation=
     /// to be found, so the staged copies are re-rooted at the staging directory.
@@ -110,7 +124,7 @@ import Testing
         let check = stage.directory.appendingPathComponent("verify")
         try FileManager.default.createDirectory(at: check, withIntermediateDirectories: true)
         var copies: [String] = []
-        for name in ["forcescaled.service", "forcescaled.socket", "forcescale-web.service", "forcescale-web.socket"] {
+        for name in ["forcescaled.service", "forcescaled.socket", "forcescale-web.service", "forcescale-web.socket", "forcescale-mqtt.service"] {
             let text = try String(contentsOfFile: units + "/" + name, encoding: .utf8)
             let copy = check.appendingPathComponent(name).path
             try text.replacingOccurrences(of: "=/usr/local/", with: "=" + stage.path("/usr/local/")).write(toFile: copy, atomically: true, encoding: .utf8)
@@ -154,6 +168,24 @@ import Testing
         #expect(socket.values("Socket", "SocketGroup") == ["forcescale"] && socket.values("Socket", "SocketMode") == ["0660"])
     }
 
+    /// forcescale-mqtt's user, made by its own file: a system user of its own, a member of
+    /// group forcescale (the daemon's socket), whichever file systemd-sysusers reads first.
+    @Test func sysusersFileMakesTheMQTTUserAMemberOfForcescale() throws {
+        let root = try CLI.temporaryDirectory()
+        defer { try? FileManager.default.removeItem(at: root) }
+        try FileManager.default.createDirectory(at: root.appendingPathComponent("etc"), withIntermediateDirectories: true)
+        let files = ["sysusers.d/forcescale.conf", "sysusers.d/forcescale-mqtt.conf"].map { Self.root.appendingPathComponent($0).path }
+        let result = try run("/usr/bin/systemd-sysusers", ["--root=\(root.path)"] + files)
+        #expect(result.exited && result.status == 0, "systemd-sysusers: \(result.stderr)")
+        let passwd = try String(contentsOfFile: root.path + "/etc/passwd", encoding: .utf8).split(separator: "\n")
+        let group = try String(contentsOfFile: root.path + "/etc/group", encoding: .utf8).split(separator: "\n")
+        let user = try #require(passwd.first { $0.hasPrefix("forcescale-mqtt:") }, "\(passwd)").split(separator: ":", omittingEmptySubsequences: false)
+        #expect(Int(user[2]).map { $0 > 0 && $0 < 1000 } == true, "a system user: \(user)")
+        #expect(user[6].hasSuffix("nologin"), "\(user)")
+        let forcescale = try #require(group.first { $0.hasPrefix("forcescale:") }, "\(group)")
+        #expect(forcescale.split(separator: ":", omittingEmptySubsequences: false).last?.split(separator: ",").contains("forcescale-mqtt") == true, "\(forcescale)")
+    }
+
     // MARK: - make install and uninstall
 
     /// Everything `make install` puts in place, for PREFIX=/usr/local and SYSCONFDIR=/etc.
@@ -161,6 +193,13 @@ import Testing
         ("/usr/local/bin/forcescale", 0o755),
         ("/usr/local/bin/forcescaled", 0o755),
         ("/usr/local/bin/forcescale-web", 0o755),
+        ("/usr/local/bin/forcescale-mqtt", 0o755),
+        ("/usr/local/lib/systemd/system/forcescale-mqtt.service", 0o644),
+        ("/usr/local/lib/sysusers.d/forcescale-mqtt.conf", 0o644),
+        ("/usr/local/share/man/man1/forcescale-mqtt.1", 0o644),
+        ("/usr/local/share/bash-completion/completions/forcescale-mqtt", 0o644),
+        ("/usr/local/share/zsh/site-functions/_forcescale-mqtt", 0o644),
+        ("/usr/local/share/fish/vendor_completions.d/forcescale-mqtt.fish", 0o644),
         ("/usr/local/lib/systemd/system/forcescaled.service", 0o644),
         ("/usr/local/lib/systemd/system/forcescaled.socket", 0o644),
         ("/usr/local/lib/systemd/system/forcescale-web.service", 0o644),
@@ -183,6 +222,7 @@ import Testing
         ("/usr/local/share/fish/vendor_completions.d/forcescaled.fish", 0o644),
         ("/usr/local/share/fish/vendor_completions.d/forcescale-web.fish", 0o644),
         ("/etc/forcescale/forcescale.conf", 0o644),
+        ("/etc/forcescale/mqtt.conf", 0o644),
     ]
 
     /// Staged as an unprivileged user (nobody) into a folder of its own: no chown, no
@@ -210,7 +250,7 @@ import Testing
         let rule = try String(contentsOfFile: stage.path("/usr/local/lib/udev/rules.d/70-forcescale.rules"), encoding: .utf8)
         #expect(rule.contains(#"IMPORT{program}="/usr/local/lib/udev/forcescale-udev-pressure "#))
         // The completions are what the programs write.
-        for program in ["forcescale", "forcescaled", "forcescale-web"] {
+        for program in ["forcescale", "forcescaled", "forcescale-web", "forcescale-mqtt"] {
             let bash = try run(CLI.binDirectory.appendingPathComponent(program).path, ["--generate-completion-script", "bash"])
             let installed = try String(contentsOfFile: stage.path("/usr/local/share/bash-completion/completions/\(program)"), encoding: .utf8)
             #expect(bash.status == 0 && !installed.isEmpty && installed == bash.stdout, "\(program)'s bash completion")
@@ -277,6 +317,7 @@ final class Staging {
             try shared.program("forcescale")
             try shared.program("forcescaled")
             try shared.program("forcescale-web")
+            try shared.program("forcescale-mqtt")
             binDirectory = URL(fileURLWithPath: shared.path("bin"))
         } else {
             shared = nil

@@ -62,6 +62,16 @@ import Testing
         #expect(Self.closure(of: "ScalePOSIX", in: graph).isDisjoint(with: ["CEvdev", "CSQLite", "CSystemd"]))
     }
 
+    /// forcescale-mqtt's module links libmosquitto and what a client of the daemon links,
+    /// and none of the daemon's libraries.
+    @Test func theMQTTPublisherNeedsNoEvdevSQLiteOrSystemd() throws {
+        let graph = try Self.targets()
+        let closure = Self.closure(of: "ScaleMQTT", in: graph)
+        #expect(closure.isSuperset(of: ["ScaleClient", "CMosquitto"]))
+        #expect(closure.isDisjoint(with: ["CEvdev", "CSQLite", "CSystemd", "ScaleEvdev", "ScaleLog", "ScaleDaemon"]), "\(closure)")
+        #expect(Self.closure(of: "forcescale-mqtt", in: graph).isDisjoint(with: ["CEvdev", "CSQLite", "CSystemd"]))
+    }
+
     @Test func eachCLibraryHasTheOneModuleThatWrapsIt() throws {
         let graph = try Self.targets()
         #expect(graph["ScaleSystem"] == nil)
@@ -71,6 +81,7 @@ import Testing
         // what it pulls in cost the daemon about 1 MiB of memory (BENCHMARKS.md, Daemon).
         #expect(graph["CSystemd"] == nil)
         #expect(graph.values.allSatisfy { !$0.contains("CSystemd") })
+        #expect(users("CMosquitto") == ["ScaleMQTT"])
         // The kernel scenarios and bench/live make uinput devices themselves.
         #expect(users("CEvdev") == ["ScaleEvdev", "forcescale-kernel-tests", "KernelTestSupport", "forcescale-live-bench"])
         // libmicrohttpd: linked by its system-library target, called through the shim.

@@ -1,0 +1,177 @@
+import ArgumentParsing
+import Glibc
+import ScaleMQTT
+import ScaleOptions
+import ScalePOSIX
+
+let release = "0.1.0"
+
+/// `EX_CONFIG` in `sysexits.h`: the configuration file is broken (as forcescaled's).
+let configurationErrorExitCode: Int32 = 78
+/// `EX_NOINPUT`: the password file or CA file is missing.
+let noInputExitCode: Int32 = 66
+/// `EX_NOPERM`: the broker refused the user name or password, or a file may not be read.
+let permissionExitCode: Int32 = 77
+
+let root = Command(
+    name: "forcescale-mqtt",
+    abstract: "Publishes forcescaled's weights and peaks to an MQTT broker, with Home Assistant discovery.",
+    discussion: """
+        A client of forcescaled: it watches the daemon's readings and publishes, under \
+        <prefix>/<host>/<device>, the settled weight (retained), whether something is on \
+        the scale (retained), each PEAK (an event), optionally the live reading, and \
+        availability online/offline with a last will, so that a crash or a cut network \
+        shows as offline. Payloads are the protocol's JSON lines (docs/protocol.md). Home \
+        Assistant finds the weight sensor, the 'loaded' binary sensor and the peak event \
+        by MQTT discovery; the configs are sent again when Home Assistant says it is \
+        online. It reconnects to the broker and to the daemon by itself, with back-off, \
+        and says so once per outage.
+
+        Settings come from the configuration file (\(MQTTSetting.defaultConfigurationPath), \
+        or --config), whose keys are named like the options, in forcescale.conf's syntax; \
+        an option given here overrides the file. The password is read from a file \
+        (--password-file), never taken on the command line. SIGINT and SIGTERM publish \
+        offline and disconnect cleanly.
+
+        Exit statuses: 0 stopped by a signal or --remove-discovery done; 64 a usage error; \
+        65 an empty password file; 66 the password file or CA file is missing; 74 they \
+        cannot be read; 77 the broker refused the user name or password, or a file may not \
+        be read; 78 a broken configuration file.
+        """,
+    options: [
+        Option(long: "config", valueName: "file", help: "The configuration file; a missing default one is no error. (default: \(MQTTSetting.defaultConfigurationPath))"),
+    ] + MQTTSetting.all.compactMap(\.option) + [
+        Option(long: "remove-discovery", help: "Empty this host's Home Assistant discovery configs on the broker (removing the entities), then exit."),
+        Option(long: "verbose", short: "v", help: "Also log each discovery config sent again or removed (log-level debug)."),
+    ],
+    version: release)
+
+/// The working directory, for relative paths given on the command line.
+func currentDirectory() -> String {
+    var buffer = [CChar](repeating: 0, count: Int(PATH_MAX) + 1)
+    guard getcwd(&buffer, buffer.count) != nil else { return "." }
+    return String(decoding: buffer.prefix { $0 != 0 }.map { UInt8(bitPattern: $0) }, as: UTF8.self)
+}
+
+func hostName() -> String {
+    var buffer = [CChar](repeating: 0, count: 256)
+    guard gethostname(&buffer, buffer.count - 1) == 0 else { return "localhost" }
+    let name = String(decoding: buffer.prefix { $0 != 0 }.map { UInt8(bitPattern: $0) }, as: UTF8.self)
+    // The short name: topics are per host, and the domain adds nothing but length.
+    return name.split(separator: ".").first.map(String.init) ?? "localhost"
+}
+
+/// A problem with a file named by a setting, with its exit status.
+struct FileProblem: Error, CustomStringConvertible {
+    var description: String
+    var status: Int32
+}
+
+/// The password: the file's first line, without its newline.
+func readPassword(_ path: String) throws(FileProblem) -> String {
+    var bytes: [UInt8] = []
+    do {
+        let input = try FileInput(path: path)
+        try input.forEachChunk(size: 4096) { chunk in
+            bytes.append(contentsOf: chunk)
+            guard bytes.count <= 65536 else { throw FileProblem(description: "\(path): larger than 64 KiB: not a password file", status: 65) }
+        }
+    } catch let problem as FileProblem {
+        throw problem
+    } catch let error as SystemError {
+        switch error.errno {
+        case .noSuchFile: throw FileProblem(description: "\(path): no such file (give --password-file a file whose first line is the password)", status: noInputExitCode)
+        case .permissionDenied: throw FileProblem(description: "\(path): permission denied (the file must be readable by forcescale-mqtt's user)", status: permissionExitCode)
+        default: throw FileProblem(description: "\(path): \(error.errno)", status: 74)
+        }
+    } catch {
+        throw FileProblem(description: "\(path): \(error)", status: 74)
+    }
+    let text = String(decoding: bytes, as: UTF8.self)
+    let line = text.split(separator: "\n", maxSplits: 1, omittingEmptySubsequences: false).first.map(String.init) ?? ""
+    let password = line.hasSuffix("\r") ? String(line.dropLast()) : line
+    guard !password.isEmpty else { throw FileProblem(description: "\(path): the first line is empty; it must be the password", status: 65) }
+    return password
+}
+
+/// A file that must be readable before libmosquitto is given it, checked here so that the
+/// error names it (libmosquitto says only "invalid arguments").
+func checkReadable(_ path: String, what: String) throws(FileProblem) {
+    guard access(path, R_OK) == 0 else {
+        let error = errno
+        if error == ENOENT { throw FileProblem(description: "\(path): no such file (the \(what))", status: noInputExitCode) }
+        if error == EACCES { throw FileProblem(description: "\(path): permission denied (the \(what) must be readable by forcescale-mqtt's user)", status: permissionExitCode) }
+        throw FileProblem(description: "\(path): \(String(cString: strerror(error))) (the \(what))", status: noInputExitCode)
+    }
+}
+
+runMain(root: root) { command in
+    let verbose = command.flag("verbose")
+    func log(_ priority: Int, _ message: String) {
+        guard priority <= (verbose ? 7 : 6) else { return }
+        printError("<\(priority)>\(message)")
+    }
+
+    // The file first, then the command line over it.
+    var configuration = MQTTConfiguration()
+    let configurationPath = command.string("config") ?? MQTTSetting.defaultConfigurationPath
+    do throws(MQTTConfigurationError) {
+        try configuration.load(path: configurationPath, mustExist: command.flag("config"))
+    } catch {
+        for line in error.lines { log(3, line) }
+        return configurationErrorExitCode
+    }
+    for setting in MQTTSetting.all where command.given(setting) {
+        guard var value = command.string(setting) else { continue }
+        // Relative paths on the command line mean what the user meant where they typed them.
+        if case .absolutePath = setting.kind, !value.hasPrefix("/"), !value.isEmpty {
+            value = currentDirectory() + "/" + value
+        }
+        do throws(MQTTSettingError) {
+            try configuration.set(setting, from: value)
+        } catch {
+            throw command.usageError("--\(setting.name): \(error.description)")
+        }
+    }
+
+    var password: String?
+    do throws(FileProblem) {
+        if let file = configuration.passwordFile { password = try readPassword(file) }
+        if let caFile = configuration.caFile { try checkReadable(caFile, what: "CA file") }
+    } catch {
+        log(3, error.description)
+        return error.status
+    }
+    if password != nil, configuration.username == nil {
+        throw command.usageError("--password-file needs --username (MQTT sends a password only with a user name)")
+    }
+
+    let options = MQTTBridge.Options(configuration: configuration, host: hostName(), password: password, release: release)
+    Signals.ignoreBrokenPipe()
+    let loop = try EventLoop()
+
+    if command.flag("remove-discovery") {
+        let removal = try DiscoveryRemoval(options: options, loop: loop, log: log)
+        removal.start()
+        _ = try loop.runUntilTerminated()
+        removal.stop()
+        if let failure = removal.failure {
+            log(3, failure.description)
+            return permissionExitCode
+        }
+        guard removal.isDone else { return 1 }
+        log(5, "removed \(removal.removed.count) discovery config\(removal.removed.count == 1 ? "" : "s") of this host from \(configuration.broker)")
+        return 0
+    }
+
+    let bridge = try MQTTBridge(options: options, loop: loop, log: log)
+    try bridge.start()
+    _ = try loop.runUntilTerminated()
+    if let failure = bridge.failure {
+        log(3, failure.description)
+        bridge.stop()
+        return permissionExitCode
+    }
+    bridge.stop()
+    return 0
+}
