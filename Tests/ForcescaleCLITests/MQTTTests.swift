@@ -21,7 +21,7 @@ final class MQTTBroker {
     /// - Parameter tls: The CA, certificate and key to serve TLS with, or nothing for plain TCP.
     init(directory: URL, users: [String: String] = [:], tls: (ca: String, certificate: String, key: String)? = nil) throws {
         self.directory = directory
-        port = try Self.freePort()
+        port = try freeLoopbackPort()
         configuration = directory.appendingPathComponent("mosquitto.conf")
         var text = """
             listener \(port) 127.0.0.1
@@ -69,22 +69,6 @@ final class MQTTBroker {
     func stop() {
         child?.kill()
         child = nil
-    }
-
-    /// A port that the kernel just handed out on the loopback and that is free again.
-    static func freePort() throws -> Int {
-        let descriptor = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
-        defer { close(descriptor) }
-        var address = sockaddr_in()
-        address.sin_family = sa_family_t(AF_INET)
-        address.sin_addr.s_addr = inet_addr("127.0.0.1")
-        address.sin_port = 0
-        var length = socklen_t(MemoryLayout<sockaddr_in>.size)
-        let bound = withUnsafeMutablePointer(to: &address) { pointer in
-            pointer.withMemoryRebound(to: sockaddr.self, capacity: 1) { bind(descriptor, $0, length) == 0 && getsockname(descriptor, $0, &length) == 0 }
-        }
-        guard bound else { throw DaemonTestError(description: "no free loopback port: \(String(cString: strerror(errno)))") }
-        return Int(UInt16(bigEndian: address.sin_port))
     }
 
     static func accepts(port: Int) -> Bool {

@@ -84,28 +84,7 @@ public final class InetListener {
     /// - Parameter descriptor: The socket; on failure the caller still owns it.
     /// - Throws: `SocketError.notAListeningSocket` when it is not a listening TCP socket.
     public init(adopting descriptor: FileDescriptor) throws(SocketError) {
-        func option(_ name: Int32) -> Int32? {
-            var value: Int32 = 0
-            var length = socklen_t(MemoryLayout<Int32>.size)
-            return getsockopt(descriptor.rawValue, SOL_SOCKET, name, &value, &length) == 0 ? value : nil
-        }
-        guard let type = option(SO_TYPE) else {
-            throw .notAListeningSocket(descriptor: descriptor, reason: Errno.current.description)
-        }
-        guard type == Int32(SOCK_STREAM.rawValue) else {
-            throw .notAListeningSocket(descriptor: descriptor, reason: "not a stream socket")
-        }
-        guard let domain = option(SO_DOMAIN), domain == AF_INET || domain == AF_INET6 else {
-            throw .notAListeningSocket(descriptor: descriptor, reason: "not a TCP socket (ListenStream= must be a port or an address with a port)")
-        }
-        guard option(SO_ACCEPTCONN) == 1 else {
-            throw .notAListeningSocket(descriptor: descriptor, reason: "not listening")
-        }
-        let flags = fcntl(descriptor.rawValue, F_GETFL)
-        guard flags >= 0, fcntl(descriptor.rawValue, F_SETFL, flags | O_NONBLOCK) == 0,
-              fcntl(descriptor.rawValue, F_SETFD, FD_CLOEXEC) == 0 else {
-            throw .notAListeningSocket(descriptor: descriptor, reason: Errno.current.description)
-        }
+        try ListeningSocketAdoption.prepare(descriptor, families: [AF_INET, AF_INET6], wrongFamily: "not a TCP socket (ListenStream= must be a port or an address with a port)")
         self.descriptor = descriptor
         address = Self.localAddress(of: descriptor.rawValue) ?? "descriptor \(descriptor.rawValue)"
     }

@@ -70,28 +70,7 @@ public final class UnixListener {
     ///   - path: Its path for messages; asked of the socket when not given.
     /// - Throws: `SocketError.notAListeningSocket` when it is not a listening stream socket.
     public init(adopting descriptor: FileDescriptor, path: String? = nil) throws(SocketError) {
-        func option(_ name: Int32) -> Int32? {
-            var value: Int32 = 0
-            var length = socklen_t(MemoryLayout<Int32>.size)
-            return getsockopt(descriptor.rawValue, SOL_SOCKET, name, &value, &length) == 0 ? value : nil
-        }
-        guard let type = option(SO_TYPE) else {
-            throw .notAListeningSocket(descriptor: descriptor, reason: Errno.current.description)
-        }
-        guard type == Int32(SOCK_STREAM.rawValue) else {
-            throw .notAListeningSocket(descriptor: descriptor, reason: "not a stream socket")
-        }
-        guard option(SO_DOMAIN) == AF_UNIX else {
-            throw .notAListeningSocket(descriptor: descriptor, reason: "not a Unix socket")
-        }
-        guard option(SO_ACCEPTCONN) == 1 else {
-            throw .notAListeningSocket(descriptor: descriptor, reason: "not listening")
-        }
-        let flags = fcntl(descriptor.rawValue, F_GETFL)
-        guard flags >= 0, fcntl(descriptor.rawValue, F_SETFL, flags | O_NONBLOCK) == 0,
-              fcntl(descriptor.rawValue, F_SETFD, FD_CLOEXEC) == 0 else {
-            throw .notAListeningSocket(descriptor: descriptor, reason: Errno.current.description)
-        }
+        try ListeningSocketAdoption.prepare(descriptor, families: [AF_UNIX], wrongFamily: "not a Unix socket")
         self.descriptor = descriptor
         self.path = path ?? Self.boundPath(of: descriptor.rawValue)
         group = nil
