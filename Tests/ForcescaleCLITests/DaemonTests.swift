@@ -154,9 +154,12 @@ import Testing
         }
         #expect(firstDrops != nil, "the stalled client never made the daemon drop a line")
         #expect(lastDrops > (firstDrops ?? .infinity), "the dropped count did not grow")
-        // Typically 3 ms and 12 ms; the bounds leave room for a loaded machine.
-        #expect(worstLag < 100_000, "a reading reached the reading watcher \(worstLag) µs late")
-        #expect(longestGap < 200_000, "the reading watcher waited \(longestGap) µs between readings")
+        // Typically 3 ms and 12 ms. A daemon held up by the stalled client would hold every
+        // reading until that client read (never), or for a write timeout per line; the bounds
+        // catch that and leave room for a machine loaded by other builds, where 142 ms was
+        // seen at a load average of 6 (the speed itself is bench/daemon's).
+        #expect(worstLag < 500_000, "a reading reached the reading watcher \(worstLag) µs late")
+        #expect(longestGap < 1_000_000, "the reading watcher waited \(longestGap) µs between readings")
         #expect(readings > 200)
 
         // docs/protocol.md: `dropped` counts lines discarded "since the daemon started, over
