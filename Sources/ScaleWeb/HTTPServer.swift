@@ -91,7 +91,7 @@ public final class HTTPServer {
         public var timeoutSeconds: UInt32 = 10
         /// Bytes per connection for the request line, headers and the response's buffer:
         /// headers that do not fit get 431.
-        public var connectionMemory = 16 * 1024
+        public var connectionMemory = 8 * 1024
         /// Largest request body; a longer one gets 413.
         public var maximumBody = 1024
         /// Largest body read (and dropped) in order to answer 413; a longer one has the
