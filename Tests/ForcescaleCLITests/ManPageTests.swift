@@ -129,25 +129,7 @@ import Testing
     // MARK: - forcescale-mqtt(1)
 
     @Test func mqttOptionsMatchItsHelp() throws {
-        let page = try ManPage(named: "forcescale-mqtt.1")
-        let help = Help(try Self.output(["--help"], product: "forcescale-mqtt"))
-        #expect(help.options.count >= 10, "could not read the options from 'forcescale-mqtt --help'")
-        let synopsis = try #require(page.section(titled: "SYNOPSIS"))
-        for option in help.options {
-            #expect(option.names.contains(where: synopsis.mentions), "forcescale-mqtt takes \(option.name), which the SYNOPSIS of man/forcescale-mqtt.1 does not show")
-            let entries = page.entries(for: option, in: page.optionSections)
-            #expect(!entries.isEmpty, "forcescale-mqtt takes \(option.name), which OPTIONS in man/forcescale-mqtt.1 does not describe")
-            for expected in option.documentedWords {
-                #expect(entries.contains { $0.mentions(expected) },
-                        "'forcescale-mqtt --help' gives \(option.name) '\(expected)' (a default or a value), which its entry in man/forcescale-mqtt.1 does not mention")
-            }
-        }
-        for section in page.optionSections {
-            for described in section.describedOptions {
-                #expect(help.options.contains { $0.names.contains(described) },
-                        "man/forcescale-mqtt.1 (\(section.title)) describes \(described), which 'forcescale-mqtt --help' does not list")
-            }
-        }
+        try Self.optionsMatchHelp(of: "forcescale-mqtt", page: "forcescale-mqtt.1", atLeast: 10)
     }
 
     // MARK: - All pages
