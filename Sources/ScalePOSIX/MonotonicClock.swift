@@ -20,6 +20,14 @@ public enum MonotonicClock {
 
 /// What the environment says about how output should look.
 public enum Environment {
+    /// The working directory, for relative paths given on a command line ("." when it
+    /// cannot be read).
+    public static func currentDirectory() -> String {
+        var buffer = [CChar](repeating: 0, count: Int(PATH_MAX) + 1)
+        guard getcwd(&buffer, buffer.count) != nil else { return "." }
+        return String(decoding: buffer.prefix { $0 != 0 }.map { UInt8(bitPattern: $0) }, as: UTF8.self)
+    }
+
     public static func value(_ name: String) -> String? {
         getenv(name).map { String(cString: $0) }
     }

@@ -6,13 +6,6 @@ import ScalePOSIX
 
 let release = "0.1.0"
 
-/// `EX_CONFIG` in `sysexits.h`: the configuration file is broken (as forcescaled's).
-let configurationErrorExitCode: Int32 = 78
-/// `EX_NOINPUT`: the password file or CA file is missing.
-let noInputExitCode: Int32 = 66
-/// `EX_NOPERM`: the broker refused the user name or password, or a file may not be read.
-let permissionExitCode: Int32 = 77
-
 let root = Command(
     name: "forcescale-mqtt",
     abstract: "Publishes forcescaled's weights and peaks to an MQTT broker, with Home Assistant discovery.",
@@ -46,13 +39,6 @@ let root = Command(
     ],
     version: release)
 
-/// The working directory, for relative paths given on the command line.
-func currentDirectory() -> String {
-    var buffer = [CChar](repeating: 0, count: Int(PATH_MAX) + 1)
-    guard getcwd(&buffer, buffer.count) != nil else { return "." }
-    return String(decoding: buffer.prefix { $0 != 0 }.map { UInt8(bitPattern: $0) }, as: UTF8.self)
-}
-
 func hostName() -> String {
     var buffer = [CChar](repeating: 0, count: 256)
     guard gethostname(&buffer, buffer.count - 1) == 0 else { return "localhost" }
@@ -74,23 +60,23 @@ func readPassword(_ path: String) throws(FileProblem) -> String {
         let input = try FileInput(path: path)
         try input.forEachChunk(size: 4096) { chunk in
             bytes.append(contentsOf: chunk)
-            guard bytes.count <= 65536 else { throw FileProblem(description: "\(path): larger than 64 KiB: not a password file", status: 65) }
+            guard bytes.count <= 65536 else { throw FileProblem(description: "\(path): larger than 64 KiB: not a password file", status: ExitStatus.dataError) }
         }
     } catch let problem as FileProblem {
         throw problem
     } catch let error as SystemError {
         switch error.errno {
-        case .noSuchFile: throw FileProblem(description: "\(path): no such file (give --password-file a file whose first line is the password)", status: noInputExitCode)
-        case .permissionDenied: throw FileProblem(description: "\(path): permission denied (the file must be readable by forcescale-mqtt's user)", status: permissionExitCode)
-        default: throw FileProblem(description: "\(path): \(error.errno)", status: 74)
+        case .noSuchFile: throw FileProblem(description: "\(path): no such file (give --password-file a file whose first line is the password)", status: ExitStatus.noInput)
+        case .permissionDenied: throw FileProblem(description: "\(path): permission denied (the file must be readable by forcescale-mqtt's user)", status: ExitStatus.noPermission)
+        default: throw FileProblem(description: "\(path): \(error.errno)", status: ExitStatus.ioError)
         }
     } catch {
-        throw FileProblem(description: "\(path): \(error)", status: 74)
+        throw FileProblem(description: "\(path): \(error)", status: ExitStatus.ioError)
     }
     let text = String(decoding: bytes, as: UTF8.self)
     let line = text.split(separator: "\n", maxSplits: 1, omittingEmptySubsequences: false).first.map(String.init) ?? ""
     let password = line.hasSuffix("\r") ? String(line.dropLast()) : line
-    guard !password.isEmpty else { throw FileProblem(description: "\(path): the first line is empty; it must be the password", status: 65) }
+    guard !password.isEmpty else { throw FileProblem(description: "\(path): the first line is empty; it must be the password", status: ExitStatus.dataError) }
     return password
 }
 
@@ -99,9 +85,9 @@ func readPassword(_ path: String) throws(FileProblem) -> String {
 func checkReadable(_ path: String, what: String) throws(FileProblem) {
     guard access(path, R_OK) == 0 else {
         let error = errno
-        if error == ENOENT { throw FileProblem(description: "\(path): no such file (the \(what))", status: noInputExitCode) }
-        if error == EACCES { throw FileProblem(description: "\(path): permission denied (the \(what) must be readable by forcescale-mqtt's user)", status: permissionExitCode) }
-        throw FileProblem(description: "\(path): \(String(cString: strerror(error))) (the \(what))", status: noInputExitCode)
+        if error == ENOENT { throw FileProblem(description: "\(path): no such file (the \(what))", status: ExitStatus.noInput) }
+        if error == EACCES { throw FileProblem(description: "\(path): permission denied (the \(what) must be readable by forcescale-mqtt's user)", status: ExitStatus.noPermission) }
+        throw FileProblem(description: "\(path): \(String(cString: strerror(error))) (the \(what))", status: ExitStatus.noInput)
     }
 }
 
@@ -119,13 +105,13 @@ runMain(root: root) { command in
         try configuration.load(path: configurationPath, mustExist: command.flag("config"))
     } catch {
         for line in error.lines { log(3, line) }
-        return configurationErrorExitCode
+        return ExitStatus.configuration
     }
     for setting in MQTTSetting.all where command.given(setting) {
         guard var value = command.string(setting) else { continue }
         // Relative paths on the command line mean what the user meant where they typed them.
         if case .absolutePath = setting.kind, !value.hasPrefix("/"), !value.isEmpty {
-            value = currentDirectory() + "/" + value
+            value = Environment.currentDirectory() + "/" + value
         }
         do throws(MQTTSettingError) {
             try configuration.set(setting, from: value)
@@ -157,7 +143,7 @@ runMain(root: root) { command in
         removal.stop()
         if let failure = removal.failure {
             log(3, failure.description)
-            return permissionExitCode
+            return ExitStatus.noPermission
         }
         guard removal.isDone else { return 1 }
         log(5, "removed \(removal.removed.count) discovery config\(removal.removed.count == 1 ? "" : "s") of this host from \(configuration.broker)")
@@ -170,7 +156,7 @@ runMain(root: root) { command in
     if let failure = bridge.failure {
         log(3, failure.description)
         bridge.stop()
-        return permissionExitCode
+        return ExitStatus.noPermission
     }
     bridge.stop()
     return 0

@@ -32,13 +32,6 @@ let root = Command(
     ],
     version: release)
 
-/// `EX_UNAVAILABLE`: the address cannot be listened on (in use, not on this machine).
-let unavailableExitCode: Int32 = 69
-/// `EX_NOPERM`: a port this user may not bind.
-let permissionExitCode: Int32 = 77
-/// `EX_OSERR`: the server could not start (the library, the loop's descriptors).
-let systemErrorExitCode: Int32 = 71
-
 func say(_ message: String) {
     writeToStandardError("forcescale-web: \(message)\n")
 }
@@ -66,11 +59,11 @@ runMain(root: root) { command in
         }
     } catch let error as InheritedSocketsError {
         say("\(error)")
-        return unavailableExitCode
+        return ExitStatus.unavailable
     } catch let error as SocketError {
         say("\(error)")
-        if case .system(_, let system) = error, system.errno == .permissionDenied { return permissionExitCode }
-        return unavailableExitCode
+        if case .system(_, let system) = error, system.errno == .permissionDenied { return ExitStatus.noPermission }
+        return ExitStatus.unavailable
     }
 
     let loop = try EventLoop()
@@ -81,7 +74,7 @@ runMain(root: root) { command in
         server = try WebServer(options: options, listener: listener, loop: loop, log: say)
     } catch {
         say("\(error)")
-        return systemErrorExitCode
+        return ExitStatus.osError
     }
     // The address as bound (the port the kernel chose for port 0): what to open, and what
     // tests and `make run` read.

@@ -1,24 +1,7 @@
+import ArgumentParsing
 import ScaleCore
 import ScaleEvdev
 import ScalePOSIX
-
-/// Exit statuses from sysexits.h, which swift-argument-parser also follows for usage (64).
-enum ExitStatus {
-    static let success: Int32 = 0
-    static let failure: Int32 = 1
-    /// `EX_DATAERR`: a malformed recording or a device that cannot weigh.
-    static let dataError: Int32 = 65
-    /// `EX_NOINPUT`: a file that does not exist or cannot be read.
-    static let noInput: Int32 = 66
-    /// `EX_UNAVAILABLE`: no usable device (none found, no pressure, no force feedback).
-    static let unavailable: Int32 = 69
-    /// `EX_CANTCREAT`: an output file that cannot be created.
-    static let cannotCreate: Int32 = 73
-    /// `EX_IOERR`: output could not be written.
-    static let ioError: Int32 = 74
-    /// `EX_NOPERM`: a device this user may not open.
-    static let noPermission: Int32 = 77
-}
 
 /// A command that could not do its job: the message for standard error and the status.
 struct CommandFailure: Error, CustomStringConvertible {

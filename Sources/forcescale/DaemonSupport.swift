@@ -48,11 +48,6 @@ enum DaemonConnection {
     }
 }
 
-extension ExitStatus {
-    /// `EX_PROTOCOL`: the daemon said something this client cannot understand.
-    static let protocolError: Int32 = 76
-}
-
 extension CommandFailure {
     init(daemon error: DaemonClientError) {
         let status: Int32

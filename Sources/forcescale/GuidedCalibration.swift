@@ -1,3 +1,4 @@
+import ArgumentParsing
 import ScaleClient
 import ScaleCore
 import ScaleDisplay

@@ -8,9 +8,6 @@ import ScalePOSIX
 
 let release = "0.1.0"
 
-/// `EX_CONFIG` in `sysexits.h`: the configuration file is broken.
-let configurationErrorExitCode: Int32 = 78
-
 let root = Command(
     name: "forcescaled",
     abstract: "The forcescale daemon: serves a pressure device's readings over a Unix socket.",
@@ -55,13 +52,6 @@ func defaultPath(service: String?, root: String, variable: String, fallback: () 
     if geteuid() == 0 { return root }
     if let base = Environment.value(variable), !base.isEmpty { return base + "/" + leaf }
     return fallback().map { $0 + "/" + leaf }
-}
-
-/// The working directory, for relative paths given on the command line.
-func currentDirectory() -> String {
-    var buffer = [CChar](repeating: 0, count: Int(PATH_MAX) + 1)
-    guard getcwd(&buffer, buffer.count) != nil else { return "." }
-    return String(decoding: buffer.prefix { $0 != 0 }.map { UInt8(bitPattern: $0) }, as: UTF8.self)
 }
 
 /// A setting that cannot be used, found after the command line was parsed: a usage error
@@ -109,7 +99,7 @@ func commandLineLayer(_ command: ParsedCommand) throws -> ConfigurationLayer {
     if given(.logDatabase) {
         guard let path = command.string(.logDatabase), !path.isEmpty else { throw command.usageError("--log-db takes a file path") }
         // Relative to where forcescaled was started, as the user meant it.
-        layer.logDatabase = path.hasPrefix("/") ? path : currentDirectory() + "/" + path
+        layer.logDatabase = path.hasPrefix("/") ? path : Environment.currentDirectory() + "/" + path
         // Naming a file to log to asks for logging, whatever the file says.
         layer.log = true
     }
@@ -176,7 +166,7 @@ runMain(root: root) { command in
         options = try loadOptions()
     } catch let error as ConfigurationError {
         for line in error.lines { log.log(.error, line) }
-        return configurationErrorExitCode
+        return ExitStatus.configuration
     } catch let problem as SettingProblem {
         throw command.usageError(problem.description)
     }
