@@ -325,8 +325,8 @@ final class NotifyReceiver {
 
     deinit { close(descriptor) }
 
-    /// Binds to `name` in the abstract namespace, built here rather than by the daemon's
-    /// `NotifyAddress`, so that the test does not check that type against itself: a zero
+    /// Binds to `name` in the abstract namespace, built here rather than by ScalePOSIX's
+    /// `UnixSocketAddress`, so that the test does not check that type against itself: a zero
     /// byte, the name, and a length that ends exactly where the name ends.
     static func bindAbstract(_ descriptor: Int32, name: [UInt8]) -> Int32 {
         var address = sockaddr_un()

@@ -72,7 +72,7 @@ public struct ServiceNotifier: Sendable {
 
     private func send(_ assignments: [String]) throws(Errno) -> Bool {
         guard !assignments.isEmpty, let target = Environment.value("NOTIFY_SOCKET") else { return false }
-        let address = try NotifyAddress(target)
+        let address = try NotifyAddress.parse(target)
         let type = Int32(SOCK_DGRAM.rawValue) | Int32(SOCK_CLOEXEC.rawValue)
         let descriptor = FileDescriptor(rawValue: try Errno.retrying { socket(AF_UNIX, type, 0) })
         defer { try? descriptor.close() }
@@ -109,37 +109,17 @@ public struct ServiceNotifier: Sendable {
 
 /// The address in `NOTIFY_SOCKET`: a path (`/run/systemd/notify`), or a name in the abstract
 /// namespace when it starts with `@` (systemd's spelling of the leading zero byte).
-struct NotifyAddress {
-    private var storage = sockaddr_un()
-    private let length: socklen_t
-
+enum NotifyAddress {
     /// - Throws: `EAFNOSUPPORT` for any other form (systemd's `vsock:` addresses, which only a
     ///   manager outside a virtual machine hands out), `EINVAL` for an empty or too long one.
-    init(_ text: String) throws(Errno) {
-        var bytes = Array(text.utf8)
+    static func parse(_ text: String) throws(Errno) -> UnixSocketAddress {
+        let bytes = Array(text.utf8)
         guard let first = bytes.first else { throw Errno(rawValue: EINVAL) }
-        switch first {
-        case UInt8(ascii: "/"): break
-        case UInt8(ascii: "@"): bytes[0] = 0
-        default: throw Errno(rawValue: EAFNOSUPPORT)
-        }
-        let room = MemoryLayout.size(ofValue: storage.sun_path)
-        // A path needs its terminating zero; an abstract name is counted, not terminated.
-        guard bytes.count < room || (first == UInt8(ascii: "@") && bytes.count <= room) else { throw Errno(rawValue: EINVAL) }
-        storage.sun_family = sa_family_t(AF_UNIX)
-        withUnsafeMutableBytes(of: &storage.sun_path) { $0.copyBytes(from: bytes) }
-        // The exact length: an abstract name's trailing zeros would be part of the name.
-        length = socklen_t(MemoryLayout<sockaddr_un>.offset(of: \.sun_path)! + bytes.count)
-    }
-
-    func withSocketAddress<Result, Failure: Error>(
-        _ body: (UnsafePointer<sockaddr>, socklen_t) throws(Failure) -> Result
-    ) throws(Failure) -> Result {
-        try withUnsafePointer(to: storage) { pointer throws(Failure) in
-            try pointer.withMemoryRebound(to: sockaddr.self, capacity: 1) { socketAddress throws(Failure) in
-                try body(socketAddress, length)
-            }
+        guard first == UInt8(ascii: "/") || first == UInt8(ascii: "@") else { throw Errno(rawValue: EAFNOSUPPORT) }
+        do {
+            return first == UInt8(ascii: "/") ? try UnixSocketAddress(path: text) : try UnixSocketAddress(abstractName: Array(bytes.dropFirst()))
+        } catch {
+            throw Errno(rawValue: EINVAL)
         }
     }
 }
-

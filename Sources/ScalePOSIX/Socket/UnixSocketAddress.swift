@@ -1,12 +1,16 @@
 import Glibc
 
-/// A filesystem path as a `sockaddr_un`, ready for `bind` and `connect`.
+/// A filesystem path, or a name in Linux's abstract namespace, as a `sockaddr_un` ready for
+/// `bind`, `connect` and `sendto`.
 package struct UnixSocketAddress {
     /// Room in `sun_path`, less the terminating zero.
     package static let maximumPathBytes = MemoryLayout.size(ofValue: sockaddr_un().sun_path) - 1
 
     package let path: String
     private var storage = sockaddr_un()
+    /// What `bind` and `connect` are told: the whole structure for a path (terminated by its
+    /// zero), the exact length for an abstract name, whose trailing zeros would be part of it.
+    private let length: socklen_t
 
     /// - Throws: `SocketError.pathTooLong`, or `.notASocket` for an empty path or one with
     ///   a zero byte (that would name an abstract socket, which has no file to protect).
@@ -22,12 +26,28 @@ package struct UnixSocketAddress {
             destination.copyBytes(from: bytes)
             destination[bytes.count] = 0
         }
+        length = socklen_t(MemoryLayout<sockaddr_un>.size)
+    }
+
+    /// A name in the abstract namespace (no file: `@name` in systemd's and ss's spelling,
+    /// a leading zero byte in `sun_path`).
+    /// - Parameter name: The name without its leading zero byte.
+    /// - Throws: `SocketError.pathTooLong` when it does not fit.
+    package init(abstractName name: [UInt8]) throws(SocketError) {
+        path = "@" + String(decoding: name, as: UTF8.self)
+        guard name.count <= Self.maximumPathBytes else { throw .pathTooLong(path: path, limit: Self.maximumPathBytes) }
+        storage.sun_family = sa_family_t(AF_UNIX)
+        withUnsafeMutableBytes(of: &storage.sun_path) { destination in
+            destination[0] = 0
+            UnsafeMutableRawBufferPointer(rebasing: destination[1...]).copyBytes(from: name)
+        }
+        length = socklen_t(MemoryLayout<sockaddr_un>.offset(of: \.sun_path)! + 1 + name.count)
     }
 
     /// Calls `body` with the address as the generic `sockaddr` that `bind` and `connect` take.
     package func withSocketAddress<Result>(_ body: (UnsafePointer<sockaddr>, socklen_t) -> Result) -> Result {
         withUnsafePointer(to: storage) { pointer in
-            pointer.withMemoryRebound(to: sockaddr.self, capacity: 1) { body($0, socklen_t(MemoryLayout<sockaddr_un>.size)) }
+            pointer.withMemoryRebound(to: sockaddr.self, capacity: 1) { body($0, length) }
         }
     }
 
