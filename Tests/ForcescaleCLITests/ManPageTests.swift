@@ -74,15 +74,22 @@ import Testing
         let page = try ManPage(named: "forcescale.1")
         let section = try #require(page.section(titled: "EXIT STATUS"), "man/forcescale.1 has no EXIT STATUS")
         let listed = Set(section.entries.flatMap(\.tags))
-        // 64 comes from the argument parser; the others are the ExitStatus constants.
+        // 64 comes from the argument parser; the others are the constants of ArgumentParsing's
+        // ExitStatus table (shared by every program) that Sources/forcescale names, or
+        // declares itself.
+        func matches(_ pattern: String, in text: String) throws -> [[String]] {
+            try NSRegularExpression(pattern: pattern).matches(in: text, range: NSRange(text.startIndex..., in: text)).map { match in
+                (1..<match.numberOfRanges).map { String(text[Range(match.range(at: $0), in: text)!]) }
+            }
+        }
+        let table = try String(contentsOf: CLI.packageRoot.appendingPathComponent("Sources/ArgumentParsing/RunMain.swift"), encoding: .utf8)
+        let values = Dictionary(try matches(#"static let (\w+): Int32 = (\d+)"#, in: table).map { ($0[0], $0[1]) }, uniquingKeysWith: { first, _ in first })
         var statuses: Set<String> = ["0", "64"]
         let sources = CLI.packageRoot.appendingPathComponent("Sources/forcescale")
-        let pattern = try NSRegularExpression(pattern: #"static let \w+: Int32 = (\d+)"#)
         for file in try FileManager.default.contentsOfDirectory(atPath: sources.path) where file.hasSuffix(".swift") {
             let text = try String(contentsOf: sources.appendingPathComponent(file), encoding: .utf8)
-            for match in pattern.matches(in: text, range: NSRange(text.startIndex..., in: text)) {
-                statuses.insert(String(text[Range(match.range(at: 1), in: text)!]))
-            }
+            for name in try matches(#"ExitStatus\.(\w+)"#, in: text) { if let value = values[name[0]] { statuses.insert(value) } }
+            for value in try matches(#"static let \w+: Int32 = (\d+)"#, in: text) { statuses.insert(value[0]) }
         }
         #expect(statuses.count >= 8, "could not read the exit statuses from Sources/forcescale")
         for status in statuses {
