@@ -15,9 +15,11 @@
 //     stime of each over the stream, per event, and each against the floor.
 // (1b) System calls per frame: strace -c -f attached to each reader in turn for
 //     --strace-frames (3000) frames at --strace-rate (1000) Hz (0 frames: skipped).
-// The readers run in groups, one after another, each group next to its own floor reader:
+// The readers run in groups, each group next to its own floor reader on a pad of its own:
 // evtest and python-evdev; forcescale read; forcescaled and its watcher (all at once would
-// need more CPU than the emulated guest has at 1 kHz).
+// need more CPU than the emulated guest has at 1 kHz). The groups' rounds interleave: round 1
+// of every group, then round 2 of every group in the reverse order, and so on, so that a
+// group and the one it is compared with see the same stretch of the host's load.
 // With FORCESCALE_BASELINE_BINARY and FORCESCALE_BASELINE_DAEMON_BINARY (a build from before a
 // change), that forcescale read and forcescaled get groups of their own in the same boot.
 // (2) Idle: the same readers, --idle (10) s with no events: context switches from /proc.
@@ -158,6 +160,10 @@ if let stream {
         out("RESULT cpu_floor_of_\(key)_us_per_event=\(format(stream.floorMicrosPerEvent[key] ?? .nan, 2))")
         if let ratio = stream.ratio(key) { out("RESULT ratio_\(key)=\(format(ratio, 3))") }
         if let ratio = stream.runRatio(key) { out("RESULT run_ratio_\(key)=\(format(ratio, 3))") }
+        if let rounds = stream.roundRatios[key], !rounds.isEmpty {
+            out("RESULT round_ratios_\(key)=" + rounds.sorted().map { format($0, 2) }.joined(separator: ","))
+            out("RESULT median_ratio_\(key)=\(format(StreamBench.median(rounds.sorted()), 3))")
+        }
     }
     for (key, calls) in stream.syscallsPerFrame.sorted(by: { $0.key < $1.key }) {
         out("RESULT syscalls_per_frame_\(key)=\(format(calls, 2))")
