@@ -29,6 +29,37 @@ import Testing
         loop.unwatch(watched)
     }
 
+    /// Work deferred in a wake-up runs after every handler of that wake-up, once; outside a
+    /// dispatch there is nothing to wait for and it runs at once.
+    @Test func workDeferredToTheEndOfAWakeUpRunsAfterItsHandlers() throws {
+        let loop = try EventLoop()
+        var pairs: [[Int32]] = []
+        for _ in 0..<2 {
+            var pair: [Int32] = [0, 0]
+            #expect(socketpair(AF_UNIX, Int32(SOCK_STREAM.rawValue) | Int32(SOCK_CLOEXEC.rawValue), 0, &pair) == 0)
+            pairs.append(pair)
+        }
+        defer { for pair in pairs { close(pair[0]); close(pair[1]) } }
+        var order: [String] = []
+        for (index, pair) in pairs.enumerated() {
+            try loop.watch(FileDescriptor(rawValue: pair[0])) {
+                var byte: UInt8 = 0
+                _ = read(pair[0], &byte, 1)
+                order.append("handler \(index)")
+                loop.atEndOfWakeUp { order.append("deferred by \(index)") }
+            }
+        }
+        for pair in pairs { _ = write(pair[1], "x", 1) }
+        // Both are readable before the wait, so one epoll_wait returns both.
+        #expect(try loop.runOnce(timeoutMilliseconds: Int32(patience * 1000)) == 2)
+        #expect(order.count == 4)
+        #expect(Set(order.prefix(2)) == ["handler 0", "handler 1"])
+        #expect(Set(order.suffix(2)) == ["deferred by 0", "deferred by 1"])
+        var ranAtOnce = false
+        loop.atEndOfWakeUp { ranAtOnce = true }
+        #expect(ranAtOnce)
+    }
+
     @Test func theOldWatchStillWorks() throws {
         let loop = try EventLoop()
         var pair: [Int32] = [0, 0]

@@ -35,6 +35,31 @@ import Testing
         #expect(harness.linesFrom(connection) == ["HELLO", "WORLD"])
     }
 
+    /// Lines sent to a client in one wake-up of the loop go out together when its handlers
+    /// are done, in one `send`: none has reached the client while the handler still runs.
+    @Test func theLinesOfOneWakeUpGoOutTogetherAfterIt() throws {
+        let harness = try ServerHarness()
+        let (client, connection) = try harness.connect()
+        var seenInsideTheWakeUp: [String]?
+        harness.respond = { connection, line in
+            connection.send("one for \(line)")
+            connection.send("two for \(line)")
+            connection.send("three for \(line)", droppable: true)
+            client.readAvailable()
+            seenInsideTheWakeUp = client.lines
+        }
+        client.send("go\n")
+        try pump(harness.loop, "the three lines", saw: { "\(client.lines)" }) { client.readAvailable(); return client.lines.count == 3 }
+        #expect(seenInsideTheWakeUp == [])
+        #expect(client.lines == ["one for go", "two for go", "three for go"])
+        // Outside a wake-up (set-up code, a shutdown) a line goes at once.
+        connection.send("at once")
+        try waitFor("the line sent outside a wake-up, without running the loop", saw: { "\(client.lines)" }) {
+            client.readAvailable()
+            return client.lines.last == "at once"
+        }
+    }
+
     @Test func everyOneOfManyClientsGetsABroadcast() throws {
         let harness = try ServerHarness()
         var clients: [TestClient] = []

@@ -20,6 +20,10 @@ public final class EventLoop {
     private let epoll: Int32
     private var handlers: [Int32: (Readiness) -> Void] = [:]
     private var isRunning = false
+    /// How deep in `dispatch` the loop is (a handler may step the loop itself).
+    private var dispatchDepth = 0
+    /// Work deferred to the end of the batch being dispatched (`atEndOfWakeUp`).
+    private var endOfWakeUp: [() -> Void] = []
 
     public init() throws(Errno) {
         epoll = epoll_create1(Int32(EPOLL_CLOEXEC))
@@ -86,9 +90,27 @@ public final class EventLoop {
 
     public func stop() { isRunning = false }
 
+    /// Runs `action` once every handler of the batch being dispatched has run: output that
+    /// several handlers (or one handler several times) produce in one wake-up goes out in
+    /// one system call instead of one each. Outside a dispatch there is no batch to wait
+    /// for, and `action` runs at once.
+    public func atEndOfWakeUp(_ action: @escaping () -> Void) {
+        if dispatchDepth > 0 { endOfWakeUp.append(action) } else { action() }
+    }
+
     private func dispatch(timeoutMilliseconds: Int32, untilStopped: Bool) throws(Errno) -> Int {
         // On the stack, per batch: no allocation per wake-up, and a handler that runs the
         // loop itself (a test stepping it, say) cannot overwrite the batch being dispatched.
+        dispatchDepth += 1
+        defer {
+            dispatchDepth -= 1
+            // An action may defer more (a flush that ends a connection, say): until none is left.
+            while !endOfWakeUp.isEmpty {
+                let actions = endOfWakeUp
+                endOfWakeUp.removeAll(keepingCapacity: true)
+                for action in actions { action() }
+            }
+        }
         let result = withUnsafeTemporaryAllocation(of: epoll_event.self, capacity: 16) { events -> Int32 in
             let count = epoll_wait(epoll, events.baseAddress, Int32(events.count), timeoutMilliseconds)
             if count < 0 { return -errno }

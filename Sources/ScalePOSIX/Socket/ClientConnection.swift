@@ -31,14 +31,16 @@ public final class ClientConnection: Identifiable {
     private var splitter: LineSplitter
     private var queue: OutgoingQueue
     private let loop: EventLoop
-    private let scratch: WriteScratch
+    private let output: SharedOutput
     private var interest = (readable: true, writable: false)
+    /// Whether a flush waits for the end of the loop's wake-up (see `send(bytes:droppable:)`).
+    private var isFlushScheduled = false
 
-    init(id: Int, descriptor: FileDescriptor, loop: EventLoop, limits: SocketServer.Limits, scratch: WriteScratch) {
+    init(id: Int, descriptor: FileDescriptor, loop: EventLoop, limits: SocketServer.Limits, output: SharedOutput) {
         self.id = id
         self.descriptor = descriptor
         self.loop = loop
-        self.scratch = scratch
+        self.output = output
         credentials = try? PeerCredentials.of(socket: descriptor)
         splitter = LineSplitter(maximumLineBytes: limits.maximumLineBytes)
         queue = OutgoingQueue(maximumLines: limits.maximumQueuedLines, maximumReplyBytes: limits.maximumQueuedReplyBytes)
@@ -88,8 +90,9 @@ public final class ClientConnection: Identifiable {
         if afterFlushing {
             queue.dropAllDroppable()
             state = .draining(.closedByServer)
-            finishIfDrained()
-            updateInterest()
+            // The last replies go now rather than at the end of the wake-up, so that a
+            // connection whose queue empties is reported ended in this same wake-up.
+            flush()
         } else {
             end(.closedByServer)
         }
@@ -110,8 +113,16 @@ public final class ClientConnection: Identifiable {
         switch queue.append(bytes, droppable: droppable) {
         case .queued:
             // With lines already waiting the loop is watching for writability and will
-            // flush; writing now could only reorder nothing and cost a system call.
-            if wasIdle { flush() } else { updateInterest() }
+            // flush. Otherwise the lines of this wake-up (a reading and a PEAK, or readings
+            // a slow wake-up let pile up) go out together once the wake-up's handlers are
+            // done: one `send` for all of them instead of one each.
+            if isFlushScheduled { break }
+            if wasIdle {
+                isFlushScheduled = true
+                output.flushAtEndOfWakeUp(self)
+            } else {
+                updateInterest()
+            }
         case .dropped:
             break
         case .replyLimitExceeded:
@@ -121,6 +132,7 @@ public final class ClientConnection: Identifiable {
 
     /// Writes as much of the queue as the socket takes.
     func flush() {
+        isFlushScheduled = false
         switch state {
         case .open, .draining: break
         case .ending, .closed: return
@@ -128,7 +140,7 @@ public final class ClientConnection: Identifiable {
         while !queue.isEmpty {
             let sent: Int
             do throws(Errno) {
-                sent = try queue.withPendingBytes(scratch: &scratch.bytes) { bytes throws(Errno) in
+                sent = try queue.withPendingBytes(scratch: &output.scratch) { bytes throws(Errno) in
                     // MSG_NOSIGNAL: a client that has gone must cost an EPIPE, not the daemon.
                     try Errno.retrying {
                         Glibc.send(descriptor.rawValue, bytes.baseAddress, bytes.count, Int32(MSG_NOSIGNAL) | Int32(MSG_DONTWAIT))
@@ -237,10 +249,29 @@ public final class ClientConnection: Identifiable {
     }
 }
 
-/// One buffer shared by all clients of a server for gathering small lines into one `send`;
-/// the loop is single-threaded, so they never use it at once.
-final class WriteScratch {
-    var bytes: [UInt8] = []
+/// What the clients of one server share for writing; the loop is single-threaded, so they
+/// never use it at once.
+final class SharedOutput {
+    /// One buffer for gathering small lines into one `send`.
+    var scratch: [UInt8] = []
+    private let loop: EventLoop
+    /// The clients with lines that wait for the end of the loop's wake-up, in order.
+    private var awaitingFlush: [ClientConnection] = []
 
-    init() { bytes.reserveCapacity(65536) }
+    init(loop: EventLoop) {
+        self.loop = loop
+        scratch.reserveCapacity(65536)
+    }
+
+    /// Flushes `client` once the handlers of this wake-up have run (at once outside one):
+    /// one deferred action per wake-up for all clients.
+    func flushAtEndOfWakeUp(_ client: ClientConnection) {
+        awaitingFlush.append(client)
+        guard awaitingFlush.count == 1 else { return }
+        loop.atEndOfWakeUp { [self] in
+            let clients = awaitingFlush
+            awaitingFlush.removeAll(keepingCapacity: true)
+            for client in clients { client.flush() }
+        }
+    }
 }

@@ -41,7 +41,7 @@ public final class SocketServer {
     private var clientsByDescriptor: [FileDescriptor: ClientConnection] = [:]
     private var nextID = 1
     private let readBuffer: UnsafeMutableRawBufferPointer
-    private let scratch = WriteScratch()
+    private let output: SharedOutput
     /// A descriptor held in reserve: when the process runs out, it is given up for a moment
     /// to accept and at once close a client, which otherwise would sit in the backlog and
     /// make epoll report the listener readable for ever.
@@ -58,6 +58,7 @@ public final class SocketServer {
         self.listener = listener
         self.loop = loop
         self.limits = limits
+        output = SharedOutput(loop: loop)
         readBuffer = .allocate(byteCount: 65536, alignment: 8)
         spareDescriptor = open("/dev/null", O_RDONLY | O_CLOEXEC)
         do {
@@ -127,7 +128,7 @@ public final class SocketServer {
                 }
                 return
             }
-            let client = ClientConnection(id: nextID, descriptor: descriptor, loop: loop, limits: limits, scratch: scratch)
+            let client = ClientConnection(id: nextID, descriptor: descriptor, loop: loop, limits: limits, output: output)
             nextID += 1
             do {
                 try loop.watch(descriptor, readable: true, writable: false) { [weak self, weak client] readiness in
