@@ -14,21 +14,33 @@ public enum StreamEventKind: String, Sendable, Hashable {
 }
 
 /// One event as the stream sends it.
+///
+/// Only the encoded frame is kept, not the `data` string it was made from as well: the
+/// ring holds 1024 of these, and a second copy of each READING line was about a quarter of
+/// a megabyte of forcescale-web's heap (BENCHMARKS.md, Web).
 public struct WebStreamEvent: Sendable, Hashable {
     /// The SSE `id:`: increasing along a stream (one server's ids may skip numbers: each
     /// client's greeting takes an id of its own).
-    public var id: UInt64
-    public var kind: StreamEventKind
-    /// The `data:` field: a JSON object on one line.
-    public var data: String
+    public let id: UInt64
+    public let kind: StreamEventKind
     /// The event as it goes on the wire, made once and shared by every client that sends it.
     public let frame: [UInt8]
 
     public init(id: UInt64, kind: StreamEventKind, data: String) {
         self.id = id
         self.kind = kind
-        self.data = data
         frame = Array(ServerSentEvents.frame(id: id, event: kind.rawValue, data: data).utf8)
+    }
+
+    /// The `data:` field, read back from the frame: its `data:` lines joined by LF (a CR
+    /// or CRLF in the original data comes back as LF, as a browser reads it).
+    public var data: String {
+        let text = String(decoding: frame, as: UTF8.self)
+        let prefix = "data: "
+        return text.split(separator: "\n", omittingEmptySubsequences: true)
+            .filter { $0.hasPrefix(prefix) }
+            .map { $0.dropFirst(prefix.count) }
+            .joined(separator: "\n")
     }
 }
 

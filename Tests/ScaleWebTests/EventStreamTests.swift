@@ -38,6 +38,17 @@ private func drain(_ cursor: inout EventCursor, _ ring: EventRing, bufferSize si
         #expect(ServerSentEvents.lastEventID("99999999999999999999999") == nil)
     }
 
+    @Test func anEventKeepsOnlyItsFrameAndReadsItsDataBackFromIt() {
+        let event = WebStreamEvent(id: 9, kind: .reading, data: #"{"grams":1.5}"#)
+        #expect(String(decoding: event.frame, as: UTF8.self) == "id: 9\nevent: reading\ndata: {\"grams\":1.5}\n\n")
+        #expect(event.data == #"{"grams":1.5}"#)
+        // Lines come back joined by LF, whatever ended them, as a browser reads them; an
+        // empty line of the data stays.
+        #expect(WebStreamEvent(id: 1, kind: .peak, data: "a\r\n\nb\rc").data == "a\n\nb\nc")
+        #expect(WebStreamEvent(id: 1, kind: .peak, data: "").data == "")
+        #expect(WebStreamEvent(id: 2, kind: .daemon, data: "x") != WebStreamEvent(id: 2, kind: .daemon, data: "y"))
+    }
+
     @Test func theRingKeepsTheNewestEventsInIDOrder() {
         var ring = EventRing(capacity: 3)
         #expect(ring.next(after: 0) == nil)
