@@ -16,7 +16,10 @@ enum StreamBench {
     /// build from before a change), its `read` and daemon get groups of their own, keyed
     /// "forcescale-before" and "forcescaled-before", measured in the same boot as the others.
     static func groups(_ programs: Programs) -> [[String]] {
-        let base: [[String]] = [["evtest", "python"], ["forcescale"], ["forcescaled"]]
+        // "epoll-floor" is the floor reader with an event loop's system calls (epoll_wait and
+        // read per wake-up, bench/live-support/floor-read.c --epoll): beside forcescale read it
+        // tells the cost of that shape apart from forcescale's own work.
+        let base: [[String]] = [["evtest", "python"], ["epoll-floor", "forcescale"], ["forcescaled"]]
         guard programs.baseline != nil else { return base }
         return base + [["forcescale-before"], ["forcescaled-before"]]
     }
@@ -100,7 +103,7 @@ enum StreamBench {
         }
         out("")
         out("Summary: CPU per event against the floor of the same group (utime + stime over all rounds; the rounds' own ratios, lowest to highest, and their median)")
-        for key in ["evtest", "python", "forcescale", "forcescale-before", "forcescaled", "forcescaled-before", "watcher"] {
+        for key in ["evtest", "python", "epoll-floor", "forcescale", "forcescale-before", "forcescaled", "forcescaled-before", "watcher"] {
             guard let micros = result.microsPerEvent[key] else { continue }
             let name = key == "watcher" ? "(watcher of forcescaled)" : key
             let rounds = (result.roundRatios[key] ?? []).sorted()
@@ -222,6 +225,10 @@ final class StreamGroup {
         }
         guard let floor = start("floor", "floor-read \(pad.node) (C, blocking read)", [programs.floorReader, pad.node], idle: Proc.readCalls, raw: true)
         else { return false }
+        if members.contains("epoll-floor") {
+            guard start("epoll-floor", "floor-read --epoll \(pad.node) (C, epoll_wait + read)", [programs.floorReader, "--epoll", pad.node], idle: Proc.epollCalls, raw: true) != nil
+            else { return false }
+        }
         if members.contains("evtest") {
             guard start("evtest", "evtest \(pad.node) > \(settings.evtestOutput)", [evtest, pad.node], idle: Proc.selectCalls, raw: true, output: settings.evtestOutput) != nil
             else { return false }
