@@ -13,15 +13,17 @@ enum StreamBench {
     /// 1 kHz, and readers that fall behind read several frames per wake-up, which makes
     /// their CPU per event look better than it is.
     /// With a baseline (FORCESCALE_BASELINE_BINARY and FORCESCALE_BASELINE_DAEMON_BINARY: the
-    /// build from before a change), its `read` and daemon get groups of their own, keyed
-    /// "forcescale-before" and "forcescaled-before", measured in the same boot as the others.
+    /// build from before a change), its `read` and daemon join the groups of the new ones,
+    /// keyed "forcescale-before" and "forcescaled-before" (its watcher "watcher-before"): on
+    /// the same pad in the same rounds, a build and its baseline see the same frames, the
+    /// same floor and the same moment of the host's load.
     static func groups(_ programs: Programs) -> [[String]] {
         // "epoll-floor" is the floor reader with an event loop's system calls (epoll_wait and
         // read per wake-up, bench/live-support/floor-read.c --epoll): beside forcescale read it
         // tells the cost of that shape apart from forcescale's own work.
-        let base: [[String]] = [["evtest", "python"], ["epoll-floor", "forcescale"], ["forcescaled"]]
-        guard programs.baseline != nil else { return base }
-        return base + [["forcescale-before"], ["forcescaled-before"]]
+        let before = programs.baseline != nil
+        return [["evtest", "python"], ["epoll-floor", "forcescale"] + (before ? ["forcescale-before"] : []),
+                ["forcescaled"] + (before ? ["forcescaled-before"] : [])]
     }
 
     struct Result {
@@ -85,8 +87,7 @@ enum StreamBench {
             out("=== Group \(group.number): all rounds, strace, idle ===")
             let figures = group.finish()
             let floor = figures.microsPerEvent["floor"] ?? .nan
-            // The watcher of a baseline daemon is the same program as the other's: reported once.
-            for (key, micros) in figures.microsPerEvent where key != "floor" && !(key == "watcher" && group.members.contains("forcescaled-before")) {
+            for (key, micros) in figures.microsPerEvent where key != "floor" {
                 result.microsPerEvent[key] = micros
                 result.floorMicrosPerEvent[key] = floor
                 result.runMicrosPerEvent[key] = figures.runMicrosPerEvent[key]
@@ -103,9 +104,9 @@ enum StreamBench {
         }
         out("")
         out("Summary: CPU per event against the floor of the same group (utime + stime over all rounds; the rounds' own ratios, lowest to highest, and their median)")
-        for key in ["evtest", "python", "epoll-floor", "forcescale", "forcescale-before", "forcescaled", "forcescaled-before", "watcher"] {
+        for key in ["evtest", "python", "epoll-floor", "forcescale", "forcescale-before", "forcescaled", "forcescaled-before", "watcher", "watcher-before"] {
             guard let micros = result.microsPerEvent[key] else { continue }
-            let name = key == "watcher" ? "(watcher of forcescaled)" : key
+            let name = key == "watcher" ? "(watcher of forcescaled)" : key == "watcher-before" ? "(watcher of the baseline)" : key
             let rounds = (result.roundRatios[key] ?? []).sorted()
             out("  " + name.padding(toLength: 26, withPad: " ", startingAt: 0)
                 + String(format: "%7.1f µs/event, floor %6.1f: %5.2fx;  by run time %5.2fx", micros, result.floorMicrosPerEvent[key] ?? .nan, result.ratio(key) ?? .nan, result.runRatio(key) ?? .nan)
@@ -163,8 +164,8 @@ final class StreamGroup {
     private let pad: VirtualDevice
     private let folder: String
     private var readers: [StreamBench.Reader] = []
-    private var forcescale: Child?
-    private var daemon: Child?
+    /// The `forcescale read` processes (the build's and the baseline's), for their stderr.
+    private var readCommands: [Child] = []
 
     // A frame is ABS_PRESSURE + SYN_REPORT. Pressures step by 7 modulo 221 from 10: always
     // different from the previous frame's (the input core drops a repeated value), and
@@ -208,9 +209,7 @@ final class StreamGroup {
     /// and waits until all are idle. - Returns: false (having said why) when one cannot start.
     func start(evtest: String) -> Bool {
         mkdir(folder, 0o755)
-        let socketPath = folder + "/sock"
         let readArguments = ["read", "--json", "--no-rumble", "--interval-ms", "10", "--device", pad.node]
-        let daemonArguments = ["--device", pad.node, "--socket", socketPath, "--state-dir", folder + "/state", "--interval-ms", "10", "--no-rumble", "-q"]
         let python = "import evdev, sys\nfor event in evdev.InputDevice(sys.argv[1]).read_loop():\n    pass\n"
         func start(_ key: String, _ name: String, _ arguments: [String], idle: Set<Int>, raw: Bool, output: String? = "/dev/null", counting: [String] = []) -> Child? {
             do {
@@ -241,21 +240,27 @@ final class StreamGroup {
                 say("python3-evdev is not installed: no python-evdev row (apt-get install python3-evdev)")
             }
         }
-        if let key = members.first(where: { $0.hasPrefix("forcescale") && !$0.hasPrefix("forcescaled") }) {
+        for key in ["forcescale", "forcescale-before"] where members.contains(key) {
             let binary = key == "forcescale" ? programs.forcescale : programs.baseline!.forcescale
-            forcescale = start(key, "\(binary) \(readArguments.joined(separator: " "))", [binary] + readArguments, idle: Proc.epollCalls, raw: false)
-            guard forcescale != nil else { return false }
+            guard let child = start(key, "\(binary) \(readArguments.joined(separator: " "))", [binary] + readArguments, idle: Proc.epollCalls, raw: false)
+            else { return false }
+            readCommands.append(child)
         }
-        if let key = members.first(where: { $0.hasPrefix("forcescaled") }) {
+        // Each daemon on a socket of its own, with its watcher keyed after it.
+        var daemons: [(daemon: Child, socket: String, watcherKey: String)] = []
+        for key in ["forcescaled", "forcescaled-before"] where members.contains(key) {
             let binary = key == "forcescaled" ? programs.forcescaled : programs.baseline!.forcescaled
-            daemon = start(key, "\(binary) \(daemonArguments.joined(separator: " "))", [binary] + daemonArguments, idle: Proc.epollCalls, raw: false)
-            guard daemon != nil else { return false }
+            let socket = folder + "/\(key).sock"
+            let arguments = ["--device", pad.node, "--socket", socket, "--state-dir", folder + "/\(key)-state", "--interval-ms", "10", "--no-rumble", "-q"]
+            guard let child = start(key, "\(binary) \(arguments.joined(separator: " "))", [binary] + arguments, idle: Proc.epollCalls, raw: false)
+            else { return false }
+            daemons.append((child, socket, key == "forcescaled" ? "watcher" : "watcher-before"))
         }
 
         guard floor.waitForError("floor-read: reading", timeout: Limits.readerStart),
-              forcescale?.waitForError("forcescale: reading ", timeout: Limits.readerStart) ?? true
+              readCommands.allSatisfy({ $0.waitForError("forcescale: reading ", timeout: Limits.readerStart) })
         else {
-            say("floor-read or forcescale did not start reading:\n\(floor.tail())\n\(forcescale?.tail() ?? "")")
+            say("floor-read or forcescale did not start reading:\n\(floor.tail())\n" + readCommands.map { $0.tail() }.joined(separator: "\n"))
             return false
         }
         let opened = waitUntil(Limits.readerStart) { [readers, pad] in
@@ -265,17 +270,18 @@ final class StreamGroup {
             say("not every reader opened \(pad.node):\n" + readers.map { "\($0.key): \($0.child.ended.map(\.description) ?? "running")\n\($0.child.tail())" }.joined(separator: "\n"))
             return false
         }
-        // The daemon's one watcher: `forcescale watch --json`, its lines counted as they come.
-        var client: Child?
-        if let daemon {
-            guard waitUntil(Limits.readerStart, { fileExists(socketPath) || !daemon.isRunning }), daemon.isRunning else {
-                say("forcescaled did not bind \(socketPath): \(daemon.ended.map(\.description) ?? "running")\n\(daemon.tail())")
+        // Each daemon's one watcher: `forcescale watch --json`, its lines counted as they come.
+        var watchers: [(daemon: Child, watcher: Child)] = []
+        for (daemon, socket, watcherKey) in daemons {
+            guard waitUntil(Limits.readerStart, { fileExists(socket) || !daemon.isRunning }), daemon.isRunning else {
+                say("forcescaled did not bind \(socket): \(daemon.ended.map(\.description) ?? "running")\n\(daemon.tail())")
                 return false
             }
-            client = start("watcher", "forcescale watch --json --socket \(socketPath)", [programs.forcescale, "watch", "--json", "--socket", socketPath],
-                           idle: Proc.epollCalls.union(Proc.selectCalls).union(Proc.readCalls), raw: false, output: nil, counting: ["\"class\":\"READING\""])
-            guard client != nil else { return false }
+            guard let watcher = start(watcherKey, "forcescale watch --json --socket \(socket)", [programs.forcescale, "watch", "--json", "--socket", socket],
+                                      idle: Proc.epollCalls.union(Proc.selectCalls).union(Proc.readCalls), raw: false, output: nil, counting: ["\"class\":\"READING\""])
+            else { return false }
             readers[readers.count - 1].compared = false
+            watchers.append((daemon, watcher))
         }
 
         // The touch goes down before the measurement and stays down throughout.
@@ -283,18 +289,21 @@ final class StreamGroup {
             inputEvent(EV_ABS, ABS_X, 500), inputEvent(EV_ABS, ABS_Y, 500), inputEvent(EV_ABS, ABS_PRESSURE, 5),
             inputEvent(EV_KEY, BTN_TOUCH, 1), inputEvent(EV_KEY, BTN_TOOL_FINGER, 1), inputEvent(EV_SYN, SYN_REPORT, 0),
         ]
-        // The watcher is connected when a READING reaches it: the touch-down's, or, if it
+        // A watcher is connected when a READING reaches it: the touch-down's, or, if it
         // connected after that, a pressure change's (a repeated value would be filtered out).
         touchDown.withUnsafeBufferPointer { _ = writeEvents(pad.descriptor, $0) }
         var nudge: Int32 = 5
-        if let client, let daemon, !waitUntil(Limits.readerStart, { [pad] in
-            if waitUntil(2, { client.count("\"class\":\"READING\"") > 0 }) { return true }
-            nudge = nudge == 5 ? 6 : 5
-            [inputEvent(EV_ABS, ABS_PRESSURE, nudge), inputEvent(EV_SYN, SYN_REPORT, 0)].withUnsafeBufferPointer { _ = writeEvents(pad.descriptor, $0) }
-            return false
-        }) {
-            say("the watcher saw no READING from forcescaled:\n\(client.tail())\n\(daemon.tail())")
-            return false
+        for (daemon, watcher) in watchers {
+            let connected = waitUntil(Limits.readerStart) { [pad] in
+                if waitUntil(2, { watcher.count("\"class\":\"READING\"") > 0 }) { return true }
+                nudge = nudge == 5 ? 6 : 5
+                [inputEvent(EV_ABS, ABS_PRESSURE, nudge), inputEvent(EV_SYN, SYN_REPORT, 0)].withUnsafeBufferPointer { _ = writeEvents(pad.descriptor, $0) }
+                return false
+            }
+            guard connected else {
+                say("the watcher saw no READING from forcescaled:\n\(watcher.tail())\n\(daemon.tail())")
+                return false
+            }
         }
         for reader in readers {
             guard Proc.waitUntilIdle(reader.child.pid, in: reader.idleCalls, timeout: Limits.readerStart) else {
@@ -305,7 +314,7 @@ final class StreamGroup {
         let priority = settings.writerPriority > 0 ? "SCHED_FIFO priority \(settings.writerPriority)" : "SCHED_OTHER"
         out("  rounds of \(settings.frames) frames = \(settings.frames * eventsPerFrame) events (ABS_PRESSURE + SYN_REPORT) at \(settings.rateHz) Hz")
         out("  one write(2) per frame at absolute CLOCK_MONOTONIC deadlines (clock_nanosleep); the writer runs \(priority)")
-        out("  all readers at once on the one pad: " + readers.map(\.key).joined(separator: ", ") + (daemon == nil ? "" : " (the watcher is the daemon's client)"))
+        out("  all readers at once on the one pad: " + readers.map(\.key).joined(separator: ", ") + (daemons.isEmpty ? "" : " (each watcher is its daemon's client)"))
         // The pace the emulated timer allows on its own: the same sleeps, nothing written.
         let calibration = Distribution(withWriterPriority(settings.writerPriority) { pacedLoop(count: 500, period: period) { _ in } })
         out("  the timer alone (500 sleeps, nothing written, readers idle): wake-ups late by p50 \(format(calibration.percentile(50) / 1000, 3)) ms, p99 \(format(calibration.percentile(99) / 1000, 3)) ms, max \(format(calibration.max / 1000, 1)) ms")
@@ -360,7 +369,7 @@ final class StreamGroup {
         let frames = settings.frames
         let expectedEvents = frames * eventsPerFrame
         let ticks = Proc.ticksPerSecond
-        let resyncsBefore = forcescale?.errorCount("SYN_DROPPED") ?? 0
+        let resyncsBefore = readCommands.reduce(0) { $0 + $1.errorCount("SYN_DROPPED") }
         var before: [String: ProcessSample] = [:]
         for reader in readers { before[reader.key] = ProcessSample(reader.child.pid)! }
         let beforeW = ProcessSample(getpid())!
@@ -378,7 +387,7 @@ final class StreamGroup {
         out("  group \(number), round \(round + 1): \(frames) frames in \(format(streamSeconds, 3)) s = \(format(achieved, 1)) frames/s (\(format(100 * achieved / Double(settings.rateHz), 1))% of the target)\(writeFailures > 0 ? "; \(writeFailures) writes FAILED" : "")"
             + "; host-side load average " + (Proc.text("/proc/loadavg")?.split(separator: " ").first.map(String.init) ?? "?"))
         out("    writer's wake-ups late by p50 \(format(late.percentile(50) / 1000, 3)) ms, p99 \(format(late.percentile(99) / 1000, 3)) ms, max \(format(late.max / 1000, 1)) ms; \(lateFrames) frames (\(format(100 * Double(lateFrames) / Double(frames), 1))%) more than one period late")
-        let resyncs = (forcescale?.errorCount("SYN_DROPPED") ?? 0) - resyncsBefore
+        let resyncs = readCommands.reduce(0) { $0 + $1.errorCount("SYN_DROPPED") } - resyncsBefore
         let lost = read.filter { $0.value != expectedEvents }
         if resyncs > 0 || !lost.isEmpty { dropsSeen = true }
         out("    drops: forcescale's SYN_DROPPED notices on stderr: \(resyncs); events read (/proc/PID/io rchar / 24) of \(expectedEvents): "
@@ -402,7 +411,7 @@ final class StreamGroup {
             let run = after[reader.key]!.runNanoseconds - before[reader.key]!.runNanoseconds
             let ratio = Double(used) / Double(floorTicks)
             if reader.compared && reader.key != "floor" { roundRatios[reader.key, default: []].append(ratio) }
-            row(reader.key == "watcher" ? "  (watcher)" : reader.key, before[reader.key]!, after[reader.key]!,
+            row(reader.compared ? reader.key : "  (\(reader.key))", before[reader.key]!, after[reader.key]!,
                 ratio: reader.compared ? format(ratio, 2) + "x, " + format(Double(run) / Double(floorRun), 2) + "x" : "(not compared)")
             totalTicks[reader.key, default: 0] += used
             totalRun[reader.key, default: 0] += run
@@ -432,7 +441,7 @@ final class StreamGroup {
             let lines = Proc.text(settings.evtestOutput)?.split(separator: "\n") ?? []
             out("  evtest's output in \(settings.evtestOutput): \(lines.count) lines, \(lines.filter { $0.contains("SYN_DROPPED") }.count) SYN_DROPPED")
         }
-        if let forcescale, forcescale.errors.count > 1 { out("  forcescale's stderr:\n" + forcescale.errorText) }
+        for child in readCommands where child.errors.count > 1 { out("  forcescale's stderr:\n" + child.errorText) }
         let achieved = rates.min() ?? 0
         let (syscallsPerFrame, syscallsPerWakeUp) = traceSystemCalls()
         let idleSwitches = measureIdle()
@@ -470,7 +479,7 @@ final class StreamGroup {
         out("(1b) System calls per frame: strace -c -f attached to one reader at a time (the others keep reading), \(count) frames at \(settings.straceRateHz) Hz each")
         out("  (strace slows the traced process: one that falls behind reads several frames per wake-up and makes fewer calls per frame than at full speed;")
         out("   per wake-up (a return from epoll_wait, pselect6, or for the floor read) the figures do not depend on that)")
-        for reader in readers where reader.key != "watcher" {
+        for reader in readers where reader.compared {
             let file = folder + "/\(reader.key).strace"
             let tracer: Child
             do {

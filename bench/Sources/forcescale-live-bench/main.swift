@@ -21,7 +21,8 @@
 // of every group, then round 2 of every group in the reverse order, and so on, so that a
 // group and the one it is compared with see the same stretch of the host's load.
 // With FORCESCALE_BASELINE_BINARY and FORCESCALE_BASELINE_DAEMON_BINARY (a build from before a
-// change), that forcescale read and forcescaled get groups of their own in the same boot.
+// change), that forcescale read and forcescaled join the groups of the new ones: the same pad,
+// the same rounds and the same floor for both.
 // (2) Idle: the same readers, --idle (10) s with no events: context switches from /proc.
 // (3) Latency: `forcescale read --json --device NODE` (rumble on) on a pad with FF_RUMBLE;
 //     --presses (300) presses to raw 255; press write -> EV_FF play read on the uinput side.
