@@ -13,7 +13,8 @@ enum CalibrateCommand {
             of its stable readings as that weight, adds the point to the device's curve and \
             keeps it. Repeat with other weights for a better curve (heavier weights must \
             press harder). A curve is fitted through the points (linear, power law, \
-            logarithmic response or monotone cubic, chosen by leave-one-out): --show prints \
+            logarithmic response or monotone cubic, chosen by leave-one-out; straight \
+            segments when the points bend too faintly to extrapolate): --show prints \
             it with each point's residual and the uncertainty. --guided walks through a \
             whole calibration on a terminal, weight by weight (--weights, or typed one by \
             one), shows the fit and saves it only when you agree. --reset clears the curve \

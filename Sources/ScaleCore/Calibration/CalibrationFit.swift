@@ -1,18 +1,29 @@
+import Glibc  // erfc, exp and log only: ScaleCore does no I/O and reads no clock.
+
 /// The curve chosen for a device's calibration points, and how good it is.
 ///
 /// Every family that has enough points is fitted (``ResponseFitting``), and each is judged
 /// by leave-one-out: each point is left out in turn, the family is fitted to the others and
 /// asked for the weight of the one left out. The family whose predictions miss least (root
 /// mean square) is chosen. Judging by the residuals alone would always choose the most
-/// flexible family, which passes through every point, noise included. Before that, when the
-/// points carry their spread, a straight line is kept if it fits them within the noise of
-/// their means (a chi-square test): no bend is then supported by the points.
+/// flexible family, which passes through every point, noise included.
 ///
-/// With two points leave-one-out cannot judge a two-parameter family (one point left cannot
-/// fit two parameters), and every such family passes through both points: unless the
-/// straight line holds, the device's likely family is chosen
-/// (``ResponseFamily/likely(for:)``). With one
-/// point, only the straight line through the origin is possible.
+/// Before that, when the points carry their spread, the straight line through the origin
+/// is tested against the noise of their means (a chi-square test), and a curve must earn
+/// its bend:
+/// - the line fits within the noise: the straight line, since no bend is supported;
+/// - the points are off the line, but not clearly (``clearBend``): straight segments
+///   through them (piecewise linear, the curve of earlier releases), which assume no shape
+///   beyond the points. A bend fitted to a doubtful miss is extrapolated past the heaviest
+///   point with the leverage of the lightest points' noise, and few points cannot check it:
+///   with two, leave-one-out cannot judge a two-parameter family at all (one point left
+///   cannot fit two parameters), and with three it compares three predictions, each from a
+///   curve drawn exactly through two noisy points;
+/// - the bend is clear: leave-one-out, or with two points (every two-parameter family
+///   passes through both) the device's likely family (``ResponseFamily/likely(for:)``).
+///
+/// So the curve is never a guess where the curve of earlier releases would be safer. With
+/// one point, only the straight line through the origin is possible.
 ///
 /// The fit is deterministic and costs about `families × points²` evaluations of the curves:
 /// well under a millisecond for ten points (`forcescale-calibration-bench timing`).
@@ -52,10 +63,10 @@ public struct CalibrationFit: Hashable, Sendable {
     public let candidates: [Candidate]
     /// A bound in grams that the error of a reading should stay under 19 times in 20:
     /// twice the root sum of squares of the leave-one-out error, the noise of a single
-    /// reading (from the points' spread) and, with two points, the disagreement between the
-    /// families that fit both up to the heaviest point. `nil` with a single point, which
-    /// cannot show how the curve bends. bench/calibration measures how often it holds over
-    /// 2–385 g (95–100 % on its synthetic devices).
+    /// reading (from the points' spread) and, with two points on a curve, the disagreement
+    /// between the families that fit both up to the heaviest point. `nil` with a single
+    /// point, which cannot show how the curve bends. bench/calibration measures how often it
+    /// holds over 2–385 g (95–100 % on its synthetic devices).
     public let uncertainty: Double?
 
     /// The points of the curve that the others contradict: a weight misplaced or mistyped.
@@ -67,7 +78,9 @@ public struct CalibrationFit: Hashable, Sendable {
     ///     axis minimum (as ``Calibration`` keeps them).
     ///   - axis: The device's pressure axis.
     ///   - likely: The family to choose when the points cannot tell (two points).
-    ///   - families: The families to consider; all but piecewise linear by default. The
+    ///   - families: The families to consider by leave-one-out; all but piecewise linear
+    ///     by default, which is chosen only for points off a straight line but not clearly
+    ///     (and only when `linear` is among the families). The
     ///     accuracy study passes `[.piecewiseLinear]` to get the curve of earlier releases.
     public init(
         points: [CalibrationPoint], axis: AxisRange, likely: ResponseFamily = .power,
@@ -91,15 +104,23 @@ public struct CalibrationFit: Hashable, Sendable {
 
         let chosen: ResponseFamily
         let meanErrors = Self.meanErrors(points: points, samples: samples, span: span)
-        if usable.contains(.linear), samples.count >= 2, Self.straightWithinNoise(samples: samples, meanErrors: meanErrors) {
+        let offLine = Self.straightLineChiSquare(samples: samples, meanErrors: meanErrors)
+        if usable.contains(.linear), samples.count >= 2, let offLine, offLine.chiSquare <= offLine.withinNoise {
             // The points lie on a straight line as closely as the noise of their means lets
             // anyone tell: a bend fitted to them would be fitted to noise, and leave-one-out
             // cannot show it, since predicting a heavy point from light ones multiplies their
             // noise for every family alike.
             chosen = .linear
+        } else if usable.contains(.linear), let offLine, !Self.clearBend(offLine) {
+            // Off the line, but not clearly: how it bends is known only to within a large part
+            // of itself, or not at all, and a curve would carry that doubt past the heaviest
+            // point (see `clearBend`). Straight segments through the points assume no shape,
+            // and past the heaviest point keep the slope measured between the two heaviest.
+            chosen = .piecewiseLinear
         } else if samples.count == 2, usable.contains(likely) {
-            // They bend, and two points cannot say how: the device's likely family bends the
-            // way devices of its kind do.
+            // They bend clearly (or their spread is unknown, and nothing says how small a bend
+            // is), and two points cannot say how: the device's likely family bends the way
+            // devices of its kind do.
             chosen = likely
         } else {
             chosen = Self.best(of: candidates) ?? usable.first ?? .linear
@@ -109,7 +130,9 @@ public struct CalibrationFit: Hashable, Sendable {
 
         let noise = Self.readingNoise(points: points, samples: samples, model: model, span: span)
         let outlier = Self.outlier(samples: samples, outcomes: outcomes, noise: noise)
+        // Piecewise linear is not among the candidates; when chosen, it is judged the same way.
         let chosenOutcome = outcomes[chosen]
+            ?? (samples.count > chosen.fittablePoints ? LeaveOneOut(family: chosen, samples: samples) : nil)
         self.points = points.indices.map { index in
             PointFit(
                 point: points[index], residual: samples[index].grams - model.grams(atX: samples[index].x),
@@ -171,22 +194,92 @@ public struct CalibrationFit: Hashable, Sendable {
         }
     }
 
-    /// Whether the straight line through the origin fitted to the points leaves residuals
-    /// the noise of their means explains: chi-square `Σ (residual / standard error)²` no more
-    /// than its degrees of freedom plus three standard deviations (`n − 1 + 3·√(2(n − 1))`,
-    /// about the 99th percentile for few points). A point of unknown spread makes the answer
-    /// no: then nothing says how small is small, and leave-one-out decides.
-    private static func straightWithinNoise(samples: [FitSample], meanErrors: [Double?]) -> Bool {
+    /// How far the straight line through the origin fitted to the points is off them, in
+    /// the noise of their means: chi-square `Σ (residual / standard error)²` with `n − 1`
+    /// degrees of freedom, and the most that noise explains, the degrees of freedom plus three
+    /// standard deviations (`n − 1 + 3·√(2(n − 1))`, about the 98th percentile for one to four
+    /// degrees of freedom: about 2 % of straight devices are taken for bent, and get
+    /// straight segments rather than a curve unless the bend is clear). `nil` when a point's
+    /// spread is unknown (files of earlier releases): then nothing says how small is small,
+    /// and leave-one-out decides.
+    private static func straightLineChiSquare(samples: [FitSample], meanErrors: [Double?]) -> OffLine? {
         let known = meanErrors.compactMap { $0 }
-        guard known.count == samples.count, samples.count >= 2, let line = ResponseFitting.fit(.linear, to: samples) else { return false }
+        guard known.count == samples.count, samples.count >= 2, let line = ResponseFitting.fit(.linear, to: samples) else { return nil }
         var chiSquare = 0.0
         for (sample, error) in zip(samples, known) {
-            guard error > 0 else { return false }
+            guard error > 0 else { return nil }
             let residual = (sample.grams - line.grams(atX: sample.x)) / error
             chiSquare += residual * residual
         }
-        let freedom = Double(samples.count - 1)
-        return chiSquare <= freedom + 3 * (2 * freedom).squareRoot()
+        let freedom = samples.count - 1
+        return OffLine(chiSquare: chiSquare, freedom: freedom, withinNoise: Double(freedom) + 3 * (2 * Double(freedom)).squareRoot())
+    }
+
+    /// The straight line's miss, by ``straightLineChiSquare(samples:meanErrors:)``.
+    struct OffLine {
+        var chiSquare: Double
+        var freedom: Int
+        var withinNoise: Double
+    }
+
+    /// How rarely noise alone may put the points as far off the straight line before a
+    /// curve is fitted to the miss: as rarely as a normal deviation of five standard errors
+    /// (`P(|z| ≥ 5)`, about once in 1.7 million calibrations of a straight device).
+    static let clearBendChance = 5.733e-7
+
+    /// Whether the points are off the straight line clearly enough to extrapolate a bend:
+    /// noise alone leaves a chi-square this large less often than ``clearBendChance``.
+    ///
+    /// With two points and the origin the line has one degree of freedom left, so the
+    /// chi-square is `z²`, `z` being how many standard errors the points sit off it, and
+    /// this asks for `z ≥ 5`. A two-parameter curve through both points takes that miss as
+    /// its bend, and a bend seen at `z` standard errors is known to about `1/z` of itself.
+    /// Inside the points that doubt costs little; past the heaviest point it grows with the
+    /// distance: a power law's exponent from two points is `ln(g₂/g₁) / ln(x₂/x₁)`, so the
+    /// lighter point's relative error, over the log of the points' ratio, becomes a bend of
+    /// the whole curve. Just past the ordinary test (`z` ≈ 2.3–2.8) the bend is known only
+    /// to ±40 % and may be noise: on a straight pad calibrated with 20 g and 180 g, a power
+    /// law through such a draw is 1.1–1.5 g off by 385 g where straight segments are within
+    /// 0.5 g (bench/calibration, about 1 draw in 200). With three points leave-one-out is
+    /// fooled the same way about 1 draw in 3000 (1.3 g against 0.3–0.4 g), which is why the
+    /// rule holds for any number of points; with more points the same chance allows a larger
+    /// chi-square, and the gap between noise and a bend keeps its meaning. At five standard
+    /// errors the bend is known to a fifth of itself. Curved devices clear it by far (the
+    /// study's pens and pads: a chi-square of 20,000 or more with two points).
+    static func clearBend(_ offLine: OffLine) -> Bool {
+        chiSquareTail(offLine.chiSquare, freedom: offLine.freedom) < clearBendChance
+    }
+
+    /// `P(χ² ≥ value)` with a whole number of degrees of freedom, in closed form: for `2m`
+    /// degrees `e^(−v/2)·Σ_{k<m} (v/2)^k / k!`; for `2m + 1`, `erfc(√(v/2))` plus
+    /// `e^(−v/2)·Σ_{k=1…m} (v/2)^(k−½) / Γ(k + ½)`. Each term is summed from its logarithm,
+    /// so that neither the power nor the exponential overflows for a large chi-square.
+    static func chiSquareTail(_ value: Double, freedom: Int) -> Double {
+        guard value > 0 else { return 1 }
+        let half = value / 2
+        let logHalf = log(half)
+        var tail: Double
+        var logTerm: Double
+        var steps: Int
+        var next: Double
+        if freedom % 2 == 0 {
+            tail = 0
+            logTerm = -half         // k = 0: e^(−v/2)
+            steps = freedom / 2
+            next = 1                // the k of the term after this one
+        } else {
+            tail = erfc(half.squareRoot())
+            logTerm = -half + 0.5 * logHalf - log(Double.pi.squareRoot() / 2)  // k = 1: Γ(3/2) = √π/2
+            steps = (freedom - 1) / 2
+            next = 1.5              // Γ(k + ½) grows by k + ½
+        }
+        while steps > 0 {
+            tail += exp(logTerm)
+            logTerm += logHalf - log(next)
+            next += 1
+            steps -= 1
+        }
+        return Swift.min(1, tail)
     }
 
     /// The standard deviation in grams of one reading, at the noisiest point: each point's
