@@ -1,78 +1,105 @@
 /// Builds one JSON object with its keys in the order written, which the protocol fixes so
 /// that output can be compared byte for byte. Fields without a value are left out rather
 /// than written as `null`.
+///
+/// The object is gathered as UTF-8 bytes and becomes a `String` once, at the end: a live
+/// reader writes a line per reading, and appending piece by piece to a `String` (capacity
+/// checks, ASCII and grapheme bookkeeping per append) cost more than the rest of a reading's
+/// work (BENCHMARKS.md, Live).
 public struct JSONLineWriter: Sendable {
-    private var text = "{"
+    private var bytes: [UInt8]
     private var isFirst = true
 
-    public init() {}
+    public init() {
+        bytes = []
+        // A READING line is about 190 bytes: one allocation for most objects.
+        bytes.reserveCapacity(256)
+        bytes.append(UInt8(ascii: "{"))
+    }
 
     public mutating func add(_ key: String, string value: String?) {
         guard let value else { return }
         addKey(key)
-        Self.appendQuoted(value, to: &text)
+        Self.appendQuoted(value, to: &bytes)
     }
 
     public mutating func add(_ key: String, integer value: Int?) {
         guard let value else { return }
         addKey(key)
-        text += String(value)
+        bytes.append(contentsOf: String(value).utf8)
     }
 
     public mutating func add(_ key: String, bool value: Bool?) {
         guard let value else { return }
         addKey(key)
-        text += value ? "true" : "false"
+        bytes.append(contentsOf: (value ? "true" : "false").utf8)
     }
 
     /// A number rounded to `decimals` places and written in its shortest form (`0.2`, `77.0`).
     public mutating func add(_ key: String, number value: Double?, decimals: Int) {
         guard let value, value.isFinite else { return }
         addKey(key)
-        text += Self.rounded(value, decimals: decimals)
+        bytes.append(contentsOf: Self.rounded(value, decimals: decimals).utf8)
     }
 
     /// A number written exactly as given (event times keep all six decimals).
     public mutating func add(_ key: String, literal value: String?) {
         guard let value else { return }
         addKey(key)
-        text += value
+        bytes.append(contentsOf: value.utf8)
     }
 
     /// A list of strings.
     public mutating func add(_ key: String, strings values: [String]?) {
         guard let values else { return }
         addKey(key)
-        text += "["
+        bytes.append(UInt8(ascii: "["))
         for (index, value) in values.enumerated() {
-            if index > 0 { text += "," }
-            Self.appendQuoted(value, to: &text)
+            if index > 0 { bytes.append(UInt8(ascii: ",")) }
+            Self.appendQuoted(value, to: &bytes)
         }
-        text += "]"
+        bytes.append(UInt8(ascii: "]"))
     }
 
     /// A nested object, or a list of them when given several.
     public mutating func add(_ key: String, object value: JSONLineWriter?) {
         guard let value else { return }
-        add(key, literal: value.object)
+        addKey(key)
+        bytes.append(contentsOf: value.bytes)
+        bytes.append(UInt8(ascii: "}"))
     }
 
     public mutating func add(_ key: String, objects values: [JSONLineWriter]?) {
         guard let values else { return }
-        add(key, literal: "[" + values.map(\.object).joined(separator: ",") + "]")
+        addKey(key)
+        bytes.append(UInt8(ascii: "["))
+        for (index, value) in values.enumerated() {
+            if index > 0 { bytes.append(UInt8(ascii: ",")) }
+            bytes.append(contentsOf: value.bytes)
+            bytes.append(UInt8(ascii: "}"))
+        }
+        bytes.append(UInt8(ascii: "]"))
     }
 
     /// The object on its own, for nesting.
-    public var object: String { text + "}" }
+    public var object: String { finished(with: [UInt8(ascii: "}")]) }
 
     /// The object followed by a newline.
-    public var line: String { text + "}\n" }
+    public var line: String { finished(with: [UInt8(ascii: "}"), UInt8(ascii: "\n")]) }
+
+    private func finished(with ending: [UInt8]) -> String {
+        String(unsafeUninitializedCapacity: bytes.count + ending.count) { buffer in
+            let written = buffer.initialize(fromContentsOf: bytes)
+            // A slice's initialize returns the index past its end in the whole buffer: the count.
+            return buffer[written...].initialize(fromContentsOf: ending)
+        }
+    }
 
     private mutating func addKey(_ key: String) {
-        if !isFirst { text += "," }
+        if !isFirst { bytes.append(UInt8(ascii: ",")) }
         isFirst = false
-        Self.appendQuoted(key, to: &text)
-        text += ":"
+        Self.appendQuoted(key, to: &bytes)
+        bytes.append(UInt8(ascii: ":"))
     }
 
     static func rounded(_ value: Double, decimals: Int) -> String {
@@ -94,28 +121,24 @@ public struct JSONLineWriter: Sendable {
         return result == 0 ? 0.0 : result
     }
 
-    static func appendQuoted(_ value: String, to text: inout String) {
-        // Keys and most values need no escaping: append them whole.
-        if !value.utf8.contains(where: { $0 < 0x20 || $0 == UInt8(ascii: "\"") || $0 == UInt8(ascii: "\\") }) {
-            text += "\""
-            text += value
-            text += "\""
-            return
-        }
-        text += "\""
-        for scalar in value.unicodeScalars {
-            switch scalar {
-            case "\"": text += "\\\""
-            case "\\": text += "\\\\"
-            case "\n": text += "\\n"
-            case "\r": text += "\\r"
-            case "\t": text += "\\t"
-            case _ where scalar.value < 0x20:
-                let digits = String(scalar.value, radix: 16)
-                text += "\\u" + String(repeating: "0", count: 4 - digits.count) + digits
-            default: text.unicodeScalars.append(scalar)
+    static func appendQuoted(_ value: String, to bytes: inout [UInt8]) {
+        bytes.append(UInt8(ascii: "\""))
+        for byte in value.utf8 {
+            switch byte {
+            case UInt8(ascii: "\""): bytes.append(contentsOf: [UInt8(ascii: "\\"), UInt8(ascii: "\"")])
+            case UInt8(ascii: "\\"): bytes.append(contentsOf: [UInt8(ascii: "\\"), UInt8(ascii: "\\")])
+            case UInt8(ascii: "\n"): bytes.append(contentsOf: [UInt8(ascii: "\\"), UInt8(ascii: "n")])
+            case UInt8(ascii: "\r"): bytes.append(contentsOf: [UInt8(ascii: "\\"), UInt8(ascii: "r")])
+            case UInt8(ascii: "\t"): bytes.append(contentsOf: [UInt8(ascii: "\\"), UInt8(ascii: "t")])
+            case 0..<0x20:
+                // \u00XX with lower-case hex digits; bytes of 0x80 and up (the rest of UTF-8)
+                // are copied as they are.
+                let hex = Array("0123456789abcdef".utf8)
+                bytes.append(contentsOf: [UInt8(ascii: "\\"), UInt8(ascii: "u"), UInt8(ascii: "0"), UInt8(ascii: "0"), hex[Int(byte >> 4)], hex[Int(byte & 0xF)]])
+            default:
+                bytes.append(byte)
             }
         }
-        text += "\""
+        bytes.append(UInt8(ascii: "\""))
     }
 }
