@@ -99,8 +99,6 @@ public final class EventLoop {
     }
 
     private func dispatch(timeoutMilliseconds: Int32, untilStopped: Bool) throws(Errno) -> Int {
-        // On the stack, per batch: no allocation per wake-up, and a handler that runs the
-        // loop itself (a test stepping it, say) cannot overwrite the batch being dispatched.
         dispatchDepth += 1
         defer {
             dispatchDepth -= 1
@@ -111,6 +109,8 @@ public final class EventLoop {
                 for action in actions { action() }
             }
         }
+        // On the stack, per batch: no allocation per wake-up, and a handler that runs the
+        // loop itself (a test stepping it, say) cannot overwrite the batch being dispatched.
         let result = withUnsafeTemporaryAllocation(of: epoll_event.self, capacity: 16) { events -> Int32 in
             let count = epoll_wait(epoll, events.baseAddress, Int32(events.count), timeoutMilliseconds)
             if count < 0 { return -errno }
