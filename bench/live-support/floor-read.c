@@ -8,11 +8,17 @@
 // floor-read --epoll NODE: the same reader with the system calls of an event loop: the node
 // non-blocking in an epoll set, one epoll_wait and one read per wake-up, as forcescale's loop
 // makes them. What a reader spends beyond this is its own work, not its loop's shape.
+//
+// floor-read --epoll --touch-pages N NODE: that reader, and after each read one byte written
+// in each of N pages of its own memory, N * 4 KiB apart: a wake-up that touches N pages more
+// than the floor, and does nothing else. Beside forcescale it tells how far the cost of a
+// wake-up under emulation follows the pages it touches rather than the instructions it runs.
 #include <errno.h>
 #include <fcntl.h>
 #include <linux/input.h>
 #include <signal.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 #include <sys/epoll.h>
 #include <unistd.h>
@@ -25,10 +31,17 @@ static void on_term(int signal_number) {
 }
 
 int main(int argc, char **argv) {
-    int use_epoll = argc == 3 && strcmp(argv[1], "--epoll") == 0;
-    if (argc != 2 && !use_epoll) {
-        fprintf(stderr, "usage: floor-read [--epoll] /dev/input/eventN\n");
+    int use_epoll = argc >= 3 && strcmp(argv[1], "--epoll") == 0;
+    long touch_pages = 0;
+    if (use_epoll && argc == 5 && strcmp(argv[2], "--touch-pages") == 0) touch_pages = atol(argv[3]);
+    if (!(argc == 2 || (use_epoll && argc == 3) || (touch_pages > 0 && argc == 5))) {
+        fprintf(stderr, "usage: floor-read [--epoll [--touch-pages N]] /dev/input/eventN\n");
         return 64;
+    }
+    volatile unsigned char *pages = touch_pages > 0 ? calloc((size_t)touch_pages, 4096) : NULL;
+    if (touch_pages > 0 && pages == NULL) {
+        fprintf(stderr, "floor-read: no memory for %ld pages\n", touch_pages);
+        return 71;
     }
     const char *node = argv[argc - 1];
     int fd = open(node, O_RDONLY | O_CLOEXEC | (use_epoll ? O_NONBLOCK : 0));
@@ -50,7 +63,7 @@ int main(int argc, char **argv) {
     memset(&action, 0, sizeof action);
     action.sa_handler = on_term;
     sigaction(SIGTERM, &action, NULL);
-    fprintf(stderr, "floor-read: reading %s%s\n", node, use_epoll ? " (epoll)" : "");
+    fprintf(stderr, "floor-read: reading %s%s\n", node, touch_pages > 0 ? " (epoll, touching pages)" : use_epoll ? " (epoll)" : "");
 
     struct input_event events[64];
     unsigned long long count = 0;
@@ -70,6 +83,7 @@ int main(int argc, char **argv) {
             return 74;
         }
         count += (unsigned long long)length / sizeof events[0];
+        for (long page = 0; page < touch_pages; page++) pages[page * 4096] += 1;
     }
     fprintf(stderr, "floor-read: %llu events\n", count);
     return 0;

@@ -17,12 +17,14 @@ enum StreamBench {
     /// keyed "forcescale-before" and "forcescaled-before" (its watcher "watcher-before"): on
     /// the same pad in the same rounds, a build and its baseline see the same frames, the
     /// same floor and the same moment of the host's load.
-    static func groups(_ programs: Programs) -> [[String]] {
+    static func groups(_ programs: Programs, _ settings: Settings) -> [[String]] {
         // "epoll-floor" is the floor reader with an event loop's system calls (epoll_wait and
         // read per wake-up, bench/live-support/floor-read.c --epoll): beside forcescale read it
         // tells the cost of that shape apart from forcescale's own work.
         let before = programs.baseline != nil
-        return [["evtest", "python"], ["epoll-floor", "forcescale"] + (before ? ["forcescale-before"] : []),
+        // "touch-N": the epoll floor touching N pages per wake-up (--touch-pages).
+        let touching = settings.touchPages.map { "touch-\($0)" }
+        return [["evtest", "python"], ["epoll-floor"] + touching + ["forcescale"] + (before ? ["forcescale-before"] : []),
                 ["forcescaled"] + (before ? ["forcescaled-before"] : [])]
     }
 
@@ -64,7 +66,7 @@ enum StreamBench {
         // compared with a different machine. Interleaved, each group's rounds are spread over
         // the same stretch of time, and the order alternates so that none is always first
         // after a pause. A group that is not streaming sits blocked on its own pad.
-        let memberLists = groups(programs)
+        let memberLists = groups(programs, settings)
         var groups: [StreamGroup] = []
         defer { for group in groups { group.close() } }
         for (index, members) in memberLists.enumerated() {
@@ -104,7 +106,7 @@ enum StreamBench {
         }
         out("")
         out("Summary: CPU per event against the floor of the same group (utime + stime over all rounds; the rounds' own ratios, lowest to highest, and their median)")
-        for key in ["evtest", "python", "epoll-floor", "forcescale", "forcescale-before", "forcescaled", "forcescaled-before", "watcher", "watcher-before"] {
+        for key in ["evtest", "python", "epoll-floor"] + settings.touchPages.map({ "touch-\($0)" }) + ["forcescale", "forcescale-before", "forcescaled", "forcescaled-before", "watcher", "watcher-before"] {
             guard let micros = result.microsPerEvent[key] else { continue }
             let name = key == "watcher" ? "(watcher of forcescaled)" : key == "watcher-before" ? "(watcher of the baseline)" : key
             let rounds = (result.roundRatios[key] ?? []).sorted()
@@ -226,6 +228,11 @@ final class StreamGroup {
         else { return false }
         if members.contains("epoll-floor") {
             guard start("epoll-floor", "floor-read --epoll \(pad.node) (C, epoll_wait + read)", [programs.floorReader, "--epoll", pad.node], idle: Proc.epollCalls, raw: true) != nil
+            else { return false }
+        }
+        for pages in settings.touchPages where members.contains("touch-\(pages)") {
+            guard start("touch-\(pages)", "floor-read --epoll --touch-pages \(pages) \(pad.node)", [programs.floorReader, "--epoll", "--touch-pages", "\(pages)", pad.node],
+                        idle: Proc.epollCalls, raw: true) != nil
             else { return false }
         }
         if members.contains("evtest") {
