@@ -116,18 +116,14 @@ install: $(if $(INSTALL_BIN_DIR),,build)
 		"$$bin/$$program" --generate-completion-script fish > "$$d$(FISHCOMPLETIONDIR)/$$program.fish"; \
 		chmod 0644 "$$d$(BASHCOMPLETIONDIR)/$$program" "$$d$(ZSHCOMPLETIONDIR)/_$$program" "$$d$(FISHCOMPLETIONDIR)/$$program.fish"; \
 	done; \
-	config="$$d$(SYSCONFDIR)/forcescale/forcescale.conf"; \
-	if [ -e "$$config" ]; then \
-		echo "install: kept $$config as it is; the shipped one is etc/forcescale.conf"; \
-	else \
-		install -m 0644 etc/forcescale.conf "$$config"; \
-	fi; \
-	config="$$d$(SYSCONFDIR)/forcescale/mqtt.conf"; \
-	if [ -e "$$config" ]; then \
-		echo "install: kept $$config as it is; the shipped one is etc/mqtt.conf"; \
-	else \
-		install -m 0644 etc/mqtt.conf "$$config"; \
-	fi; \
+	for name in forcescale.conf mqtt.conf; do \
+		config="$$d$(SYSCONFDIR)/forcescale/$$name"; \
+		if [ -e "$$config" ]; then \
+			echo "install: kept $$config as it is; the shipped one is etc/$$name"; \
+		else \
+			install -m 0644 "etc/$$name" "$$config"; \
+		fi; \
+	done; \
 	if [ -z "$$d" ]; then \
 		echo "systemd-sysusers $(SYSUSERSDIR)/forcescale.conf $(SYSUSERSDIR)/forcescale-web.conf $(SYSUSERSDIR)/forcescale-mqtt.conf"; \
 		systemd-sysusers "$(SYSUSERSDIR)/forcescale.conf" "$(SYSUSERSDIR)/forcescale-web.conf" "$(SYSUSERSDIR)/forcescale-mqtt.conf"; \

@@ -431,19 +431,41 @@ final class RawClient {
     private func fill(until deadline: Int64) -> Bool {
         let left = deadline - monotonicMicroseconds()
         guard left > 0 else { return false }
-        var entry = pollfd(fd: descriptor, events: Int16(POLLIN), revents: 0)
-        let ready = poll(&entry, 1, Int32((left + 999) / 1000))
-        if ready < 0 { return errno == EINTR }
-        if ready == 0 { return false }
-        var chunk = [UInt8](repeating: 0, count: 65536)
-        let count = chunk.withUnsafeMutableBytes { recv(descriptor, $0.baseAddress, $0.count, Int32(MSG_DONTWAIT)) }
-        if count > 0 {
-            buffer.append(contentsOf: chunk[..<count])
-        } else if count == 0 || (errno != EAGAIN && errno != EINTR) {
+        switch receiveOnce(from: descriptor, waitingMilliseconds: Int32((left + 999) / 1000), into: &buffer) {
+        case .timedOut: return false
+        case .interrupted, .received: return true
+        case .ended:
             reachedEnd = true
+            return true
         }
-        return true
     }
+}
+
+/// What one `receiveOnce` came to.
+enum ReceiveOutcome {
+    case timedOut
+    /// A signal interrupted the wait; nothing was read.
+    case interrupted
+    /// Bytes were appended (or a spurious wake-up read none).
+    case received
+    /// The peer closed its end, or the socket failed.
+    case ended
+}
+
+/// Waits up to `milliseconds` for `descriptor` to be readable, then appends what one `recv`
+/// gives to `buffer`: the test clients' one way of reading a socket.
+func receiveOnce(from descriptor: Int32, waitingMilliseconds milliseconds: Int32, into buffer: inout [UInt8]) -> ReceiveOutcome {
+    var entry = pollfd(fd: descriptor, events: Int16(POLLIN), revents: 0)
+    let ready = poll(&entry, 1, max(0, milliseconds))
+    if ready < 0 { return errno == EINTR ? .interrupted : .ended }
+    if ready == 0 { return .timedOut }
+    var chunk = [UInt8](repeating: 0, count: 65536)
+    let count = chunk.withUnsafeMutableBytes { recv(descriptor, $0.baseAddress, $0.count, Int32(MSG_DONTWAIT)) }
+    if count > 0 {
+        buffer.append(contentsOf: chunk[..<count])
+        return .received
+    }
+    return count == 0 || (errno != EAGAIN && errno != EINTR) ? .ended : .received
 }
 
 extension JSONValue {

@@ -119,17 +119,13 @@ final class HTTPTestConnection {
     @discardableResult
     func fill(timeout: Double) -> Bool {
         guard !reachedEnd else { return false }
-        var entry = pollfd(fd: descriptor, events: Int16(POLLIN), revents: 0)
-        let ready = poll(&entry, 1, Int32(max(0, timeout * 1000)))
-        guard ready > 0 else { return false }
-        var chunk = [UInt8](repeating: 0, count: 65536)
-        let count = chunk.withUnsafeMutableBytes { recv(descriptor, $0.baseAddress, $0.count, Int32(MSG_DONTWAIT)) }
-        if count > 0 {
-            buffer.append(contentsOf: chunk[..<count])
-        } else if count == 0 || (errno != EAGAIN && errno != EINTR) {
+        switch receiveOnce(from: descriptor, waitingMilliseconds: Int32(max(0, timeout * 1000)), into: &buffer) {
+        case .timedOut, .interrupted: return false
+        case .received: return true
+        case .ended:
             reachedEnd = true
+            return true
         }
-        return true
     }
 
     /// Takes `count` bytes off the front of what was read.

@@ -65,8 +65,7 @@ public struct JSONLineWriter: Sendable {
     public mutating func add(_ key: String, object value: JSONLineWriter?) {
         guard let value else { return }
         addKey(key)
-        bytes.append(contentsOf: value.bytes)
-        bytes.append(UInt8(ascii: "}"))
+        appendObject(value)
     }
 
     public mutating func add(_ key: String, objects values: [JSONLineWriter]?) {
@@ -75,23 +74,33 @@ public struct JSONLineWriter: Sendable {
         bytes.append(UInt8(ascii: "["))
         for (index, value) in values.enumerated() {
             if index > 0 { bytes.append(UInt8(ascii: ",")) }
-            bytes.append(contentsOf: value.bytes)
-            bytes.append(UInt8(ascii: "}"))
+            appendObject(value)
         }
         bytes.append(UInt8(ascii: "]"))
     }
 
+    private mutating func appendObject(_ value: JSONLineWriter) {
+        bytes.append(contentsOf: value.bytes)
+        bytes.append(UInt8(ascii: "}"))
+    }
+
     /// The object on its own, for nesting.
-    public var object: String { finished(with: [UInt8(ascii: "}")]) }
+    public var object: String { finished(newline: false) }
 
     /// The object followed by a newline.
-    public var line: String { finished(with: [UInt8(ascii: "}"), UInt8(ascii: "\n")]) }
+    public var line: String { finished(newline: true) }
 
-    private func finished(with ending: [UInt8]) -> String {
-        String(unsafeUninitializedCapacity: bytes.count + ending.count) { buffer in
-            let written = buffer.initialize(fromContentsOf: bytes)
-            // A slice's initialize returns the index past its end in the whole buffer: the count.
-            return buffer[written...].initialize(fromContentsOf: ending)
+    /// The bytes with the closing brace (and a newline) as one `String`, made in place.
+    private func finished(newline: Bool) -> String {
+        String(unsafeUninitializedCapacity: bytes.count + (newline ? 2 : 1)) { buffer in
+            var end = buffer.initialize(fromContentsOf: bytes)
+            buffer[end] = UInt8(ascii: "}")
+            end += 1
+            if newline {
+                buffer[end] = UInt8(ascii: "\n")
+                end += 1
+            }
+            return end
         }
     }
 

@@ -17,13 +17,7 @@ enum QueuedFrames {
         guard let reader = startReader(programs, "read on the pad", ["--json", "--interval-ms", "0", "--no-rumble", "--device", pad.node], scenario: s) else { return }
         defer { reader.stop(SIGKILL) }
 
-        pad.press(50, down: true)
-        guard expect("\(s): the touch-down reads raw 50", within: Limits.reaction, waitingFor: "a READING raw 50 with 1 contact",
-                     { reader.hasReading(raw: 50, contacts: 1) }, saw: reader.tail()) else { return }
-        reader.signal(SIGSTOP)
-        guard expect("\(s): the reader is stopped (SIGSTOP)", within: Limits.reaction, waitingFor: "state T in /proc and its output taken",
-                     { ProcessInfoFile.stat(reader.pid)?.state == "T" && reader.hasTakenAll(.output) },
-                     saw: "state \(ProcessInfoFile.stat(reader.pid)?.state ?? "?")") else { return }
+        guard touchDownAndStop(reader, on: pad, scenario: s) else { return }
         let linesBefore = reader.outputCount
 
         // 50 frames of MT and single-touch pressure (3 events each: the position repeats and

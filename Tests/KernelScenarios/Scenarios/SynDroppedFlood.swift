@@ -25,15 +25,7 @@ enum SynDroppedFlood {
         guard let reader = startReader(programs, "read on the pad", ["--json", "--interval-ms", "0", "--no-rumble", "--device", pad.node], scenario: s) else { return }
         defer { reader.stop(SIGKILL) }
 
-        pad.press(50, down: true)
-        guard expect("\(s): the touch-down reads raw 50", within: Limits.reaction, waitingFor: "a READING raw 50 with 1 contact",
-                     { reader.hasReading(raw: 50, contacts: 1) }, saw: reader.tail()) else { return }
-
-        // Stopped, and every line it wrote before is here: from then on nothing can come.
-        reader.signal(SIGSTOP)
-        guard expect("\(s): the reader is stopped (SIGSTOP)", within: Limits.reaction, waitingFor: "state T in /proc and its output taken",
-                     { ProcessInfoFile.stat(reader.pid)?.state == "T" && reader.hasTakenAll(.output) },
-                     saw: "state \(ProcessInfoFile.stat(reader.pid)?.state ?? "?")") else { return }
+        guard touchDownAndStop(reader, on: pad, scenario: s) else { return }
         let linesBefore = reader.outputCount
 
         // Pressures ramp through every value 0…255 (7 is prime to 256, so consecutive values

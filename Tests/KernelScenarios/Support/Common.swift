@@ -113,6 +113,20 @@ public func startReader(_ programs: Programs, _ label: String, _ arguments: [Str
     return nil
 }
 
+/// Puts a touch down at raw 50, waits for its READING, then stops the reader (SIGSTOP) and
+/// waits until it is stopped with every line it wrote taken: from then on the pad's events
+/// queue in the kernel and nothing more can come out until SIGCONT.
+/// - Returns: `false` when one of those checks failed (it is reported).
+public func touchDownAndStop(_ reader: Child, on pad: VirtualDevice, scenario s: String) -> Bool {
+    pad.press(50, down: true)
+    guard expect("\(s): the touch-down reads raw 50", within: Limits.reaction, waitingFor: "a READING raw 50 with 1 contact",
+                 { reader.hasReading(raw: 50, contacts: 1) }, saw: reader.tail()) else { return false }
+    reader.signal(SIGSTOP)
+    return expect("\(s): the reader is stopped (SIGSTOP)", within: Limits.reaction, waitingFor: "state T in /proc and its output taken",
+                  { ProcessInfoFile.stat(reader.pid)?.state == "T" && reader.hasTakenAll(.output) },
+                  saw: "state \(ProcessInfoFile.stat(reader.pid)?.state ?? "?")")
+}
+
 /// Creates a device, reporting a failure as a check.
 public func makeDevice(_ table: DeviceTable, scenario: String) -> VirtualDevice? {
     do {
