@@ -148,7 +148,8 @@ let package = Package(
         // against a real broker are in ForcescaleCLITests (MQTTTests), with the other suites
         // that run the built programs.
         .testTarget(name: "ScaleMQTTTests", dependencies: ["ScaleMQTT", "ScaleCore", "ScaleOptions"]),
-        .testTarget(name: "ScaleEvdevTests", dependencies: ["ScaleEvdev", "ScaleCore", "ScalePOSIX", "ScaleTestSupport"]),
+        // CEvdev: the state journal is checked against libevdev itself.
+        .testTarget(name: "ScaleEvdevTests", dependencies: ["ScaleEvdev", "CEvdev", "ScaleCore", "ScalePOSIX", "ScaleTestSupport"]),
         // CSQLite: the schema tests open the database file directly.
         .testTarget(name: "ScaleLogTests", dependencies: ["ScaleLog", "ScaleCore", "ScalePOSIX", "CSQLite", "ScaleTestSupport", "TestWaiting"]),
         .testTarget(

@@ -51,6 +51,8 @@ public final class EvdevDevice {
     private let handle: OpaquePointer
     /// Where `drain` reads raw events: a few frames of a busy multitouch pad.
     private let batch: UnsafeMutableBufferPointer<input_event>
+    /// What `drain` read that libevdev's state has not taken in yet.
+    private var journal: DeviceStateJournal
 
     /// Opens a device without grabbing it, so the desktop keeps its pointer.
     /// - Parameters:
@@ -82,6 +84,7 @@ public final class EvdevDevice {
         isWritable = writable
         handle = device
         batch = .allocate(capacity: 128)
+        journal = DeviceStateJournal(handle: device)
         description = Self.describe(device)
     }
 
@@ -106,10 +109,10 @@ public final class EvdevDevice {
     /// owner again for the next frame. `libevdev_next_event` reads again whenever its own
     /// queue is empty, so every drain through it ended with a read that returned `EAGAIN`:
     /// two reads per wake-up where one does.
-    /// libevdev still keeps the device's state: each event goes into it
-    /// (`libevdev_set_event_value`, which sanitises as `libevdev_next_event` does), so that on
-    /// `SYN_DROPPED` its resynchronisation compares the kernel's state with what this reader
-    /// last delivered; from a `SYN_DROPPED` on, reading goes through libevdev until the
+    /// libevdev still keeps the device's state: the events go into it in order through
+    /// ``DeviceStateJournal`` (a few hundred at a time, and all of them before it is read), so
+    /// that on `SYN_DROPPED` its resynchronisation compares the kernel's state with what this
+    /// reader last delivered; from a `SYN_DROPPED` on, reading goes through libevdev until the
     /// kernel's queue is empty, exactly as before.
     /// - Parameters:
     ///   - onEvent: Called for each event in order.
@@ -132,38 +135,15 @@ public final class EvdevDevice {
                 if event.type == UInt16(EV_SYN), event.code == UInt16(SYN_DROPPED) {
                     // What follows in the batch is stale: libevdev's resynchronisation
                     // discards it with the kernel's queue, as the kernel's documentation asks.
+                    journal.catchUp()
+                    defer { journal.takeSlots() }
                     return drainThroughLibevdev(droppedAt: event.time, onEvent: onEvent, onResynchronize: onResynchronize)
                 }
-                guard keepState(of: &event) else { continue }
+                guard journal.admit(&event) else { continue }
                 onEvent(Self.convert(event))
             }
             // A short read emptied the kernel's queue (0 is an empty read, never a frame).
             if count < batch.count { return .drained }
-        }
-    }
-
-    /// Puts a raw event into libevdev's copy of the device state, as `libevdev_next_event`
-    /// would have. - Returns: false for an event that libevdev would not have delivered: a
-    /// code the device does not have, or a tracking ID that does not go from -1 to N or
-    /// N to -1. An out-of-range slot index is capped to the last slot, as libevdev does.
-    private func keepState(of event: inout input_event) -> Bool {
-        let type = UInt32(event.type)
-        let code = UInt32(event.code)
-        guard libevdev_has_event_code(handle, type, code) == 1 else { return false }
-        switch Int32(event.type) {
-        case EV_ABS:
-            if code == UInt32(ABS_MT_SLOT) {
-                let slots = libevdev_get_num_slots(handle)
-                if slots > 0, event.value < 0 || event.value >= slots { event.value = slots - 1 }
-            }
-            let status = libevdev_set_event_value(handle, type, code, event.value)
-            // Refused only by libevdev's sanitising: a double tracking ID it would discard.
-            return !(status != 0 && code == UInt32(ABS_MT_TRACKING_ID))
-        case EV_KEY, EV_LED, EV_SW:
-            _ = libevdev_set_event_value(handle, type, code, event.value)
-            return true
-        default:
-            return true
         }
     }
 
