@@ -34,4 +34,51 @@ import Testing
         json.add("none", objects: [])
         #expect(json.object == #"{"n":0.1235,"neg":0.0,"ok":true,"time":1382570965.747302,"point":{"g":20.0,"raw":-3},"points":[{"g":20.0,"raw":-3},{"g":20.0,"raw":-3}],"none":[]}"#)
     }
+
+    /// Numbers are written from their digits, not through `description`: they must come out
+    /// as `description` wrote them, byte for byte, over the whole range a line can carry.
+    @Test func roundedNumbersComeOutAsDescriptionWritesThem() {
+        var values: [Double] = [
+            0, -0.0, 0.5, -0.5, 0.05, 0.00005, 0.000049999, -0.00005, 0.0001, 1e-7, 77, 77.04999, 385,
+            0.1 + 0.2, 999_999_999.99994, 999_999_999.99996, 1e9, -1e9, 123_456_789.123456, 1e15, 1e16,
+            9_007_199_254_740_993, 1e300, .leastNonzeroMagnitude, .greatestFiniteMagnitude,
+        ]
+        // And a spread of magnitudes from 10^-6 to 10^11, both signs (a fixed generator).
+        var state: UInt64 = 0x9E37_79B9_7F4A_7C15
+        for _ in 0..<20_000 {
+            state = state &* 6_364_136_223_846_793_005 &+ 1_442_695_040_888_963_407
+            let mantissa = Double(state >> 11) / Double(1 << 53)
+            let exponent = Int((state >> 3) % 18) - 6
+            var scale = 1.0
+            for _ in 0..<abs(exponent) { scale *= 10 }
+            let value = exponent < 0 ? mantissa / scale : mantissa * scale
+            values.append(state & 1 == 0 ? value : -value)
+        }
+        for decimals in 0...6 {
+            for value in values {
+                var bytes: [UInt8] = []
+                DecimalDigits.appendRounded(value, decimals: decimals, to: &bytes)
+                let expected = JSONLineWriter.round(value, decimals: decimals).description
+                #expect(String(decoding: bytes, as: UTF8.self) == expected, "\(value) to \(decimals) decimals")
+            }
+        }
+    }
+
+    @Test func integersAndTimesComeOutAsTheirDescriptions() {
+        for value in [0, 1, -1, 9, 10, -10, 1_000_000, Int.max, Int.min, Int(Int32.min)] {
+            var json = JSONLineWriter()
+            json.add("n", integer: value)
+            #expect(json.object == "{\"n\":\(String(value))}")
+        }
+        let times: [(Int64, String)] = [
+            (0, "0.000000"), (1, "0.000001"), (-1, "-0.000001"), (1_000_000, "1.000000"),
+            (-1_500_000, "-1.500000"), (1_382_570_965_747_302, "1382570965.747302"),
+        ]
+        for (microseconds, text) in times {
+            #expect(EventTime(microseconds: microseconds).description == text)
+            var json = JSONLineWriter()
+            json.add("time", time: EventTime(microseconds: microseconds))
+            #expect(json.object == "{\"time\":\(text)}")
+        }
+    }
 }

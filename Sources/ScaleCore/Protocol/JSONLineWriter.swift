@@ -26,7 +26,7 @@ public struct JSONLineWriter: Sendable {
     public mutating func add(_ key: String, integer value: Int?) {
         guard let value else { return }
         addKey(key)
-        bytes.append(contentsOf: String(value).utf8)
+        DecimalDigits.append(UInt64(value.magnitude), decimals: 0, negative: value < 0, to: &bytes)
     }
 
     public mutating func add(_ key: String, bool value: Bool?) {
@@ -39,7 +39,14 @@ public struct JSONLineWriter: Sendable {
     public mutating func add(_ key: String, number value: Double?, decimals: Int) {
         guard let value, value.isFinite else { return }
         addKey(key)
-        bytes.append(contentsOf: Self.rounded(value, decimals: decimals).utf8)
+        DecimalDigits.appendRounded(value, decimals: decimals, to: &bytes)
+    }
+
+    /// An event time: seconds with six decimals, as ``EventTime/description`` writes it.
+    public mutating func add(_ key: String, time value: EventTime?) {
+        guard let value else { return }
+        addKey(key)
+        DecimalDigits.append(value.microseconds.magnitude, decimals: 6, negative: value.microseconds < 0, to: &bytes)
     }
 
     /// A number written exactly as given (event times keep all six decimals).
@@ -109,10 +116,6 @@ public struct JSONLineWriter: Sendable {
         isFirst = false
         Self.appendQuoted(key, to: &bytes)
         bytes.append(UInt8(ascii: ":"))
-    }
-
-    static func rounded(_ value: Double, decimals: Int) -> String {
-        round(value, decimals: decimals).description
     }
 
     /// `value` rounded to `decimals` places, as a line carries it. Rounding again gives the

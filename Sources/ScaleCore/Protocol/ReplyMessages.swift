@@ -114,7 +114,7 @@ public struct PollMessage: DaemonLineMessage {
     public var line: String {
         var json = JSONLineWriter()
         json.add("class", string: Self.className)
-        json.add("time", literal: time?.description)
+        json.add("time", time: time)
         json.add("reading", object: reading?.json)
         return json.line
     }

@@ -76,7 +76,7 @@ public struct ReadingMessage: DaemonLineMessage {
         var json = JSONLineWriter()
         json.add("class", string: Self.className)
         json.add("device", string: device)
-        json.add("time", literal: time.description)
+        json.add("time", time: time)
         json.add("raw", integer: Int(raw))
         json.add("force", number: force, decimals: ProtocolMessage.forceDecimals)
         json.add("grams", number: grams, decimals: ProtocolMessage.gramDecimals)
@@ -138,7 +138,7 @@ public struct PeakMessage: DaemonLineMessage {
         var json = JSONLineWriter()
         json.add("class", string: Self.className)
         json.add("device", string: device)
-        json.add("time", literal: time.description)
+        json.add("time", time: time)
         json.add("raw", integer: Int(raw))
         json.add("grams", number: grams, decimals: ProtocolMessage.gramDecimals)
         return json.line

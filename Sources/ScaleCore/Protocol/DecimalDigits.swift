@@ -1,0 +1,65 @@
+/// Numbers written as ASCII straight into a byte buffer, for the lines that go out per
+/// reading: `String(value)`, `Double.description` and string concatenation each allocate
+/// and run general code, where a reading's numbers need only their digits (BENCHMARKS.md,
+/// Live).
+enum DecimalDigits {
+    /// Appends `magnitude` in decimal with a point before its last `decimals` digits (none
+    /// for 0 decimals, and at least one digit before the point), after a `-` when `negative`.
+    /// - Parameter trimmingZeros: Drops zeros at the end of the fraction, down to one digit
+    ///   after the point (`77.0`, `0.25`), as `Double.description` writes a number.
+    static func append(
+        _ magnitude: UInt64, decimals: Int, negative: Bool, trimmingZeros: Bool = false, to bytes: inout [UInt8]
+    ) {
+        // 20 digits at most, a point and a sign: made right to left on the stack, then
+        // appended at once (one capacity check rather than one per digit).
+        withUnsafeTemporaryAllocation(of: UInt8.self, capacity: 32) { scratch in
+            var start = scratch.count
+            var rest = magnitude
+            var written = 0
+            repeat {
+                if written == decimals, decimals > 0 {
+                    start -= 1
+                    scratch[start] = UInt8(ascii: ".")
+                }
+                start -= 1
+                scratch[start] = UInt8(ascii: "0") + UInt8(rest % 10)
+                rest /= 10
+                written += 1
+            } while rest > 0 || written <= decimals
+            if negative {
+                start -= 1
+                scratch[start] = UInt8(ascii: "-")
+            }
+            var end = scratch.count
+            if trimmingZeros {
+                var trimmed = 0
+                while trimmed < decimals - 1, scratch[end - 1] == UInt8(ascii: "0") {
+                    end -= 1
+                    trimmed += 1
+                }
+            }
+            bytes.append(contentsOf: UnsafeBufferPointer(rebasing: scratch[start..<end]))
+        }
+    }
+
+    /// Appends `value` rounded to `decimals` places (``JSONLineWriter/round(_:decimals:)``)
+    /// exactly as `Double.description` writes the rounded number.
+    ///
+    /// The digits are the rounded number's own: for a number under 10⁹ with at most 4
+    /// decimals the nearest double to N / 10^decimals prints as N's digits, since no other
+    /// decimal as short lies within half a unit in the last place of it (a unit there is
+    /// under 10⁻⁷; such decimals are 10⁻⁴ apart or more); and `Double.description` switches to
+    /// an exponent only below 10⁻⁴ or from 2⁵³ on. Anything else goes through `description`.
+    static func appendRounded(_ value: Double, decimals: Int, to bytes: inout [UInt8]) {
+        let rounded = JSONLineWriter.round(value, decimals: decimals)
+        guard (0...4).contains(decimals), rounded.magnitude < 1e9 else {
+            bytes.append(contentsOf: rounded.description.utf8)
+            return
+        }
+        // In units of the last decimal written, with one decimal at least (`77.0`).
+        var scale = 1.0
+        for _ in 0..<max(decimals, 1) { scale *= 10 }
+        let units = (rounded * scale).rounded()
+        append(UInt64(units.magnitude), decimals: max(decimals, 1), negative: units < 0, trimmingZeros: true, to: &bytes)
+    }
+}
