@@ -68,10 +68,8 @@ public final class LiveScale: ScaleSource {
     /// `nil` before `start()`, and when the input directory could not be watched (see
     /// `hotplugError`).
     private var hotplug: DirectoryWatcher?
-    private var device: EvdevDevice?
-    /// The open device as its outputs name it; set and cleared with `device`.
-    private var sourceDevice: SourceDevice?
-    private var pipeline: ScalePipeline?
+    /// The device being read, with its pipeline; `nil` while none is open.
+    private var current: OpenDevice?
     private var rumble: RumbleEffect?
     private var outputs: [ScaleOutput] = []
     private var rumbleUnavailableSaid = false
@@ -147,8 +145,8 @@ public final class LiveScale: ScaleSource {
         try loop.watch(timer.descriptor) { [unowned self] in
             // The deadline it fired for has come: what is due then goes out, and no clock
             // is read. Nothing, when the device's handler re-armed it after epoll said so.
-            guard let due = armed.fired(expirations: timer.acknowledge()), pipeline != nil else { return }
-            pipeline!.advance(to: due, into: &outputs)
+            guard let due = armed.fired(expirations: timer.acknowledge()), let current else { return }
+            current.pipeline.advance(to: due, into: &outputs)
             deliver()
         }
         try loop.watch(hapticTimer.descriptor) { [unowned self] in
@@ -163,7 +161,7 @@ public final class LiveScale: ScaleSource {
             try loop.watch(hotplug.descriptor) { [unowned self] in
                 let names = hotplug.drain()
                 guard names.contains(where: { $0.hasPrefix("event") }) else { return }
-                if device == nil { reopen() } else { followSeparateRumbler() }
+                if current == nil { reopen() } else { followSeparateRumbler() }
             }
         }
         if let candidate {
@@ -188,7 +186,7 @@ public final class LiveScale: ScaleSource {
         rumbleUnavailableSaid = false
         waitingReason = nil
         reopen()
-        if device == nil { onNotice(.waiting(for: options.awaited)) }
+        if current == nil { onNotice(.waiting(for: options.awaited)) }
     }
 
     /// Closes the device (its held reading goes out, its effect is erased) and leaves the loop.
@@ -201,21 +199,21 @@ public final class LiveScale: ScaleSource {
 
     /// The device being read, if one is present.
     public var currentDevice: (path: String, description: DeviceDescription)? {
-        device.map { ($0.path, $0.description) }
+        current.map { ($0.device.path, $0.device.description) }
     }
 
     /// The device that rumbles on a PEAK, if any.
     public var rumblePath: String? { rumble?.device.path }
 
-    public var gramModel: GramModelKind? { pipeline?.gramModel.kind }
+    public var gramModel: GramModelKind? { current?.pipeline.gramModel.kind }
 
     /// Plays a pattern through the rumble effect, one segment per timer wake-up, then puts
     /// the peak effect back (they share the device's one slot that forcescale holds).
     public func play(_ pattern: HapticPattern) throws(ForceFeedbackError) {
         guard let rumble else {
             throw ForceFeedbackError(
-                path: device?.path ?? "forcescale", operation: "rumble", errno: nil,
-                explanation: "no device can rumble" + (device == nil ? " (the pressure device is away)" : ""))
+                path: current?.device.path ?? "forcescale", operation: "rumble", errno: nil,
+                explanation: "no device can rumble" + (current == nil ? " (the pressure device is away)" : ""))
         }
         pendingSegments = pattern.segments
         hapticTimer.acknowledge()
@@ -238,7 +236,7 @@ public final class LiveScale: ScaleSource {
     /// copy: a device that opens starts uncalibrated, and its owner (the daemon, told by
     /// `.opened`) applies that device's calibration before the first event is read.
     public func setCalibration(_ calibration: Calibration) {
-        pipeline?.setCalibration(calibration)
+        current?.pipeline.setCalibration(calibration)
     }
 
     // MARK: - Devices
@@ -248,9 +246,7 @@ public final class LiveScale: ScaleSource {
         let pipeline = try ScalePipeline(device: opened.description, settings: options.settings)
         if options.grab { try opened.grab() }
         try loop.watch(opened.descriptor) { [unowned self] in readDevice() }
-        device = opened
-        sourceDevice = SourceDevice(path: opened.path, description: opened.description)
-        self.pipeline = pipeline
+        current = OpenDevice(device: opened, pipeline: pipeline)
         waitingReason = nil
         onNotice(.opened(path: path, device: opened.description, source: pipeline.source, model: pipeline.gramModel.kind))
         prepareRumble(for: opened)
@@ -306,7 +302,7 @@ public final class LiveScale: ScaleSource {
     /// directory, one that is gone is let go (said once) and one that is back, or newly
     /// there, is taken up (said when it is).
     private func followSeparateRumbler() {
-        guard case .device = options.rumble, let device else { return }
+        guard case .device = options.rumble, let device = current?.device else { return }
         if let rumble, !rumble.device.isPresent {
             self.rumble = nil
             sayRumbleUnavailable("\(rumble.device.path) was removed; rumble resumes when it is back")
@@ -325,11 +321,12 @@ public final class LiveScale: ScaleSource {
     }
 
     private func readDevice() {
-        guard let device, pipeline != nil else { return }
+        guard let current else { return }
+        let device = current.device
         let outcome = device.drain(
-            onEvent: { pipeline!.process($0, into: &outputs) },
+            onEvent: { current.pipeline.process($0, into: &outputs) },
             onResynchronize: {
-                pipeline!.beginResynchronization()
+                current.pipeline.beginResynchronization()
                 onNotice(.resynchronized(path: device.path))
             })
         deliver()
@@ -351,7 +348,7 @@ public final class LiveScale: ScaleSource {
     /// Tries to take up a device again after hotplug; quietly waits for the next change
     /// when none is usable yet (udev may not have fixed the node's permissions).
     private func reopen() {
-        guard device == nil else { return }
+        guard current == nil else { return }
         do {
             let candidate = try DeviceDiscovery.choose(options.query, from: DeviceDiscovery.scan(directory: options.directory))
             try open(candidate.path)
@@ -362,18 +359,16 @@ public final class LiveScale: ScaleSource {
 
     /// Closes the device: the held reading goes out, the effect is erased, the fd closed.
     private func closeDevice() {
-        if pipeline != nil {
-            pipeline!.finish(into: &outputs)
+        if let current {
+            current.pipeline.finish(into: &outputs)
             deliver()
+            loop.unwatch(current.device.descriptor)
         }
-        if let device { loop.unwatch(device.descriptor) }
         timer.arm(atMicroseconds: nil)
         armed.disarmed()
         rumble?.erase()
         rumble = nil
-        pipeline = nil
-        device = nil
-        sourceDevice = nil
+        current = nil
     }
 
     /// Hands outputs on, rumbling first on a PEAK so the feel is not delayed by printing.
@@ -382,20 +377,20 @@ public final class LiveScale: ScaleSource {
     private func deliver() {
         let delivering = !outputs.isEmpty
         for output in outputs {
-            guard let sourceDevice else { break }
+            guard let current else { break }
             if case .peak = output, let rumble {
                 do throws(ForceFeedbackError) { try rumble.play() } catch {
                     self.rumble = nil
                     sayRumbleUnavailable(error.description)
                 }
             }
-            do { try onOutput(output, sourceDevice) } catch {
+            do { try onOutput(output, current.source) } catch {
                 failure = error
                 loop.stop()
                 break
             }
         }
-        outputs.removeAll(keepingCapacity: true)
+        if delivering { outputs.removeAll(keepingCapacity: true) }
         if delivering, failure == nil {
             do { try onDelivered() } catch {
                 failure = error
@@ -404,10 +399,27 @@ public final class LiveScale: ScaleSource {
         }
         // Re-arming costs a system call; only a new deadline needs it (once per throttle
         // window while a touch streams).
-        switch armed.follow(pipeline?.nextDeadline) {
+        switch armed.follow(current?.pipeline.nextDeadline) {
         case .arm(let deadline): timer.arm(atMicroseconds: deadline.microseconds)
         case .disarm: timer.arm(atMicroseconds: nil)
         case nil: break
         }
+    }
+}
+
+/// An open device and what reads it, made and dropped together. A class, so that the
+/// per-frame path reaches the pipeline in place: an optional `ScalePipeline` stored in the
+/// scale was copied whole (a retain and release of each array and string in it) by every
+/// `!= nil` and `?.nextDeadline`, several times per frame (BENCHMARKS.md, Live).
+private final class OpenDevice {
+    let device: EvdevDevice
+    /// The device as its outputs name it.
+    let source: SourceDevice
+    var pipeline: ScalePipeline
+
+    init(device: EvdevDevice, pipeline: ScalePipeline) {
+        self.device = device
+        source = SourceDevice(path: device.path, description: device.description)
+        self.pipeline = pipeline
     }
 }
