@@ -39,37 +39,39 @@ public struct StabilityDetector: Sendable {
 }
 
 /// A queue of (time, grams) that only grows at the back and shrinks at either end, stored
-/// in an array with a moving head so that pushes and pops do not shift elements.
+/// in an array with a moving head so that pushes and pops do not shift elements. One array
+/// of pairs rather than one per field: each change to an array checks that it is the only
+/// owner, and this runs for every frame.
 struct SampleQueue: Sendable {
-    private var times: [Int64] = []
-    private var grams: [Double] = []
+    private struct Sample: Sendable {
+        var time: Int64
+        var grams: Double
+    }
+
+    private var samples: [Sample] = []
     private var head = 0
 
-    var first: Double? { head < grams.count ? grams[head] : nil }
+    var first: Double? { head < samples.count ? samples[head].grams : nil }
 
     mutating func removeAll() {
-        times.removeAll(keepingCapacity: true)
-        grams.removeAll(keepingCapacity: true)
+        samples.removeAll(keepingCapacity: true)
         head = 0
     }
 
     /// Drops from the back every sample that `dominated` says the new one makes irrelevant,
     /// then appends the new one.
     mutating func pushKeepingMonotonic(time: Int64, grams value: Double, dominated: (Double) -> Bool) {
-        while grams.count > head, dominated(grams[grams.count - 1]) {
-            times.removeLast()
-            grams.removeLast()
+        while samples.count > head, dominated(samples[samples.count - 1].grams) {
+            samples.removeLast()
         }
-        times.append(time)
-        grams.append(value)
+        samples.append(Sample(time: time, grams: value))
     }
 
     mutating func dropOlder(than start: Int64) {
-        while head < times.count, times[head] < start { head += 1 }
+        while head < samples.count, samples[head].time < start { head += 1 }
         // Reclaim the consumed prefix once it dominates the storage.
-        if head > 64, head * 2 > times.count {
-            times.removeFirst(head)
-            grams.removeFirst(head)
+        if head > 64, head * 2 > samples.count {
+            samples.removeFirst(head)
             head = 0
         }
     }

@@ -18,7 +18,10 @@ public final class EventLoop {
     }
 
     private let epoll: Int32
-    private var handlers: [Int32: (Readiness) -> Void] = [:]
+    /// Handlers by descriptor number. Descriptors are small (the kernel hands out the lowest
+    /// free one), so this is no longer than a dictionary would be, and a wake-up finds its
+    /// handler without hashing.
+    private var handlers: [((Readiness) -> Void)?] = []
     private var isRunning = false
     /// How deep in `dispatch` the loop is (a handler may step the loop itself).
     private var dispatchDepth = 0
@@ -51,7 +54,9 @@ public final class EventLoop {
         event.events = Self.mask(readable: readable, writable: writable)
         event.data.fd = descriptor.rawValue
         guard epoll_ctl(epoll, EPOLL_CTL_ADD, descriptor.rawValue, &event) == 0 else { throw Errno.current }
-        handlers[descriptor.rawValue] = handler
+        let index = Int(descriptor.rawValue)
+        if index >= handlers.count { handlers.append(contentsOf: repeatElement(nil, count: index + 1 - handlers.count)) }
+        handlers[index] = handler
     }
 
     /// Changes what a watched descriptor wakes the loop for, keeping its handler.
@@ -65,7 +70,9 @@ public final class EventLoop {
 
     /// Stops watching; call before closing the descriptor.
     public func unwatch(_ descriptor: FileDescriptor) {
-        guard handlers.removeValue(forKey: descriptor.rawValue) != nil else { return }
+        let index = Int(descriptor.rawValue)
+        guard handlers.indices.contains(index), handlers[index] != nil else { return }
+        handlers[index] = nil
         _ = epoll_ctl(epoll, EPOLL_CTL_DEL, descriptor.rawValue, nil)
     }
 
@@ -116,7 +123,9 @@ public final class EventLoop {
             if count < 0 { return -errno }
             for index in 0..<Int(count) where isRunning || !untilStopped {
                 // A handler may have unwatched a later descriptor of this batch.
-                handlers[events[index].data.fd]?(Readiness(rawValue: events[index].events))
+                let descriptor = Int(events[index].data.fd)
+                guard handlers.indices.contains(descriptor), let handler = handlers[descriptor] else { continue }
+                handler(Readiness(rawValue: events[index].events))
             }
             return count
         }
