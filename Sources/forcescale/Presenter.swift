@@ -23,7 +23,7 @@ final class JSONPresenter: Presenter {
     func begin(device: DeviceDescription, source: PressureSource, model: GramModelKind, origin: EventTime) throws {}
 
     func show(_ value: ScaleOutput) throws {
-        try output.write(ProtocolMessage.line(for: value))
+        try output.write { ProtocolMessage.appendLine(for: value, to: &$0) }
         if flushEachLine { try output.flush() }
     }
 

@@ -32,7 +32,7 @@ public struct JSONLineWriter: Sendable {
     public mutating func add(_ key: String, bool value: Bool?) {
         guard let value else { return }
         addKey(key)
-        bytes.append(contentsOf: (value ? "true" : "false").utf8)
+        Self.append(value ? "true" : "false", to: &bytes)
     }
 
     /// A number rounded to `decimals` places and written in its shortest form (`0.2`, `77.0`).
@@ -97,6 +97,12 @@ public struct JSONLineWriter: Sendable {
     /// The object followed by a newline.
     public var line: String { finished(newline: true) }
 
+    /// Appends the object and a newline to `output` as UTF-8.
+    public func appendLine(to output: inout [UInt8]) {
+        output.append(contentsOf: bytes)
+        Self.append("}\n", to: &output)
+    }
+
     /// The bytes with the closing brace (and a newline) as one `String`, made in place.
     private func finished(newline: Bool) -> String {
         String(unsafeUninitializedCapacity: bytes.count + (newline ? 2 : 1)) { buffer in
@@ -111,11 +117,41 @@ public struct JSONLineWriter: Sendable {
         }
     }
 
+    /// `"key":`, after a comma but for the first key. Keys are names from the code, which
+    /// need no escape: then the whole is gathered on the stack and appended at once (every
+    /// append checks that the array is not shared, and a line has ten keys).
     private mutating func addKey(_ key: String) {
-        if !isFirst { bytes.append(UInt8(ascii: ",")) }
+        let comma = !isFirst
         isFirst = false
+        var key = key
+        let appended = key.withUTF8 { utf8 -> Bool in
+            guard utf8.count <= 60, !utf8.contains(where: Self.needsEscape) else { return false }
+            withUnsafeTemporaryAllocation(of: UInt8.self, capacity: 64) { scratch in
+                var end = 0
+                if comma {
+                    scratch[end] = UInt8(ascii: ",")
+                    end += 1
+                }
+                scratch[end] = UInt8(ascii: "\"")
+                end = scratch[(end + 1)...].initialize(fromContentsOf: utf8)
+                scratch[end] = UInt8(ascii: "\"")
+                scratch[end + 1] = UInt8(ascii: ":")
+                bytes.append(contentsOf: UnsafeBufferPointer(rebasing: scratch[..<(end + 2)]))
+            }
+            return true
+        }
+        guard !appended else { return }
+        if comma { bytes.append(UInt8(ascii: ",")) }
         Self.appendQuoted(key, to: &bytes)
         bytes.append(UInt8(ascii: ":"))
+    }
+
+    private static func needsEscape(_ byte: UInt8) -> Bool {
+        byte < 0x20 || byte == UInt8(ascii: "\"") || byte == UInt8(ascii: "\\")
+    }
+
+    private static func append(_ text: StaticString, to bytes: inout [UInt8]) {
+        bytes.append(contentsOf: UnsafeBufferPointer(start: text.utf8Start, count: text.utf8CodeUnitCount))
     }
 
     /// `value` rounded to `decimals` places, as a line carries it. Rounding again gives the
@@ -141,7 +177,7 @@ public struct JSONLineWriter: Sendable {
             var runStart = 0
             for index in utf8.indices {
                 let byte = utf8[index]
-                guard byte < 0x20 || byte == UInt8(ascii: "\"") || byte == UInt8(ascii: "\\") else { continue }
+                guard needsEscape(byte) else { continue }
                 bytes.append(contentsOf: UnsafeBufferPointer(rebasing: utf8[runStart..<index]))
                 appendEscaped(byte, to: &bytes)
                 runStart = index + 1

@@ -37,4 +37,13 @@ public enum ProtocolMessage {
         case .peak(let value): return peak(value, device: device)
         }
     }
+
+    /// A pipeline output's line, newline included, appended to `bytes` as UTF-8: for output
+    /// that is bytes anyway (``OutputChannel``), with no `String` made of each line.
+    public static func appendLine(for output: ScaleOutput, device: String? = nil, to bytes: inout [UInt8]) {
+        switch output {
+        case .reading(let value): ReadingMessage(value, device: device).json.appendLine(to: &bytes)
+        case .peak(let value): PeakMessage(value, device: device).json.appendLine(to: &bytes)
+        }
+    }
 }

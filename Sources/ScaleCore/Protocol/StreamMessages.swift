@@ -134,15 +134,17 @@ public struct PeakMessage: DaemonLineMessage {
     }
 
     /// `{"class":"PEAK","device":…,"time":…,"raw":…,"grams":…}`
-    public var line: String {
+    public var json: JSONLineWriter {
         var json = JSONLineWriter()
         json.add("class", string: Self.className)
         json.add("device", string: device)
         json.add("time", time: time)
         json.add("raw", integer: Int(raw))
         json.add("grams", number: grams, decimals: ProtocolMessage.gramDecimals)
-        return json.line
+        return json
     }
+
+    public var line: String { json.line }
 
     public init?(_ line: DaemonLine) {
         guard case .peak(let message) = line else { return nil }

@@ -27,6 +27,13 @@ public final class OutputChannel {
         if buffer.count >= capacity { try flush() }
     }
 
+    /// Appends what `produce` appends to the buffer: output made as bytes goes in without a
+    /// `String` made of it first. Writes out when the buffer is full.
+    public func write(_ produce: (inout [UInt8]) -> Void) throws(Errno) {
+        produce(&buffer)
+        if buffer.count >= capacity { try flush() }
+    }
+
     /// Writes out everything buffered.
     public func flush() throws(Errno) {
         var written = 0
