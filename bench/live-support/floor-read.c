@@ -13,6 +13,12 @@
 // in each of N pages of its own memory, N * 4 KiB apart: a wake-up that touches N pages more
 // than the floor, and does nothing else. Beside forcescale it tells how far the cost of a
 // wake-up under emulation follows the pages it touches rather than the instructions it runs.
+//
+// floor-read --epoll --call-functions N NODE: that reader calling N of 256 distinct small
+// functions after each read, packed 16 bytes apart (a page or two of code in all);
+// --call-pages N: the same with each function on a page of its own. Under QEMU's TCG each
+// call and return enters a translated block through a lookup that, after a context switch,
+// misses; the two tell the cost of such a block from that of a code page.
 #include <errno.h>
 #include <fcntl.h>
 #include <linux/input.h>
@@ -23,6 +29,22 @@
 #include <sys/epoll.h>
 #include <unistd.h>
 
+// 256 functions each way, made by the preprocessor: packed (aligned to 16 bytes) and spread
+// (each aligned to a page of its own).
+#define PACKED(i) __attribute__((noinline, aligned(16))) static int packed_##i(int x) { return x * 5 + i; }
+#define SPREAD(i) __attribute__((noinline, aligned(4096))) static int spread_##i(int x) { return x * 3 + i; }
+#define MAKE4(M, b) M(b##0) M(b##1) M(b##2) M(b##3)
+#define MAKE16(M, b) MAKE4(M, b##0) MAKE4(M, b##1) MAKE4(M, b##2) MAKE4(M, b##3)
+#define MAKE64(M, b) MAKE16(M, b##0) MAKE16(M, b##1) MAKE16(M, b##2) MAKE16(M, b##3)
+#define MAKE256(M) MAKE64(M, 1) MAKE64(M, 2) MAKE64(M, 3) MAKE64(M, 4)
+MAKE256(PACKED)
+MAKE256(SPREAD)
+#define ADDRESS_OF_PACKED(i) packed_##i,
+#define ADDRESS_OF_SPREAD(i) spread_##i,
+static int (*const packed[256])(int) = {MAKE256(ADDRESS_OF_PACKED)};
+static int (*const spread[256])(int) = {MAKE256(ADDRESS_OF_SPREAD)};
+static volatile int sink;
+
 static volatile sig_atomic_t stopping;
 
 static void on_term(int signal_number) {
@@ -32,10 +54,16 @@ static void on_term(int signal_number) {
 
 int main(int argc, char **argv) {
     int use_epoll = argc >= 3 && strcmp(argv[1], "--epoll") == 0;
-    long touch_pages = 0;
-    if (use_epoll && argc == 5 && strcmp(argv[2], "--touch-pages") == 0) touch_pages = atol(argv[3]);
-    if (!(argc == 2 || (use_epoll && argc == 3) || (touch_pages > 0 && argc == 5))) {
-        fprintf(stderr, "usage: floor-read [--epoll [--touch-pages N]] /dev/input/eventN\n");
+    long touch_pages = 0, calls = 0;
+    int (*const *functions)(int) = NULL;
+    if (use_epoll && argc == 5) {
+        if (strcmp(argv[2], "--touch-pages") == 0) touch_pages = atol(argv[3]);
+        if (strcmp(argv[2], "--call-functions") == 0) functions = packed, calls = atol(argv[3]);
+        if (strcmp(argv[2], "--call-pages") == 0) functions = spread, calls = atol(argv[3]);
+    }
+    if (!(argc == 2 || (use_epoll && argc == 3) || (touch_pages > 0 && argc == 5) || (calls > 0 && calls <= 256 && argc == 5))) {
+        fprintf(stderr, "usage: floor-read [--epoll [--touch-pages N | --call-functions N | --call-pages N]] /dev/input/eventN\n"
+                        "(N up to 256 for the calls)\n");
         return 64;
     }
     volatile unsigned char *pages = touch_pages > 0 ? calloc((size_t)touch_pages, 4096) : NULL;
@@ -63,7 +91,8 @@ int main(int argc, char **argv) {
     memset(&action, 0, sizeof action);
     action.sa_handler = on_term;
     sigaction(SIGTERM, &action, NULL);
-    fprintf(stderr, "floor-read: reading %s%s\n", node, touch_pages > 0 ? " (epoll, touching pages)" : use_epoll ? " (epoll)" : "");
+    fprintf(stderr, "floor-read: reading %s%s\n", node,
+            touch_pages > 0 ? " (epoll, touching pages)" : calls > 0 ? " (epoll, calling functions)" : use_epoll ? " (epoll)" : "");
 
     struct input_event events[64];
     unsigned long long count = 0;
@@ -84,6 +113,9 @@ int main(int argc, char **argv) {
         }
         count += (unsigned long long)length / sizeof events[0];
         for (long page = 0; page < touch_pages; page++) pages[page * 4096] += 1;
+        int result = 0;
+        for (long call = 0; call < calls; call++) result = functions[call](result);
+        if (calls > 0) sink = result;
     }
     fprintf(stderr, "floor-read: %llu events\n", count);
     return 0;

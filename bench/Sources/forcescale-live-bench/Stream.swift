@@ -22,9 +22,9 @@ enum StreamBench {
         // read per wake-up, bench/live-support/floor-read.c --epoll): beside forcescale read it
         // tells the cost of that shape apart from forcescale's own work.
         let before = programs.baseline != nil
-        // "touch-N": the epoll floor touching N pages per wake-up (--touch-pages).
-        let touching = settings.touchPages.map { "touch-\($0)" }
-        return [["evtest", "python"], ["epoll-floor"] + touching + ["forcescale"] + (before ? ["forcescale-before"] : []),
+        // "touch-N", "calls-N", "callpages-N": the epoll floor doing one thing more per wake-up.
+        let variants = settings.floorVariants.map(\.key)
+        return [["evtest", "python"], ["epoll-floor"] + variants + ["forcescale"] + (before ? ["forcescale-before"] : []),
                 ["forcescaled"] + (before ? ["forcescaled-before"] : [])]
     }
 
@@ -106,7 +106,7 @@ enum StreamBench {
         }
         out("")
         out("Summary: CPU per event against the floor of the same group (utime + stime over all rounds; the rounds' own ratios, lowest to highest, and their median)")
-        for key in ["evtest", "python", "epoll-floor"] + settings.touchPages.map({ "touch-\($0)" }) + ["forcescale", "forcescale-before", "forcescaled", "forcescaled-before", "watcher", "watcher-before"] {
+        for key in ["evtest", "python", "epoll-floor"] + settings.floorVariants.map(\.key) + ["forcescale", "forcescale-before", "forcescaled", "forcescaled-before", "watcher", "watcher-before"] {
             guard let micros = result.microsPerEvent[key] else { continue }
             let name = key == "watcher" ? "(watcher of forcescaled)" : key == "watcher-before" ? "(watcher of the baseline)" : key
             let rounds = (result.roundRatios[key] ?? []).sorted()
@@ -230,8 +230,9 @@ final class StreamGroup {
             guard start("epoll-floor", "floor-read --epoll \(pad.node) (C, epoll_wait + read)", [programs.floorReader, "--epoll", pad.node], idle: Proc.epollCalls, raw: true) != nil
             else { return false }
         }
-        for pages in settings.touchPages where members.contains("touch-\(pages)") {
-            guard start("touch-\(pages)", "floor-read --epoll --touch-pages \(pages) \(pad.node)", [programs.floorReader, "--epoll", "--touch-pages", "\(pages)", pad.node],
+        for variant in settings.floorVariants where members.contains(variant.key) {
+            guard start(variant.key, "floor-read --epoll \(variant.option) \(variant.count) \(pad.node)",
+                        [programs.floorReader, "--epoll", variant.option, "\(variant.count)", pad.node],
                         idle: Proc.epollCalls, raw: true) != nil
             else { return false }
         }

@@ -4,7 +4,8 @@
 //
 //   scripts/kernel-tests .build/release/forcescale-live-bench [--frames N] [--rounds N] [--rate HZ]
 //       [--idle SECONDS] [--presses N] [--gap-ms MS] [--evtest-output FILE] [--writer-fifo PRIORITY]
-//       [--strace-frames N] [--strace-rate HZ] [--touch-pages N,N...] [--timeout SECONDS]
+//       [--strace-frames N] [--strace-rate HZ] [--touch-pages N,N...] [--call-functions N,N...]
+//       [--call-pages N,N...] [--timeout SECONDS]
 //
 // (1) CPU per event: on one uinput pad, at once, `floor-read NODE` (bench/live-support/floor-read.c:
 //     a blocking read(2) loop, the floor), `evtest NODE`, a python-evdev read_loop,
@@ -51,9 +52,37 @@ struct Settings {
     var straceFrames = 3000
     /// The rate of that stream (a slower one lets a traced reader keep up).
     var straceRateHz = 1000
-    /// Page counts for extra epoll floors that touch that many pages per wake-up
-    /// (floor-read --epoll --touch-pages N), beside forcescale read; empty: none.
-    var touchPages: [Int] = []
+    /// Extra epoll floors beside forcescale read, each doing one thing more per wake-up
+    /// (floor-read --epoll --touch-pages N, --call-functions N, --call-pages N); empty: none.
+    var floorVariants: [FloorVariant] = []
+}
+
+/// An epoll floor that does one thing more per wake-up, `count` times.
+struct FloorVariant: Equatable {
+    enum Kind: String {
+        /// Writes a byte in each of `count` pages of its memory.
+        case touchPages = "touch"
+        /// Calls `count` distinct functions packed into a page or two of code.
+        case callFunctions = "calls"
+        /// Calls `count` distinct functions, each on a code page of its own.
+        case callPages = "callpages"
+    }
+
+    var kind: Kind
+    var count: Int
+
+    /// The reader's name in the tables, e.g. `touch-128`.
+    var key: String { "\(kind.rawValue)-\(count)" }
+
+    var option: String {
+        switch kind {
+        case .touchPages: "--touch-pages"
+        case .callFunctions: "--call-functions"
+        case .callPages: "--call-pages"
+        }
+    }
+
+    var isValid: Bool { kind == .touchPages ? (1...65536).contains(count) : (1...256).contains(count) }
 }
 
 let benchStarted = Clock.now()
@@ -68,7 +97,7 @@ func say(_ text: String) {
 }
 
 func usage(_ problem: String) -> Never {
-    FileHandle.standardError.write(Data("forcescale-live-bench: \(problem)\nusage: forcescale-live-bench [--frames N] [--rounds N] [--rate HZ] [--idle SECONDS] [--presses N] [--gap-ms MS] [--evtest-output FILE] [--writer-fifo PRIORITY] [--strace-frames N] [--strace-rate HZ] [--touch-pages N,N...] [--timeout SECONDS]\n".utf8))
+    FileHandle.standardError.write(Data("forcescale-live-bench: \(problem)\nusage: forcescale-live-bench [--frames N] [--rounds N] [--rate HZ] [--idle SECONDS] [--presses N] [--gap-ms MS] [--evtest-output FILE] [--writer-fifo PRIORITY] [--strace-frames N] [--strace-rate HZ] [--touch-pages N,N...] [--call-functions N,N...] [--call-pages N,N...] [--timeout SECONDS]\n".utf8))
     exit(64)
 }
 
@@ -89,13 +118,15 @@ func parseSettings() -> Settings {
         case "--writer-fifo": settings.writerPriority = Int(value) ?? -1
         case "--strace-frames": settings.straceFrames = Int(value) ?? -1
         case "--strace-rate": settings.straceRateHz = Int(value) ?? 0
-        case "--touch-pages": settings.touchPages = value.split(separator: ",").map { Int($0) ?? 0 }
+        case "--touch-pages": settings.floorVariants += value.split(separator: ",").map { FloorVariant(kind: .touchPages, count: Int($0) ?? 0) }
+        case "--call-functions": settings.floorVariants += value.split(separator: ",").map { FloorVariant(kind: .callFunctions, count: Int($0) ?? 0) }
+        case "--call-pages": settings.floorVariants += value.split(separator: ",").map { FloorVariant(kind: .callPages, count: Int($0) ?? 0) }
         default: usage("unknown option \(option)")
         }
     }
     guard settings.frames > 1, settings.rounds > 0, settings.rateHz > 0, settings.rateHz <= 100_000, settings.idleSeconds >= 0, settings.presses > 0,
           settings.pressGap >= 0, settings.timeout > 0, settings.straceFrames >= 0, settings.straceRateHz > 0, settings.straceRateHz <= 100_000,
-          (0...99).contains(settings.writerPriority), settings.touchPages.allSatisfy({ (1...65536).contains($0) })
+          (0...99).contains(settings.writerPriority), settings.floorVariants.allSatisfy(\.isValid)
     else { usage("every value must be a positive number") }
     return settings
 }

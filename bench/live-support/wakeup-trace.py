@@ -1,0 +1,126 @@
+#!/usr/bin/env python3
+"""The analysis half of bench/wakeup-trace: WORK/exec.log (QEMU's -d exec log), WORK/maps.txt
+(the reader's memory map) and WORK/forcescale (for its symbols) in; per kind of wake-up, the
+blocks entered through a lookup, the distinct ones, their code pages and functions, out.
+
+A wake-up is the stretch between two entries of EventLoop.run's most entered block (the loop
+comes back there after each epoll_wait); only the streaming part of the log counts, from the
+first to the last block of the stability detector, which runs per frame."""
+import bisect
+import collections
+import os
+import subprocess
+import sys
+
+work = sys.argv[1]
+program = os.path.join(work, "forcescale")
+
+# The executable mappings: (start, end, file name).
+mappings = []
+for line in open(os.path.join(work, "maps.txt")):
+    fields = line.split()
+    if len(fields) >= 6 and fields[1].startswith("r-x"):
+        start, end = (int(x, 16) for x in fields[0].split("-"))
+        mappings.append((start, end, fields[5]))
+mappings.sort()
+own = [m for m in mappings if os.path.realpath(m[2]) == os.path.realpath(program)]
+if not own:
+    sys.exit(f"wakeup-trace: {program} is not in {work}/maps.txt")
+# The program's load address: its first mapping (the ELF headers) is the lowest of its file.
+base = min(int(line.split()[0].split("-")[0], 16) for line in open(os.path.join(work, "maps.txt"))
+           if len(line.split()) >= 6 and os.path.realpath(line.split()[5]) == os.path.realpath(program))
+
+symbols = []
+for line in subprocess.run(["nm", "-S", "--defined-only", program], capture_output=True, text=True, check=True).stdout.splitlines():
+    fields = line.split()
+    if len(fields) == 4 and fields[2] in "tTwW":
+        symbols.append((int(fields[0], 16), int(fields[1], 16), fields[3]))
+symbols.sort()
+starts = [s[0] for s in symbols]
+names = {}
+
+
+def function(pc):
+    """The function a block is in: a symbol of the program, or the library's file name."""
+    if pc in names:
+        return names[pc]
+    name = None
+    index = bisect.bisect_right(mappings, (pc, float("inf"), "")) - 1
+    if index >= 0 and mappings[index][0] <= pc < mappings[index][1]:
+        start, end, path = mappings[index]
+        if os.path.realpath(path) == os.path.realpath(program):
+            offset = pc - base
+            at = bisect.bisect_right(starts, offset) - 1
+            if at >= 0 and offset < symbols[at][0] + symbols[at][1]:
+                name = symbols[at][2]
+            else:
+                name = "(plt)"
+        else:
+            name = os.path.basename(path)
+    names[pc] = name
+    return name
+
+
+pcs = []
+for line in open(os.path.join(work, "exec.log")):
+    # Trace CPU: HOST-TB [CS_BASE/PC/FLAGS/CFLAGS] SYMBOL
+    if line.startswith("Trace "):
+        pc = int(line.split()[3].split("/")[1], 16)
+        if function(pc) is not None:
+            pcs.append(pc)
+frames = [i for i, pc in enumerate(pcs) if "StabilityDetector" in names[pc]]
+if not frames:
+    sys.exit("wakeup-trace: no frame was processed in the log (did the reader get the events?)")
+stream = pcs[frames[0]:frames[-1] + 1]
+loop = collections.Counter(pc for pc in stream if names[pc] == "$s10ScalePOSIX9EventLoopC3runyyAA5ErrnoVYKF")
+if not loop:
+    sys.exit("wakeup-trace: EventLoop.run not found in the log")
+mark = loop.most_common(1)[0][0]
+wakeups, current = [], []
+for pc in stream:
+    if pc == mark and current:
+        wakeups.append(current)
+        current = []
+    current.append(pc)
+
+
+def kind(wakeup):
+    if sum(1 for pc in wakeup if names[pc].startswith("libevdev")) > 1000:
+        return "libevdev catching up"
+    if any("ReadingMessage" in names[pc] or "PeakMessage" in names[pc] for pc in wakeup):
+        return "writes a line"
+    return "reads frames only"
+
+
+def demangled(name):
+    if not name.startswith("$s"):
+        return name
+    try:
+        return subprocess.run(["swift", "demangle", "--simplified", "--compact", name], capture_output=True, text=True).stdout.strip() or name
+    except OSError:
+        return name
+
+
+groups = collections.defaultdict(list)
+for wakeup in wakeups:
+    groups[kind(wakeup)].append(wakeup)
+print(f"{len(wakeups)} wake-ups in the stream; medians per wake-up:")
+print(f"  {'kind':<22} {'count':>5} {'blocks entered':>15} {'distinct':>9} {'code pages':>11}  (of them the program's)")
+for name, members in sorted(groups.items(), key=lambda item: -len(item[1])):
+    def median(values):
+        values = sorted(values)
+        return values[len(values) // 2]
+    pages = median(len({pc >> 12 for pc in w}) for w in members)
+    own_pages = median(len({pc >> 12 for pc in w if own[0][0] <= pc < own[-1][1]}) for w in members)
+    print(f"  {name:<22} {len(members):>5} {median(len(w) for w in members):>15} "
+          f"{median(len(set(w)) for w in members):>9} {pages:>11}  ({own_pages})")
+for name in ("reads frames only", "writes a line"):
+    members = groups.get(name)
+    if not members:
+        continue
+    wakeup = sorted(members, key=lambda w: len(set(w)))[len(members) // 2]
+    print(f"\nThe median wake-up that {name}: distinct blocks by function (blocks entered in brackets)")
+    entered = collections.Counter(names[pc] for pc in wakeup)
+    distinct = collections.Counter(names[pc] for pc in set(wakeup))
+    for function_name, count in distinct.most_common(25):
+        print(f"  {count:4} ({entered[function_name]:3})  {demangled(function_name)[:110]}")
