@@ -49,7 +49,7 @@ public struct JSONLineWriter: Sendable {
         DecimalDigits.append(value.microseconds.magnitude, decimals: 6, negative: value.microseconds < 0, to: &bytes)
     }
 
-    /// A number written exactly as given (event times keep all six decimals).
+    /// A value written exactly as given, already formatted by the caller.
     public mutating func add(_ key: String, literal value: String?) {
         guard let value else { return }
         addKey(key)
