@@ -1,7 +1,8 @@
 #!/usr/bin/env python3
-"""The analysis half of bench/wakeup-trace: WORK/exec.log (QEMU's -d exec log), WORK/maps.txt
-(the reader's memory map) and WORK/forcescale (for its symbols) in; per kind of wake-up, the
-blocks entered through a lookup, the distinct ones, their code pages and functions, out.
+"""The analysis half of bench/wakeup-trace: `wakeup-trace.py WORK PROGRAM`. WORK/exec.log
+(QEMU's -d exec log), WORK/maps.txt (the reader's memory map) and WORK/PROGRAM (forcescale
+or forcescaled, for its symbols) in; per kind of wake-up, the blocks entered through a
+lookup, the distinct ones, their code pages and functions, out.
 
 A wake-up is the stretch between two entries of EventLoop.run's most entered block (the loop
 comes back there after each epoll_wait); only the streaming part of the log counts, from the
@@ -13,7 +14,7 @@ import subprocess
 import sys
 
 work = sys.argv[1]
-program = os.path.join(work, "forcescale")
+program = os.path.join(work, sys.argv[2] if len(sys.argv) > 2 else "forcescale")
 
 # The executable mappings: (start, end, file name).
 mappings = []

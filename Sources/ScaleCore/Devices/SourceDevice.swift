@@ -4,7 +4,9 @@
 /// happens to be open by the time the output is sent.
 public struct SourceDevice: Hashable, Sendable {
     /// `/dev/input/event5`, or the path of a recording.
-    public var path: String
+    public var path: String {
+        didSet { nodeName = Self.nodeName(of: path) }
+    }
     /// What the device declares: its name, identity and axes.
     public var description: DeviceDescription
 
@@ -15,11 +17,14 @@ public struct SourceDevice: Hashable, Sendable {
     public init(path: String, description: DeviceDescription) {
         self.path = path
         self.description = description
+        nodeName = Self.nodeName(of: path)
     }
 
     /// The name the protocol uses for the device: `event5` for `/dev/input/event5`, the file
     /// name for a recording. READING's `device` and WATCH's device filter use it.
-    public var nodeName: String { Self.nodeName(of: path) }
+    /// Kept with `path` rather than worked out on each use: the daemon names the device in
+    /// every READING line it sends.
+    public private(set) var nodeName: String
 
     /// The last component of `path`, or the whole path when it has none.
     /// - Parameter path: An event node or a file path.
