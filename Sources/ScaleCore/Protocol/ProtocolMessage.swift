@@ -32,18 +32,19 @@ public enum ProtocolMessage {
     ///   - device: The evdev node's name; left out when `nil` (replays).
     /// - Returns: Its READING or PEAK line, newline included.
     public static func line(for output: ScaleOutput, device: String? = nil) -> String {
-        switch output {
-        case .reading(let value): return reading(value, device: device)
-        case .peak(let value): return peak(value, device: device)
-        }
+        json(for: output, device: device).line
     }
 
     /// A pipeline output's line, newline included, appended to `bytes` as UTF-8: for output
     /// that is bytes anyway (``OutputChannel``), with no `String` made of each line.
     public static func appendLine(for output: ScaleOutput, device: String? = nil, to bytes: inout [UInt8]) {
+        json(for: output, device: device).appendLine(to: &bytes)
+    }
+
+    private static func json(for output: ScaleOutput, device: String?) -> JSONLineWriter {
         switch output {
-        case .reading(let value): ReadingMessage(value, device: device).json.appendLine(to: &bytes)
-        case .peak(let value): PeakMessage(value, device: device).json.appendLine(to: &bytes)
+        case .reading(let value): ReadingMessage(value, device: device).json
+        case .peak(let value): PeakMessage(value, device: device).json
         }
     }
 }
