@@ -334,11 +334,9 @@ public final class Daemon {
     /// Sends the outcome's lines, then performs its effects in order.
     private func perform(_ outcome: DaemonRules.Outcome) {
         for line in outcome.lines {
-            if line.recipients.count == 1, let only = line.recipients.first {
-                clients[only]?.connection.send(line.text, droppable: line.droppable)
-            } else {
-                // One encoding of the line for all of them.
-                server.broadcast(line.text, droppable: line.droppable) { line.recipients.contains($0.id) }
+            // Every recipient queues the same bytes (shared, not copied).
+            for id in line.recipients {
+                clients[id]?.connection.send(bytes: line.bytes, droppable: line.droppable)
             }
         }
         for effect in outcome.effects {

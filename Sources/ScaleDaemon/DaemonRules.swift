@@ -12,22 +12,32 @@ import ScaleCore
 public struct DaemonRules: Sendable {
     /// One line for some clients.
     public struct Line: Hashable, Sendable {
-        /// The line, newline included.
-        public var text: String
-        /// The clients it goes to, by connection id.
-        public var recipients: Set<Int>
+        /// The line's UTF-8, newline included: encoded once, however many clients get it.
+        public var bytes: [UInt8]
+        /// The clients it goes to, by connection id, in ascending order.
+        public var recipients: [Int]
         /// Whether a client that falls behind may miss it (READING); replies and PEAKs never are.
         public var droppable: Bool
 
         /// - Parameters:
-        ///   - text: The line.
-        ///   - recipients: Who gets it.
+        ///   - text: The line; a newline is added when it has none.
+        ///   - recipients: Who gets it, in ascending order.
         ///   - droppable: Whether a slow client may miss it.
-        public init(_ text: String, to recipients: Set<Int>, droppable: Bool = false) {
-            self.text = text
+        public init(_ text: String, to recipients: [Int], droppable: Bool = false) {
+            var bytes = Array(text.utf8)
+            if bytes.last != UInt8(ascii: "\n") { bytes.append(UInt8(ascii: "\n")) }
+            self.init(bytes: bytes, to: recipients, droppable: droppable)
+        }
+
+        /// A line already encoded, newline included.
+        init(bytes: [UInt8], to recipients: [Int], droppable: Bool) {
+            self.bytes = bytes
             self.recipients = recipients
             self.droppable = droppable
         }
+
+        /// The line as text, newline included.
+        public var text: String { String(decoding: bytes, as: UTF8.self) }
     }
 
     /// The reply that waits on an effect: sent when the effect succeeded, replaced by an
@@ -125,7 +135,14 @@ public struct DaemonRules: Sendable {
     public private(set) var lastReading: Reading?
     /// The device `lastReading` came from.
     public private(set) var lastReadingDevice: SourceDevice?
-    private var clients: [Int: ClientState] = [:]
+    private var clients: [Int: ClientState] = [:] {
+        didSet { watchersByPath = nil }
+    }
+    /// The ids of the clients that watch the device at `path`, in ascending order: worked out
+    /// once per device and change of the clients rather than for every reading (a reading
+    /// goes out 100 times a second; every allocation and hash on that path costs the daemon
+    /// CPU, BENCHMARKS.md, Live).
+    private var watchersByPath: (path: String, ids: [Int])?
     /// The raw readings of the current touch within the stability window: a calibration
     /// point is their mean, with their spread.
     private var window: StableWindow
@@ -342,24 +359,30 @@ public struct DaemonRules: Sendable {
     ///   pad, the points of the CALIBRATE requests that waited for it.
     public mutating func receive(_ output: ScaleOutput, from device: SourceDevice) -> Outcome {
         var outcome = Outcome()
-        let watchers = Set(clients.lazy.filter { $0.value.watches(device) }.map(\.key))
-        switch output {
-        case .reading(let reading):
+        let watchers = watchers(of: device)
+        if !watchers.isEmpty {
+            // A slow client may miss READINGs, never a PEAK.
+            var droppable = false
+            if case .reading = output { droppable = true }
+            outcome.lines.append(Line(bytes: ProtocolMessage.lineBytes(for: output, device: device.nodeName), to: watchers, droppable: droppable))
+        }
+        if case .reading(let reading) = output {
             // A reading of another device starts a new window: its raw values mean nothing here.
             if lastReadingDevice != device { window.reset() }
             window.add(reading)
             lastReading = reading
             lastReadingDevice = device
-            if !watchers.isEmpty {
-                outcome.lines.append(Line(ProtocolMessage.reading(reading, device: device.nodeName), to: watchers, droppable: true))
-            }
             if reading.stable, reading.contacts > 0 { completeCalibrations(with: reading, from: device, into: &outcome) }
-        case .peak(let peak):
-            if !watchers.isEmpty {
-                outcome.lines.append(Line(ProtocolMessage.peak(peak, device: device.nodeName), to: watchers))
-            }
         }
         return outcome
+    }
+
+    /// The clients watching `device`, from the cache while neither changes.
+    private mutating func watchers(of device: SourceDevice) -> [Int] {
+        if let cached = watchersByPath, cached.path == device.path { return cached.ids }
+        let ids = clients.keys.filter { clients[$0]!.watches(device) }.sorted()
+        watchersByPath = (device.path, ids)
+        return ids
     }
 
     /// Adds a point for every client waiting with a known weight, in the order they

@@ -33,6 +33,11 @@ import Testing
         json.add("points", objects: [inner, inner])
         json.add("none", objects: [])
         #expect(json.object == #"{"n":0.1235,"neg":0.0,"ok":true,"time":1382570965.747302,"point":{"g":20.0,"raw":-3},"points":[{"g":20.0,"raw":-3},{"g":20.0,"raw":-3}],"none":[]}"#)
+        // The line three ways, the same bytes: as a String, appended to bytes, in its own array.
+        var appended = Array("before ".utf8)
+        json.appendLine(to: &appended)
+        #expect(appended == Array("before \(json.line)".utf8))
+        #expect(json.lineBytes() == Array(json.line.utf8) && json.line.hasSuffix("}\n"))
     }
 
     /// Numbers are written from their digits, not through `description`: they must come out

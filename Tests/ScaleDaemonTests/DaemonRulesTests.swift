@@ -366,6 +366,21 @@ import Testing
         #expect(rules.receive(.reading(Self.reading()), from: Self.tablet).lines.map(\.recipients) == [[elsewhere.id]])
     }
 
+    @Test func readingsFollowWhoWatchesNowReadingAfterReading() {
+        var rules = Self.rules()
+        let late = ClientIdentity(id: 7, uid: 1000, gid: 1000)
+        #expect(rules.receive(.reading(Self.reading()), from: Self.pad).lines.isEmpty)
+        _ = rules.handle(.watch(enable: true, device: nil), from: Self.member, serving: Self.pad)
+        #expect(rules.receive(.reading(Self.reading()), from: Self.pad).lines.map(\.recipients) == [[Self.member.id]])
+        _ = rules.connect(late)
+        _ = rules.handle(.watch(enable: true, device: "event5"), from: late, serving: Self.pad)
+        #expect(rules.receive(.reading(Self.reading()), from: Self.pad).lines.map(\.recipients) == [[Self.member.id, late.id]])
+        #expect(rules.receive(.reading(Self.reading()), from: Self.tablet).lines.map(\.recipients) == [[Self.member.id]], "late watches event5 only")
+        rules.disconnect(Self.member.id)
+        #expect(rules.receive(.reading(Self.reading()), from: Self.pad).lines.map(\.recipients) == [[late.id]])
+        #expect(rules.receive(.reading(Self.reading()), from: Self.tablet).lines.isEmpty)
+    }
+
     @Test func nobodyWatchingSendsNothing() {
         var rules = Self.rules()
         #expect(rules.receive(.reading(Self.reading()), from: Self.pad) == DaemonRules.Outcome())

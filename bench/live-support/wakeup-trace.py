@@ -123,5 +123,5 @@ for name in ("reads frames only", "writes a line"):
     print(f"\nThe median wake-up that {name}: distinct blocks by function (blocks entered in brackets)")
     entered = collections.Counter(names[pc] for pc in wakeup)
     distinct = collections.Counter(names[pc] for pc in set(wakeup))
-    for function_name, count in distinct.most_common(25):
+    for function_name, count in distinct.most_common(int(os.environ.get("BENCH_TRACE_FUNCTIONS", "25"))):
         print(f"  {count:4} ({entered[function_name]:3})  {demangled(function_name)[:110]}")

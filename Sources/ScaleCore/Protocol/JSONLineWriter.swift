@@ -103,6 +103,13 @@ public struct JSONLineWriter: Sendable {
         Self.append("}\n", to: &output)
     }
 
+    /// The object and a newline as UTF-8, in the writer's own buffer: a line for a socket,
+    /// made with one allocation and no copy.
+    public consuming func lineBytes() -> [UInt8] {
+        Self.append("}\n", to: &bytes)
+        return bytes
+    }
+
     /// The bytes with the closing brace (and a newline) as one `String`, made in place.
     private func finished(newline: Bool) -> String {
         String(unsafeUninitializedCapacity: bytes.count + (newline ? 2 : 1)) { buffer in

@@ -41,6 +41,12 @@ public enum ProtocolMessage {
         json(for: output, device: device).appendLine(to: &bytes)
     }
 
+    /// A pipeline output's line, newline included, as UTF-8 in an array of its own: for a
+    /// line that goes to clients' sockets (the daemon's), with no `String` made of it.
+    public static func lineBytes(for output: ScaleOutput, device: String? = nil) -> [UInt8] {
+        json(for: output, device: device).lineBytes()
+    }
+
     private static func json(for output: ScaleOutput, device: String?) -> JSONLineWriter {
         switch output {
         case .reading(let value): ReadingMessage(value, device: device).json

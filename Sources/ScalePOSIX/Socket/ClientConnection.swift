@@ -106,8 +106,12 @@ public final class ClientConnection: Identifiable {
         return nil
     }
 
-    /// Queues already encoded bytes (a broadcast encodes its line once for all clients).
-    func send(bytes: [UInt8], droppable: Bool) {
+    /// Sends one line already encoded: a line for many clients is encoded once, and each
+    /// queues the same array. Returns at once, as `send(_:droppable:)` does.
+    /// - Parameters:
+    ///   - bytes: The line's UTF-8, ending with its `\n`.
+    ///   - droppable: Whether the client may miss it when it falls behind.
+    public func send(bytes: [UInt8], droppable: Bool) {
         guard isOpen else { return }
         let wasIdle = queue.isEmpty
         switch queue.append(bytes, droppable: droppable) {
@@ -268,10 +272,18 @@ final class SharedOutput {
     func flushAtEndOfWakeUp(_ client: ClientConnection) {
         awaitingFlush.append(client)
         guard awaitingFlush.count == 1 else { return }
-        loop.atEndOfWakeUp { [self] in
-            let clients = awaitingFlush
-            awaitingFlush.removeAll(keepingCapacity: true)
-            for client in clients { client.flush() }
+        loop.atEndOfWakeUp(flushAwaiting)
+    }
+
+    /// Made once rather than per wake-up. By index, with no copy of the array held, so that
+    /// emptying it keeps its buffer.
+    private lazy var flushAwaiting: () -> Void = { [unowned self] in
+        var index = 0
+        while index < awaitingFlush.count {
+            let client = awaitingFlush[index]
+            index += 1
+            client.flush()
         }
+        awaitingFlush.removeAll(keepingCapacity: true)
     }
 }
