@@ -190,6 +190,45 @@ public final class EvdevDevice {
         }
     }
 
+    /// The device's present state (libevdev's, read when the device was opened and kept
+    /// since) as the events that bring a reader that has seen nothing to it: the keys held
+    /// down, every absolute axis's value, and each active touch in its slot, then a
+    /// `SYN_REPORT` stamped `time`. A pen resting on a tablet or an object on a pad when the
+    /// scale opens the device is weighed from the start instead of ignored until it is
+    /// lifted: the kernel sends no event for a key that is already down.
+    /// - Parameter time: The time the state is read at (the device's clock, `CLOCK_MONOTONIC`).
+    /// - Returns: The events, or none when no key is down and no touch is active.
+    public func currentState(at time: EventTime) -> [InputEvent] {
+        func event(_ type: Int32, _ code: Int, _ value: Int32) -> InputEvent {
+            InputEvent(time: time, type: EventType(rawValue: UInt16(type)), code: EventCode(rawValue: UInt16(code)), value: value)
+        }
+        var events: [InputEvent] = []
+        for code in description.supportedCodes[.key]?.members ?? [] {
+            let value = libevdev_get_event_value(handle, UInt32(EV_KEY), UInt32(code))
+            if value != 0 { events.append(event(EV_KEY, code, value)) }
+        }
+        let slotCode = Int(ABS_MT_SLOT)
+        var slotted: [InputEvent] = []
+        if description.axes[.absMTSlot] != nil {
+            // The tracking ID first: it is what starts a touch in its slot.
+            let trackingID = Int(ABS_MT_TRACKING_ID)
+            let touchAxes = [trackingID] + description.axes.keys.map { Int($0.rawValue) }.filter { $0 > slotCode && $0 != trackingID }.sorted()
+            for slot in 0..<max(0, libevdev_get_num_slots(handle)) {
+                guard libevdev_get_slot_value(handle, UInt32(slot), UInt32(ABS_MT_TRACKING_ID)) >= 0 else { continue }
+                slotted.append(event(EV_ABS, slotCode, slot))
+                for code in touchAxes {
+                    slotted.append(event(EV_ABS, code, libevdev_get_slot_value(handle, UInt32(slot), UInt32(code))))
+                }
+            }
+            if !slotted.isEmpty { slotted.append(event(EV_ABS, slotCode, libevdev_get_current_slot(handle))) }
+        }
+        guard !events.isEmpty || !slotted.isEmpty else { return [] }
+        for code in description.axes.keys.map({ Int($0.rawValue) }).filter({ $0 < slotCode }).sorted() {
+            events.append(event(EV_ABS, code, libevdev_get_event_value(handle, UInt32(EV_ABS), UInt32(code))))
+        }
+        return events + slotted + [event(EV_SYN, Int(SYN_REPORT), 0)]
+    }
+
     /// Whether the device is still plugged in. An unplugged device's descriptor stays open
     /// and reads nothing until it is read (ENODEV), so a device that is only written to (a
     /// separate rumble device) is asked this way.

@@ -39,6 +39,7 @@ let scenarios: [(letter: String, title: String, run: (Programs) -> Void)] = [
     ("k", "record, then replay", RecordReplay.run),
     ("l", "the force log on a device", ForceLogOnDevice.run),
     ("m", "frames queued while the reader sleeps", QueuedFrames.run),
+    ("n", "a touch already down when the device is opened", TouchAtOpen.run),
 ]
 
 let wanted = Set(CommandLine.arguments.dropFirst().map { $0.lowercased() })

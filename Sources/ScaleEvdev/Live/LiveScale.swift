@@ -246,10 +246,17 @@ public final class LiveScale: ScaleSource {
         let pipeline = try ScalePipeline(device: opened.description, settings: options.settings)
         if options.grab { try opened.grab() }
         try loop.watch(opened.descriptor) { [unowned self] in readDevice() }
-        current = OpenDevice(device: opened, pipeline: pipeline)
+        let current = OpenDevice(device: opened, pipeline: pipeline)
+        self.current = current
         waitingReason = nil
         onNotice(.opened(path: path, device: opened.description, source: pipeline.source, model: pipeline.gramModel.kind))
         prepareRumble(for: opened)
+        // A touch already down is weighed from now (after `.opened`, whose owner may have
+        // given the pipeline its calibration).
+        for event in opened.currentState(at: EventTime(microseconds: MonotonicClock.now())) {
+            current.pipeline.process(event, into: &outputs)
+        }
+        deliver()
     }
 
     /// Uploads the peak effect once, so that firing it later is a single write.
