@@ -112,13 +112,15 @@ public final class EventLoop {
             // An action may defer more (a flush that ends a connection, say): until none is
             // left. By index, with no copy of the array held, so that emptying it keeps its
             // buffer rather than allocating a new one for every wake-up.
-            var index = 0
-            while index < endOfWakeUp.count {
-                let action = endOfWakeUp[index]
-                index += 1
-                action()
+            if !endOfWakeUp.isEmpty {
+                var index = 0
+                while index < endOfWakeUp.count {
+                    let action = endOfWakeUp[index]
+                    index += 1
+                    action()
+                }
+                endOfWakeUp.removeAll(keepingCapacity: true)
             }
-            endOfWakeUp.removeAll(keepingCapacity: true)
         }
         // On the stack, per batch: no allocation per wake-up, and a handler that runs the
         // loop itself (a test stepping it, say) cannot overwrite the batch being dispatched.
