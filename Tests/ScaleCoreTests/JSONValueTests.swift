@@ -55,6 +55,30 @@ private func failure(_ offset: Int, _ message: String) -> Result<JSONValue, JSON
         #expect(parsed(#"{"a":1,"b":2,"a":3}"#) == .success(.object(["a": .number(3), "b": .number(2)])))
     }
 
+    /// Numbers of up to 15 digits are worked out from their digits: they must be the
+    /// `Double` that `strtod` (through `Double(String)`) gives, bit for bit, whatever the
+    /// digits, and the longer or exponent forms keep going through it.
+    @Test func numbersAreTheDoublesStrtodGives() {
+        var generator = SystemRandomNumberGenerator()
+        var texts = ["0", "-0", "0.0", "1", "-1", "0.1", "0.2", "0.3", "1.5", "77.0", "8123.401022", "1364787582.957445",
+                     "0.000001", "0.0012", "999999999999999", "999999999999999.9", "123456789012345", "1234567890123456",
+                     "0.12345678901234567", "4503599627370497", "9007199254740993", "1e3", "1.5E-7", "-2.5e+2", "100.000000000000000"]
+        for _ in 0..<20_000 {
+            let integer = UInt64.random(in: 0...9_999_999_999, using: &generator)
+            let fraction = String(UInt64.random(in: 0...999_999, using: &generator))
+            let decimals = Int.random(in: 0...6, using: &generator)
+            let sign = Bool.random(using: &generator) ? "-" : ""
+            texts.append(decimals == 0 ? "\(sign)\(integer)" : "\(sign)\(integer).\(String(repeating: "0", count: max(0, decimals - fraction.count)))\(fraction.prefix(decimals))")
+        }
+        for text in texts {
+            guard case .success(.number(let value)) = parsed(text), let expected = Double(text) else {
+                Issue.record("\(text) did not parse as a number")
+                continue
+            }
+            #expect(value.bitPattern == expected.bitPattern, "\(text): \(value) against strtod's \(expected)")
+        }
+    }
+
     @Test func accessors() throws {
         let value = try JSONValue.parse(#"{"s":"x","b":false,"n":1.5,"a":[null],"o":{}}"#)
         #expect(value["s"]?.stringValue == "x")

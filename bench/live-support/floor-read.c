@@ -19,6 +19,12 @@
 // --call-pages N: the same with each function on a page of its own. Under QEMU's TCG each
 // call and return enters a translated block through a lookup that, after a context switch,
 // misses; the two tell the cost of such a block from that of a code page.
+//
+// floor-read --epoll --send-lines N NODE: that reader, sending a 190-byte line (a READING's
+// size) after every N-th frame over a Unix stream socket to a client process of its own
+// (forked at the start; it only reads and discards, and its CPU is not the reader's). With N
+// 10 at 1 kHz that is forcescaled's stream to one watcher, 100 lines a second: what serving a
+// client costs a reader that does nothing else (the send, and the client woken per line).
 #include <errno.h>
 #include <fcntl.h>
 #include <linux/input.h>
@@ -27,6 +33,8 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/epoll.h>
+#include <sys/socket.h>
+#include <sys/wait.h>
 #include <unistd.h>
 
 // 256 functions each way, made by the preprocessor: packed (aligned to 16 bytes) and spread
@@ -54,18 +62,47 @@ static void on_term(int signal_number) {
 
 int main(int argc, char **argv) {
     int use_epoll = argc >= 3 && strcmp(argv[1], "--epoll") == 0;
-    long touch_pages = 0, calls = 0;
+    long touch_pages = 0, calls = 0, send_every = 0;
     int (*const *functions)(int) = NULL;
     if (use_epoll && argc == 5) {
         if (strcmp(argv[2], "--touch-pages") == 0) touch_pages = atol(argv[3]);
         if (strcmp(argv[2], "--call-functions") == 0) functions = packed, calls = atol(argv[3]);
         if (strcmp(argv[2], "--call-pages") == 0) functions = spread, calls = atol(argv[3]);
+        if (strcmp(argv[2], "--send-lines") == 0) send_every = atol(argv[3]);
     }
-    if (!(argc == 2 || (use_epoll && argc == 3) || (touch_pages > 0 && argc == 5) || (calls > 0 && calls <= 256 && argc == 5))) {
-        fprintf(stderr, "usage: floor-read [--epoll [--touch-pages N | --call-functions N | --call-pages N]] /dev/input/eventN\n"
+    if (!(argc == 2 || (use_epoll && argc == 3) || (touch_pages > 0 && argc == 5) || (calls > 0 && calls <= 256 && argc == 5)
+          || (send_every > 0 && argc == 5))) {
+        fprintf(stderr, "usage: floor-read [--epoll [--touch-pages N | --call-functions N | --call-pages N | --send-lines N]] /dev/input/eventN\n"
                         "(N up to 256 for the calls)\n");
         return 64;
     }
+    // The client: reads what comes and throws it away, until the reader's end closes.
+    int client = -1;
+    pid_t client_pid = -1;
+    if (send_every > 0) {
+        int pair[2];
+        if (socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, pair) < 0) {
+            fprintf(stderr, "floor-read: socketpair: %s\n", strerror(errno));
+            return 71;
+        }
+        client_pid = fork();
+        if (client_pid < 0) {
+            fprintf(stderr, "floor-read: fork: %s\n", strerror(errno));
+            return 71;
+        }
+        if (client_pid == 0) {
+            close(pair[0]);
+            char discard[65536];
+            while (read(pair[1], discard, sizeof discard) > 0) {}
+            _exit(0);
+        }
+        close(pair[1]);
+        client = pair[0];
+    }
+    char line[190];
+    memset(line, 'x', sizeof line);
+    line[sizeof line - 1] = '\n';
+    unsigned long long frames = 0;
     volatile unsigned char *pages = touch_pages > 0 ? calloc((size_t)touch_pages, 4096) : NULL;
     if (touch_pages > 0 && pages == NULL) {
         fprintf(stderr, "floor-read: no memory for %ld pages\n", touch_pages);
@@ -92,7 +129,8 @@ int main(int argc, char **argv) {
     action.sa_handler = on_term;
     sigaction(SIGTERM, &action, NULL);
     fprintf(stderr, "floor-read: reading %s%s\n", node,
-            touch_pages > 0 ? " (epoll, touching pages)" : calls > 0 ? " (epoll, calling functions)" : use_epoll ? " (epoll)" : "");
+            touch_pages > 0 ? " (epoll, touching pages)" : calls > 0 ? " (epoll, calling functions)"
+            : send_every > 0 ? " (epoll, sending lines)" : use_epoll ? " (epoll)" : "");
 
     struct input_event events[64];
     unsigned long long count = 0;
@@ -116,6 +154,16 @@ int main(int argc, char **argv) {
         int result = 0;
         for (long call = 0; call < calls; call++) result = functions[call](result);
         if (calls > 0) sink = result;
+        if (send_every > 0) {
+            for (ssize_t index = 0; index < length / (ssize_t)sizeof events[0]; index++) {
+                if (events[index].type != EV_SYN || events[index].code != SYN_REPORT) continue;
+                if (++frames % (unsigned long long)send_every == 0) send(client, line, sizeof line, MSG_DONTWAIT | MSG_NOSIGNAL);
+            }
+        }
+    }
+    if (client >= 0) {
+        close(client);
+        waitpid(client_pid, NULL, 0);
     }
     fprintf(stderr, "floor-read: %llu events\n", count);
     return 0;

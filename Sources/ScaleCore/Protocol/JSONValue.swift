@@ -159,12 +159,15 @@ private struct JSONParser {
     private mutating func parseObject() throws(JSONParseError) -> JSONValue {
         try enterNesting()
         position += 1  // "{"
-        var members: [String: JSONValue] = [:]
+        // Gathered in order, then hashed into a dictionary made at its final size: growing
+        // it member by member rehashed every key several times (a client decodes a READING
+        // of ten members 100 times a second).
+        var members: [(String, JSONValue)] = []
         skipWhitespace()
         if peek() == UInt8(ascii: "}") {
             position += 1
             depth -= 1
-            return .object(members)
+            return .object([:])
         }
         while true {
             guard peek() == UInt8(ascii: "\"") else { throw unexpected(expecting: "a string key") }
@@ -173,7 +176,7 @@ private struct JSONParser {
             guard peek() == UInt8(ascii: ":") else { throw unexpected(expecting: "':'") }
             position += 1
             skipWhitespace()
-            members[key] = try parseValue()
+            members.append((key, try parseValue()))
             skipWhitespace()
             switch peek() {
             case UInt8(ascii: ","):
@@ -183,7 +186,8 @@ private struct JSONParser {
             case UInt8(ascii: "}"):
                 position += 1
                 depth -= 1
-                return .object(members)
+                // A key given twice keeps its last value.
+                return .object(Dictionary(members, uniquingKeysWith: { _, last in last }))
             default:
                 throw unexpected(expecting: "',' or '}'")
             }
@@ -240,30 +244,48 @@ private struct JSONParser {
 
     /// `-? (0 | [1-9][0-9]*) (. [0-9]+)? ([eE] [+-]? [0-9]+)?`, converted only once the
     /// grammar is checked.
+    ///
+    /// A number of at most 15 significant digits without an exponent (every number the
+    /// daemon writes) is worked out from its digits: its significand is then exact in a
+    /// `Double`, and so is the power of ten it is divided by, so the one division rounds
+    /// correctly, to the same `Double` that `strtod` gives (Clinger's fast path). Others go
+    /// through `Double(String)`.
     private mutating func parseNumber() throws(JSONParseError) -> Double {
         let start = position
-        if peek() == UInt8(ascii: "-") { position += 1 }
+        let negative = peek() == UInt8(ascii: "-")
+        if negative { position += 1 }
+        var significand: UInt64 = 0
+        var digits = 0
         switch peek() {
         case UInt8(ascii: "0"):
             position += 1
             if let next = peek(), isDigit(next) { throw fail("leading zeros are not allowed", at: start) }
         case let byte? where isDigit(byte):
-            skipDigits()
+            accumulateDigits(into: &significand, count: &digits)
         case UInt8(ascii: "I"):
             throw fail("NaN and Infinity are not JSON numbers")
         default:
             throw unexpected(expecting: "a digit")
         }
+        var decimals = 0
         if peek() == UInt8(ascii: ".") {
             position += 1
             guard let byte = peek(), isDigit(byte) else { throw unexpected(expecting: "a digit after '.'") }
-            skipDigits()
+            let before = position
+            accumulateDigits(into: &significand, count: &digits)
+            decimals = position - before
         }
+        var hasExponent = false
         if peek() == UInt8(ascii: "e") || peek() == UInt8(ascii: "E") {
+            hasExponent = true
             position += 1
             if peek() == UInt8(ascii: "+") || peek() == UInt8(ascii: "-") { position += 1 }
             guard let byte = peek(), isDigit(byte) else { throw unexpected(expecting: "a digit in the exponent") }
             skipDigits()
+        }
+        if !hasExponent, digits <= 15, decimals < Self.powersOfTen.count {
+            let magnitude = Double(significand) / Self.powersOfTen[decimals]
+            return negative ? -magnitude : magnitude
         }
         let text = String(decoding: UnsafeBufferPointer(rebasing: bytes[start..<position]), as: UTF8.self)
         guard let value = Double(text), value.isFinite else {
@@ -274,6 +296,21 @@ private struct JSONParser {
 
     private func isDigit(_ byte: UInt8) -> Bool {
         byte >= UInt8(ascii: "0") && byte <= UInt8(ascii: "9")
+    }
+
+    /// 10^0 through 10^22: the powers of ten a `Double` holds exactly.
+    private static let powersOfTen: [Double] = (0...22).map { exponent in
+        (0..<exponent).reduce(1.0) { value, _ in value * 10 }
+    }
+
+    /// Skips digits, adding them to `significand` while it has at most 15 of them (leading
+    /// zeros do not count); `count` says how many there were beyond those zeros.
+    private mutating func accumulateDigits(into significand: inout UInt64, count: inout Int) {
+        while let byte = peek(), isDigit(byte) {
+            if significand != 0 || byte != UInt8(ascii: "0") { count += 1 }
+            if count <= 15 { significand = significand * 10 + UInt64(byte - UInt8(ascii: "0")) }
+            position += 1
+        }
     }
 
     private mutating func skipDigits() {

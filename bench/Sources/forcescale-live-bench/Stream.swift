@@ -22,10 +22,13 @@ enum StreamBench {
         // read per wake-up, bench/live-support/floor-read.c --epoll): beside forcescale read it
         // tells the cost of that shape apart from forcescale's own work.
         let before = programs.baseline != nil
-        // "touch-N", "calls-N", "callpages-N": the epoll floor doing one thing more per wake-up.
-        let variants = settings.floorVariants.map(\.key)
+        // "touch-N", "calls-N", "callpages-N": the epoll floor doing one thing more per
+        // wake-up, beside forcescale read; "send-N", the epoll floor serving a client of its
+        // own, beside forcescaled and its watcher.
+        let variants = settings.floorVariants.filter { $0.kind != .sendLines }.map(\.key)
+        let serving = settings.floorVariants.filter { $0.kind == .sendLines }.map(\.key)
         return [["evtest", "python"], ["epoll-floor"] + variants + ["forcescale"] + (before ? ["forcescale-before"] : []),
-                ["forcescaled"] + (before ? ["forcescaled-before"] : [])]
+                serving + ["forcescaled"] + (before ? ["forcescaled-before"] : [])]
     }
 
     struct Result {

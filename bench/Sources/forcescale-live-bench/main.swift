@@ -5,7 +5,7 @@
 //   scripts/kernel-tests .build/release/forcescale-live-bench [--frames N] [--rounds N] [--rate HZ]
 //       [--idle SECONDS] [--presses N] [--gap-ms MS] [--evtest-output FILE] [--writer-fifo PRIORITY]
 //       [--strace-frames N] [--strace-rate HZ] [--touch-pages N,N...] [--call-functions N,N...]
-//       [--call-pages N,N...] [--timeout SECONDS]
+//       [--call-pages N,N...] [--send-lines N,N...] [--timeout SECONDS]
 //
 // (1) CPU per event: on one uinput pad, at once, `floor-read NODE` (bench/live-support/floor-read.c:
 //     a blocking read(2) loop, the floor), `evtest NODE`, a python-evdev read_loop,
@@ -66,6 +66,8 @@ struct FloorVariant: Equatable {
         case callFunctions = "calls"
         /// Calls `count` distinct functions, each on a code page of its own.
         case callPages = "callpages"
+        /// Sends a line to a client process of its own after every `count`-th frame.
+        case sendLines = "send"
     }
 
     var kind: Kind
@@ -79,6 +81,7 @@ struct FloorVariant: Equatable {
         case .touchPages: "--touch-pages"
         case .callFunctions: "--call-functions"
         case .callPages: "--call-pages"
+        case .sendLines: "--send-lines"
         }
     }
 
@@ -97,7 +100,7 @@ func say(_ text: String) {
 }
 
 func usage(_ problem: String) -> Never {
-    FileHandle.standardError.write(Data("forcescale-live-bench: \(problem)\nusage: forcescale-live-bench [--frames N] [--rounds N] [--rate HZ] [--idle SECONDS] [--presses N] [--gap-ms MS] [--evtest-output FILE] [--writer-fifo PRIORITY] [--strace-frames N] [--strace-rate HZ] [--touch-pages N,N...] [--call-functions N,N...] [--call-pages N,N...] [--timeout SECONDS]\n".utf8))
+    FileHandle.standardError.write(Data("forcescale-live-bench: \(problem)\nusage: forcescale-live-bench [--frames N] [--rounds N] [--rate HZ] [--idle SECONDS] [--presses N] [--gap-ms MS] [--evtest-output FILE] [--writer-fifo PRIORITY] [--strace-frames N] [--strace-rate HZ] [--touch-pages N,N...] [--call-functions N,N...] [--call-pages N,N...] [--send-lines N,N...] [--timeout SECONDS]\n".utf8))
     exit(64)
 }
 
@@ -121,6 +124,7 @@ func parseSettings() -> Settings {
         case "--touch-pages": settings.floorVariants += value.split(separator: ",").map { FloorVariant(kind: .touchPages, count: Int($0) ?? 0) }
         case "--call-functions": settings.floorVariants += value.split(separator: ",").map { FloorVariant(kind: .callFunctions, count: Int($0) ?? 0) }
         case "--call-pages": settings.floorVariants += value.split(separator: ",").map { FloorVariant(kind: .callPages, count: Int($0) ?? 0) }
+        case "--send-lines": settings.floorVariants += value.split(separator: ",").map { FloorVariant(kind: .sendLines, count: Int($0) ?? 0) }
         default: usage("unknown option \(option)")
         }
     }
