@@ -380,7 +380,7 @@ public struct DaemonRules: Sendable {
     /// The clients watching `device`, from the cache while neither changes.
     private mutating func watchers(of device: SourceDevice) -> [Int] {
         if let cached = watchersByPath, cached.path == device.path { return cached.ids }
-        let ids = clients.keys.filter { clients[$0]!.watches(device) }.sorted()
+        let ids = clients.filter { $0.value.watches(device) }.keys.sorted()
         watchersByPath = (device.path, ids)
         return ids
     }

@@ -208,11 +208,12 @@ public final class EvdevDevice {
             if value != 0 { events.append(event(EV_KEY, code, value)) }
         }
         let slotCode = Int(ABS_MT_SLOT)
+        let axisCodes = description.axes.keys.map { Int($0.rawValue) }.sorted()
         var slotted: [InputEvent] = []
         if description.axes[.absMTSlot] != nil {
             // The tracking ID first: it is what starts a touch in its slot.
             let trackingID = Int(ABS_MT_TRACKING_ID)
-            let touchAxes = [trackingID] + description.axes.keys.map { Int($0.rawValue) }.filter { $0 > slotCode && $0 != trackingID }.sorted()
+            let touchAxes = [trackingID] + axisCodes.filter { $0 > slotCode && $0 != trackingID }
             for slot in 0..<max(0, libevdev_get_num_slots(handle)) {
                 guard libevdev_get_slot_value(handle, UInt32(slot), UInt32(ABS_MT_TRACKING_ID)) >= 0 else { continue }
                 slotted.append(event(EV_ABS, slotCode, slot))
@@ -223,7 +224,7 @@ public final class EvdevDevice {
             if !slotted.isEmpty { slotted.append(event(EV_ABS, slotCode, libevdev_get_current_slot(handle))) }
         }
         guard !events.isEmpty || !slotted.isEmpty else { return [] }
-        for code in description.axes.keys.map({ Int($0.rawValue) }).filter({ $0 < slotCode }).sorted() {
+        for code in axisCodes where code < slotCode {
             events.append(event(EV_ABS, code, libevdev_get_event_value(handle, UInt32(EV_ABS), UInt32(code))))
         }
         return events + slotted + [event(EV_SYN, Int(SYN_REPORT), 0)]
