@@ -68,10 +68,20 @@ struct CommandParser {
             let value = try readValue(of: option, spelledAs: spelling, inlineValue: inlineValue, remaining: &remaining, in: stack)
             values.record(option, spelledAs: spelling, value: value)
         }
-        if let defaultName = group.defaultSubcommand {
-            guard let defaultSubcommand = group.subcommand(named: defaultName) else {
-                preconditionFailure("'\(stack.commandLine)' names '\(defaultName)' as its default subcommand but has none by that name")
+        let defaultSubcommand = group.defaultSubcommand.map { name in
+            guard let subcommand = group.subcommand(named: name) else {
+                preconditionFailure("'\(stack.commandLine)' names '\(name)' as its default subcommand but has none by that name")
             }
+            return subcommand
+        }
+        // A word where a subcommand's name goes, which no default subcommand would take as
+        // an argument, and close to a subcommand's name, is a mistyped subcommand
+        // (`forcescale wiegh`): say so, rather than "Unexpected argument".
+        if let word = remaining.first, !word.hasPrefix("-"), defaultSubcommand?.arguments.isEmpty ?? true,
+           let error = UsageError.unknownSubcommand(word, in: stack) {
+            throw error
+        }
+        if let defaultSubcommand {
             return try parse(remaining, stack: stack.appending(defaultSubcommand), values: values)
         }
         // The rest can only be mistakes (a group takes no positional values);

@@ -16,6 +16,22 @@ extension UsageError {
         return UsageError("\(message). Did you mean '\(suggestion)'?", in: stack)
     }
 
+    /// A word where a subcommand's name goes that is no subcommand's but close to one.
+    ///
+    /// - Parameters:
+    ///   - word: The word as typed, such as `wiegh`.
+    ///   - stack: The group being parsed.
+    /// - Returns: The error suggesting the closest name, or `nil` when no name is close
+    ///   enough for the word to be a typo of it.
+    static func unknownSubcommand(_ word: String, in stack: CommandStack) -> UsageError? {
+        // Stricter than for options, whose shared `--` makes any two look alike: at most
+        // two edits, and at most half the name (`bogus` is no typo of `log`, three edits
+        // away; `wiegh` is one of `weigh`, two).
+        let names = stack.leaf.subcommands.map(\.name)
+        guard let suggestion = closest(to: word, among: names, maximumEdits: { min(2, $0.count / 2) }) else { return nil }
+        return UsageError("Unknown subcommand '\(word)'. Did you mean '\(suggestion)'?", in: stack)
+    }
+
     /// An option that needs a value but was given none.
     ///
     /// - Parameters:
@@ -139,14 +155,24 @@ private func allowedValuesSentence(_ values: [String]) -> String {
 ///   - options: The command's declared options.
 /// - Returns: The closest long spelling, such as `--json`, or `nil`.
 private func closestLongName(to spelling: String, among options: [Option]) -> String? {
-    // swift-argument-parser's threshold: fewer than four edits counts as a typo.
-    let maximumEdits = 3
-    var best: (spelling: String, distance: Int)?
-    for option in options {
-        let distance = editDistance(option.longSpelling, spelling)
-        if distance <= maximumEdits, distance < (best?.distance ?? .max) {
-            best = (option.longSpelling, distance)
+    closest(to: spelling, among: options.map(\.longSpelling))
+}
+
+/// The candidate closest to a mistyped word, if it is close enough to be a typo.
+///
+/// - Parameters:
+///   - word: The word as typed.
+///   - candidates: The declared spellings.
+///   - maximumEdits: The most edits a typo of a candidate can be; by default
+///     swift-argument-parser's threshold, fewer than four edits.
+/// - Returns: The closest candidate, the first of equally close ones, or `nil`.
+private func closest(to word: String, among candidates: [String], maximumEdits: (String) -> Int = { _ in 3 }) -> String? {
+    var best: (candidate: String, distance: Int)?
+    for candidate in candidates {
+        let distance = editDistance(candidate, word)
+        if distance <= maximumEdits(candidate), distance < (best?.distance ?? .max) {
+            best = (candidate, distance)
         }
     }
-    return best?.spelling
+    return best?.candidate
 }

@@ -170,6 +170,24 @@ import Testing
             """)
     }
 
+    @Test func mistypedSubcommandGetsASuggestion() {
+        #expect(usageErrorText(["rplay", "a.evemu"]) == """
+            Error: Unknown subcommand 'rplay'. Did you mean 'replay'?
+            Usage: forcescale <subcommand>
+              See 'forcescale --help' for more information.
+            """)
+        #expect(usageErrorText(["dmeo"], root: Sample.rootWithoutDefault)?
+            .hasPrefix("Error: Unknown subcommand 'dmeo'. Did you mean 'demo'?\n") == true)
+    }
+
+    @Test func aTypoOfAShortNameIsAtMostHalfOfIt() {
+        // Any word of three letters or five is within three edits of `log`.
+        let root = Command(name: "forcescale", subcommands: [Command(name: "log"), Sample.demo], defaultSubcommand: "demo")
+        #expect(usageErrorText(["xyz"], root: root)?.hasPrefix("Error: Unexpected argument 'xyz'\n") == true)
+        #expect(usageErrorText(["bogus"], root: root)?.hasPrefix("Error: Unexpected argument 'bogus'\n") == true)
+        #expect(usageErrorText(["logg"], root: root)?.hasPrefix("Error: Unknown subcommand 'logg'. Did you mean 'log'?\n") == true)
+    }
+
     @Test func unknownWordGoesToTheDefaultSubcommand() {
         #expect(usageErrorText(["frobnicate"]) == "Error: Unexpected argument 'frobnicate'\n\(Self.demoUsage)")
     }
