@@ -10,6 +10,7 @@ first to the last block of the stability detector, which runs per frame."""
 import bisect
 import collections
 import os
+import re
 import subprocess
 import sys
 
@@ -63,12 +64,36 @@ def function(pc):
 
 
 pcs = []
-for line in open(os.path.join(work, "exec.log")):
+# With BENCH_TRACE_INSTRUCTIONS, QEMU also logs each block's instructions when it translates
+# it (-d in_asm: "IN:", then "0xADDRESS:  BYTES  INSTRUCTION" lines), and every execution of a
+# block rather than only the entries through a lookup (-d nochain).
+instructions = {}
+block = None
+for line in open(os.path.join(work, "exec.log"), errors="replace"):
     # Trace CPU: HOST-TB [CS_BASE/PC/FLAGS/CFLAGS] SYMBOL
     if line.startswith("Trace "):
+        block = None
         pc = int(line.split()[3].split("/")[1], 16)
         if function(pc) is not None:
             pcs.append(pc)
+    elif line.startswith("IN:"):
+        block = []
+    elif block is not None:
+        fields = line.split(None, 1)
+        if not fields or fields[0].startswith("-"):
+            block = None  # the block's end
+            continue
+        if not fields[0].startswith("0x"):
+            continue
+        if not block:
+            instructions[int(fields[0].rstrip(":"), 16)] = block
+        # The bytes, then the instruction: the text after the run of hex byte pairs. A long
+        # instruction's last bytes come on a line of their own, with no text.
+        text = " ".join(word for word in fields[1].split("  ") if word and not all(
+            len(part) == 2 and all(c in "0123456789abcdef" for c in part) for part in word.split())).strip()
+        if text:
+            block.append(text)
+counted = "executed" if instructions else "entered"
 frames = [i for i, pc in enumerate(pcs) if "StabilityDetector" in names[pc]]
 if not frames:
     sys.exit("wakeup-trace: no frame was processed in the log (did the reader get the events?)")
@@ -106,22 +131,64 @@ groups = collections.defaultdict(list)
 for wakeup in wakeups:
     groups[kind(wakeup)].append(wakeup)
 print(f"{len(wakeups)} wake-ups in the stream; medians per wake-up:")
-print(f"  {'kind':<22} {'count':>5} {'blocks entered':>15} {'distinct':>9} {'code pages':>11}  (of them the program's)")
+print(f"  {'kind':<22} {'count':>5} {'blocks ' + counted:>16} {'distinct':>9} {'code pages':>11}  (of them the program's)")
 for name, members in sorted(groups.items(), key=lambda item: -len(item[1])):
     def median(values):
         values = sorted(values)
         return values[len(values) // 2]
     pages = median(len({pc >> 12 for pc in w}) for w in members)
     own_pages = median(len({pc >> 12 for pc in w if own[0][0] <= pc < own[-1][1]}) for w in members)
-    print(f"  {name:<22} {len(members):>5} {median(len(w) for w in members):>15} "
+    print(f"  {name:<22} {len(members):>5} {median(len(w) for w in members):>16} "
           f"{median(len(set(w)) for w in members):>9} {pages:>11}  ({own_pages})")
 for name in ("reads frames only", "writes a line"):
     members = groups.get(name)
     if not members:
         continue
     wakeup = sorted(members, key=lambda w: len(set(w)))[len(members) // 2]
-    print(f"\nThe median wake-up that {name}: distinct blocks by function (blocks entered in brackets)")
+    print(f"\nThe median wake-up that {name}: distinct blocks by function (blocks {counted} in brackets)")
     entered = collections.Counter(names[pc] for pc in wakeup)
     distinct = collections.Counter(names[pc] for pc in set(wakeup))
     for function_name, count in distinct.most_common(int(os.environ.get("BENCH_TRACE_FUNCTIONS", "25"))):
         print(f"  {count:4} ({entered[function_name]:3})  {demangled(function_name)[:110]}")
+
+
+# What TCG might find dear in an instruction: a locked (atomic) one, floating point (helper
+# calls), a string instruction (one block execution per repetition), a division.
+KINDS = [
+    ("instructions", lambda op, text: True),
+    ("calls", lambda op, text: op.startswith("call")),
+    ("locked", lambda op, text: text.startswith("lock")),
+    ("floating point", lambda op, text: re.match(r"v?(add|sub|mul|div|sqrt|min|max|ucomi|comi|round)[sp][sd]$|v?cvt", op) is not None),
+    ("string (rep)", lambda op, text: text.startswith("rep")),
+    ("divisions", lambda op, text: re.match(r"i?div[bwlq]?$", op) is not None),
+    ("system calls", lambda op, text: op == "syscall"),
+]
+
+
+def mix(wakeup):
+    counts = collections.Counter()
+    for pc in wakeup:
+        for text in instructions.get(pc, []):
+            words = text.split()
+            op = words[1] if words and words[0] in ("lock", "rep", "repe", "repne", "repz", "repnz") and len(words) > 1 else (words[0] if words else "")
+            for label, test in KINDS:
+                if test(op, text):
+                    counts[label] += 1
+    return counts
+
+
+if instructions:
+    print("\nGuest instructions per wake-up (medians; QEMU's disassembly of each block, times its executions):")
+    for name in ("reads frames only", "writes a line"):
+        members = groups.get(name)
+        if not members:
+            continue
+        mixes = [mix(w) for w in members]
+        cells = ", ".join(f"{label} {sorted(m[label] for m in mixes)[len(mixes) // 2]}" for label, _ in KINDS)
+        print(f"  {name}: {cells}")
+        wakeup = sorted(members, key=lambda w: len(set(w)))[len(members) // 2]
+        by_function = collections.Counter()
+        for pc in wakeup:
+            by_function[names[pc]] += len(instructions.get(pc, []))
+        print(f"    by function in the median one: " + "; ".join(
+            f"{demangled(function_name)[:60]} {count}" for function_name, count in by_function.most_common(8)))
