@@ -7,16 +7,30 @@ import Testing
     @Test func escapesWhatJSONRequiresAndCopiesTheRest() {
         var json = JSONLineWriter()
         json.add("plain", string: "Wacom Cintiq 13HD Pen")
-        json.add("quote\"key", string: "say \"hi\"\\now")
+        json.add("quoted", string: "say \"hi\"\\now")
         json.add("controls", string: "a\nb\rc\td\u{1}e\u{1F}")
         json.add("unicode", string: "Pâté 🍏 €")
         json.add("list", strings: ["x", "y\"z", ""])
-        #expect(json.line == #"{"plain":"Wacom Cintiq 13HD Pen","quote\"key":"say \"hi\"\\now","controls":"a\nb\rc\td\u0001e\u001f","unicode":"Pâté 🍏 €","list":["x","y\"z",""]}"# + "\n")
+        #expect(json.line == #"{"plain":"Wacom Cintiq 13HD Pen","quoted":"say \"hi\"\\now","controls":"a\nb\rc\td\u0001e\u001f","unicode":"Pâté 🍏 €","list":["x","y\"z",""]}"# + "\n")
         #expect(Result { () throws(JSONParseError) -> JSONValue in try JSONValue.parse(json.object) } == .success(.object([
-            "plain": .string("Wacom Cintiq 13HD Pen"), "quote\"key": .string("say \"hi\"\\now"),
+            "plain": .string("Wacom Cintiq 13HD Pen"), "quoted": .string("say \"hi\"\\now"),
             "controls": .string("a\nb\rc\td\u{1}e\u{1F}"), "unicode": .string("Pâté 🍏 €"),
             "list": .array([.string("x"), .string("y\"z"), .string("")]),
         ])))
+    }
+
+    /// Keys are literals of the code, written as they are; a key made at run time (a fit's
+    /// parameter names) goes through `add(name:number:decimals:)`, which escapes it.
+    @Test func aKeyMadeAtRunTimeIsEscaped() {
+        var json = JSONLineWriter()
+        json.add("first", integer: 1)
+        json.add(name: "quote\"key\\", number: 1.24, decimals: 1)
+        json.add(name: "unused", number: .nan, decimals: 1)
+        json.add(name: "a", number: -2, decimals: 0)
+        #expect(json.object == #"{"first":1,"quote\"key\\":1.2,"a":-2.0}"#)
+        var alone = JSONLineWriter()
+        alone.add(name: "k", number: 3, decimals: 0)
+        #expect(alone.object == #"{"k":3.0}"#)
     }
 
     @Test func numbersBooleansAndNestedObjectsKeepTheirOrder() {

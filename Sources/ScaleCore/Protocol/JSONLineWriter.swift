@@ -17,47 +17,47 @@ public struct JSONLineWriter: Sendable {
         bytes.append(UInt8(ascii: "{"))
     }
 
-    public mutating func add(_ key: String, string value: String?) {
+    public mutating func add(_ key: StaticString, string value: String?) {
         guard let value else { return }
         addKey(key)
         Self.appendQuoted(value, to: &bytes)
     }
 
-    public mutating func add(_ key: String, integer value: Int?) {
+    public mutating func add(_ key: StaticString, integer value: Int?) {
         guard let value else { return }
         addKey(key)
         DecimalDigits.append(UInt64(value.magnitude), decimals: 0, negative: value < 0, to: &bytes)
     }
 
-    public mutating func add(_ key: String, bool value: Bool?) {
+    public mutating func add(_ key: StaticString, bool value: Bool?) {
         guard let value else { return }
         addKey(key)
         Self.append(value ? "true" : "false", to: &bytes)
     }
 
     /// A number rounded to `decimals` places and written in its shortest form (`0.2`, `77.0`).
-    public mutating func add(_ key: String, number value: Double?, decimals: Int) {
+    public mutating func add(_ key: StaticString, number value: Double?, decimals: Int) {
         guard let value, value.isFinite else { return }
         addKey(key)
         DecimalDigits.appendRounded(value, decimals: decimals, to: &bytes)
     }
 
     /// An event time: seconds with six decimals, as ``EventTime/description`` writes it.
-    public mutating func add(_ key: String, time value: EventTime?) {
+    public mutating func add(_ key: StaticString, time value: EventTime?) {
         guard let value else { return }
         addKey(key)
         DecimalDigits.append(value.microseconds.magnitude, decimals: 6, negative: value.microseconds < 0, to: &bytes)
     }
 
     /// A value written exactly as given, already formatted by the caller.
-    public mutating func add(_ key: String, literal value: String?) {
+    public mutating func add(_ key: StaticString, literal value: String?) {
         guard let value else { return }
         addKey(key)
         bytes.append(contentsOf: value.utf8)
     }
 
     /// A list of strings.
-    public mutating func add(_ key: String, strings values: [String]?) {
+    public mutating func add(_ key: StaticString, strings values: [String]?) {
         guard let values else { return }
         addKey(key)
         bytes.append(UInt8(ascii: "["))
@@ -69,13 +69,13 @@ public struct JSONLineWriter: Sendable {
     }
 
     /// A nested object, or a list of them when given several.
-    public mutating func add(_ key: String, object value: JSONLineWriter?) {
+    public mutating func add(_ key: StaticString, object value: JSONLineWriter?) {
         guard let value else { return }
         addKey(key)
         appendObject(value)
     }
 
-    public mutating func add(_ key: String, objects values: [JSONLineWriter]?) {
+    public mutating func add(_ key: StaticString, objects values: [JSONLineWriter]?) {
         guard let values else { return }
         addKey(key)
         bytes.append(UInt8(ascii: "["))
@@ -124,33 +124,39 @@ public struct JSONLineWriter: Sendable {
         }
     }
 
-    /// `"key":`, after a comma but for the first key. Keys are names from the code, which
-    /// need no escape: then the whole is gathered on the stack and appended at once (every
-    /// append checks that the array is not shared, and a line has ten keys).
-    private mutating func addKey(_ key: String) {
+    /// `"key":`, after a comma but for the first key. Keys are literals of the code, which
+    /// need no escape (checked in debug builds): the whole is gathered on the stack and
+    /// appended at once, with no look at each byte (every append checks that the array is
+    /// not shared, a line has ten keys, and this runs for every line the daemon sends).
+    private mutating func addKey(_ key: StaticString) {
+        let name = UnsafeBufferPointer(start: key.utf8Start, count: key.utf8CodeUnitCount)
+        assert(key.hasPointerRepresentation && name.count <= 60 && !name.contains(where: Self.needsEscape),
+               "a JSON key must be a short literal with nothing to escape: \(key)")
         let comma = !isFirst
         isFirst = false
-        var key = key
-        let appended = key.withUTF8 { utf8 -> Bool in
-            guard utf8.count <= 60, !utf8.contains(where: Self.needsEscape) else { return false }
-            withUnsafeTemporaryAllocation(of: UInt8.self, capacity: 64) { scratch in
-                var end = 0
-                if comma {
-                    scratch[end] = UInt8(ascii: ",")
-                    end += 1
-                }
-                scratch[end] = UInt8(ascii: "\"")
-                end = scratch[(end + 1)...].initialize(fromContentsOf: utf8)
-                scratch[end] = UInt8(ascii: "\"")
-                scratch[end + 1] = UInt8(ascii: ":")
-                bytes.append(contentsOf: UnsafeBufferPointer(rebasing: scratch[..<(end + 2)]))
+        withUnsafeTemporaryAllocation(of: UInt8.self, capacity: 64) { scratch in
+            var end = 0
+            if comma {
+                scratch[end] = UInt8(ascii: ",")
+                end += 1
             }
-            return true
+            scratch[end] = UInt8(ascii: "\"")
+            end = scratch[(end + 1)...].initialize(fromContentsOf: name)
+            scratch[end] = UInt8(ascii: "\"")
+            scratch[end + 1] = UInt8(ascii: ":")
+            bytes.append(contentsOf: UnsafeBufferPointer(rebasing: scratch[..<(end + 2)]))
         }
-        guard !appended else { return }
-        if comma { bytes.append(UInt8(ascii: ",")) }
+    }
+
+    /// A number under a key made at run time (a fit's parameter names), escaped as any
+    /// string is.
+    public mutating func add(name key: String, number value: Double?, decimals: Int) {
+        guard let value, value.isFinite else { return }
+        if !isFirst { bytes.append(UInt8(ascii: ",")) }
+        isFirst = false
         Self.appendQuoted(key, to: &bytes)
         bytes.append(UInt8(ascii: ":"))
+        DecimalDigits.appendRounded(value, decimals: decimals, to: &bytes)
     }
 
     private static func needsEscape(_ byte: UInt8) -> Bool {

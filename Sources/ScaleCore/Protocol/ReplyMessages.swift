@@ -404,7 +404,7 @@ public struct CalibrationMessage: DaemonLineMessage {
         json.add("model", string: model)
         if !parameters.isEmpty {
             var object = JSONLineWriter()
-            for parameter in parameters { object.add(parameter.name, number: parameter.value, decimals: DaemonMessage.parameterDecimals) }
+            for parameter in parameters { object.add(name: parameter.name, number: parameter.value, decimals: DaemonMessage.parameterDecimals) }
             json.add("parameters", object: object)
         }
         json.add("uncertainty", number: uncertainty, decimals: ProtocolMessage.gramDecimals)
