@@ -68,6 +68,7 @@ pcs = []
 # it (-d in_asm: "IN:", then "0xADDRESS:  BYTES  INSTRUCTION" lines), and every execution of a
 # block rather than only the entries through a lookup (-d nochain).
 instructions = {}
+INSTRUCTION = re.compile(r"(?:[0-9a-f]{2} )*(?:[0-9a-f]{2}$)?\s*(.*)")
 block = None
 for line in open(os.path.join(work, "exec.log"), errors="replace"):
     # Trace CPU: HOST-TB [CS_BASE/PC/FLAGS/CFLAGS] SYMBOL
@@ -87,12 +88,11 @@ for line in open(os.path.join(work, "exec.log"), errors="replace"):
             continue
         if not block:
             instructions[int(fields[0].rstrip(":"), 16)] = block
-        # The bytes, then the instruction: the text after the run of hex byte pairs. A long
-        # instruction's last bytes come on a line of their own, with no text.
-        text = " ".join(word for word in fields[1].split("  ") if word and not all(
-            len(part) == 2 and all(c in "0123456789abcdef" for c in part) for part in word.split())).strip()
+        # The bytes, then the instruction. A long instruction's last bytes come on a line of
+        # their own, with no instruction.
+        text = INSTRUCTION.match(fields[1]).group(1).strip()
         if text:
-            block.append(text)
+            block.append(" ".join(text.split()))
 counted = "executed" if instructions else "entered"
 frames = [i for i, pc in enumerate(pcs) if "StabilityDetector" in names[pc]]
 if not frames:

@@ -129,11 +129,11 @@ public struct JSONLineWriter: Sendable {
     /// appended at once, with no look at each byte (every append checks that the array is
     /// not shared, a line has ten keys, and this runs for every line the daemon sends).
     private mutating func addKey(_ key: StaticString) {
+        // (`utf8Start` itself traps for a StaticString made of a single scalar.)
         let name = UnsafeBufferPointer(start: key.utf8Start, count: key.utf8CodeUnitCount)
-        assert(key.hasPointerRepresentation && name.count <= 60 && !name.contains(where: Self.needsEscape),
+        assert(name.count <= 60 && !name.contains(where: Self.needsEscape),
                "a JSON key must be a short literal with nothing to escape: \(key)")
-        let comma = !isFirst
-        isFirst = false
+        let comma = startMember()
         withUnsafeTemporaryAllocation(of: UInt8.self, capacity: 64) { scratch in
             var end = 0
             if comma {
@@ -152,11 +152,16 @@ public struct JSONLineWriter: Sendable {
     /// string is.
     public mutating func add(name key: String, number value: Double?, decimals: Int) {
         guard let value, value.isFinite else { return }
-        if !isFirst { bytes.append(UInt8(ascii: ",")) }
-        isFirst = false
+        if startMember() { bytes.append(UInt8(ascii: ",")) }
         Self.appendQuoted(key, to: &bytes)
         bytes.append(UInt8(ascii: ":"))
         DecimalDigits.appendRounded(value, decimals: decimals, to: &bytes)
+    }
+
+    /// Whether the member being started follows another (and so needs a comma).
+    private mutating func startMember() -> Bool {
+        defer { isFirst = false }
+        return !isFirst
     }
 
     private static func needsEscape(_ byte: UInt8) -> Bool {
