@@ -69,6 +69,63 @@ import Testing
         #expect(fired == [ms(20), nil])
     }
 
+    /// With the throttle's interval as its slack, the timer of a live loop never rings while
+    /// a touch streams faster than the interval (each window's next frame lets the held
+    /// reading out first), only once the stream stops; without it, it rings in nearly every
+    /// window. What goes out is the same either way, and the same as a replay of the events.
+    @Test func withSlackTheTimerRingsOnlyWhenTheStreamStops() throws {
+        var script = EventScript()
+        script.press(at: 0, 10)
+        // 1 kHz with the writer's jitter (0–0.45 ms late), so that frames and deadlines
+        // do not fall on the same microsecond.
+        for millisecond in 1..<100 {
+            script.pressure(at: Double(millisecond) + Double(millisecond * 7 % 10) / 20, Int32(10 + millisecond % 50))
+        }
+        var replay = try ScalePipeline(device: TestDevice.singleTouch())
+        let replayed = replay.run(script.events)
+
+        let interval = ScaleSettings().throttleInterval
+        let slack = try live(script.events, slack: interval)
+        let none = try live(script.events, slack: 0)
+        #expect(slack.rings.count == 1)
+        #expect(none.rings.count >= 9)
+        #expect(slack.output == replayed)
+        #expect(none.output == replayed)
+        // The last reading, held when the stream stopped, is stamped with its window's end
+        // and goes out one interval after it.
+        let last = try #require(replayed.readings.last)
+        #expect(slack.rings == [last.time.adding(microseconds: interval)])
+    }
+
+    /// A live loop over `events` as LiveScale runs it: the timer, armed as `ArmedDeadline`
+    /// says after each frame, rings before the next frame when its time has come by then,
+    /// and once more after the last frame (the stream stops, the clock goes on).
+    /// - Returns: What went out, and when the timer rang.
+    private func live(_ events: [InputEvent], slack: Int64) throws -> (output: [ScaleOutput], rings: [EventTime]) {
+        var pipeline = try ScalePipeline(device: TestDevice.singleTouch())
+        var armed = ArmedDeadline(slack: slack)
+        var ringsAt: EventTime?
+        var output: [ScaleOutput] = []
+        var rings: [EventTime] = []
+        func ring() {
+            guard let time = ringsAt, let due = armed.fired(expirations: 1) else { return }
+            rings.append(time)
+            ringsAt = nil
+            pipeline.advance(to: due, into: &output)
+        }
+        for event in events {
+            if let time = ringsAt, time <= event.time { ring() }
+            pipeline.process(event, into: &output)
+            guard event.type == .synchronization, event.code == .synReport, let setting = armed.follow(pipeline.nextDeadline) else { continue }
+            switch setting {
+            case .arm(let time): ringsAt = time
+            case .disarm: ringsAt = nil
+            }
+        }
+        ring()
+        return (output, rings)
+    }
+
     /// A deadline that goes away (a release went out at once) disarms the timer, once.
     @Test func aDeadlineThatGoesAwayDisarmsOnce() {
         var armed = ArmedDeadline()

@@ -73,7 +73,9 @@ public final class LiveScale: ScaleSource {
     private var rumble: RumbleEffect?
     private var outputs: [ScaleOutput] = []
     private var rumbleUnavailableSaid = false
-    /// What `timer` is armed for: it is re-armed only when the pipeline's deadline changes.
+    /// What `timer` is armed for: it is re-armed only when the pipeline's deadline changes,
+    /// and rings one throttle interval after it, so that while a touch streams the next
+    /// frame lets the held reading out and the timer never wakes the loop (ArmedDeadline).
     private var armed = ArmedDeadline()
     private let hapticTimer: DeadlineTimer
     private var pendingSegments: [HapticSegment] = []
@@ -248,6 +250,7 @@ public final class LiveScale: ScaleSource {
         try loop.watch(opened.descriptor) { [unowned self] in readDevice() }
         let current = OpenDevice(device: opened, pipeline: pipeline)
         self.current = current
+        armed = ArmedDeadline(slack: options.settings.throttleInterval)
         waitingReason = nil
         onNotice(.opened(path: path, device: opened.description, source: pipeline.source, model: pipeline.gramModel.kind))
         prepareRumble(for: opened)
