@@ -109,8 +109,8 @@ public final class EvdevDevice {
     /// owner again for the next frame. `libevdev_next_event` reads again whenever its own
     /// queue is empty, so every drain through it ended with a read that returned `EAGAIN`:
     /// two reads per wake-up where one does.
-    /// libevdev still keeps the device's state: the events go into it in order through
-    /// ``DeviceStateJournal`` (a few hundred at a time, and all of them before it is read), so
+    /// libevdev still keeps the device's state: what the events change goes into it through
+    /// ``DeviceStateJournal`` (the newest value of each, whenever it is to be read), so
     /// that on `SYN_DROPPED` its resynchronisation compares the kernel's state with what this
     /// reader last delivered; from a `SYN_DROPPED` on, reading goes through libevdev until the
     /// kernel's queue is empty, exactly as before.
@@ -199,6 +199,7 @@ public final class EvdevDevice {
     /// - Parameter time: The time the state is read at (the device's clock, `CLOCK_MONOTONIC`).
     /// - Returns: The events, or none when no key is down and no touch is active.
     public func currentState(at time: EventTime) -> [InputEvent] {
+        journal.catchUp()
         func event(_ type: Int32, _ code: Int, _ value: Int32) -> InputEvent {
             InputEvent(time: time, type: EventType(rawValue: UInt16(type)), code: EventCode(rawValue: UInt16(code)), value: value)
         }
