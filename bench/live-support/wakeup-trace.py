@@ -178,6 +178,11 @@ def mix(wakeup):
 
 
 if instructions:
+    # All of the stream, whatever kind of wake-up ran it: what the rare long wake-ups cost
+    # (libevdev catching up, say) shows here and not in the medians.
+    played = int(os.environ.get("BENCH_TRACE_FRAMES", "1000"))
+    total = sum(len(instructions.get(pc, [])) for pc in stream)
+    print(f"\nGuest instructions in the whole stream: {total}, {total / played:.0f} per frame played ({played})")
     print("\nGuest instructions per wake-up (medians; QEMU's disassembly of each block, times its executions):")
     for name in ("reads frames only", "writes a line"):
         members = groups.get(name)
