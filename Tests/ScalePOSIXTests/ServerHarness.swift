@@ -52,6 +52,9 @@ final class ServerHarness {
         return (client, connected[before])
     }
 
+    /// Lets go of the connections it was told of, so that a test can see them freed.
+    func forgetConnections() { connected.removeAll() }
+
     func linesFrom(_ client: ClientConnection) -> [String] {
         lines.filter { $0.client == client.id }.map(\.line)
     }

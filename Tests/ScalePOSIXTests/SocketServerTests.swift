@@ -173,6 +173,24 @@ import Testing
         }
     }
 
+    /// The loop's handler for a client holds it (no weak reference, which would send every
+    /// retain of it through the runtime's slow path) only until the client is gone.
+    @Test func aClientThatHasGoneIsFreed() throws {
+        let harness = try ServerHarness()
+        let client: TestClient
+        weak let gone: ClientConnection?
+        do {
+            let (connected, connection) = try harness.connect()
+            client = connected
+            gone = connection
+        }
+        harness.forgetConnections()
+        #expect(gone != nil, "the server holds its connected client")
+        client.close()
+        try pump(harness.loop, "the server to report the client gone") { !harness.disconnected.isEmpty }
+        #expect(gone == nil, "the connection of a client that has gone is still held")
+    }
+
     @Test func aLineTooLongIsReportedAndTheClientGetsAnError() throws {
         let harness = try ServerHarness()
         let (client, connection) = try harness.connect()

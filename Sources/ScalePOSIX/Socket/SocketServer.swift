@@ -62,7 +62,9 @@ public final class SocketServer {
         readBuffer = .allocate(byteCount: 65536, alignment: 8)
         spareDescriptor = open("/dev/null", O_RDONLY | O_CLOEXEC)
         do {
-            try loop.watch(listener.descriptor) { [weak self] in self?.acceptClients() }
+            // Unowned, not weak: a weak reference gives an object a side table, and every
+            // retain and release of it then takes the runtime's slow path. deinit unwatches.
+            try loop.watch(listener.descriptor) { [unowned self] in acceptClients() }
         } catch {
             readBuffer.deallocate()
             if spareDescriptor >= 0 { Glibc.close(spareDescriptor) }
@@ -131,9 +133,12 @@ public final class SocketServer {
             let client = ClientConnection(id: nextID, descriptor: descriptor, loop: loop, limits: limits, output: output)
             nextID += 1
             do {
-                try loop.watch(descriptor, readable: true, writable: false) { [weak self, weak client] readiness in
-                    guard let self, let client else { return }
-                    self.service(client, readiness)
+                // The handler holds the client until `release` unwatches it (the server's
+                // deinit releases every client), and the server unowned: no weak reference,
+                // which would send every retain and release of a client, several per line
+                // sent, through the runtime's slow path (BENCHMARKS.md, Live).
+                try loop.watch(descriptor, readable: true, writable: false) { [unowned self] readiness in
+                    service(client, readiness)
                 }
             } catch {
                 try? descriptor.close()
