@@ -89,7 +89,10 @@ public struct OutgoingQueue: Sendable {
     /// one `send` carries many small lines).
     /// - Returns: What `body` returned.
     /// - Throws: What `body` throws (the writer's `Errno`).
-    public func withPendingBytes<Result, Failure: Error>(
+    /// Mutating although it changes nothing: called on a class's stored queue with a closure
+    /// that captures the class, a non-mutating call copies the whole queue first (a retain
+    /// and release of its storage per `send`), where a mutating one takes it in place.
+    public mutating func withPendingBytes<Result, Failure: Error>(
         scratch: inout [UInt8], limit: Int = 65536, _ body: (UnsafeRawBufferPointer) throws(Failure) -> Result
     ) throws(Failure) -> Result {
         precondition(!isEmpty, "nothing to write")
