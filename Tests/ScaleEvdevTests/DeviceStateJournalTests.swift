@@ -55,6 +55,16 @@ import Testing
         }
     }
 
+    /// Gives `original` to the journal and, event by event, to `direct`: both must deliver it
+    /// or drop it, and deliver the same value.
+    static func expectSameDelivery(of original: input_event, through journal: inout DeviceStateJournal, as direct: OpaquePointer) {
+        var throughJournal = original, eventByEvent = original
+        let admitted = journal.admit(&throughJournal)
+        let delivered = feedDirectly(direct, &eventByEvent)
+        #expect(admitted == delivered, "type \(original.type) code \(original.code) value \(original.value)")
+        #expect(throughJournal.value == eventByEvent.value, "the value delivered for code \(original.code)")
+    }
+
     static func state(_ handle: OpaquePointer) -> [Int32] {
         var values: [Int32] = [libevdev_get_current_slot(handle)]
         for code in [ABS_PRESSURE, ABS_MT_SLOT, ABS_MT_TRACKING_ID, ABS_MT_PRESSURE] {
@@ -98,13 +108,7 @@ import Testing
         }
         events.append(Self.event(EV_KEY, BTN_TOUCH, 0))
 
-        for original in events {
-            var throughJournal = original, eventByEvent = original
-            let admitted = journal.admit(&throughJournal)
-            let delivered = Self.feedDirectly(direct, &eventByEvent)
-            #expect(admitted == delivered, "type \(original.type) code \(original.code) value \(original.value)")
-            #expect(throughJournal.value == eventByEvent.value, "the value delivered for code \(original.code)")
-        }
+        for original in events { Self.expectSameDelivery(of: original, through: &journal, as: direct) }
         journal.catchUp()
         #expect(Self.state(journaled) == Self.state(direct))
         #expect(libevdev_get_event_value(journaled, UInt32(EV_ABS), UInt32(ABS_PRESSURE)) == 299 % 256)
@@ -154,12 +158,7 @@ import Testing
             ],
         ]
         for events in periods {
-            for original in events {
-                var throughJournal = original, eventByEvent = original
-                let admitted = journal.admit(&throughJournal)
-                let delivered = Self.feedDirectly(direct, &eventByEvent)
-                #expect(admitted == delivered, "type \(original.type) code \(original.code) value \(original.value)")
-            }
+            for original in events { Self.expectSameDelivery(of: original, through: &journal, as: direct) }
             journal.catchUp()
             #expect(Self.state(journaled) == Self.state(direct))
         }
