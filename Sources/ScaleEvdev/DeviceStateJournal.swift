@@ -30,8 +30,9 @@ struct DeviceStateJournal {
     private let slotCount: Int32
     private var currentSlot: Int32 = 0
     private var trackingIDs: [Int32] = []
-    /// The newest value of each piece of state, by `stateIndex`: the codes of the four types
-    /// libevdev keeps values of, then each slot's multitouch codes.
+    /// The newest value of each piece of state: first the codes of the four types libevdev
+    /// keeps values of (`typeIndex << 10 | code`), then each slot's multitouch codes
+    /// (`slotsStart + slot * codesPerSlot + code - ABS_MT_SLOT - 1`).
     private var newest: [Int32]
     /// The indices of `newest` that changed since libevdev last took them, in the order they
     /// first changed, and the same as a bitmap (so that each goes in the list once).

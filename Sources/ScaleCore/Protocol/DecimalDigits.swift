@@ -10,8 +10,19 @@ enum DecimalDigits {
     static func append(
         _ magnitude: UInt64, decimals: Int, negative: Bool, trimmingZeros: Bool = false, to bytes: inout [UInt8]
     ) {
+        withDigits(magnitude, decimals: decimals, negative: negative, trimmingZeros: trimmingZeros) { digits in
+            bytes.append(contentsOf: digits)
+        }
+    }
+
+    /// Calls `body` with the characters ``append(_:decimals:negative:trimmingZeros:to:)``
+    /// appends, for a caller that puts them together with others before appending.
+    static func withDigits<Result>(
+        _ magnitude: UInt64, decimals: Int, negative: Bool, trimmingZeros: Bool = false,
+        _ body: (UnsafeBufferPointer<UInt8>) -> Result
+    ) -> Result {
         // 20 digits at most, a point and a sign: made right to left on the stack, then
-        // appended at once (one capacity check rather than one per digit).
+        // handed over at once (one capacity check rather than one per digit).
         withUnsafeTemporaryAllocation(of: UInt8.self, capacity: 32) { scratch in
             var start = scratch.count
             var rest = magnitude
@@ -38,7 +49,7 @@ enum DecimalDigits {
                     trimmed += 1
                 }
             }
-            bytes.append(contentsOf: UnsafeBufferPointer(rebasing: scratch[start..<end]))
+            return body(UnsafeBufferPointer(rebasing: scratch[start..<end]))
         }
     }
 
@@ -51,15 +62,20 @@ enum DecimalDigits {
     /// under 10⁻⁷; such decimals are 10⁻⁴ apart or more); and `Double.description` switches to
     /// an exponent only below 10⁻⁴ or from 2⁵³ on. Anything else goes through `description`.
     static func appendRounded(_ value: Double, decimals: Int, to bytes: inout [UInt8]) {
+        withRoundedDigits(value, decimals: decimals) { bytes.append(contentsOf: $0) }
+    }
+
+    /// Calls `body` with the characters ``appendRounded(_:decimals:to:)`` appends.
+    static func withRoundedDigits<Result>(_ value: Double, decimals: Int, _ body: (UnsafeBufferPointer<UInt8>) -> Result) -> Result {
         let rounded = JSONLineWriter.round(value, decimals: decimals)
         guard (0...4).contains(decimals), rounded.magnitude < 1e9 else {
-            bytes.append(contentsOf: rounded.description.utf8)
-            return
+            var text = rounded.description
+            return text.withUTF8(body)
         }
         // In units of the last decimal written, with one decimal at least (`77.0`).
         var scale = 1.0
         for _ in 0..<max(decimals, 1) { scale *= 10 }
         let units = (rounded * scale).rounded()
-        append(UInt64(units.magnitude), decimals: max(decimals, 1), negative: units < 0, trimmingZeros: true, to: &bytes)
+        return withDigits(UInt64(units.magnitude), decimals: max(decimals, 1), negative: units < 0, trimmingZeros: true, body)
     }
 }

@@ -19,34 +19,39 @@ public struct JSONLineWriter: Sendable {
 
     public mutating func add(_ key: StaticString, string value: String?) {
         guard let value else { return }
+        // A short string with nothing to escape (every one a reading carries) goes in with
+        // its key in one piece; anything else through the escaping path.
+        let simple = value.utf8.withContiguousStorageIfAvailable { utf8 -> Bool in
+            guard utf8.count <= Self.simpleStringLimit, !utf8.contains(where: Self.needsEscape) else { return false }
+            addMember(key, utf8, quoted: true)
+            return true
+        }
+        guard simple != true else { return }
         addKey(key)
         Self.appendQuoted(value, to: &bytes)
     }
 
     public mutating func add(_ key: StaticString, integer value: Int?) {
         guard let value else { return }
-        addKey(key)
-        DecimalDigits.append(UInt64(value.magnitude), decimals: 0, negative: value < 0, to: &bytes)
+        DecimalDigits.withDigits(UInt64(value.magnitude), decimals: 0, negative: value < 0) { addMember(key, $0) }
     }
 
     public mutating func add(_ key: StaticString, bool value: Bool?) {
         guard let value else { return }
-        addKey(key)
-        Self.append(value ? "true" : "false", to: &bytes)
+        let text: StaticString = value ? "true" : "false"
+        addMember(key, UnsafeBufferPointer(start: text.utf8Start, count: text.utf8CodeUnitCount))
     }
 
     /// A number rounded to `decimals` places and written in its shortest form (`0.2`, `77.0`).
     public mutating func add(_ key: StaticString, number value: Double?, decimals: Int) {
         guard let value, value.isFinite else { return }
-        addKey(key)
-        DecimalDigits.appendRounded(value, decimals: decimals, to: &bytes)
+        DecimalDigits.withRoundedDigits(value, decimals: decimals) { addMember(key, $0) }
     }
 
     /// An event time: seconds with six decimals, as ``EventTime/description`` writes it.
     public mutating func add(_ key: StaticString, time value: EventTime?) {
         guard let value else { return }
-        addKey(key)
-        DecimalDigits.append(value.microseconds.magnitude, decimals: 6, negative: value.microseconds < 0, to: &bytes)
+        DecimalDigits.withDigits(value.microseconds.magnitude, decimals: 6, negative: value.microseconds < 0) { addMember(key, $0) }
     }
 
     /// A value written exactly as given, already formatted by the caller.
@@ -124,29 +129,51 @@ public struct JSONLineWriter: Sendable {
         }
     }
 
-    /// `"key":`, after a comma but for the first key. Keys are literals of the code, which
-    /// need no escape (checked in debug builds): the whole is gathered on the stack and
-    /// appended at once, with no look at each byte (every append checks that the array is
-    /// not shared, a line has ten keys, and this runs for every line the daemon sends).
+    /// `"key":`, after a comma but for the first key.
     private mutating func addKey(_ key: StaticString) {
+        addMember(key, UnsafeBufferPointer(start: nil, count: 0))
+    }
+
+    /// `"key":value` (the value in quotes when `quoted`), after a comma but for the first
+    /// member, gathered on the stack and appended in one piece: every append to the line
+    /// checks that its array is not shared and has room, a reading has ten members, and
+    /// this runs for every line a live reader writes (BENCHMARKS.md, Live). Keys are literals
+    /// of the code, which need no escape (checked in debug builds); `value` is written as
+    /// given (digits, or a string already known to need no escape).
+    private mutating func addMember(_ key: StaticString, _ value: UnsafeBufferPointer<UInt8>, quoted: Bool = false) {
         // (`utf8Start` itself traps for a StaticString made of a single scalar.)
         let name = UnsafeBufferPointer(start: key.utf8Start, count: key.utf8CodeUnitCount)
         assert(name.count <= 60 && !name.contains(where: Self.needsEscape),
                "a JSON key must be a short literal with nothing to escape: \(key)")
         let comma = startMember()
-        withUnsafeTemporaryAllocation(of: UInt8.self, capacity: 64) { scratch in
-            var end = 0
-            if comma {
-                scratch[end] = UInt8(ascii: ",")
+        withUnsafeTemporaryAllocation(of: UInt8.self, capacity: name.count + value.count + 6) { scratch in
+            // Pointers, not the buffer's collection methods: a member is a few bytes, and
+            // copying them one by one through the generic path cost more than the appends saved.
+            let start = scratch.baseAddress!
+            var end = start
+            func put(_ byte: UInt8) {
+                end.initialize(to: byte)
                 end += 1
             }
-            scratch[end] = UInt8(ascii: "\"")
-            end = scratch[(end + 1)...].initialize(fromContentsOf: name)
-            scratch[end] = UInt8(ascii: "\"")
-            scratch[end + 1] = UInt8(ascii: ":")
-            bytes.append(contentsOf: UnsafeBufferPointer(rebasing: scratch[..<(end + 2)]))
+            func put(_ run: UnsafeBufferPointer<UInt8>) {
+                guard let base = run.baseAddress else { return }
+                end.initialize(from: base, count: run.count)
+                end += run.count
+            }
+            if comma { put(UInt8(ascii: ",")) }
+            put(UInt8(ascii: "\""))
+            put(name)
+            put(UInt8(ascii: "\""))
+            put(UInt8(ascii: ":"))
+            if quoted { put(UInt8(ascii: "\"")) }
+            put(value)
+            if quoted { put(UInt8(ascii: "\"")) }
+            bytes.append(contentsOf: UnsafeBufferPointer(start: start, count: end - start))
         }
     }
+
+    /// The longest string that goes in with its key in one piece (on the stack).
+    private static let simpleStringLimit = 128
 
     /// A number under a key made at run time (a fit's parameter names), escaped as any
     /// string is.
