@@ -7,25 +7,31 @@
 /// held 1.5 times the events' size on top of them, which was the daemon's peak memory
 /// (BENCHMARKS.md, Daemon). Chunks are never moved or copied once full, so building costs at
 /// most one chunk more than the elements, and the elements stay that size afterwards.
+///
+/// Inlinable: its users are in other modules (a recording's events in ScaleEvdev), where
+/// without it every append and every subscript ran the unspecialised generic code, looking
+/// up the metadata of `[[Element]]` each time: some 2,000 instructions an event to load a
+/// recording and as many to play it (BENCHMARKS.md, Daemon).
 public struct ChunkedArray<Element>: RandomAccessCollection {
     /// Elements per chunk: a power of two, so that an index splits with a shift and a mask.
-    public static var chunkCapacity: Int { 1 << chunkShift }
-    private static var chunkShift: Int { 12 }
+    @inlinable public static var chunkCapacity: Int { 1 << chunkShift }
+    @inlinable static var chunkShift: Int { 12 }
 
-    private var chunks: [[Element]] = []
-    public private(set) var count = 0
+    @usableFromInline var chunks: [[Element]] = []
+    @usableFromInline var elementCount = 0
+    @inlinable public var count: Int { elementCount }
 
-    public init() {}
+    @inlinable public init() {}
 
-    public var startIndex: Int { 0 }
-    public var endIndex: Int { count }
+    @inlinable public var startIndex: Int { 0 }
+    @inlinable public var endIndex: Int { count }
 
-    public subscript(position: Int) -> Element {
+    @inlinable public subscript(position: Int) -> Element {
         precondition(position >= 0 && position < count, "index \(position) out of range 0..<\(count)")
         return chunks[position >> Self.chunkShift][position & (Self.chunkCapacity - 1)]
     }
 
-    public mutating func append(_ element: Element) {
+    @inlinable public mutating func append(_ element: Element) {
         if count & (Self.chunkCapacity - 1) == 0 {
             // A full chunk's worth reserved at once: the chunk itself never grows by doubling.
             var chunk: [Element] = []
@@ -33,7 +39,7 @@ public struct ChunkedArray<Element>: RandomAccessCollection {
             chunks.append(chunk)
         }
         chunks[chunks.count - 1].append(element)
-        count += 1
+        elementCount += 1
     }
 }
 
