@@ -74,9 +74,15 @@ public final class LiveScale: ScaleSource {
     private var outputs: [ScaleOutput] = []
     private var rumbleUnavailableSaid = false
     /// What `timer` is armed for: it is re-armed only when the pipeline's deadline changes,
-    /// and rings one throttle interval after it, so that while a touch streams the next
-    /// frame lets the held reading out and the timer never wakes the loop (ArmedDeadline).
+    /// and rings one throttle interval after it (`maximumTimerSlack` at most), so that while
+    /// a touch streams the next frame lets the held reading out and the timer never wakes
+    /// the loop (ArmedDeadline).
     private var armed = ArmedDeadline()
+    /// The longest the timer waits past a deadline for the device's next frame. Devices send
+    /// a frame every 4–16 ms while a touch streams, so this covers the next frame of any;
+    /// waiting longer (an interval of a second, say) would only hold back the last reading
+    /// of a stream that stops.
+    static let maximumTimerSlack: Int64 = 20_000
     private let hapticTimer: DeadlineTimer
     private var pendingSegments: [HapticSegment] = []
     private var peakSegment = HapticPattern.peak.segments[0]
@@ -250,7 +256,7 @@ public final class LiveScale: ScaleSource {
         try loop.watch(opened.descriptor) { [unowned self] in readDevice() }
         let current = OpenDevice(device: opened, pipeline: pipeline)
         self.current = current
-        armed = ArmedDeadline(slack: options.settings.throttleInterval)
+        armed = ArmedDeadline(slack: min(options.settings.throttleInterval, Self.maximumTimerSlack))
         waitingReason = nil
         onNotice(.opened(path: path, device: opened.description, source: pipeline.source, model: pipeline.gramModel.kind))
         prepareRumble(for: opened)
