@@ -127,15 +127,22 @@ def demangled(name):
         return name
 
 
+def median(values):
+    values = sorted(values)
+    return values[len(values) // 2]
+
+
+def median_wakeup(members):
+    """The wake-up of the median number of distinct blocks: the one whose functions are shown."""
+    return sorted(members, key=lambda w: len(set(w)))[len(members) // 2]
+
+
 groups = collections.defaultdict(list)
 for wakeup in wakeups:
     groups[kind(wakeup)].append(wakeup)
 print(f"{len(wakeups)} wake-ups in the stream; medians per wake-up:")
 print(f"  {'kind':<22} {'count':>5} {'blocks ' + counted:>16} {'distinct':>9} {'code pages':>11}  (of them the program's)")
 for name, members in sorted(groups.items(), key=lambda item: -len(item[1])):
-    def median(values):
-        values = sorted(values)
-        return values[len(values) // 2]
     pages = median(len({pc >> 12 for pc in w}) for w in members)
     own_pages = median(len({pc >> 12 for pc in w if own[0][0] <= pc < own[-1][1]}) for w in members)
     print(f"  {name:<22} {len(members):>5} {median(len(w) for w in members):>16} "
@@ -144,7 +151,7 @@ for name in ("reads frames only", "writes a line"):
     members = groups.get(name)
     if not members:
         continue
-    wakeup = sorted(members, key=lambda w: len(set(w)))[len(members) // 2]
+    wakeup = median_wakeup(members)
     print(f"\nThe median wake-up that {name}: distinct blocks by function (blocks {counted} in brackets)")
     entered = collections.Counter(names[pc] for pc in wakeup)
     distinct = collections.Counter(names[pc] for pc in set(wakeup))
@@ -189,9 +196,9 @@ if instructions:
         if not members:
             continue
         mixes = [mix(w) for w in members]
-        cells = ", ".join(f"{label} {sorted(m[label] for m in mixes)[len(mixes) // 2]}" for label, _ in KINDS)
+        cells = ", ".join(f"{label} {median(m[label] for m in mixes)}" for label, _ in KINDS)
         print(f"  {name}: {cells}")
-        wakeup = sorted(members, key=lambda w: len(set(w)))[len(members) // 2]
+        wakeup = median_wakeup(members)
         by_function = collections.Counter()
         for pc in wakeup:
             by_function[names[pc]] += len(instructions.get(pc, []))
