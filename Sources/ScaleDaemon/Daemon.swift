@@ -81,6 +81,12 @@ public final class Daemon {
     private var clients: [Int: (connection: ClientConnection, identity: ClientIdentity)] = [:]
     /// What requests and readings do, and the calibration in force.
     private var rules: DaemonRules
+    /// What a reading leads to, emptied and reused for each (see `handle(_:from:)`).
+    private var readingOutcome = DaemonRules.Outcome()
+    /// The connections of the recipients the rules named last: readings go to the same
+    /// watchers line after line, and the rules name them by the same array while they do, so
+    /// the connections are looked up in `clients` only when it changes.
+    private var lastRecipients: (ids: [Int], connections: [ClientConnection]) = ([], [])
     /// READINGs dropped for clients that have since left; STATUS counts since the start.
     private var droppedByDepartedClients = 0
     private let startedAt = MonotonicClock.now()
@@ -129,6 +135,7 @@ public final class Daemon {
         }
         server.onDisconnect = { [unowned self] client, reason in
             clients[client.id] = nil
+            lastRecipients = ([], [])
             rules.disconnect(client.id)
             droppedByDepartedClients += client.droppedCount
             self.log.log(.debug, "\(client.label) disconnected: \(reason)")
@@ -326,7 +333,9 @@ public final class Daemon {
 
     private func handle(_ output: ScaleOutput, from device: SourceDevice) {
         forceLog?.record(output, device: device)
-        perform(rules.receive(output, from: device))
+        rules.receive(output, from: device, into: &readingOutcome)
+        perform(readingOutcome)
+        readingOutcome.removeAll()
     }
 
     // MARK: - Performing the rules' outcomes
@@ -335,8 +344,8 @@ public final class Daemon {
     private func perform(_ outcome: DaemonRules.Outcome) {
         for line in outcome.lines {
             // Every recipient queues the same bytes (shared, not copied).
-            for id in line.recipients {
-                clients[id]?.connection.send(bytes: line.bytes, droppable: line.droppable)
+            for connection in connections(of: line.recipients) {
+                connection.send(bytes: line.bytes, droppable: line.droppable)
             }
         }
         for effect in outcome.effects {
@@ -369,6 +378,15 @@ public final class Daemon {
                 log.log(level, message)
             }
         }
+    }
+
+    /// The connections of `ids` that are still connected.
+    private func connections(of ids: [Int]) -> [ClientConnection] {
+        // Equal arrays that share their storage compare without looking at the elements.
+        if ids != lastRecipients.ids {
+            lastRecipients = (ids, ids.compactMap { clients[$0]?.connection })
+        }
+        return lastRecipients.connections
     }
 
     private func send(_ line: String, to client: Int) {

@@ -95,6 +95,13 @@ public struct DaemonRules: Sendable {
         mutating func send(_ text: String, to client: Int) {
             lines.append(Line(text, to: [client]))
         }
+
+        /// Empties it, keeping its arrays' room for the next one.
+        public mutating func removeAll() {
+            // (Emptying an empty array still takes the generic path: a reading has no effects.)
+            if !lines.isEmpty { lines.removeAll(keepingCapacity: true) }
+            if !effects.isEmpty { effects.removeAll(keepingCapacity: true) }
+        }
     }
 
     /// A CALIBRATE waiting for a stable reading: the known weight, and whether the point
@@ -136,13 +143,20 @@ public struct DaemonRules: Sendable {
     /// The device `lastReading` came from.
     public private(set) var lastReadingDevice: SourceDevice?
     private var clients: [Int: ClientState] = [:] {
-        didSet { watchersByPath = nil }
+        didSet {
+            watchersByPath = nil
+            awaitingCalibration = nil
+        }
     }
     /// The ids of the clients that watch the device at `path`, in ascending order: worked out
     /// once per device and change of the clients rather than for every reading (a reading
     /// goes out 100 times a second; every allocation and hash on that path costs the daemon
     /// CPU, BENCHMARKS.md, Live).
     private var watchersByPath: (path: String, ids: [Int])?
+    /// The ids of the clients with a CALIBRATE waiting, in ascending order; cached like
+    /// `watchersByPath`, so that a stable reading (every reading while something lies on the
+    /// scale) costs nothing when nobody is calibrating.
+    private var awaitingCalibration: [Int]?
     /// The raw readings of the current touch within the stability window: a calibration
     /// point is their mean, with their spread.
     private var window: StableWindow
@@ -359,6 +373,13 @@ public struct DaemonRules: Sendable {
     ///   pad, the points of the CALIBRATE requests that waited for it.
     public mutating func receive(_ output: ScaleOutput, from device: SourceDevice) -> Outcome {
         var outcome = Outcome()
+        receive(output, from: device, into: &outcome)
+        return outcome
+    }
+
+    /// `receive(_:from:)` into an outcome the caller keeps: the daemon empties and reuses one
+    /// rather than allocating its arrays for each of a hundred readings a second.
+    public mutating func receive(_ output: ScaleOutput, from device: SourceDevice, into outcome: inout Outcome) {
         let watchers = watchers(of: device)
         if !watchers.isEmpty {
             // A slow client may miss READINGs, never a PEAK.
@@ -372,9 +393,12 @@ public struct DaemonRules: Sendable {
             window.add(reading)
             lastReading = reading
             lastReadingDevice = device
-            if reading.stable, reading.contacts > 0 { completeCalibrations(with: reading, from: device, into: &outcome) }
+            if reading.stable, reading.contacts > 0 {
+                let waiting = awaitingCalibration ?? clients.filter { $0.value.pendingCalibration != nil }.keys.sorted()
+                awaitingCalibration = waiting
+                if !waiting.isEmpty { completeCalibrations(of: waiting, with: reading, from: device, into: &outcome) }
+            }
         }
-        return outcome
     }
 
     /// The clients watching `device`, from the cache while neither changes.
@@ -390,12 +414,12 @@ public struct DaemonRules: Sendable {
     /// The point is the mean of the stability window's raw readings (the window that the
     /// pipeline judged stable), with their standard deviation and count. A client that only
     /// measures gets the point back and the curve is left alone.
-    private mutating func completeCalibrations(with reading: Reading, from device: SourceDevice, into outcome: inout Outcome) {
+    private mutating func completeCalibrations(of waiting: [Int], with reading: Reading, from device: SourceDevice, into outcome: inout Outcome) {
         // A device without a usable pressure axis gives no points; the requests keep waiting.
         guard let axis = try? PressureSource.select(for: device.description).axis else { return }
         // The window holds at least the stable reading itself, which was just added.
         let statistics = window.statistics ?? StableWindow.Statistics(mean: Double(reading.raw), standardDeviation: 0, count: 1)
-        for id in clients.keys.sorted() {
+        for id in waiting {
             guard let pending = clients[id]!.pendingCalibration else { continue }
             clients[id]!.pendingCalibration = nil
             let point = CalibrationPoint(

@@ -196,6 +196,19 @@ import Testing
         #expect(rules.receive(.reading(Self.reading(raw: 153, stable: true)), from: Self.pad).effects.isEmpty)
     }
 
+    /// Stable readings while nobody calibrates give the rules nothing to do (who waits is
+    /// worked out once, not for each reading); a CALIBRATE after them still completes on
+    /// the next stable reading.
+    @Test func calibrateAfterStableReadingsCompletesOnTheNextOne() {
+        var rules = Self.rules()
+        #expect(rules.receive(.reading(Self.reading(raw: 150, stable: true)), from: Self.pad).effects.isEmpty)
+        #expect(rules.receive(.reading(Self.reading(raw: 150, stable: true)), from: Self.pad).effects.isEmpty)
+        _ = rules.handle(.calibrate(grams: 100), from: Self.member, serving: Self.pad)
+        let completed = rules.receive(.reading(Self.reading(raw: 152, stable: true)), from: Self.pad)
+        #expect(rules.calibration.points.count == 1)
+        #expect(completed.effects.first == .applyCalibration(rules.calibration))
+    }
+
     @Test func aSecondCalibrateReplacesTheFirst() {
         var rules = Self.rules()
         _ = rules.handle(.calibrate(grams: 100), from: Self.member, serving: Self.pad)

@@ -35,9 +35,10 @@ import Testing
         #expect(harness.linesFrom(connection) == ["HELLO", "WORLD"])
     }
 
-    /// Lines sent to a client in one wake-up of the loop go out together when its handlers
-    /// are done, in one `send`: none has reached the client while the handler still runs.
-    @Test func theLinesOfOneWakeUpGoOutTogetherAfterIt() throws {
+    /// The first line sent to a client in a wake-up of the loop goes to its socket at once;
+    /// the ones after it in that wake-up go out together when its handlers are done, in one
+    /// `send`: none of them has reached the client while the handler still runs.
+    @Test func theLaterLinesOfOneWakeUpGoOutTogetherAfterIt() throws {
         let harness = try ServerHarness()
         let (client, connection) = try harness.connect()
         var seenInsideTheWakeUp: [String]?
@@ -45,13 +46,30 @@ import Testing
             connection.send("one for \(line)")
             connection.send("two for \(line)")
             connection.send("three for \(line)", droppable: true)
+            try? waitFor("the first line, sent at once", saw: { "\(client.lines)" }) {
+                client.readAvailable()
+                return !client.lines.isEmpty
+            }
             client.readAvailable()
             seenInsideTheWakeUp = client.lines
         }
         client.send("go\n")
         try pump(harness.loop, "the three lines", saw: { "\(client.lines)" }) { client.readAvailable(); return client.lines.count == 3 }
-        #expect(seenInsideTheWakeUp == [])
+        #expect(seenInsideTheWakeUp == ["one for go"])
         #expect(client.lines == ["one for go", "two for go", "three for go"])
+        // In the next wake-up the first line goes at once again.
+        client.send("again\n")
+        var seenInsideTheNextWakeUp: [String]?
+        harness.respond = { connection, line in
+            connection.send("one for \(line)")
+            try? waitFor("the next wake-up's first line, sent at once", saw: { "\(client.lines)" }) {
+                client.readAvailable()
+                return client.lines.count == 4
+            }
+            seenInsideTheNextWakeUp = client.lines
+        }
+        try pump(harness.loop, "the line for again", saw: { "\(client.lines)" }) { client.readAvailable(); return client.lines.count == 4 }
+        #expect(seenInsideTheNextWakeUp?.last == "one for again")
         // Outside a wake-up (set-up code, a shutdown) a line goes at once.
         connection.send("at once")
         try waitFor("the line sent outside a wake-up, without running the loop", saw: { "\(client.lines)" }) {

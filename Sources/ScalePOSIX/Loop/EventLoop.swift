@@ -27,6 +27,10 @@ public final class EventLoop {
     private var dispatchDepth = 0
     /// Work deferred to the end of the batch being dispatched (`atEndOfWakeUp`).
     private var endOfWakeUp: [() -> Void] = []
+    /// Counts the batches dispatched, so that a handler can tell whether it has already done
+    /// something in this one (a client's first line of a wake-up goes at once, the rest with
+    /// the batch's end: `ClientConnection.send`).
+    public private(set) var wakeUpNumber = 0
 
     public init() throws(Errno) {
         epoll = epoll_create1(Int32(EPOLL_CLOEXEC))
@@ -107,6 +111,7 @@ public final class EventLoop {
 
     private func dispatch(timeoutMilliseconds: Int32, untilStopped: Bool) throws(Errno) -> Int {
         dispatchDepth += 1
+        wakeUpNumber &+= 1
         defer {
             dispatchDepth -= 1
             // An action may defer more (a flush that ends a connection, say): until none is
