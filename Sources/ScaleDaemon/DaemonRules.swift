@@ -104,11 +104,14 @@ public struct DaemonRules: Sendable {
         }
     }
 
-    /// A CALIBRATE waiting for a stable reading: the known weight, and whether the point
-    /// is added to the curve or only measured (`"add":false`).
+    /// A CALIBRATE waiting for the sensor to be steady: the known weight, whether the point
+    /// is added to the curve or only measured (`"add":false`), and the touch it measures.
     struct PendingPoint: Hashable, Sendable {
         var grams: Double
         var add: Bool
+        /// The number of the touch it measures (``TouchCounter``): the one on the pad when
+        /// it was asked, or else the next one placed. It never takes a later touch.
+        var touch: Int
 
         /// The request that asked for it, named by the ERROR that refuses or replaces it.
         var request: ClientRequest { add ? .calibrate(grams: grams) : .measure(grams: grams) }
@@ -160,6 +163,9 @@ public struct DaemonRules: Sendable {
     /// The raw readings of the current touch within the stability window: a calibration
     /// point is their mean, with their spread.
     private var window: StableWindow
+    /// Which touch the readings belong to, so that a calibration point is taken from the
+    /// touch it was asked for and no other.
+    private var touches = TouchCounter()
 
     /// Rules with no client, no reading and no calibration yet.
     /// - Parameters:
@@ -316,13 +322,14 @@ public struct DaemonRules: Sendable {
             }
             keep(for: device, confirming: client.id, request, reply: DaemonMessage.tare(grams: calibration.tareGrams, device: device.nodeName), into: &outcome)
         case .calibrate(let grams), .measure(let grams):
-            let pending = PendingPoint(grams: grams, add: request == .calibrate(grams: grams))
+            let pending = PendingPoint(grams: grams, add: request == .calibrate(grams: grams), touch: touches.touchToMeasure)
             if let superseded = clients[client.id]!.pendingCalibration {
                 outcome.send(DaemonMessage.error("the calibration with \(superseded.grams) g was replaced by one with \(grams) g", request: superseded.request), to: client.id)
             }
             clients[client.id]!.pendingCalibration = pending
             let what = pending.add ? "calibrating with" : "measuring"
-            outcome.effects.append(.log(.info, "\(client.label) \(what) \(grams) g: waiting for a stable reading"))
+            let which = touches.down ? "the touch on the pad" : "the next touch"
+            outcome.effects.append(.log(.info, "\(client.label) \(what) \(grams) g: waiting for \(which) to be steady"))
         case .replaceCurve(let points, let preview):
             let replaced: Calibration
             do throws(CalibrationError) {
@@ -369,8 +376,10 @@ public struct DaemonRules: Sendable {
     ///   - output: The pipeline's output.
     ///   - device: The device it came from.
     /// - Returns: The line for the clients watching that device (a READING may be dropped
-    ///   for a slow client, a PEAK never), then, for a stable reading with something on the
-    ///   pad, the points of the CALIBRATE requests that waited for it.
+    ///   for a slow client, a PEAK never), then, for a reading steady for the sensor with
+    ///   something on the pad, the points of the CALIBRATE requests that waited for its
+    ///   touch; for a release, an ERROR to each CALIBRATE whose touch was lifted before it
+    ///   was steady.
     public mutating func receive(_ output: ScaleOutput, from device: SourceDevice) -> Outcome {
         var outcome = Outcome()
         receive(output, from: device, into: &outcome)
@@ -393,11 +402,29 @@ public struct DaemonRules: Sendable {
             window.add(reading)
             lastReading = reading
             lastReadingDevice = device
-            if reading.stable, reading.contacts > 0 {
+            let lifted = touches.count(reading)
+            if reading.steady || lifted {
                 let waiting = awaitingCalibration ?? clients.filter { $0.value.pendingCalibration != nil }.keys.sorted()
                 awaitingCalibration = waiting
-                if !waiting.isEmpty { completeCalibrations(of: waiting, with: reading, from: device, into: &outcome) }
+                if waiting.isEmpty { return }
+                if lifted {
+                    refuseLiftedCalibrations(of: waiting, into: &outcome)
+                } else if reading.contacts > 0 {
+                    completeCalibrations(of: waiting, with: reading, from: device, into: &outcome)
+                }
             }
+        }
+    }
+
+    /// Ends the CALIBRATE requests whose touch was just lifted before it was steady: nothing
+    /// is stored, and the client is told to place the weight again.
+    private mutating func refuseLiftedCalibrations(of waiting: [Int], into outcome: inout Outcome) {
+        for id in waiting {
+            guard let pending = clients[id]!.pendingCalibration, pending.touch == touches.current else { continue }
+            clients[id]!.pendingCalibration = nil
+            outcome.send(DaemonMessage.error(
+                "\(DaemonMessage.liftedBeforeSettling): nothing was stored; put the \(MassUnit.sentence(grams: pending.grams)) weight on again, keep it still and ask again",
+                request: pending.request), to: id)
         }
     }
 
@@ -409,10 +436,11 @@ public struct DaemonRules: Sendable {
         return ids
     }
 
-    /// Adds a point for every client waiting with a known weight, in the order they
-    /// connected; each is saved and confirmed on its own, as if asked one after the other.
-    /// The point is the mean of the stability window's raw readings (the window that the
-    /// pipeline judged stable), with their standard deviation and count. A client that only
+    /// Adds a point for every client waiting with a known weight for this touch, in the
+    /// order they connected; each is saved and confirmed on its own, as if asked one after
+    /// the other. The point is the mean of the stability window's raw readings (the window
+    /// that the pipeline judged steady for the sensor), with their standard deviation and
+    /// count. Whether a point can be taken never depends on the grams of the curve it builds. A client that only
     /// measures gets the point back and the curve is left alone.
     private mutating func completeCalibrations(of waiting: [Int], with reading: Reading, from device: SourceDevice, into outcome: inout Outcome) {
         // A device without a usable pressure axis gives no points; the requests keep waiting.
@@ -420,7 +448,7 @@ public struct DaemonRules: Sendable {
         // The window holds at least the stable reading itself, which was just added.
         let statistics = window.statistics ?? StableWindow.Statistics(mean: Double(reading.raw), standardDeviation: 0, count: 1)
         for id in waiting {
-            guard let pending = clients[id]!.pendingCalibration else { continue }
+            guard let pending = clients[id]!.pendingCalibration, pending.touch == touches.current else { continue }
             clients[id]!.pendingCalibration = nil
             let point = CalibrationPoint(
                 raw: statistics.mean, grams: pending.grams, spread: statistics.standardDeviation, count: statistics.count)
@@ -436,5 +464,31 @@ public struct DaemonRules: Sendable {
             }
             keep(for: device, confirming: id, pending.request, reply: DaemonMessage.calibrate(point, points: calibration.points.count, device: device.nodeName), into: &outcome)
         }
+    }
+}
+
+/// Numbers the touches of the readings as they arrive: a touch starts with a reading that
+/// has contacts after one without (or after none), and ends with the release.
+struct TouchCounter: Hashable, Sendable {
+    /// The number of the newest touch (0 before the first).
+    private(set) var current = 0
+    /// Whether that touch is still on the pad.
+    private(set) var down = false
+
+    /// The touch a calibration asked now measures: the one on the pad, or else the next.
+    var touchToMeasure: Int { down ? current : current + 1 }
+
+    /// Follows a reading.
+    /// - Returns: Whether it lifted the current touch.
+    mutating func count(_ reading: Reading) -> Bool {
+        if reading.contacts > 0 {
+            if !down {
+                current += 1
+                down = true
+            }
+            return false
+        }
+        defer { down = false }
+        return down
     }
 }

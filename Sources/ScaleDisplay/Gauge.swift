@@ -40,6 +40,7 @@ public struct Gauge: Sendable {
         if reading.contacts > 1 { words.append("\(reading.contacts) contacts") }
         if reading.stable { words.append("stable") }
         if reading.saturated { words.append("saturated") }
+        if let heaviest = reading.beyondCalibration { words.append(ReadingMessage.beyondCalibrationText(heaviest: heaviest)) }
         let bar = paint(bar(reading.force), reading.saturated ? .red : reading.stable ? .green : .yellow)
         let state = words.isEmpty ? "" : "  " + words.joined(separator: ", ")
         return "\(time(reading.time))  \(percent)  \(weight(reading.grams))  \(bar)\(state)"

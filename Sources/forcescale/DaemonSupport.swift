@@ -80,7 +80,7 @@ extension ReadingMessage {
         // fills the field, and ``gaugeNote`` shows the real name beside the line.
         Reading(
             time: time, raw: raw, force: force, grams: grams, saturated: saturated, contacts: contacts,
-            stable: stable, model: model.kind ?? .nominal)
+            stable: stable, model: model.kind ?? .nominal, beyondCalibration: beyondCalibration)
     }
 
     /// `future-model model`, shown after the gauge line when the model is one this client

@@ -49,14 +49,24 @@ struct GuidedCalibration {
 
         var points: [CalibrationPoint] = []
         var index = 0
+        // A weight lifted before it settled is asked for again.
+        var again: Double?
         while true {
             let grams: Double
             if let weights {
                 guard index < weights.count else { break }
                 grams = weights[index]
-                guard try ask("[\(index + 1)/\(weights.count)] Put the \(DaemonFormat.plain(grams)) g weight on the pad, then press Enter (q to stop): ") != "q" else {
+                let put = again == nil ? "Put" : "Put again"
+                guard let answer = try ask("[\(index + 1)/\(weights.count)] \(put) the \(DaemonFormat.plain(grams)) g weight on the pad, then press Enter (q to stop): "),
+                      answer != "q" else {
                     return try stop()
                 }
+            } else if let retried = again {
+                guard let answer = try ask("[\(index + 1)] Put the \(DaemonFormat.plain(retried)) g weight on the pad again, then press Enter (q to stop): "),
+                      answer != "q" else {
+                    return try stop()
+                }
+                grams = retried
             } else {
                 guard let answer = try ask("[\(index + 1)] Weight of the next object in grams, then put it on the pad and press Enter (Enter alone when done, q to stop): ") else {
                     return try stop()
@@ -75,7 +85,15 @@ struct GuidedCalibration {
                 }
                 grams = typed
             }
-            let point = try measure(grams: grams)
+            again = nil
+            let point: CalibrationPoint
+            do {
+                point = try measure(grams: grams)
+            } catch DaemonClientError.refused(let message, _) where message.hasPrefix(DaemonMessage.liftedBeforeSettling) {
+                try say("  The weight was lifted before it settled: nothing was taken. Try this weight again.")
+                again = grams
+                continue
+            }
             points.append(point)
             index += 1
             try waitForEmptyPad(firstTime: false)
@@ -114,7 +132,7 @@ struct GuidedCalibration {
         var lastShown: String?
         let show: (ReceivedLine) throws -> Void = { line in
             guard case .reading(let reading) = line.message else { return }
-            let state = monitor.add(time: reading.time.microseconds, grams: reading.grams, contacts: reading.contacts, stable: reading.stable)
+            let state = monitor.add(time: reading.time.microseconds, raw: reading.raw, grams: reading.grams, contacts: reading.contacts)
             let status = Self.describe(state)
             if live {
                 try output.write("\r\u{1B}[K  now \(MassUnit.grams.format(grams: reading.grams))  \(status)")
@@ -164,8 +182,8 @@ struct GuidedCalibration {
         case .settling(let progress):
             let filled = Int((progress * 10).rounded(.down))
             return "settling [" + String(repeating: "#", count: filled) + String(repeating: "·", count: 10 - filled) + "] \(Int((progress * 100).rounded())) %"
-        case .stable:
-            return "stable, taking it"
+        case .steady:
+            return "steady, taking it"
         }
     }
 

@@ -11,8 +11,13 @@ enum WeighCommand {
             Asks forcescaled for readings until one is stable (the weight has held still \
             for the stability window) with something on the pad, prints it and exits: \
             '179.7 g', or its READING line with --json. With a calibration whose fit gives \
-            an uncertainty (two points or more), it follows the weight: '179.7 g ± 0.9 g'. \
-            Exits with status 1 when nothing settles within the timeout.
+            an uncertainty (two points or more), it follows the weight: '179.7 g ± 0.9 g'; \
+            past the heaviest calibration weight the uncertainty grows with the square of how \
+            far past, and the weight says so: '412.0 g ± 4.7 g (beyond the heaviest \
+            calibration weight, 180 g)'. Stable means steady for the sensor: the window's raw \
+            pressure spreads no more than two units, twice the axis fuzz or its own noise \
+            allow, or its grams no more than the daemon's stable-grams. Exits with status 1 when nothing \
+            settles within the timeout.
             """,
         options: [
             DaemonConnection.timeoutOption(default: 30, help: "How long to wait for a stable reading."),
@@ -51,12 +56,19 @@ enum WeighCommand {
             }
             let output = OutputChannel.standardOutput
             var text = json ? found!.text : unit.format(grams: found!.reading.grams)
-            // A calibrated weight gets the calibration's uncertainty beside it, from STATUS
-            // (the JSON line stays the READING as sent).
-            if !json, found!.reading.model == GramModelName(.calibrated),
-               let uncertainty = try client.request(.status, expecting: StatusMessage.self).message.calibration?.uncertainty {
-                text += " ± " + unit.format(grams: uncertainty)
+            // A calibrated weight gets the calibration's uncertainty beside it, from STATUS,
+            // grown past the heaviest calibration weight; and says when it is past it (the
+            // JSON line stays the READING as sent).
+            let reading = found!.reading
+            if !json, reading.model == GramModelName(.calibrated),
+               let calibration = try client.request(.status, expecting: StatusMessage.self).message.calibration,
+               let uncertainty = calibration.uncertainty {
+                let quoted = reading.beyondCalibration.map {
+                    CalibrationFit.uncertainty(uncertainty, atGrams: reading.grams + calibration.tare, heaviest: $0)
+                } ?? uncertainty
+                text += " ± " + unit.format(grams: quoted)
             }
+            if !json, let beyond = reading.beyondCalibrationText { text += " (\(beyond))" }
             try output.write(text + "\n")
             try output.flush()
         }

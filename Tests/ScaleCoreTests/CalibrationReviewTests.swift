@@ -38,7 +38,7 @@ import Testing
     }
 
     @Test func theSettlingMonitorSaysWhyItWaits() {
-        var monitor = SettlingMonitor(window: 500_000, maximumSpan: 2)
+        var monitor = SettlingMonitor(window: 500_000)
         func spread(_ state: SettlingMonitor.State) -> Double? {
             if case .moving(let spread) = state { return spread }
             return nil
@@ -47,14 +47,19 @@ import Testing
             if case .settling(let progress) = state { return progress }
             return nil
         }
-        #expect(monitor.add(time: 0, grams: 0, contacts: 0, stable: false) == .empty)
-        #expect(progress(monitor.add(time: 0, grams: 10, contacts: 1, stable: false)) == 0)
-        #expect(abs((spread(monitor.add(time: 100_000, grams: 13.1, contacts: 1, stable: false)) ?? 0) - 3.1) < 1e-9)
-        // The 10 g of the landing is in the window until 500 ms.
-        #expect(abs((spread(monitor.add(time: 400_000, grams: 13, contacts: 1, stable: false)) ?? 0) - 3.1) < 1e-9)
-        // Calm since the oldest reading of a calm window (400 ms): 300 of 500 ms held.
-        #expect(abs((progress(monitor.add(time: 700_000, grams: 13.5, contacts: 1, stable: false)) ?? 0) - 0.6) < 1e-9)
-        #expect(abs((progress(monitor.add(time: 800_000, grams: 13.2, contacts: 1, stable: false)) ?? 0) - 0.8) < 1e-9)
-        #expect(monitor.add(time: 900_000, grams: 13.2, contacts: 1, stable: true) == .stable)
+        #expect(monitor.add(time: 0, raw: 0, grams: 0, contacts: 0) == .empty)
+        #expect(progress(monitor.add(time: 0, raw: 100, grams: 10, contacts: 1)) == 0)
+        // Readings every 10 ms wobbling by a unit, then the weight pressed on by 31 units.
+        for step in 1..<10 { _ = monitor.add(time: Int64(step) * 10_000, raw: 100 + Int32(step % 2), grams: 10, contacts: 1) }
+        #expect(abs((spread(monitor.add(time: 100_000, raw: 131, grams: 13.1, contacts: 1)) ?? 0) - 3.1) < 1e-9)
+        // The jump is in the window until 500 ms after it: moving at 590 ms, steady at 600 ms,
+        // calm for the whole window since the jump.
+        for step in 11..<59 { _ = monitor.add(time: Int64(step) * 10_000, raw: 131 + Int32(step % 2), grams: 13.1, contacts: 1) }
+        #expect(spread(monitor.add(time: 590_000, raw: 131, grams: 13.1, contacts: 1)) != nil)
+        #expect(monitor.add(time: 600_000, raw: 131, grams: 13.1, contacts: 1) == .steady)
+        // A new touch: half a window held.
+        #expect(monitor.add(time: 650_000, raw: 0, grams: 0, contacts: 0) == .empty)
+        #expect(progress(monitor.add(time: 1_000_000, raw: 50, grams: 5, contacts: 1)) == 0)
+        #expect(progress(monitor.add(time: 1_250_000, raw: 51, grams: 5.1, contacts: 1)) == 0.5)
     }
 }

@@ -1,3 +1,4 @@
+import Glibc
 import Testing
 @testable import ScaleCore
 
@@ -66,22 +67,85 @@ func reading(at milliseconds: Double, raw: Int32 = 100, contacts: Int = 1) -> Re
 }
 
 @Suite struct StabilityDetectorTests {
-    @Test func needsTheWholeWindowAndASmallSpread() {
-        var detector = StabilityDetector(window: 500_000, maximumSpan: 2)
-        let frames: [(Double, Double)] = [(0, 100), (250, 101), (499, 102), (500, 101), (600, 103), (700, 104), (1300, 104)]
-        let stable = frames.map { detector.update(time: ms($0.0), grams: $0.1) }
-        // Not before 500 ms into the touch. At 500 the window [0, 500] spans 100…102 = 2 g:
-        // stable. At 600, [100, 600] spans 101…103 = 2 g: stable. At 700, [200, 700] spans
-        // 101…104 = 3 g: not. At 1300 only 104 is left in [800, 1300]: stable.
-        #expect(stable == [false, false, false, true, true, false, true])
+    @Test func needsTheWholeWindowAndASteadySpread() {
+        // 100 Hz: a weight wobbling by a unit either way at 100, then placed on at 120 at
+        // 600 ms. Not before 500 ms into the touch; steady while each window holds one level;
+        // not while it holds both (500 ms after the step); steady again from 1100 ms.
+        var detector = StabilityDetector(window: 500_000)
+        for step in 0...120 {
+            let time = step * 10
+            let wobble = Int32(step % 3) - 1
+            let window = detector.update(time: ms(Double(time)), raw: (time < 600 ? 100 : 120) + wobble)
+            let expected: Bool? = time < 500 ? nil : time < 600 || time >= 1100
+            #expect(window?.steady == expected, "at \(time) ms")
+            if time == 1000 { #expect(window.map { [$0.lowest, $0.highest] } == [99, 121]) }
+        }
     }
 
     @Test func resetStartsANewTouch() {
-        var detector = StabilityDetector(window: 500_000, maximumSpan: 2)
-        var stable = [detector.update(time: ms(0), grams: 50), detector.update(time: ms(600), grams: 50)]
+        var detector = StabilityDetector(window: 500_000)
+        var steady = [detector.update(time: ms(0), raw: 50)?.steady, detector.update(time: ms(600), raw: 50)?.steady]
         detector.reset()
-        stable += [detector.update(time: ms(700), grams: 50), detector.update(time: ms(1200), grams: 50)]
-        #expect(stable == [false, true, false, true])
+        steady += [detector.update(time: ms(700), raw: 50)?.steady, detector.update(time: ms(1200), raw: 50)?.steady]
+        #expect(steady == [nil, true, nil, true])
+    }
+
+    @Test func theAxisFuzzWidensWhatCountsAsSteady() {
+        // Seven units of spread in steps of seven: no noise the window could show, but within
+        // twice a fuzz of 4.
+        for (fuzz, expected) in [(Int32(0), false), (4, true)] {
+            var detector = StabilityDetector(window: 500_000, fuzz: fuzz)
+            var last: StabilityDetector.Window?
+            for (index, raw) in [100, 100, 100, 100, 100, 107].enumerated() { last = detector.update(time: ms(Double(index) * 100), raw: Int32(raw)) }
+            #expect(last?.steady == expected, "fuzz \(fuzz)")
+        }
+    }
+
+    /// Noise the window shows is allowed, whatever its size; a drift well beyond it is not.
+    @Test func noiseIsSteadyAndADriftIsNot() {
+        var random = GaussianNoise(seed: 5)
+        var noisy = StabilityDetector(window: 500_000)
+        var drifting = StabilityDetector(window: 500_000)
+        var steadyNoise = 0, steadyDrift = 0, windows = 0
+        for frame in 0..<400 {
+            let time = ms(Double(frame) * 5)
+            let noise = Int32((random.next() * 4).rounded())
+            // A weight still sinking by 120 units a second under the same noise: 60 units,
+            // 15 σ, a window. (A drift within the noise's own range, a few σ a window, cannot
+            // be told from the noise by the spread; it is what the ± of a reading covers.)
+            let drift = Int32((Double(frame) * 0.6).rounded())
+            if noisy.update(time: time, raw: 1000 + noise)?.steady == true { steadyNoise += 1 }
+            if let window = drifting.update(time: time, raw: 1000 + drift + noise) {
+                windows += 1
+                if window.steady { steadyDrift += 1 }
+            }
+        }
+        #expect(steadyNoise >= windows * 9 / 10, "σ 4 units of noise is steady in \(steadyNoise) of \(windows) windows")
+        #expect(steadyDrift == 0, "the drift was steady in \(steadyDrift) windows")
+    }
+
+    @Test func theAllowedSpanGrowsWithTheNoiseAndTheCount() {
+        #expect(SensorSteadiness.allowedSpan(steps: 1, stepSum: 30, largestStep: 30, fuzz: 0) == 2)
+        #expect(SensorSteadiness.allowedSpan(steps: 49, stepSum: 5, largestStep: 1, fuzz: 0) == 2)
+        #expect(SensorSteadiness.allowedSpan(steps: 49, stepSum: 0, largestStep: 0, fuzz: 3) == 6)
+        // σ 1: a mean step of 2/√π, the largest step left out.
+        let step = 2 / Double.pi.squareRoot()
+        let fifty = SensorSteadiness.allowedSpan(steps: 49, stepSum: step * 48 + 9, largestStep: 9, fuzz: 0)
+        let fiveHundred = SensorSteadiness.allowedSpan(steps: 499, stepSum: step * 498 + 9, largestStep: 9, fuzz: 0)
+        #expect(abs(fifty - 7.59) < 0.01 && abs(fiveHundred - 9.05) < 0.01, "\(fifty) \(fiveHundred)")
+        // The jump of 30 is left out of the noise: the steps of one allow about 5 units.
+        #expect(abs(SensorSteadiness.allowedSpan(readings: [100, 101, 100, 130, 129, 130], fuzz: 0) - 5.13) < 0.01)
+    }
+}
+
+/// Standard normal draws (Box–Muller over ScaleCore's SplitMix64): noise a real sensor makes.
+struct GaussianNoise {
+    private var generator: SplitMix64
+    init(seed: UInt64) { generator = SplitMix64(seed: seed) }
+    mutating func next() -> Double {
+        let u = Double.random(in: Double.ulpOfOne..<1, using: &generator)
+        let v = Double.random(in: 0..<1, using: &generator)
+        return (-2 * log(u)).squareRoot() * cos(2 * Double.pi * v)
     }
 }
 

@@ -25,7 +25,7 @@ import Testing
     static func reading(raw: Int32 = 51, grams: Double = 77, contacts: Int = 1, stable: Bool = false, at seconds: Int64 = 8123) -> Reading {
         Reading(
             time: EventTime(microseconds: seconds * 1_000_000 + 401_022), raw: raw, force: Double(raw) / 255, grams: grams,
-            saturated: false, contacts: contacts, stable: stable, model: .nominal)
+            saturated: false, contacts: contacts, stable: stable, model: .nominal, steady: stable)
     }
 
     /// Rules with the given clients connected (their VERSION greetings discarded).
@@ -51,7 +51,7 @@ import Testing
     @Test func aClientIsGreetedWithVersion() {
         var rules = DaemonRules(release: "0.1.0", policy: Self.policy)
         let outcome = rules.connect(Self.member)
-        #expect(Self.onlyReply(outcome, to: Self.member) == #"{"class":"VERSION","release":"0.1.0","proto_major":1,"proto_minor":1}"# + "\n")
+        #expect(Self.onlyReply(outcome, to: Self.member) == #"{"class":"VERSION","release":"0.1.0","proto_major":1,"proto_minor":2}"# + "\n")
         #expect(outcome.effects.isEmpty)
         #expect(rules.clientCount == 1)
     }
@@ -171,29 +171,83 @@ import Testing
 
     // MARK: - Calibrate
 
-    @Test func calibrateCompletesOnTheNextStableReading() {
+    @Test func calibrateCompletesOnTheNextSteadyReading() {
         var rules = Self.rules()
         let asked = rules.handle(.calibrate(grams: 100), from: Self.member, serving: Self.pad)
-        #expect(asked.lines.isEmpty, "no reply before the stable reading")
-        #expect(asked.effects == [.log(.info, "client 1 calibrating with 100.0 g: waiting for a stable reading")])
+        #expect(asked.lines.isEmpty, "no reply before the steady reading")
+        #expect(asked.effects == [.log(.info, "client 1 calibrating with 100.0 g: waiting for the next touch to be steady")])
 
-        // Neither an unstable reading nor a stable release completes it.
+        // A reading that is not steady does not complete it.
         #expect(rules.receive(.reading(Self.reading(raw: 120, stable: false)), from: Self.pad).effects.isEmpty)
-        #expect(rules.receive(.reading(Self.reading(raw: 0, contacts: 0, stable: true)), from: Self.pad).effects.isEmpty)
 
-        // The release started a new touch: the window holds this one reading.
+        // The window holds the two readings of this touch.
         let completed = rules.receive(.reading(Self.reading(raw: 152, stable: true)), from: Self.pad)
-        let curve = try? Calibration(points: [CalibrationPoint(raw: 152, grams: 100, spread: 0, count: 1)])
+        let curve = try? Calibration(points: [CalibrationPoint(raw: 136, grams: 100, spread: 22.627416997969522, count: 2)])
         #expect(rules.calibration == curve)
         #expect(completed.effects == [
             .applyCalibration(rules.calibration),
             .saveCalibration(rules.calibration, device: Self.pad, confirmation: .init(
                 client: Self.member.id, request: .calibrate(grams: 100),
-                reply: #"{"class":"CALIBRATE","device":"event5","grams":100.0,"raw":152.0,"points":1,"sd":0.0,"n":1}"# + "\n",
+                reply: #"{"class":"CALIBRATE","device":"event5","grams":100.0,"raw":136.0,"points":1,"sd":22.63,"n":2}"# + "\n",
                 failure: "applied but not saved")),
         ])
-        // Once: the next stable reading adds nothing.
+        // Once: the next steady reading adds nothing.
         #expect(rules.receive(.reading(Self.reading(raw: 153, stable: true)), from: Self.pad).effects.isEmpty)
+    }
+
+    /// A point is judged steady on raw pressure alone: a reading that a steep provisional
+    /// curve calls unstable (its grams move by many grams a raw unit) still gives its point
+    /// when the sensor is steady, and one the curve calls stable does not while the sensor
+    /// is not.
+    @Test func aPointWaitsForTheSensorNotForTheCurvesGrams() {
+        var rules = Self.rules()
+        _ = rules.handle(.calibrate(grams: 260), from: Self.member, serving: Self.pad)
+        let stableByGramsOnly = Reading(
+            time: EventTime(microseconds: 10_000_000), raw: 150, force: 0, grams: 260, saturated: false, contacts: 1,
+            stable: true, model: .calibrated, steady: false)
+        #expect(rules.receive(.reading(stableByGramsOnly), from: Self.pad).effects.isEmpty)
+        let steadyButNotStable = Reading(
+            time: EventTime(microseconds: 10_100_000), raw: 151, force: 0, grams: 710, saturated: false, contacts: 1,
+            stable: false, model: .calibrated, steady: true)
+        let completed = rules.receive(.reading(steadyButNotStable), from: Self.pad)
+        #expect(rules.calibration.points.map(\.grams) == [260])
+        #expect(completed.effects.count == 2)
+    }
+
+    /// A CALIBRATE asked while a weight rests measures that touch; when it is lifted before
+    /// it is steady, the request ends with an ERROR and the next touch is not taken.
+    @Test func aTouchLiftedBeforeItSettlesEndsTheRequestAndTheNextIsNotTaken() {
+        var rules = Self.rules()
+        _ = rules.receive(.reading(Self.reading(raw: 120, stable: false, at: 8120)), from: Self.pad)
+        let asked = rules.handle(.calibrate(grams: 260), from: Self.member, serving: Self.pad)
+        #expect(asked.effects == [.log(.info, "client 1 calibrating with 260.0 g: waiting for the touch on the pad to be steady")])
+        _ = rules.receive(.reading(Self.reading(raw: 180, stable: false, at: 8121)), from: Self.pad)
+        let lifted = rules.receive(.reading(Self.reading(raw: 0, contacts: 0, stable: false, at: 8122)), from: Self.pad)
+        #expect(Self.lines(lifted, for: Self.member) == [
+            #"{"class":"ERROR","message":"the weight was lifted before it settled: nothing was stored; put the 260 g weight on again, keep it still and ask again","request":"CALIBRATE"}"# + "\n",
+        ])
+        #expect(lifted.effects.isEmpty)
+        // The next object, steady at once, is not taken for the 260 g weight.
+        #expect(rules.receive(.reading(Self.reading(raw: 30, stable: true, at: 8123)), from: Self.pad).lines.isEmpty)
+        #expect(rules.calibration == .none)
+    }
+
+    /// Asked with nothing on the pad, a CALIBRATE measures the next touch placed; a second
+    /// touch after that one was lifted unsettled is not taken either.
+    @Test func askedOnAnEmptyPadItMeasuresTheNextTouchOnly() {
+        var rules = Self.rules()
+        _ = rules.receive(.reading(Self.reading(raw: 0, contacts: 0, at: 8120)), from: Self.pad)
+        _ = rules.handle(.measure(grams: 20), from: Self.member, serving: Self.pad)
+        _ = rules.receive(.reading(Self.reading(raw: 40, stable: false, at: 8121)), from: Self.pad)
+        let lifted = rules.receive(.reading(Self.reading(raw: 0, contacts: 0, at: 8122)), from: Self.pad)
+        #expect(Self.lines(lifted, for: Self.member).first?.contains(#""message":"the weight was lifted before it settled"#) == true)
+        #expect(rules.receive(.reading(Self.reading(raw: 42, stable: true, at: 8123)), from: Self.pad).lines.isEmpty)
+
+        // Asked again while nothing is on the pad: the next touch, steady, gives the point.
+        _ = rules.receive(.reading(Self.reading(raw: 0, contacts: 0, at: 8124)), from: Self.pad)
+        _ = rules.handle(.measure(grams: 20), from: Self.member, serving: Self.pad)
+        let measured = rules.receive(.reading(Self.reading(raw: 42, stable: true, at: 8125)), from: Self.pad)
+        #expect(Self.lines(measured, for: Self.member).first?.hasPrefix(#"{"class":"CALIBRATE","device":"event5","grams":20.0,"raw":42.0,"#) == true)
     }
 
     /// Stable readings while nobody calibrates give the rules nothing to do (who waits is
@@ -252,7 +306,7 @@ import Testing
         for (index, raw) in raws.enumerated() {
             let reading = Reading(
                 time: EventTime(microseconds: 10_000_000 + Int64(index) * 100_000), raw: raw, force: 0, grams: Double(raw),
-                saturated: false, contacts: 1, stable: index == raws.count - 1, model: .nominal)
+                saturated: false, contacts: 1, stable: index == raws.count - 1, model: .nominal, steady: index == raws.count - 1)
             completed = rules.receive(.reading(reading), from: Self.pad)
         }
         let point = rules.calibration.points.first
@@ -271,7 +325,7 @@ import Testing
         for (index, raw) in raws.enumerated() {
             let reading = Reading(
                 time: EventTime(microseconds: 10_000_000 + Int64(index) * 100_000), raw: raw, force: 0, grams: Double(raw),
-                saturated: false, contacts: 1, stable: index == raws.count - 1, model: .nominal)
+                saturated: false, contacts: 1, stable: index == raws.count - 1, model: .nominal, steady: index == raws.count - 1)
             _ = rules.receive(.reading(reading), from: Self.pad)
         }
         let point = rules.calibration.points.first

@@ -1,4 +1,4 @@
-import Glibc  // erfc, exp and log only: ScaleCore does no I/O and reads no clock.
+import Glibc  // erfc, exp, log and pow only: ScaleCore does no I/O and reads no clock.
 
 /// The curve chosen for a device's calibration points, and how good it is.
 ///
@@ -69,6 +69,13 @@ public struct CalibrationFit: Hashable, Sendable {
     /// holds over 2–385 g (95–100 % on its synthetic devices).
     public let uncertainty: Double?
 
+    /// Where the curve's extrapolation starts and how fast it may grow past it: the
+    /// heaviest point's normalised pressure, the curve's grams there, and the exponent of the
+    /// power law that bounds it beyond (see ``grams(raw:)``).
+    private let heaviestX: Double
+    private let heaviestGrams: Double
+    private let extrapolationExponent: Double
+
     /// The points of the curve that the others contradict: a weight misplaced or mistyped.
     public var disagreeing: [PointFit] { points.filter { $0.expected != nil } }
 
@@ -127,6 +134,7 @@ public struct CalibrationFit: Hashable, Sendable {
         }
         let model = ResponseFitting.fit(chosen, to: samples) ?? ResponseFitting.fit(.linear, to: samples)!
         self.model = model
+        (heaviestX, heaviestGrams, extrapolationExponent) = Self.extrapolationBound(model: model, heaviestX: samples.last!.x)
 
         let noise = Self.readingNoise(points: points, samples: samples, model: model, span: span)
         let outlier = Self.outlier(samples: samples, outcomes: outcomes, noise: noise)
@@ -154,10 +162,47 @@ public struct CalibrationFit: Hashable, Sendable {
     }
 
     /// Grams for a raw pressure by the chosen curve, before tare.
+    ///
+    /// Up to the heaviest point this is the curve. Past it the curve is an extrapolation, and
+    /// it is bounded: it may grow no faster than the power law through the heaviest point
+    /// whose exponent is one more than the curve's own there (its log–log slope). A power law
+    /// or a straight continuation never reaches the bound; an exponential (the logarithmic
+    /// family with a positive `k`, fitted to points close together or on a device that does
+    /// not respond that way) is held to polynomial growth instead of running away.
     /// - Parameter raw: Raw pressure; at or below the axis minimum it weighs nothing.
     /// - Returns: Grams, never negative.
     public func grams(raw: Double) -> Double {
-        model.grams(atX: (raw - axisMinimum) / axisSpan)
+        let x = (raw - axisMinimum) / axisSpan
+        let grams = model.grams(atX: x)
+        guard x > heaviestX else { return grams }
+        return Swift.min(grams, heaviestGrams * pow(x / heaviestX, extrapolationExponent))
+    }
+
+    /// The uncertainty of a reading, in grams, from the fit's in-range ``uncertainty``: the
+    /// same up to the heaviest calibration weight, and past it growing with the square of how
+    /// far past (an extrapolation's error grows with the curve's unknown bend over the
+    /// distance), so that 2× the heaviest weight quotes 4× the in-range value.
+    /// - Parameters:
+    ///   - uncertainty: The fit's in-range uncertainty.
+    ///   - grams: The reading's grams before tare.
+    ///   - heaviest: The heaviest calibration weight.
+    /// - Returns: The uncertainty to quote beside the reading.
+    public static func uncertainty(_ uncertainty: Double, atGrams grams: Double, heaviest: Double) -> Double {
+        guard heaviest > 0, grams > heaviest else { return uncertainty }
+        let ratio = grams / heaviest
+        return uncertainty * ratio * ratio
+    }
+
+    /// The start of the extrapolation and the exponent that bounds it: one more than the
+    /// curve's log–log slope at the heaviest point, measured across a part in ten thousand.
+    private static func extrapolationBound(model: ResponseModel, heaviestX: Double) -> (Double, Double, Double) {
+        let grams = model.grams(atX: heaviestX)
+        let step = 1e-4
+        let below = model.grams(atX: heaviestX * (1 - step))
+        let above = model.grams(atX: heaviestX * (1 + step))
+        guard grams > 0, below > 0, above > below else { return (heaviestX, grams, 2) }
+        let slope = (log(above) - log(below)) / (log(1 + step) - log(1 - step))
+        return (heaviestX, grams, Swift.max(1, slope) + 1)
     }
 
     /// The candidate with the smallest leave-one-out error; on a tie (within a part in a

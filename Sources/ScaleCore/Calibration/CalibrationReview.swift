@@ -71,7 +71,7 @@ public enum CalibrationReview {
     }
 
     private static func grams(_ value: Double) -> String {
-        rounded(value) + " g"
+        MassUnit.sentence(grams: value)
     }
 
     /// A number with at most one decimal, none when whole: `20`, `5.7`, `152.4`.
@@ -89,63 +89,61 @@ public enum CalibrationReview {
     }
 }
 
-/// Why a weight is not yet stable, for a person watching: the readings of the last
-/// stability window, their spread, and how much of the window has held still. It mirrors
-/// the daemon's ``StabilityDetector`` (same window and span) from the READING lines a
-/// client sees, so that it can say "still moving by 3.1 g" while the daemon waits.
+/// Why a weight is not yet steady, for a person watching a calibration: the readings of
+/// the last stability window, their spread, and how much of the window has held still. It
+/// mirrors the daemon's rule for a calibration point (``SensorSteadiness`` on raw pressure,
+/// whatever grams the curve gives) from the READING lines a client sees, so that it can say
+/// "still moving by 3.1 g" while the daemon waits.
 public struct SettlingMonitor: Sendable {
     /// What the monitor sees.
     public enum State: Hashable, Sendable {
         /// No contact: nothing on the pad.
         case empty
-        /// The grams within the window spread more than allowed, by this much in all.
+        /// The readings within the window spread more than the sensor's noise, by this many
+        /// grams in all.
         case moving(spread: Double)
-        /// Still within the span; `progress` is the part of the window held so far, 0…1.
+        /// Within the noise; `progress` is the part of the window held so far, 0…1.
         case settling(progress: Double)
-        /// A stable reading arrived.
-        case stable
+        /// Steady for a whole window: the daemon takes the point.
+        case steady
     }
 
     /// The window in microseconds.
     public let window: Int64
-    /// The largest spread in grams that counts as still.
-    public let maximumSpan: Double
-    private var samples: [(time: Int64, grams: Double)] = []
+    private var samples: [(time: Int64, raw: Int32, grams: Double)] = []
     private var calmSince: Int64?
 
     /// A monitor.
-    /// - Parameters:
-    ///   - window: The stability window in microseconds (500 ms by default, the daemon's).
-    ///   - maximumSpan: The allowed spread in grams (2 g by default, the daemon's).
-    public init(window: Int64 = ScaleSettings().stabilityWindow, maximumSpan: Double = ScaleSettings().stabilitySpan) {
+    /// - Parameter window: The stability window in microseconds (500 ms by default, the daemon's).
+    public init(window: Int64 = ScaleSettings().stabilityWindow) {
         self.window = window
-        self.maximumSpan = maximumSpan
     }
 
     /// Takes one reading.
     /// - Parameters:
     ///   - time: Its event time in microseconds.
-    ///   - grams: Its grams.
+    ///   - raw: Its raw pressure.
+    ///   - grams: Its grams, for the spread shown.
     ///   - contacts: Its contacts; 0 is a release.
-    ///   - stable: Whether the daemon called it stable.
     /// - Returns: The state after it.
-    public mutating func add(time: Int64, grams: Double, contacts: Int, stable: Bool) -> State {
+    public mutating func add(time: Int64, raw: Int32, grams: Double, contacts: Int) -> State {
         guard contacts > 0 else {
             samples.removeAll()
             calmSince = nil
             return .empty
         }
-        samples.append((time, grams))
+        samples.append((time, raw, grams))
         samples.removeAll { $0.time < time - window }
-        if stable { return .stable }
-        let values = samples.map(\.grams)
-        let spread = (values.max() ?? grams) - (values.min() ?? grams)
-        guard spread <= maximumSpan else {
+        let raws = samples.map(\.raw)
+        let span = Double(Int64(raws.max()!) - Int64(raws.min()!))
+        guard span <= SensorSteadiness.allowedSpan(readings: raws, fuzz: 0) else {
             calmSince = nil
-            return .moving(spread: spread)
+            let grams = samples.map(\.grams)
+            return .moving(spread: grams.max()! - grams.min()!)
         }
         let since = calmSince ?? samples.first?.time ?? time
         calmSince = since
-        return .settling(progress: Swift.min(1, Double(time - since) / Double(window)))
+        let progress = Swift.min(1, Double(time - since) / Double(window))
+        return progress >= 1 ? .steady : .settling(progress: progress)
     }
 }

@@ -19,6 +19,8 @@ public struct GramModel: Hashable, Sendable {
     public let calibration: Calibration
     /// The curve fitted to the calibration's points; `nil` without points.
     public let fit: CalibrationFit?
+    /// The calibration's heaviest point; `nil` without points.
+    private let heaviest: CalibrationPoint?
 
     /// The model for an axis and a calibration; the curve is fitted here, once.
     /// - Parameters:
@@ -30,6 +32,7 @@ public struct GramModel: Hashable, Sendable {
         self.axis = axis
         self.calibration = calibration
         fit = calibration.fit(axis: axis, likely: likely)
+        heaviest = calibration.points.last
         if calibration.hasCurve {
             kind = .calibrated
         } else if axis.resolution > 0 {
@@ -54,5 +57,12 @@ public struct GramModel: Hashable, Sendable {
             untared = force * Self.nominalFullScale
         }
         return untared - calibration.tareGrams
+    }
+
+    /// The heaviest calibration weight when `raw` presses past it by more than a unit (the
+    /// reading's grams are then the curve's bounded extrapolation); `nil` otherwise.
+    public func beyondCalibration(raw: Int32) -> Double? {
+        guard let heaviest, Double(raw) > heaviest.raw + 1 else { return nil }
+        return heaviest.grams
     }
 }

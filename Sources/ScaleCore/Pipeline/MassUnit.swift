@@ -33,4 +33,12 @@ public enum MassUnit: String, CaseIterable, Sendable {
     }
 
     public func fromGrams(_ grams: Double) -> Double { grams / gramsPerUnit }
+
+    /// A weight in grams as a person writes it in a sentence: `20 g`, `5.7 g` (to 0.1 g,
+    /// no decimal when whole).
+    public static func sentence(grams: Double) -> String {
+        let tenths = (grams * 10).rounded()
+        guard tenths.magnitude < 1e15 else { return "\(grams) g" }
+        return (tenths.truncatingRemainder(dividingBy: 10) == 0 ? String(Int64(tenths / 10)) : String(tenths / 10)) + " g"
+    }
 }

@@ -8,12 +8,22 @@ public struct Reading: Hashable, Sendable {
     /// Raw pressure at or beyond the axis maximum ("100%+").
     public var saturated: Bool
     public var contacts: Int
+    /// The weight has settled: the window's raw pressure is steady for the sensor, or its
+    /// grams spread no more than `stable-grams` (``ScaleSettings/stabilitySpan``).
     public var stable: Bool
     public var model: GramModelKind
+    /// The window's raw pressure is steady for the sensor alone (``SensorSteadiness``),
+    /// whatever grams any curve gives: what a calibration point waits for. Not sent; implies
+    /// `stable`.
+    public var steady: Bool
+    /// The heaviest calibration weight, when this reading presses past it: its grams are
+    /// then an extrapolation of the curve (``CalibrationFit/grams(raw:)``). `nil` inside the
+    /// calibrated range and without a calibration.
+    public var beyondCalibration: Double?
 
     public init(
         time: EventTime, raw: Int32, force: Double, grams: Double, saturated: Bool,
-        contacts: Int, stable: Bool, model: GramModelKind
+        contacts: Int, stable: Bool, model: GramModelKind, steady: Bool = false, beyondCalibration: Double? = nil
     ) {
         self.time = time
         self.raw = raw
@@ -23,6 +33,8 @@ public struct Reading: Hashable, Sendable {
         self.contacts = contacts
         self.stable = stable
         self.model = model
+        self.steady = steady
+        self.beyondCalibration = beyondCalibration
     }
 }
 

@@ -29,7 +29,7 @@ public struct ScalePipeline: Sendable {
         tracker = ContactTracker(source: source, mode: settings.contactMode)
         throttle = ReadingThrottle(interval: settings.throttleInterval)
         peaks = PeakDetector(threshold: settings.peakThreshold, hysteresis: settings.peakHysteresis)
-        stability = StabilityDetector(window: settings.stabilityWindow, maximumSpan: settings.stabilitySpan)
+        stability = StabilityDetector(window: settings.stabilityWindow, fuzz: source.axis.fuzz)
     }
 
     /// When a held reading falls due; wake the pipeline then with `advance(to:)`.
@@ -45,6 +45,7 @@ public struct ScalePipeline: Sendable {
             guard reading.contacts > 0 else { return }
             reading.grams = model.grams(raw: reading.raw, force: reading.force)
             reading.model = model.kind
+            reading.beyondCalibration = model.beyondCalibration(raw: reading.raw)
         }
     }
 
@@ -77,16 +78,28 @@ public struct ScalePipeline: Sendable {
         touching = true
         let force = scale.force(raw: frame.raw)
         let grams = gramModel.grams(raw: frame.raw, force: force)
+        let window = stability.update(time: frame.time, raw: frame.raw)
         let reading = Reading(
             time: frame.time, raw: frame.raw, force: force, grams: grams,
             saturated: scale.isSaturated(raw: frame.raw), contacts: frame.contacts,
-            stable: stability.update(time: frame.time, grams: grams), model: gramModel.kind)
+            stable: window.map(isStable) ?? false, model: gramModel.kind, steady: window?.steady ?? false,
+            beyondCalibration: gramModel.beyondCalibration(raw: frame.raw))
         if let now = throttle.offer(reading) { output.append(.reading(now)) }
         if isFreshState {
             peaks.resume(force: force, touching: true)
         } else if peaks.update(force: force, touching: true) {
             output.append(.peak(Peak(time: frame.time, raw: frame.raw, force: force, grams: grams)))
         }
+    }
+
+    /// Whether a window that has lasted long enough is stable: steady for the sensor, or
+    /// spread over no more than `stable-grams` by the gram model in force (the model rises
+    /// with raw pressure, so the window's grams span from its lowest raw to its highest).
+    private func isStable(_ window: StabilityDetector.Window) -> Bool {
+        if window.steady { return true }
+        let low = gramModel.grams(raw: window.lowest, force: scale.force(raw: window.lowest))
+        let high = gramModel.grams(raw: window.highest, force: scale.force(raw: window.highest))
+        return high - low <= settings.stabilitySpan
     }
 
     /// Lets out the held reading if its window has ended by `time` (the live timer).

@@ -1,18 +1,95 @@
-/// Decides whether a weight has settled: the touch has lasted the whole window and the
-/// grams seen within the window spread no more than the allowed span.
+import Glibc  // log and sqrt only: ScaleCore does no I/O and reads no clock.
+
+/// How far raw pressure may spread within a window and still be steady as the sensor can
+/// show it: the one rule behind READING's `stable`, `weigh`, the log's stable weights and
+/// calibration points.
 ///
-/// Keeps the running minimum and maximum of the window in two monotonic queues, so each
-/// frame costs O(1) amortised however fast the device reports.
+/// A resting weight on a real sensor is never still to the unit. The spread a steady window
+/// may have is the largest of:
+/// - two raw units: one unit either way is the least a quantised sensor can show of a
+///   weight resting between two of its steps;
+/// - twice the axis `fuzz`, where the driver declares its noise that way;
+/// - the noise the window itself shows: its standard deviation estimated from successive
+///   differences (a slow drift barely moves those, noise does; the largest is left out, so
+///   that one jump, a weight placed or pressed, is not taken for noise), times the range a
+///   window of that many normally distributed readings spans about 99 times in 100.
+public enum SensorSteadiness {
+    /// The least spread, in raw units, that a resting weight can show on a quantised sensor.
+    public static let quantisationSpan = 2.0
+
+    /// The largest spread in raw units that counts as steady.
+    /// - Parameters:
+    ///   - steps: How many successive differences the window holds (its readings less one).
+    ///   - stepSum: The sum of their absolute values.
+    ///   - largestStep: The largest of them.
+    ///   - fuzz: The axis fuzz (0 when the driver declares none).
+    /// - Returns: The allowed spread (maximum minus minimum), in raw units.
+    public static func allowedSpan(steps: Int, stepSum: Double, largestStep: Double, fuzz: Int32) -> Double {
+        let floor = Swift.max(quantisationSpan, 2 * Double(fuzz))
+        guard steps >= 2 else { return floor }
+        let meanStep = (stepSum - largestStep) / Double(steps - 1)
+        // E|a − b| = 2σ/√π for two independent normal readings.
+        let noise = meanStep * Double.pi.squareRoot() / 2
+        return Swift.max(floor, noise * rangeFactor(samples: steps + 1))
+    }
+
+    /// The same for a window given as its raw readings, oldest first.
+    public static func allowedSpan(readings raws: [Int32], fuzz: Int32) -> Double {
+        var sum = 0.0
+        var largest = 0.0
+        for (earlier, later) in zip(raws, raws.dropFirst()) {
+            let step = Double((Int64(later) - Int64(earlier)).magnitude)
+            sum += step
+            largest = Swift.max(largest, step)
+        }
+        return allowedSpan(steps: Swift.max(0, raws.count - 1), stepSum: sum, largestStep: largest, fuzz: fuzz)
+    }
+
+    /// About the 99th percentile of the range of `samples` standard normal readings, in
+    /// standard deviations: `2·√(2·ln n) + 2` (6.5 for 25 readings, 7.6 for 50, 8.1 for 100,
+    /// 9.1 for 500), so that a resting weight's window is steady about 99 times in 100.
+    static func rangeFactor(samples: Int) -> Double {
+        2 * (2 * log(Double(samples))).squareRoot() + 2
+    }
+}
+
+/// Follows the touch's raw pressure over the stability window, frame by frame: its lowest
+/// and highest value and whether it is steady for the sensor (``SensorSteadiness``).
+///
+/// Keeps the running minimum and maximum in two monotonic queues and the successive
+/// differences with their running sum, so each frame costs O(1) amortised however fast the
+/// device reports.
 public struct StabilityDetector: Sendable {
+    /// The window in microseconds of event time: a touch must last this long, and this much
+    /// of it is looked back over.
     public let window: Int64
-    public let maximumSpan: Double
-    private var touchStart: EventTime?
+    /// The axis fuzz, the noise the driver declares.
+    public let fuzz: Int32
+    private var touchStart: Int64?
+    private var previousRaw: Int32 = 0
     private var minimums = SampleQueue()
     private var maximums = SampleQueue()
+    private var steps = SampleQueue()
+    private var largestSteps = SampleQueue()
+    private var stepSum: Int64 = 0
 
-    public init(window: Int64, maximumSpan: Double) {
+    /// What the window holds once the touch has lasted it.
+    public struct Window: Hashable, Sendable {
+        /// The lowest raw pressure of the window.
+        public var lowest: Int32
+        /// The highest raw pressure of the window.
+        public var highest: Int32
+        /// Whether the spread is within what the sensor cannot avoid.
+        public var steady: Bool
+    }
+
+    /// A detector.
+    /// - Parameters:
+    ///   - window: The stability window in microseconds.
+    ///   - fuzz: The pressure axis's fuzz.
+    public init(window: Int64, fuzz: Int32 = 0) {
         self.window = window
-        self.maximumSpan = maximumSpan
+        self.fuzz = fuzz
     }
 
     /// Forgets the touch; the next `update` starts a new one.
@@ -20,55 +97,84 @@ public struct StabilityDetector: Sendable {
         touchStart = nil
         minimums.removeAll()
         maximums.removeAll()
+        steps.removeAll()
+        largestSteps.removeAll()
+        stepSum = 0
     }
 
     /// Adds a frame of the current touch.
-    /// - Returns: Whether the reading at `time` is stable.
-    public mutating func update(time: EventTime, grams: Double) -> Bool {
-        if touchStart == nil { touchStart = time }
-        let windowStart = time.microseconds - window
-        minimums.pushKeepingMonotonic(time: time.microseconds, grams: grams) { $0 >= grams }
-        maximums.pushKeepingMonotonic(time: time.microseconds, grams: grams) { $0 <= grams }
+    /// - Returns: The window ending at `time`; `nil` while the touch is younger than the window.
+    public mutating func update(time: EventTime, raw: Int32) -> Window? {
+        let now = time.microseconds
+        if touchStart == nil {
+            touchStart = now
+        } else {
+            let step = Int32(clamping: (Int64(raw) - Int64(previousRaw)).magnitude)
+            steps.append(time: now, value: step)
+            largestSteps.pushKeepingMonotonic(time: now, value: step) { $0 <= step }
+            stepSum += Int64(step)
+        }
+        previousRaw = raw
+        let windowStart = now - window
+        minimums.pushKeepingMonotonic(time: now, value: raw) { $0 >= raw }
+        maximums.pushKeepingMonotonic(time: now, value: raw) { $0 <= raw }
         minimums.dropOlder(than: windowStart)
         maximums.dropOlder(than: windowStart)
-        guard let start = touchStart, time.microseconds - start.microseconds >= window,
-              let low = minimums.first, let high = maximums.first
-        else { return false }
-        return high - low <= maximumSpan
+        steps.dropOlder(than: windowStart) { stepSum -= Int64($0) }
+        largestSteps.dropOlder(than: windowStart)
+        guard let start = touchStart, now - start >= window,
+              let lowest = minimums.first, let highest = maximums.first
+        else { return nil }
+        let span = Double(Int64(highest) - Int64(lowest))
+        var steady = span <= SensorSteadiness.quantisationSpan
+        if !steady, let largest = largestSteps.first {
+            steady = span <= SensorSteadiness.allowedSpan(
+                steps: steps.count, stepSum: Double(stepSum), largestStep: Double(largest), fuzz: fuzz)
+        }
+        return Window(lowest: lowest, highest: highest, steady: steady)
     }
 }
 
-/// A queue of (time, grams) that only grows at the back and shrinks at either end, stored
+/// A queue of (time, value) that only grows at the back and shrinks at either end, stored
 /// in an array with a moving head so that pushes and pops do not shift elements. One array
 /// of pairs rather than one per field: each change to an array checks that it is the only
 /// owner, and this runs for every frame.
 struct SampleQueue: Sendable {
     private struct Sample: Sendable {
         var time: Int64
-        var grams: Double
+        var value: Int32
     }
 
     private var samples: [Sample] = []
     private var head = 0
 
-    var first: Double? { head < samples.count ? samples[head].grams : nil }
+    var first: Int32? { head < samples.count ? samples[head].value : nil }
+    var count: Int { samples.count - head }
 
     mutating func removeAll() {
         samples.removeAll(keepingCapacity: true)
         head = 0
     }
 
-    /// Drops from the back every sample that `dominated` says the new one makes irrelevant,
-    /// then appends the new one.
-    mutating func pushKeepingMonotonic(time: Int64, grams value: Double, dominated: (Double) -> Bool) {
-        while samples.count > head, dominated(samples[samples.count - 1].grams) {
-            samples.removeLast()
-        }
-        samples.append(Sample(time: time, grams: value))
+    mutating func append(time: Int64, value: Int32) {
+        samples.append(Sample(time: time, value: value))
     }
 
-    mutating func dropOlder(than start: Int64) {
-        while head < samples.count, samples[head].time < start { head += 1 }
+    /// Drops from the back every sample that `dominated` says the new one makes irrelevant,
+    /// then appends the new one.
+    mutating func pushKeepingMonotonic(time: Int64, value: Int32, dominated: (Int32) -> Bool) {
+        while samples.count > head, dominated(samples[samples.count - 1].value) {
+            samples.removeLast()
+        }
+        samples.append(Sample(time: time, value: value))
+    }
+
+    /// Drops the samples older than `start`, telling `dropped` each value it drops.
+    mutating func dropOlder(than start: Int64, dropped: (Int32) -> Void = { _ in }) {
+        while head < samples.count, samples[head].time < start {
+            dropped(samples[head].value)
+            head += 1
+        }
         // Reclaim the consumed prefix once it dominates the storage.
         if head > 64, head * 2 > samples.count {
             samples.removeFirst(head)

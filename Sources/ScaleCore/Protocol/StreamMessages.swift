@@ -22,6 +22,9 @@ public struct ReadingMessage: DaemonLineMessage {
     public var stable: Bool
     /// The model that produced the grams, kept by name even when this build does not know it.
     public var model: GramModelName
+    /// The heaviest calibration weight, to 0.1 g, when the reading presses past it (its grams
+    /// are then an extrapolation); `nil` inside the calibrated range. Since protocol 1.2.
+    public var beyondCalibration: Double?
 
     /// A reading as its line holds it.
     /// - Parameters:
@@ -34,9 +37,11 @@ public struct ReadingMessage: DaemonLineMessage {
     ///   - contacts: Active contacts.
     ///   - stable: Whether the weight has settled.
     ///   - model: The gram model's name.
+    ///   - beyondCalibration: The heaviest calibration weight when the reading is past it,
+    ///     rounded here to 0.1 g; `nil` leaves the field out.
     public init(
         device: String? = nil, time: EventTime, raw: Int32, force: Double, grams: Double, saturated: Bool,
-        contacts: Int, stable: Bool, model: GramModelName
+        contacts: Int, stable: Bool, model: GramModelName, beyondCalibration: Double? = nil
     ) {
         self.device = device
         self.time = time
@@ -47,6 +52,7 @@ public struct ReadingMessage: DaemonLineMessage {
         self.contacts = contacts
         self.stable = stable
         self.model = model
+        self.beyondCalibration = beyondCalibration.map { JSONLineWriter.round($0, decimals: ProtocolMessage.gramDecimals) }
     }
 
     /// The line of a pipeline reading.
@@ -56,7 +62,8 @@ public struct ReadingMessage: DaemonLineMessage {
     public init(_ reading: Reading, device: String? = nil) {
         self.init(
             device: device, time: reading.time, raw: reading.raw, force: reading.force, grams: reading.grams,
-            saturated: reading.saturated, contacts: reading.contacts, stable: reading.stable, model: GramModelName(reading.model))
+            saturated: reading.saturated, contacts: reading.contacts, stable: reading.stable, model: GramModelName(reading.model),
+            beyondCalibration: reading.beyondCalibration)
     }
 
     init(fields: MessageFields) throws(ProtocolDecodeError) {
@@ -64,14 +71,16 @@ public struct ReadingMessage: DaemonLineMessage {
             device: try fields.optionalString("device"), time: try fields.time("time"), raw: try fields.integer32("raw"),
             force: try fields.number("force"), grams: try fields.number("grams"), saturated: try fields.bool("saturated"),
             contacts: try fields.integer("contacts"), stable: try fields.bool("stable"),
-            model: GramModelName(rawValue: try fields.string("model")))
+            model: GramModelName(rawValue: try fields.string("model")),
+            beyondCalibration: try fields.optionalNumber("beyond_calibration"))
     }
 
     /// Whether this is the weight of something resting on the pad: settled, and touching.
     public var isSettledWeight: Bool { stable && contacts > 0 }
 
     /// `{"class":"READING","device":…,"time":…,"raw":…,"force":…,"grams":…,"saturated":…,
-    /// "contacts":…,"stable":…,"model":…}`, as an object to nest (POLL's `reading`).
+    /// "contacts":…,"stable":…,"model":…,"beyond_calibration":…}`, as an object to nest
+    /// (POLL's `reading`).
     public var json: JSONLineWriter {
         var json = JSONLineWriter()
         json.add("class", string: Self.className)
@@ -84,7 +93,19 @@ public struct ReadingMessage: DaemonLineMessage {
         json.add("contacts", integer: contacts)
         json.add("stable", bool: stable)
         json.add("model", string: model.rawValue)
+        json.add("beyond_calibration", number: beyondCalibration, decimals: ProtocolMessage.gramDecimals)
         return json
+    }
+
+    /// "beyond the heaviest calibration weight, 70 g" when the reading is past it.
+    public var beyondCalibrationText: String? {
+        beyondCalibration.map(Self.beyondCalibrationText)
+    }
+
+    /// "beyond the heaviest calibration weight, 70 g": how every client says that a reading
+    /// is an extrapolation past the heaviest weight.
+    public static func beyondCalibrationText(heaviest: Double) -> String {
+        "beyond the heaviest calibration weight, \(MassUnit.sentence(grams: heaviest))"
     }
 
     public var line: String { json.line }

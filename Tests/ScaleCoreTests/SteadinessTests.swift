@@ -1,0 +1,119 @@
+import Glibc  // exp and pow: the known responses of the devices below.
+import Testing
+@testable import ScaleCore
+
+/// The stability rule on the data real sensors make: a resting weight with a raw unit or
+/// more of noise, on the axes of common devices, at their report rates.
+@Suite struct SteadinessTests {
+    /// A touch that lands at `start` ms and rests at `raw` with Gaussian noise of `sigma`
+    /// units, a frame every `period` ms, until `end` ms.
+    static func restingTouch(
+        raw: Double, sigma: Double, period: Double, start: Double = 0, end: Double = 2000, seed: UInt64,
+        maximum: Int32
+    ) -> [InputEvent] {
+        var noise = GaussianNoise(seed: seed)
+        var script = EventScript()
+        var time = start
+        var first = true
+        while time < end {
+            let value = Int32(Swift.min(Double(maximum), Swift.max(1, (raw + sigma * noise.next()).rounded())))
+            if first { script.press(at: time, value) } else { script.pressure(at: time, value) }
+            first = false
+            time += period
+        }
+        script.lift(at: end)
+        return script.events
+    }
+
+    /// A resting weight is stable within the window plus 100 ms of landing, on a 0–255 pad
+    /// at 80 Hz with one unit of noise (3 g of spread in the nominal model, more than the
+    /// 2 g of `stable-grams`), a 0–1023 pen at 133 Hz with two and a 0–8191 pen at 200 Hz
+    /// with three, for twenty noise draws each; its grams are the weight's.
+    @Test(arguments: [(Int32(255), 1.0, 12.5, 120.0), (1023, 2.0, 7.5, 500.0), (8191, 3.0, 5.0, 3000.0)])
+    func aRestingWeightSettlesOnNoisyDevices(maximum: Int32, sigma: Double, period: Double, raw: Double) throws {
+        for seed in UInt64(1)...20 {
+            var settings = ScaleSettings()
+            settings.throttleInterval = 0
+            var pipeline = try ScalePipeline(device: TestDevice.singleTouch(max: maximum), settings: settings)
+            let readings = pipeline.run(Self.restingTouch(raw: raw, sigma: sigma, period: period, seed: seed, maximum: maximum)).readings
+            let first = try #require(readings.first { $0.stable }, "seed \(seed): never stable")
+            #expect(first.time.microseconds <= 600_000, "seed \(seed): first stable at \(first.time.microseconds) µs")
+            #expect(first.steady, "seed \(seed): stable by the sensor's own noise")
+            let nominal = raw / Double(maximum) * GramModel.nominalFullScale
+            let perUnit = GramModel.nominalFullScale / Double(maximum)
+            #expect(abs(first.grams - nominal) <= 4 * sigma * perUnit + perUnit, "seed \(seed): \(first.grams) g for \(nominal) g")
+            let stableShare = Double(readings.filter { $0.stable }.count) / Double(readings.filter { $0.time.microseconds >= 600_000 && $0.contacts > 0 }.count)
+            #expect(stableShare >= 0.9, "seed \(seed): stable in \(stableShare) of the resting readings")
+        }
+    }
+
+    /// A weight creeping slowly on a fine pen is not steady for the sensor, but its grams
+    /// move by less than `stable-grams`: stable, not steady. A calibration point waits for
+    /// steady; a weighing takes stable.
+    @Test func slowCreepIsStableButNotSteady() throws {
+        var settings = ScaleSettings()
+        settings.throttleInterval = 0
+        var pipeline = try ScalePipeline(device: TestDevice.singleTouch(max: 8191), settings: settings)
+        var script = EventScript()
+        script.press(at: 0, 3000)
+        // One unit every 20 ms: 25 units a window, 1.2 g in the nominal model.
+        for step in 1..<100 { script.pressure(at: Double(step) * 20, 3000 + Int32(step)) }
+        let resting = pipeline.run(script.events).readings.filter { $0.time.microseconds >= 500_000 && $0.contacts > 0 }
+        #expect(!resting.isEmpty && resting.allSatisfy { $0.stable && !$0.steady })
+    }
+
+    @Test func readingsPastTheHeaviestWeightSaySo() throws {
+        let calibration = try Calibration(points: [
+            CalibrationPoint(raw: 40, grams: 50, spread: 0.5, count: 50), CalibrationPoint(raw: 100, grams: 130, spread: 0.5, count: 50),
+        ])
+        var pipeline = try ScalePipeline(device: TestDevice.singleTouch(), calibration: calibration)
+        var script = EventScript()
+        script.press(at: 0, 90)
+        script.pressure(at: 20, 101)
+        script.pressure(at: 40, 102)
+        script.pressure(at: 60, 200)
+        script.lift(at: 80)
+        let readings = pipeline.run(script.events).readings
+        #expect(readings.map(\.beyondCalibration) == [nil, nil, 130, 130, nil])
+        #expect(ReadingMessage(readings[3]).line.hasSuffix(#","model":"calibrated","beyond_calibration":130.0}"# + "\n"))
+        #expect(ReadingMessage(readings[3]).beyondCalibrationText == "beyond the heaviest calibration weight, 130 g")
+        #expect(!ReadingMessage(readings[1]).line.contains("beyond"))
+    }
+}
+
+@Suite struct ExtrapolationTests {
+    /// Two light weights close together on a pen (x 0.1 and 0.2, 10 g and 40 g): the
+    /// logarithmic family through them is an exponential that would read hundreds of
+    /// kilograms at full pressure. The bound holds it to the power law one steeper than the
+    /// curve at the heaviest point.
+    @Test func anExponentialIsBoundedPastTheHeaviestWeight() {
+        let axis = AxisRange(minimum: 0, maximum: 2047)
+        let points = [CalibrationPoint(raw: 204.7, grams: 10), CalibrationPoint(raw: 409.4, grams: 40)]
+        let fit = CalibrationFit(points: points, axis: axis, likely: .logarithmic)
+        #expect(fit.model.family == .logarithmic)
+        let unbounded = fit.model.grams(atX: 1)
+        let bounded = fit.grams(raw: 2047)
+        #expect(unbounded > 100_000 && bounded < 20_000, "bounded \(bounded) g, the curve's own \(unbounded) g")
+        // The bound: the power law through the heaviest point with the curve's own log–log
+        // slope there, plus one.
+        let step = 1e-6
+        let slope = (log(fit.model.grams(atX: 0.2 * (1 + step))) - log(fit.model.grams(atX: 0.2 * (1 - step)))) / (log(1 + step) - log(1 - step))
+        #expect(abs(bounded - 40 * pow(5, slope + 1)) < 0.01 * bounded, "\(bounded) against \(40 * pow(5, slope + 1))")
+        // Up to the heaviest point the curve is unchanged.
+        #expect(fit.grams(raw: 300) == fit.model.grams(atX: 300 / 2047))
+    }
+
+    /// A power law extrapolates as itself: the bound is one steeper than it everywhere.
+    @Test func aPowerLawIsNotBounded() {
+        let axis = AxisRange(minimum: 0, maximum: 4095)
+        func raw(_ grams: Double) -> Double { pow(grams / 420, 1 / 1.6) * 4095 }
+        let fit = CalibrationFit(points: [CalibrationPoint(raw: raw(20), grams: 20), CalibrationPoint(raw: raw(180), grams: 180)], axis: axis, likely: .power)
+        #expect(abs(fit.grams(raw: raw(385)) - 385) < 1e-6)
+    }
+
+    @Test func theUncertaintyGrowsPastTheHeaviestWeight() {
+        #expect(CalibrationFit.uncertainty(2, atGrams: 100, heaviest: 180) == 2)
+        #expect(CalibrationFit.uncertainty(2, atGrams: 180, heaviest: 180) == 2)
+        #expect(CalibrationFit.uncertainty(2, atGrams: 360, heaviest: 180) == 8)
+    }
+}
