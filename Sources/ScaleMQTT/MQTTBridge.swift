@@ -293,7 +293,11 @@ public final class MQTTBridge {
                 deviceTimer.arm(atMicroseconds: MonotonicClock.now())
             }
             setDeviceAvailable(true)
-            let payload = reading.json.object
+            // The READING, with a reading past the heaviest calibration weight said in words
+            // for Home Assistant's attributes.
+            var json = reading.json
+            json.add("calibration_note", string: reading.beyondCalibrationText)
+            let payload = json.object
             let isLoaded = reading.contacts > 0
             let settled = reading.isSettledWeight
             let released = !isLoaded && loaded == true

@@ -189,8 +189,14 @@ select, button { font: inherit; padding: .35rem .6rem; border-radius: .4rem; }
   }
   function stateOf(reading) {
     if (reading.contacts === 0) return { key: "lifted", words: "nothing on the pad" };
-    if (reading.stable) return { key: "stable", words: "stable" };
-    return { key: "settling", words: "settling" };
+    // ReadingMessage.beyondCalibrationText's words: the grams are an extrapolation.
+    var beyond = "";
+    if (typeof reading.beyond_calibration === "number") {
+      var tenths = Math.round(reading.beyond_calibration * 10);
+      beyond = ", beyond the heaviest calibration weight, " + (tenths % 10 === 0 ? String(tenths / 10) : (tenths / 10).toFixed(1)) + " g";
+    }
+    if (reading.stable) return { key: "stable", words: "stable" + beyond };
+    return { key: "settling", words: "settling" + beyond };
   }
 
   var latest = null, peak = null, peakDuringPress = false, status = null;
