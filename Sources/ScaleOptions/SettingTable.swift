@@ -54,7 +54,7 @@ extension Setting {
 
     public static let stableGrams = Setting(
         "stable-grams", valueName: "grams", kind: .number(noun: "a number of grams", minimum: 0, minimumIncluded: true, maximum: nil),
-        defaultValue: "2.0", help: "The largest spread that still counts as holding still.",
+        defaultValue: "2.0", help: "Grams a still weight may spread over the window; a spread the sensor cannot avoid (two raw units, twice the fuzz, its own noise) is still whatever it weighs.",
         programs: pipelinePrograms, reload: .source)
 
     public static let rumble = Setting(

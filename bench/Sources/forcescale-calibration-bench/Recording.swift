@@ -6,16 +6,17 @@ import ScaleCore
 ///
 /// The recording starts with `lead` seconds of nothing, then for each weight: a press that
 /// ramps up over 150 ms with a 10 % overshoot (as a weight put down by hand), `hold` seconds
-/// of noisy readings at the device's rate, a release, and `gap` seconds of nothing.
+/// of noisy readings at the device's rate (or the weight's own hold), a release, and `gap`
+/// seconds of nothing.
 /// - Parameters:
 ///   - device: The synthetic device.
-///   - weights: The weights, in order.
+///   - weights: The weights, in order, each with the seconds it rests when not `hold`.
 ///   - lead: Seconds before the first weight.
 ///   - hold: Seconds each weight rests on the pad.
 ///   - gap: Seconds between weights.
 ///   - seed: The noise's seed.
 /// - Returns: The recording; its comments say what it is.
-func holdsRecording(_ device: SyntheticDevice, weights: [Double], lead: Double, hold: Double, gap: Double, seed: UInt64) -> Recording {
+func holdsRecording(_ device: SyntheticDevice, weights: [(grams: Double, hold: Double?)], lead: Double, hold: Double, gap: Double, seed: UInt64) -> Recording {
     var random = Noise(seed: seed)
     var events: [InputEvent] = []
     var time: Int64 = 1_000_000
@@ -29,8 +30,8 @@ func holdsRecording(_ device: SyntheticDevice, weights: [Double], lead: Double, 
     // The replay starts at the first event: an empty frame first, so that the lead is kept.
     frame([])
     time += Int64(lead * 1e6)
-    for grams in weights {
-        let frames = Int(hold * Double(device.rate))
+    for (grams, ownHold) in weights {
+        let frames = Int((ownHold ?? hold) * Double(device.rate))
         let ramp = Swift.max(1, device.rate * 15 / 100)
         for index in 0..<frames {
             // Up to 110 % over the ramp, back to 100 % over the next ramp, then steady.
@@ -65,7 +66,7 @@ func holdsRecording(_ device: SyntheticDevice, weights: [Double], lead: Double, 
     let comments = [
         "Synthetic recording made by forcescale-calibration-bench (bench/calibration), not real hardware:",
         "\(device.label), noise σ \(device.noise) raw units at \(device.rate) Hz; weights in order (g): "
-            + weights.map { $0.description }.joined(separator: " "),
+            + weights.map { $0.grams.description + ($0.hold.map { "@\($0)s" } ?? "") }.joined(separator: " "),
     ]
     return Recording(device: device.description, events: events, comments: comments)
 }

@@ -40,9 +40,11 @@ struct SyntheticDevice: Sendable {
         return (low + high) / 2
     }
 
-    /// The devices of the study (issue 12): two logarithmic pens, a power-law pad, a linear
-    /// pad whose axis starts above 0, and a coarse 0–255 pad. Each saturates above 385 g so
-    /// that the whole sweep is on the axis.
+    /// The devices of the study: two logarithmic pens, a power-law pad, a linear pad whose
+    /// axis starts above 0, a coarse 0–255 pad, and two devices whose response is not the
+    /// family their kind usually has (a pen with a power-law response, a pad with a
+    /// logarithmic one), where two points take the wrong family. Each saturates above 385 g
+    /// so that the whole sweep is on the axis; each has at least a raw unit of noise.
     static let all: [SyntheticDevice] = [
         logarithmicPen(key: "log-pen-2047", maximum: 2047, knee: 25, saturation: 450, noise: 1.0, product: 0x2047),
         logarithmicPen(key: "log-pen-8191", maximum: 8191, knee: 40, saturation: 500, noise: 3.0, product: 0x8191),
@@ -52,8 +54,14 @@ struct SyntheticDevice: Sendable {
         pad(key: "linear-pad-100", label: "linear pad 100–1123", minimum: 100, maximum: 1123, noise: 1.0, product: 0x1123) { grams, span in
             100 + span * grams / 400
         },
-        pad(key: "coarse-pad-255", label: "coarse pad 0–255 (b 1.3)", minimum: 0, maximum: 255, noise: 0.4, product: 0x0255) { grams, span in
+        pad(key: "coarse-pad-255", label: "coarse pad 0–255 (b 1.3)", minimum: 0, maximum: 255, noise: 1.0, product: 0x0255) { grams, span in
             span * pow(grams / 400, 1 / 1.3)
+        },
+        pen(key: "power-pen-1023", label: "power-law pen 0–1023 (b 1.6)", maximum: 1023, noise: 2.0, product: 0x1023) { grams, span in
+            span * pow(grams / 450, 1 / 1.6)
+        },
+        pad(key: "log-pad-1023", label: "logarithmic pad 0–1023", minimum: 0, maximum: 1023, noise: 1.0, product: 0x0123) { grams, span in
+            span * log1p(grams / 30) / log1p(450 / 30)
         },
     ]
 
@@ -62,9 +70,19 @@ struct SyntheticDevice: Sendable {
     /// A pen whose raw pressure grows with the logarithm of force:
     /// `raw = span · ln(1 + g/knee) / ln(1 + saturation/knee)`.
     private static func logarithmicPen(key: String, maximum: Int32, knee: Double, saturation: Double, noise: Double, product: UInt16) -> SyntheticDevice {
+        pen(key: key, label: "logarithmic pen 0–\(maximum)", maximum: maximum, noise: noise, product: product) { grams, span in
+            span * log1p(grams / knee) / log1p(saturation / knee)
+        }
+    }
+
+    /// A pen with a pressure axis `0…maximum` and the given response.
+    private static func pen(
+        key: String, label: String, maximum: Int32, noise: Double, product: UInt16,
+        response: @escaping @Sendable (Double, Double) -> Double
+    ) -> SyntheticDevice {
         let span = Double(maximum)
         let description = DeviceDescription(
-            name: "forcescale synthetic pen 0-\(maximum) (logarithmic)",
+            name: "forcescale synthetic pen 0-\(maximum) (\(label.hasPrefix("logarithmic") ? "logarithmic" : "power law"))",
             identity: DeviceIdentity(bus: 0x06, vendor: 0x0fce, product: product, version: 1),
             properties: BitSet([Int(InputProperty.direct.rawValue)]),
             supportedCodes: [
@@ -78,8 +96,7 @@ struct SyntheticDevice: Sendable {
                 .absPressure: AxisRange(minimum: 0, maximum: maximum),
             ])
         return SyntheticDevice(
-            key: key, label: "logarithmic pen 0–\(maximum)", description: description,
-            response: { grams in span * log1p(grams / knee) / log1p(saturation / knee) }, noise: noise, rate: 200)
+            key: key, label: label, description: description, response: { response($0, span) }, noise: noise, rate: 200)
     }
 
     /// A touchpad with a pressure axis `minimum…maximum` and the given response.

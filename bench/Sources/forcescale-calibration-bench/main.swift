@@ -9,8 +9,9 @@
 //       Ten points fitted 1000 times, REPETITIONS times (default 5): the median per fit.
 //   forcescale-calibration-bench record DEVICE FILE SEED HOLD GAP WEIGHT...
 //       Writes an evemu recording of DEVICE (log-pen-2047, log-pen-8191, power-pad-4095,
-//       linear-pad-100, coarse-pad-255) with the weights put on and lifted off in turn
-//       (2 s lead, HOLD seconds on, GAP seconds between), for forcescaled --replay.
+//       linear-pad-100, coarse-pad-255, power-pen-1023, log-pad-1023) with the weights put
+//       on and lifted off in turn (2 s lead, HOLD seconds on, GAP seconds between), for
+//       forcescaled --replay; a weight written GRAMS@SECONDS rests that long instead.
 //   forcescale-calibration-bench piecewise DEVICE POINTS RAW...
 //       Grams by piecewise linear through POINTS ("raw:grams,raw:grams"), one per line: the
 //       curve of earlier releases through the points the daemon measured.
@@ -34,8 +35,13 @@ case "record" where arguments.count >= 7:
     guard let device = SyntheticDevice.named(arguments[1]) else { fail("unknown device '\(arguments[1])'") }
     guard let seed = UInt64(arguments[3]) else { fail("the seed must be a whole number") }
     guard let hold = Double(arguments[4]), let gap = Double(arguments[5]), hold > 0, gap > 0 else { fail("HOLD and GAP are seconds above 0") }
-    let weights = arguments.dropFirst(6).map { Double($0) ?? -1 }
-    guard weights.allSatisfy({ $0 > 0 }) else { fail("weights must be numbers of grams greater than 0") }
+    let weights = arguments.dropFirst(6).map { argument -> (grams: Double, hold: Double?) in
+        let parts = argument.split(separator: "@", maxSplits: 1)
+        return (Double(parts.first ?? "") ?? -1, parts.count == 2 ? Double(parts[1]) ?? -1 : nil)
+    }
+    guard weights.allSatisfy({ $0.grams > 0 && ($0.hold ?? 1) > 0 }) else {
+        fail("weights must be numbers of grams greater than 0, each with @SECONDS above 0 if given")
+    }
     let text = EvemuWriter.text(of: holdsRecording(device, weights: weights, lead: 2, hold: hold, gap: gap, seed: seed))
     guard let file = fopen(arguments[2], "w") else { fail("cannot create \(arguments[2])") }
     fputs(text, file)
