@@ -25,10 +25,8 @@ recording = os.path.join(directory, device + ".events")
 weights = CALIBRATION + SWEEP * len(SETS)
 subprocess.run([bench, "record", device, recording, seed, str(HOLD), str(GAP)] + [str(w) for w in weights], check=True)
 sock_path = os.path.join(directory, device + ".sock")
-# --stable-grams 4: the coarse pad's noise flips between raw steps of 1.5 g, so a window
-# often spans 3 g; every device gets the same setting.
 daemon = subprocess.Popen([forcescaled, "--replay", recording, "--socket", sock_path, "--config", "/dev/null",
-                           "--state-dir", os.path.join(directory, device + ".state"), "--stable-grams", "4",
+                           "--state-dir", os.path.join(directory, device + ".state"),
                            "--no-rumble"], stderr=open(os.path.join(directory, device + ".log"), "w"))
 try:
     for _ in range(200):
