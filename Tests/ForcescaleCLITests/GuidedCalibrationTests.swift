@@ -11,9 +11,12 @@ import Testing
     static let holds: [(grams: Double, raw: Int)] = [(20, 42), (50, 77), (100, 123), (200, 195)]
 
     /// The demo pad with nothing for 5 s (time for the client to connect and ask), then each
-    /// weight for 2.5 s: put down with an overshoot, resting with a unit of noise, lifted; 1.2 s
-    /// between weights; then 40 s of nothing so that the device stays open to the end.
-    static func recording(in directory: URL) throws -> String {
+    /// weight for its seconds (2.5 s unless said): put down with an overshoot, resting with a
+    /// unit of noise, lifted; 1.2 s between weights; then 40 s of nothing so that the device
+    /// stays open to the end.
+    static func recording(
+        in directory: URL, holds: [(grams: Double, raw: Int, seconds: Double)] = holds.map { ($0.grams, $0.raw, 2.5) }
+    ) throws -> String {
         let demo = try String(contentsOfFile: try DaemonRecordings.demo(in: directory), encoding: .utf8)
         var text = demo.split(separator: "\n", omittingEmptySubsequences: false)
             .prefix { !$0.hasPrefix("E:") }.joined(separator: "\n") + "\n"
@@ -25,15 +28,16 @@ import Testing
         var start = 6_000_000
         for hold in holds {
             text += "E: \(stamp(start)) 0001 014a 1\nE: \(stamp(start)) 0001 0145 1\nE: \(stamp(start)) 0003 0000 400\nE: \(stamp(start)) 0003 0001 450\n"
-            for frame in 0..<250 {
+            let frames = Int((hold.seconds * 100).rounded())
+            for frame in 0..<frames {
                 let time = stamp(start + frame * 10_000)
                 let landing = frame < 15 ? Double(frame + 1) / 15 * 1.1 : frame < 30 ? 1.1 - 0.1 * Double(frame - 14) / 15 : 1
                 let raw = Int((Double(hold.raw) * landing).rounded()) + [0, 1, 1, 0][frame % 4]
                 text += "E: \(time) 0003 0018 \(raw)\nE: \(time) 0000 0000 0\n"
             }
-            let release = stamp(start + 2_500_000)
+            let release = stamp(start + frames * 10_000)
             text += "E: \(release) 0001 014a 0\nE: \(release) 0001 0145 0\nE: \(release) 0003 0018 0\nE: \(release) 0000 0000 0\n"
-            start += 3_700_000
+            start += frames * 10_000 + 1_200_000
         }
         text += "E: \(stamp(start + 40_000_000)) 0000 0000 0\n"
         let path = directory.appendingPathComponent("holds.events").path
@@ -131,5 +135,25 @@ import Testing
         #expect(shown.stdout.contains("\"points\":0"), "the calibration is as it was: \(shown.stdout)")
         let state = (try? FileManager.default.contentsOfDirectory(atPath: daemon.stateDirectory)) ?? []
         #expect(!state.contains { $0.hasSuffix(".json") }, "no calibration file: \(state)")
+    }
+
+    /// A weight lifted before it settled is asked for again, and the next touch gives its
+    /// point; the end of input at a weight's prompt stops without measuring anything.
+    @Test func aWeightLiftedTooSoonIsAskedForAgain() throws {
+        let directory = try CLI.temporaryDirectory()
+        let recording = try Self.recording(in: directory, holds: [(20, 42, 0.3), (20, 42, 2.5), (50, 77, 2.5)])
+        let daemon = try DaemonUnderTest(recording: recording)
+        defer {
+            daemon.cleanUp()
+            try? FileManager.default.removeItem(at: directory)
+        }
+        let (status, transcript) = try Self.onTerminal(
+            ["calibrate", "--guided", "--weights", "20,50", "--socket", daemon.socketPath],
+            answering: [("[1/2] Put the 20 g", ""), ("[1/2] Put again the 20 g", ""), ("[2/2] Put the 50 g", ""),
+                        ("Save this calibration", "y")])
+        #expect(status == 0, "\(transcript)")
+        #expect(transcript.contains("The weight was lifted before it settled: nothing was taken. Try this weight again."), "\(transcript)")
+        #expect(transcript.contains("took 20 g: raw 42") && transcript.contains("took 50 g: raw 77"), "\(transcript)")
+        #expect(transcript.contains("Saved: 2 points"), "\(transcript)")
     }
 }

@@ -124,6 +124,35 @@ import Testing
         #expect(calibration.number("points") == 0 && calibration["curve"]?.arrayValue?.isEmpty == true, "\(calibration)")
     }
 
+    /// A weight past the heaviest calibration weight: READING says so, and `weigh` says it
+    /// in words with an uncertainty grown by the square of how far past.
+    @Test func aWeightPastTheHeaviestCalibrationWeightSaysSo() throws {
+        let directory = try CLI.temporaryDirectory()
+        defer { try? FileManager.default.removeItem(at: directory) }
+        let recording = try Self.recording("power-pen-1023", ["20", "57", "300@6"], in: directory)
+        let daemon = try DaemonUnderTest(recording: recording, directory: directory)
+        defer { daemon.cleanUp() }
+        let socket = ["--socket", daemon.socketPath]
+        let follower = try TouchFollower(daemon)
+        for (index, grams) in [20, 57].enumerated() {
+            follower.waitForTouch(index + 1)
+            let stored = try forcescale(["calibrate", "--grams", String(grams), "--timeout", "30"] + socket)
+            #expect(stored.status == 0, "\(stored.stderr)")
+        }
+        let shown = try JSONValue.parse(try forcescale(["calibrate", "--show", "--json"] + socket).stdout.trimmingCharacters(in: .newlines))
+        let uncertainty = try #require(shown.number("uncertainty"), "\(shown)")
+        follower.waitForTouch(3)
+        let json = try forcescale(["weigh", "--json", "--timeout", "30"] + socket)
+        let reading = try JSONValue.parse(json.stdout.trimmingCharacters(in: .newlines))
+        #expect(reading.number("beyond_calibration") == 57, "\(json.stdout)")
+        let weigh = try forcescale(["weigh", "--timeout", "30"] + socket)
+        #expect(weigh.status == 0, "\(weigh.stderr)")
+        let words = weigh.stdout.components(separatedBy: " ")
+        let grams = try #require(Double(words.first ?? ""), "\(weigh.stdout)")
+        let quoted = String(format: "%.1f", uncertainty * (grams / 57) * (grams / 57))
+        #expect(weigh.stdout.hasSuffix(" g ± \(quoted) g (beyond the heaviest calibration weight, 57 g)\n"), "\(weigh.stdout) (U \(uncertainty))")
+    }
+
     /// The exact raw pressure of a weight on the bench's synthetic devices, and their noise.
     static func exactRaw(device: String, grams: Double) -> (raw: Double, noise: Double)? {
         switch device {
