@@ -293,11 +293,7 @@ public final class MQTTBridge {
                 deviceTimer.arm(atMicroseconds: MonotonicClock.now())
             }
             setDeviceAvailable(true)
-            // The READING, with a reading past the heaviest calibration weight said in words
-            // for Home Assistant's attributes.
-            var json = reading.json
-            json.add("calibration_note", string: reading.beyondCalibrationText)
-            let payload = json.object
+            let payload = Self.payload(of: reading)
             let isLoaded = reading.contacts > 0
             let settled = reading.isSettledWeight
             let released = !isLoaded && loaded == true
@@ -324,6 +320,15 @@ public final class MQTTBridge {
             if line.hasSuffix("\n") { line.removeLast() }
             connection.publish(topics.peak, line, qos: 1, retain: false)
         }
+    }
+
+    /// The payload of a reading on the weight and reading topics (their Home Assistant
+    /// attributes): the READING object, with `calibration_note` saying in words when it is
+    /// past the heaviest calibration weight.
+    static func payload(of reading: ReadingMessage) -> String {
+        var json = reading.json
+        json.add("calibration_note", string: reading.beyondCalibrationText)
+        return json.object
     }
 
     private func formatDelay(_ seconds: Double) -> String {
