@@ -20,7 +20,16 @@ struct CommandParser {
         // Like swift-argument-parser, only a root with subcommands gets the
         // `help` subcommand; elsewhere `help` may be an ordinary value.
         if root.isGroup, arguments.first == "help", root.subcommand(named: "help") == nil {
-            return help(rootStack.following(arguments.dropFirst()))
+            // `help <subcommand>…`: a name that is no subcommand's is a usage error, as
+            // when the subcommand itself is mistyped.
+            var stack = rootStack
+            for name in arguments.dropFirst() {
+                guard let next = stack.leaf.subcommand(named: name) else {
+                    throw UsageError.unknownSubcommand(name, in: stack) ?? UsageError("Unknown subcommand '\(name)'", in: stack)
+                }
+                stack = stack.appending(next)
+            }
+            return help(stack)
         }
         return try parse(arguments[...], stack: rootStack, values: OptionValues())
     }

@@ -17,10 +17,18 @@ enum WeighCommand {
             calibration weight, 180 g)'. Stable means steady for the sensor: the window's raw \
             pressure spreads no more than two units, twice the axis fuzz or its own noise \
             allow, or its grams no more than the daemon's stable-grams. Exits with status 1 when nothing \
-            settles within the timeout.
+            settles within the timeout. With --tare-first it weighs what you add to a \
+            resting contact, within one touch: the steady contact (a finger, a coin, a metal \
+            lid: a capacitive pad senses only what touches it through something conductive) \
+            is taken as zero, without changing the daemon's tare; then the object is added \
+            beside it, and when it is steady again the weight added is printed with a ± from \
+            the spread of both windows: '12.4 g ± 0.6 g added'. Lifting the contact before \
+            the end stops it with status 1, nothing weighed. A daemon with no device open is \
+            an error (status 69).
             """,
         options: [
-            DaemonConnection.timeoutOption(default: 30, help: "How long to wait for a stable reading."),
+            DaemonConnection.timeoutOption(default: 30, help: "How long to wait for a stable reading (for each step with --tare-first)."),
+            Option(long: "tare-first", help: "Take the steady contact as zero, then weigh what is added to it."),
             Option(long: "unit", valueName: "unit", help: "Unit of the weight; JSON always carries grams.", defaultValue: "g", allowedValues: MassUnit.allCases.map(\.rawValue)),
             Option(long: "json", help: "Print the stable READING line instead."),
             DaemonConnection.socketOption,
@@ -31,8 +39,19 @@ enum WeighCommand {
         let unit = MassUnit(rawValue: command.string("unit") ?? "g") ?? .grams
         let json = command.flag("json")
         return DaemonConnection.run {
-            let deadline = MonotonicClock.now() + Int64(timeout * 1_000_000)
             let client = try DaemonConnection.connect(command)
+            let status = try client.request(.status, expecting: StatusMessage.self).message
+            guard status.device != nil else {
+                throw CommandFailure(
+                    message: "forcescaled on \(DaemonConnection.socketPath(command)) has no pressure device open: plug one in "
+                        + "or name it with forcescaled --device; 'forcescale devices' lists what this machine has",
+                    status: ExitStatus.unavailable)
+            }
+            if command.flag("tare-first") {
+                try weighAdded(client: client, status: status, timeout: timeout, unit: unit, json: json)
+                return
+            }
+            let deadline = MonotonicClock.now() + Int64(timeout * 1_000_000)
             // Any model counts, known to this client or not: the grams are the daemon's.
             var found: (reading: ReadingMessage, text: String)?
             let take: (ReceivedLine) -> Void = { line in
@@ -72,5 +91,67 @@ enum WeighCommand {
             try output.write(text + "\n")
             try output.flush()
         }
+    }
+
+    /// `weigh --tare-first`: the steady contact is the zero, then what is added to it within
+    /// the same touch (``AddedWeight``). Prompts go to standard error on a terminal, so that
+    /// standard output holds only the result.
+    private static func weighAdded(client: DaemonClient, status: StatusMessage, timeout: Double, unit: MassUnit, json: Bool) throws {
+        let calibrated = status.model == GramModelName(.calibrated)
+        var measurement = AddedWeight(calibrationUncertainty: calibrated ? status.calibration?.uncertainty : nil)
+        let prompts = OutputChannel.standardError
+        let talk = prompts.isTerminal
+        func say(_ text: String) throws {
+            guard talk else { return }
+            try prompts.write(text + "\n")
+            try prompts.flush()
+        }
+        _ = try client.request(.watch(enable: true, device: nil), expecting: WatchMessage.self) { line in
+            if case .reading(let reading) = line.message { Self.feed(reading, to: &measurement) }
+        }
+        try say("Put a contact on the pad (a finger, a coin, a metal lid) and keep it still…")
+        var announced = false
+        var deadline = MonotonicClock.now() + Int64(timeout * 1_000_000)
+        while true {
+            switch measurement.step {
+            case .waitingForContact:
+                break
+            case .waitingForObject(let zero):
+                if !announced {
+                    announced = true
+                    try say("Zero taken at \(unit.format(grams: zero.mean)). Now add the object beside the contact, without lifting it…")
+                    deadline = MonotonicClock.now() + Int64(timeout * 1_000_000)
+                }
+            case .lifted:
+                throw CommandFailure(
+                    message: "the contact was lifted before the object settled: nothing was weighed; keep it resting on the pad and start again",
+                    status: ExitStatus.failure)
+            case .weighed(let result):
+                let output = OutputChannel.standardOutput
+                if json {
+                    var line = JSONLineWriter()
+                    line.add("class", string: "ADDED")
+                    line.add("grams", number: result.added, decimals: ProtocolMessage.gramDecimals)
+                    line.add("uncertainty", number: result.uncertainty, decimals: ProtocolMessage.gramDecimals)
+                    line.add("zero", number: result.zero.mean, decimals: ProtocolMessage.gramDecimals)
+                    line.add("total", number: result.total.mean, decimals: ProtocolMessage.gramDecimals)
+                    line.add("model", string: status.model?.rawValue)
+                    try output.write(line.line)
+                } else {
+                    try output.write("\(unit.format(grams: result.added)) ± \(unit.format(grams: result.uncertainty)) added\n")
+                }
+                try output.flush()
+                return
+            }
+            guard let line = try client.nextLine(deadline: deadline) else {
+                let what = announced ? "the object added did not settle" : "no contact rested steadily on the pad"
+                throw CommandFailure(message: "\(what) within \(DaemonClient.seconds(timeout)) s: keep it still, or give --timeout more time", status: ExitStatus.failure)
+            }
+            if case .reading(let reading) = line.message { Self.feed(reading, to: &measurement) }
+        }
+    }
+
+    private static func feed(_ reading: ReadingMessage, to measurement: inout AddedWeight) {
+        measurement.add(time: reading.time.microseconds, grams: reading.grams, contacts: reading.contacts, stable: reading.stable)
     }
 }

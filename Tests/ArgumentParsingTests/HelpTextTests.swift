@@ -45,7 +45,7 @@ import Testing
     }
 
     @Test(arguments: [
-        ["-h"], ["--help"], ["help"], ["--help", "replay"], ["help", "nosuchcommand"],
+        ["-h"], ["--help"], ["help"], ["--help", "replay"],
     ])
     func everyWayOfAskingPrintsTheRootHelp(arguments: [String]) throws {
         #expect(try helpResult(arguments) == Self.rootHelp)

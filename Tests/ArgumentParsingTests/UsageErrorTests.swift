@@ -180,6 +180,17 @@ import Testing
             .hasPrefix("Error: Unknown subcommand 'dmeo'. Did you mean 'demo'?\n") == true)
     }
 
+    /// `help` with a name that is no subcommand's is a usage error, as the mistyped
+    /// subcommand itself is, never the root's help as if it had been understood.
+    @Test func helpForAnUnknownSubcommandIsAUsageError() {
+        #expect(usageErrorText(["help", "rplay"]) == """
+            Error: Unknown subcommand 'rplay'. Did you mean 'replay'?
+            Usage: forcescale <subcommand>
+              See 'forcescale --help' for more information.
+            """)
+        #expect(usageErrorText(["help", "nosuchcommand"])?.hasPrefix("Error: Unknown subcommand 'nosuchcommand'\n") == true)
+    }
+
     @Test func aTypoOfAShortNameIsAtMostHalfOfIt() {
         // Any word of three letters or five is within three edits of `log`.
         let root = Command(name: "forcescale", subcommands: [Command(name: "log"), Sample.demo], defaultSubcommand: "demo")

@@ -277,4 +277,22 @@ import Testing
         let result = daemon.wait()
         #expect(result.exited && result.status == 0, "\(result.stderr)")
     }
+
+    /// `weigh`, with or without --tare-first, says at once that the daemon has no device
+    /// rather than asking for an object and waiting.
+    @Test func weighWithNoDeviceOpenSaysSo() throws {
+        let directory = try CLI.temporaryDirectory()
+        defer { try? FileManager.default.removeItem(at: directory) }
+        let socket = directory.appendingPathComponent("sock").path
+        let daemon = try startDaemon(
+            ["--socket", socket, "--state-dir", directory.appendingPathComponent("state").path],
+            environment: ["FORCESCALE_INPUT_DIR": directory.appendingPathComponent("no-input").path], socket: socket)
+        defer { daemon.kill() }
+        for flags in [[], ["--tare-first"]] {
+            let weigh = try forcescale(["weigh", "--timeout", "60", "--socket", socket] + flags)
+            #expect(weigh.status == 69, "\(flags): \(weigh.stderr)")
+            #expect(weigh.stdout.isEmpty)
+            #expect(weigh.stderr == "error: forcescaled on \(socket) has no pressure device open: plug one in or name it with forcescaled --device; 'forcescale devices' lists what this machine has\n")
+        }
+    }
 }

@@ -27,7 +27,10 @@ import Testing
         private(set) var touches = 0
         private var down = false
 
-        init(_ daemon: DaemonUnderTest) throws {
+        /// - Parameter skippingATouchInProgress: Count only touches that begin after a
+        ///   release, so that one already on the pad is not taken for a new one.
+        init(_ daemon: DaemonUnderTest, skippingATouchInProgress: Bool = false) throws {
+            down = skippingATouchInProgress
             watcher = try daemon.connect()
             #expect(watcher.request(#"{"class":"WATCH"}"#) == #"{"class":"WATCH","enable":true}"#)
         }

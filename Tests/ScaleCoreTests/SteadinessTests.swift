@@ -117,3 +117,45 @@ import Testing
         #expect(CalibrationFit.uncertainty(2, atGrams: 360, heaviest: 180) == 8)
     }
 }
+
+@Suite struct AddedWeightRuleTests {
+    /// Readings every 10 ms: a contact at 20 g with 0.5 g of noise, then 50 g added.
+    static func feed(_ measurement: inout AddedWeight, from start: Int, count: Int, grams: Double, stable: (Int) -> Bool, contacts: Int = 1) {
+        for index in start..<(start + count) {
+            let noise = [0.0, 0.5, -0.5, 0][index % 4]
+            measurement.add(time: Int64(index) * 10_000, grams: grams + noise, contacts: contacts, stable: stable(index))
+        }
+    }
+
+    @Test func theZeroIsTheContactAndTheResultIsWhatWasAdded() throws {
+        var measurement = AddedWeight()
+        Self.feed(&measurement, from: 0, count: 110, grams: 20, stable: { $0 >= 50 })
+        guard case .waitingForObject(let zero) = measurement.step else { Issue.record("\(measurement.step)"); return }
+        #expect(abs(zero.mean - 20) < 0.1 && zero.count == 51, "a window of stable readings only: 50…100")
+        // The object lands (not stable), then rests.
+        Self.feed(&measurement, from: 110, count: 20, grams: 60, stable: { _ in false })
+        Self.feed(&measurement, from: 130, count: 150, grams: 70, stable: { $0 >= 180 })
+        guard case .weighed(let result) = measurement.step else { Issue.record("\(measurement.step)"); return }
+        #expect(abs(result.added - 50) < 0.1, "\(result)")
+        // Two windows of 51 readings with a sample deviation of about 0.41 g.
+        #expect(result.uncertainty > 0.1 && result.uncertainty < 0.3, "\(result.uncertainty)")
+    }
+
+    @Test func aContactThatOnlyFlickersDoesNotEndIt() {
+        var measurement = AddedWeight()
+        Self.feed(&measurement, from: 0, count: 110, grams: 20, stable: { $0 >= 50 })
+        // A reading that is not stable, then the same weight again: nothing was added.
+        Self.feed(&measurement, from: 110, count: 200, grams: 20, stable: { $0 != 130 })
+        if case .waitingForObject = measurement.step {} else { Issue.record("\(measurement.step)") }
+    }
+
+    @Test func liftingAfterTheZeroEndsIt() {
+        var measurement = AddedWeight(calibrationUncertainty: 1)
+        Self.feed(&measurement, from: 0, count: 110, grams: 20, stable: { $0 >= 50 })
+        #expect(measurement.add(time: 1_200_000, grams: 0, contacts: 0, stable: false) == .lifted)
+        // A lift before the zero only starts over.
+        var early = AddedWeight()
+        Self.feed(&early, from: 0, count: 30, grams: 20, stable: { _ in false })
+        #expect(early.add(time: 400_000, grams: 0, contacts: 0, stable: false) == .waitingForContact)
+    }
+}
