@@ -156,4 +156,19 @@ import Testing
         #expect(transcript.contains("took 20 g: raw 42") && transcript.contains("took 50 g: raw 77"), "\(transcript)")
         #expect(transcript.contains("Saved: 2 points"), "\(transcript)")
     }
+
+    /// The end of input at a weight's prompt stops the calibration: nothing is measured
+    /// from whatever is on the pad, nothing is saved.
+    @Test func theEndOfInputAtAWeightsPromptStops() throws {
+        let directory = try CLI.temporaryDirectory()
+        let daemon = try DaemonUnderTest(recording: try Self.recording(in: directory))
+        defer {
+            daemon.cleanUp()
+            try? FileManager.default.removeItem(at: directory)
+        }
+        let guided = try forcescale(["calibrate", "--guided", "--weights", "20,50", "--socket", daemon.socketPath])
+        #expect(guided.status == 1, "\(guided.stdout) \(guided.stderr)")
+        #expect(guided.stdout.contains("[1/2] Put the 20 g weight on the pad") && guided.stdout.contains("Nothing was saved"), "\(guided.stdout)")
+        #expect(!guided.stdout.contains("took 20 g"), "\(guided.stdout)")
+    }
 }
