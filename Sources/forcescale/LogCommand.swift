@@ -35,7 +35,7 @@ enum LogCommand {
 
     static let databaseOption = Option(
         long: "db", valueName: "path",
-        help: "The force log to read. (default: /var/lib/forcescale/log.sqlite when it exists, else $XDG_STATE_HOME/forcescale/log.sqlite)")
+        help: "The force log to read. (default: /var/lib/forcescale/log.sqlite as root or when it exists, else $XDG_STATE_HOME/forcescale/log.sqlite)")
 
     static let sinceOption = Option(
         long: "since", valueName: "time",
