@@ -33,12 +33,17 @@ truths = WEIGHTS + SWEEP
 touch, touching, start, first_stable = -1, False, None, {}
 readings, stored, calibrating, calibration = [], [], None, None
 try:
-    for _ in range(500):
-        if os.path.exists(sock_path):
+    # The daemon listens a moment after its socket file appears: try until it answers.
+    for attempt in range(1000):
+        client = socket.socket(socket.AF_UNIX)
+        try:
+            client.connect(sock_path)
             break
-        time.sleep(0.01)
-    client = socket.socket(socket.AF_UNIX)
-    client.connect(sock_path)
+        except (FileNotFoundError, ConnectionRefusedError):
+            client.close()
+            if daemon.poll() is not None or attempt == 999:
+                raise SystemExit("calibration-orders.py: %s: forcescaled did not start; see %s" % (name, directory))
+            time.sleep(0.01)
     stream = client.makefile("rwb", buffering=0)
     pending = []
 
