@@ -282,7 +282,7 @@ import Testing
         // Two seconds later: the window no longer holds the first point's reading.
         let refused = rules.receive(.reading(Self.reading(raw: 200, stable: true, at: 8125)), from: Self.pad)
         #expect(Self.lines(refused, for: Self.member) == [
-            #"{"class":"ERROR","message":"calibration point refused: calibration points must rise: raw 200.0 gives 50.0 g but the smaller raw 152.0 already gives 100.0 g; reset the calibration and weigh again","request":"CALIBRATE"}"# + "\n",
+            #"{"class":"ERROR","message":"calibration point refused: calibration points must rise: raw 200.0 gives 50 g but the smaller raw 152.0 already gives 100 g; reset the calibration and weigh again","request":"CALIBRATE"}"# + "\n",
         ])
         #expect(refused.effects.isEmpty)
         #expect(rules.calibration.points.count == 1)

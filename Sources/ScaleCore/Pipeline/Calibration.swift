@@ -80,6 +80,9 @@ public enum CalibrationError: Error, Equatable, Sendable, CustomStringConvertibl
     case noPressure(raw: Double, minimum: Int32)
     case notRising(lighter: CalibrationPoint, heavier: CalibrationPoint)
 
+    /// A raw mean as the protocol writes it, to 0.01.
+    private static func hundredths(_ raw: Double) -> Double { (raw * 100).rounded() / 100 }
+
     public var description: String {
         switch self {
         case .notPositive(let grams):
@@ -87,7 +90,7 @@ public enum CalibrationError: Error, Equatable, Sendable, CustomStringConvertibl
         case .noPressure(let raw, let minimum):
             return "the calibration reading (raw \(raw)) is not above the axis minimum \(minimum): nothing was pressing"
         case .notRising(let lighter, let heavier):
-            return "calibration points must rise: raw \(heavier.raw) gives \(heavier.grams) g but the smaller raw \(lighter.raw) already gives \(lighter.grams) g; reset the calibration and weigh again"
+            return "calibration points must rise: raw \(Self.hundredths(heavier.raw)) gives \(MassUnit.sentence(grams: heavier.grams)) but the smaller raw \(Self.hundredths(lighter.raw)) already gives \(MassUnit.sentence(grams: lighter.grams)); reset the calibration and weigh again"
         }
     }
 }
