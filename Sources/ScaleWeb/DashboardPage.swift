@@ -133,6 +133,8 @@ select, button { font: inherit; padding: .35rem .6rem; border-radius: .4rem; }
       </label>
       <button id="tare" type="button" hidden>Tare</button>
       <span id="tare-result" role="status"></span>
+      <button id="weigh-added" type="button" hidden>Weigh what I add</button>
+      <span id="weigh-added-step" role="status"></span>
     </div>
   </section>
   <section id="trend" class="card" aria-labelledby="trend-title">
@@ -301,6 +303,7 @@ select, button { font: inherit; padding: .35rem .6rem; border-radius: .4rem; }
     if (typeof reading.grams !== "number") return;
     if (latest && latest.contacts === 0 && reading.contacts > 0) peakDuringPress = false;
     latest = reading;
+    addedFeed(reading);
     history.push({ at: performance.now(), grams: reading.grams });
     if (daemonUp !== true) { daemonUp = true; setConnection(); }
     if ($("content").getAttribute("data-stale") === "true") setConnection();
@@ -331,11 +334,67 @@ select, button { font: inherit; padding: .35rem .6rem; border-radius: .4rem; }
       status = body.status || null;
       if (status && status.device && (!latest || !latest.device)) $("device").textContent = status.device;
       if (status && status.model && (!latest || !latest.model)) $("model").textContent = status.model;
-      // Tare is offered only where the server was started with --allow-control.
+      // Tare and the guided weighing are offered only where the server was started with
+      // --allow-control.
       $("tare").hidden = body.control !== true;
+      $("weigh-added").hidden = body.control !== true;
       if (daemonUp === null) { daemonUp = body.up === true; setConnection(); }
     }).catch(function () { /* the stream's state says what is wrong */ });
   }
+
+  // "Weigh what I add": forcescale weigh --tare-first on the page (ScaleCore's AddedWeight,
+  // the same rule): the steady contact is the zero, the daemon's tare untouched; what is
+  // added within the same touch is weighed once a whole window of readings is stable again.
+  var WINDOW_S = 0.5, added = null;
+  function addedStart() {
+    added = { step: "contact", samples: [], stableSince: null, moved: false, zero: null, zeroTime: 0 };
+    $("weigh-added").textContent = "Start again";
+    addedShow("Put a contact on the pad (a finger, a coin, a metal lid) and keep it still…");
+  }
+  function addedShow(text) { $("weigh-added-step").textContent = text; }
+  function addedWindow() {
+    var n = added.samples.length, mean = 0, squares = 0;
+    added.samples.forEach(function (s) { mean += s.grams / n; });
+    added.samples.forEach(function (s) { squares += (s.grams - mean) * (s.grams - mean); });
+    var sd = n > 1 ? Math.sqrt(squares / (n - 1)) : 0;
+    return { mean: mean, error: Math.max(sd, 0.05) / Math.sqrt(Math.max(n, 1)) };
+  }
+  function addedFeed(reading) {
+    if (!added || added.step === "done") return;
+    if (reading.contacts === 0) {
+      if (added.step === "object") {
+        added.step = "done";
+        addedShow("The contact was lifted before the object settled: nothing was weighed. Start again.");
+      } else {
+        added.samples = []; added.stableSince = null;
+      }
+      return;
+    }
+    var t = reading.time;
+    if (!reading.stable) added.stableSince = null; else if (added.stableSince === null) added.stableSince = t;
+    added.samples.push({ time: t, grams: reading.grams });
+    while (added.samples.length && added.samples[0].time < t - WINDOW_S) added.samples.shift();
+    var settled = added.stableSince !== null && t - added.stableSince >= WINDOW_S;
+    if (added.step === "contact") {
+      if (!settled) return;
+      added.zero = addedWindow(); added.zeroTime = t; added.step = "object";
+      addedShow("Zero taken at " + weightText(added.zero.mean) + " " + unitName() + ". Now add the object beside the contact, without lifting it…");
+      return;
+    }
+    if (!reading.stable) added.moved = true;
+    if (!settled || t - WINDOW_S < added.zeroTime) return;
+    var total = addedWindow(), zero = added.zero;
+    var error = Math.sqrt(zero.error * zero.error + total.error * total.error);
+    if (!added.moved || Math.abs(total.mean - zero.mean) <= 3 * error) return;
+    var calibration = status && status.model === "calibrated" && status.calibration && typeof status.calibration.uncertainty === "number"
+      ? status.calibration.uncertainty : 0;
+    var uncertainty = Math.sqrt(4 * error * error + calibration * calibration);
+    added.step = "done";
+    var result = weightText(total.mean - zero.mean) + " " + unitName() + " ± " + weightText(uncertainty) + " " + unitName() + " added";
+    $("weigh-added-step").setAttribute("data-grams", String(total.mean - zero.mean));
+    addedShow(result);
+  }
+  $("weigh-added").addEventListener("click", addedStart);
 
   $("tare").addEventListener("click", function () {
     $("tare-result").textContent = "taring…";

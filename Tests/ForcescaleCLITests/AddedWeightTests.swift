@@ -96,4 +96,22 @@ import Testing
         #expect(weigh.stdout.isEmpty)
         #expect(weigh.stderr.hasSuffix("did not settle within 5 s: keep it still, or give --timeout more time\n"), "\(weigh.stderr)")
     }
+
+    /// The page's "Weigh what I add", in a real browser (Tests/Browser/weigh_added.py):
+    /// chromium clicks it as a touch begins, twice, and the page shows the weight added
+    /// within its ± of the truth.
+    @Test func thePageWeighsWhatIsAddedInARealBrowser() throws {
+        let directory = try CLI.temporaryDirectory()
+        defer { try? FileManager.default.removeItem(at: directory) }
+        let recording = try Self.recording("added", in: directory)
+        let script = CLI.packageRoot.appendingPathComponent("Tests/Browser/weigh_added.py").path
+        let artifacts = CLI.packageRoot.appendingPathComponent(".build/test-artifacts/web").path
+        let result = try run(
+            "/usr/bin/python3",
+            [script, "--bin-dir", CLI.binDirectory.path, "--recording", recording, "--added", String(Self.added), "--artifacts", artifacts],
+            environment: ["HOME": directory.path], timeout: 600)
+        #expect(result.exited && result.status == 0, "weigh_added.py exited \(result.status):\n\(result.stdout)\n\(result.stderr)")
+        #expect(result.stdout.contains("all weigh-what-I-add checks passed"), "\(result.stdout)")
+        print(result.stdout)
+    }
 }

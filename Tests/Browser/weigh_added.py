@@ -1,0 +1,114 @@
+#!/usr/bin/python3
+"""forcescale-web's "Weigh what I add" in a real browser (the page's weigh --tare-first).
+
+forcescaled serves a recording of a contact resting on the demo's 0-255 pad with an object
+added within the same touch (Tests/ForcescaleCLITests/AddedWeightTests.swift writes it),
+forcescale-web runs with --allow-control, and headless chromium clicks the button at the
+start of a touch, as a person would after putting a finger down: the page must take the
+contact as zero, ask for the object, and show the weight added within its ± of the truth;
+"Start again" starts over. Every wait is for a DOM state, with a generous deadline.
+
+  Tests/Browser/weigh_added.py --bin-dir .build/debug --recording FILE --added GRAMS --artifacts DIR
+"""
+
+import argparse
+import os
+import re
+import sys
+import tempfile
+import traceback
+
+from selenium import webdriver
+from selenium.common.exceptions import WebDriverException
+from selenium.webdriver.chrome.service import Service
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from dashboard import CHROMEDRIVER, DEADLINE, CheckFailed, Child, StreamWatcher, daemon_answers, free_port, log, page_answers, wait_until  # noqa: E402
+
+STEP = 'return document.getElementById("weigh-added-step").textContent'
+
+
+def main():
+    parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    parser.add_argument("--bin-dir", required=True)
+    parser.add_argument("--recording", required=True)
+    parser.add_argument("--added", required=True, type=float, help="the grams the recording adds to the contact")
+    parser.add_argument("--artifacts", required=True)
+    arguments = parser.parse_args()
+    work = tempfile.mkdtemp(prefix="forcescale-web-added-")
+    sock, port = os.path.join(work, "sock"), free_port()
+    daemon = web = browser = watcher = None
+    try:
+        daemon = Child("forcescaled", [os.path.join(arguments.bin_dir, "forcescaled"), "--replay", arguments.recording, "--loop",
+                                       "--socket", sock, "--state-dir", os.path.join(work, "state")], work)
+        wait_until("forcescaled to answer", lambda: daemon_answers(sock), seen=daemon.text)
+        web = Child("forcescale-web", [os.path.join(arguments.bin_dir, "forcescale-web"), "--socket", sock,
+                                       "--listen", f"127.0.0.1:{port}", "--allow-control"], work)
+        wait_until("forcescale-web to serve the page", lambda: page_answers(port), seen=web.text)
+        watcher = StreamWatcher(port)
+        watcher.start()
+        options = webdriver.ChromeOptions()
+        options.binary_location = "/usr/bin/chromium"
+        for argument in ["--headless=new", "--no-sandbox", "--disable-dev-shm-usage", "--disable-gpu", "--window-size=1024,900",
+                         f"--user-data-dir={os.path.join(work, 'chromium')}", "--no-first-run"]:
+            options.add_argument(argument)
+        browser = webdriver.Chrome(service=Service(CHROMEDRIVER, log_path=os.path.join(work, "chromedriver.log")), options=options)
+        browser.set_page_load_timeout(DEADLINE)
+        browser.get(f"http://127.0.0.1:{port}/")
+        button = browser.find_element("id", "weigh-added")
+        wait_until("the button, offered with --allow-control", lambda: button.is_displayed())
+
+        for attempt in ("first", "again"):
+            # Click as a touch begins: a reading with contacts after one without, since now.
+            since = max(1, len(watcher.readings()))
+
+            def touch_begins():
+                readings = watcher.readings()
+                return any(readings[i]["contacts"] > 0 and readings[i - 1]["contacts"] == 0 for i in range(since, len(readings)))
+            wait_until("a touch to begin", touch_begins, seen=watcher.summary)
+            button.click()
+            wait_until("the page to ask for a contact", lambda: "Put a contact on the pad" in browser.execute_script(STEP) or
+                       "Zero taken" in browser.execute_script(STEP), seen=lambda: browser.execute_script(STEP))
+            wait_until("the zero", lambda: "Zero taken at" in browser.execute_script(STEP), seen=lambda: browser.execute_script(STEP))
+            wait_until("the weight added", lambda: browser.execute_script(STEP).endswith(" added"), seen=lambda: browser.execute_script(STEP))
+            text = browser.execute_script(STEP)
+            match = re.match(r"^(-?[0-9.]+) g ± ([0-9.]+) g added$", text)
+            if not match:
+                raise CheckFailed(f"the result reads {text!r}")
+            grams, uncertainty = float(match.group(1)), float(match.group(2))
+            if abs(grams - arguments.added) > uncertainty + 0.1 or not 0 < uncertainty < 3:
+                raise CheckFailed(f"the page weighed {grams} ± {uncertainty} g for {arguments.added} g added")
+            log(f"{attempt}: the page showed {text!r} for {arguments.added:.1f} g added")
+            if attempt == "first":
+                os.makedirs(arguments.artifacts, exist_ok=True)
+                browser.save_screenshot(os.path.join(arguments.artifacts, "weigh-added.png"))
+                if button.text != "Start again":
+                    raise CheckFailed(f"the button reads {button.text!r} after a result")
+        log("all weigh-what-I-add checks passed")
+        return 0
+    except Exception as failure:  # noqa: BLE001 - reported with the programs' output
+        if not isinstance(failure, (CheckFailed, WebDriverException)):
+            traceback.print_exc()
+        print(f"FAILED: {failure}", flush=True)
+        for child in (daemon, web):
+            if child:
+                print(f"--- {child.name}'s output:\n{child.text()}", flush=True)
+        return 1
+    finally:
+        if watcher:
+            watcher.stopping = True
+        if browser:
+            try:
+                browser.quit()
+            except WebDriverException:
+                pass
+        for child in (web, daemon):
+            if child:
+                try:
+                    child.stop()
+                except CheckFailed:
+                    pass
+
+
+if __name__ == "__main__":
+    sys.exit(main())
