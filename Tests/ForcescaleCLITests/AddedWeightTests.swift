@@ -11,11 +11,11 @@ import Testing
     enum Ending { case settles, liftedEarly, neverSteady }
 
     /// 2 s of nothing, then a contact at raw 40 for 3 s, the object added over 0.3 s (a 10 %
-    /// overshoot) to raw 100, resting for 4 s (lifted after 0.2 s, or wobbling by 12 units
+    /// overshoot) to raw 40 + `units` (100), resting for 4 s (lifted after 0.2 s, or wobbling by 12 units
     /// for 15 s); a unit of noise either way throughout, and a drift of `drift` units a
     /// second; then lifted. The replay loops. Each command is run once the contact is down,
     /// as a person would.
-    static func recording(_ name: String, drift: Double = 0, ending: Ending = .settles, in directory: URL) throws -> String {
+    static func recording(_ name: String, adding units: Double = 60, drift: Double = 0, ending: Ending = .settles, in directory: URL) throws -> String {
         var text = try DaemonRecordings.demoDevice(in: directory)
         let noise = [0, 1, -1, 0, 1, 0, -1, -1, 1, 0, 0, -1]
         var time = 1_000_000
@@ -30,7 +30,7 @@ import Testing
             if frame >= contactFrames {
                 let index = frame - contactFrames
                 let load = index < landing ? 1.1 * Double(index + 1) / Double(landing) : index < 2 * landing ? 1.1 - 0.1 * Double(index - landing + 1) / Double(landing) : 1
-                raw += 60 * load
+                raw += units * load
                 if ending == .neverSteady { raw += index % 20 < 10 ? 12 : -12 }
             }
             let value = Int((raw + Double(noise[frame % noise.count])).rounded())

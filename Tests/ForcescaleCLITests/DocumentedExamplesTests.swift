@@ -114,3 +114,79 @@ import Testing
         #expect(daemon != nil, "the session starts a daemon")
     }
 }
+
+/// docs/weighing.md's examples, run against the recordings they were made with: a finger
+/// resting on the demo pad with 45 raw units added (AddedWeightTests' recording), and the
+/// bench's synthetic power-law pad with a 2 € coin, 50 and 100 ml of water and a 250 g
+/// object (`forcescale-calibration-bench record power-pad-4095 … 3 3 1.5 8.5 50 100 250`).
+/// Each command is run as the guide's reader runs it, once the weight is on the pad, on a
+/// terminal (script(1)), and must print lines of the shapes shown (numbers and their signs
+/// may differ by the noise). `forcescale devices` is left out: it lists this machine's
+/// devices (the guide shows virtual copies of real ones in the VM).
+@Suite struct WeighingGuideTests {
+    /// The shape of a line, its numbers and their signs aside.
+    static func shape(_ line: String) -> String {
+        line.replacingOccurrences(of: "[-+]?[0-9]+", with: "0", options: .regularExpression)
+    }
+
+    /// Runs `forcescale ARGUMENTS --socket SOCKET` on a pseudo-terminal.
+    static func onTerminal(_ command: String, socket: String) throws -> [String] {
+        let arguments = command.dropFirst("forcescale ".count)
+        let line = "'\(CLI.binDirectory.appendingPathComponent("forcescale").path)' \(arguments) --socket '\(socket)'"
+        let result = try run("/usr/bin/script", ["-q", "-e", "-c", line, "/dev/null"], environment: ["NO_COLOR": "1", "TERM": "dumb"])
+        // What the terminal shows at the end: a line redrawn in place (carriage return,
+        // erase to the end) shows only its last text.
+        // A terminal ends lines with "\r\n" (one Character to Swift: split after replacing).
+        return result.stdout.replacingOccurrences(of: "\r\n", with: "\n").components(separatedBy: "\n").map { line in
+            String(line.split(separator: "\r", omittingEmptySubsequences: false).last ?? "")
+                .replacingOccurrences(of: "\u{1B}[K", with: "")
+        }.filter { !$0.isEmpty }
+    }
+
+    static func blocks(using command: String) throws -> [[DocumentedExamplesTests.Example]] {
+        try DocumentedExamplesTests.examples(in: "docs/weighing.md").filter { $0.contains { $0.command.hasPrefix(command) } }
+    }
+
+    @Test func theGuidesWeighingExamplesPrintWhatTheyShow() throws {
+        let blocks = try Self.blocks(using: "forcescale weigh --tare-first")
+        #expect(blocks.count == 2, "a weighing and a lifted contact")
+        for (block, ending) in zip(blocks, [AddedWeightTests.Ending.settles, .liftedEarly]) {
+            let example = try #require(block.first)
+            let directory = try CLI.temporaryDirectory()
+            defer { try? FileManager.default.removeItem(at: directory) }
+            let recording = try AddedWeightTests.recording("finger", adding: 45, ending: ending, in: directory)
+            let daemon = try DaemonUnderTest(recording: recording, directory: directory)
+            defer { daemon.cleanUp() }
+            try SteadyWeighingTests.TouchFollower(daemon).waitForTouch(1)
+            let printed = try Self.onTerminal(example.command, socket: daemon.socketPath)
+            let shown = example.lines.filter { !$0.isEmpty }
+            #expect(printed.map(Self.shape) == shown.map(Self.shape), "\(example.command) printed:\n\(printed.joined(separator: "\n"))")
+            if ending == .settles { #expect(printed.last == shown.last, "the weight added, exactly: \(printed)") }
+        }
+    }
+
+    @Test func theGuidesCalibrationExamplesPrintWhatTheyShow() throws {
+        let block = try #require(try Self.blocks(using: "forcescale calibrate --grams").first)
+        let directory = try CLI.temporaryDirectory()
+        defer { try? FileManager.default.removeItem(at: directory) }
+        let path = directory.appendingPathComponent("pad.events").path
+        let made = try run(CLI.binDirectory.appendingPathComponent("forcescale-calibration-bench").path,
+                           ["record", "power-pad-4095", path, "3", "3", "1.5", "8.5", "50", "100", "250"])
+        #expect(made.status == 0, "\(made.stderr)")
+        let daemon = try DaemonUnderTest(recording: path, directory: directory)
+        defer { daemon.cleanUp() }
+        let follower = try SteadyWeighingTests.TouchFollower(daemon)
+        var touch = 0
+        for example in block {
+            // Each weight goes on before its command; --show follows the last of them.
+            if example.command.hasPrefix("forcescale calibrate --grams") || example.command == "forcescale weigh" {
+                touch += 1
+                follower.waitForTouch(touch)
+            }
+            let printed = try Self.onTerminal(example.command, socket: daemon.socketPath)
+            let shown = example.lines.filter { !$0.isEmpty }
+            #expect(printed.map(Self.shape) == shown.map(Self.shape), "\(example.command) printed:\n\(printed.joined(separator: "\n"))")
+        }
+        #expect(touch == 4)
+    }
+}
