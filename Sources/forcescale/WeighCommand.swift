@@ -75,12 +75,11 @@ enum WeighCommand {
             }
             let output = OutputChannel.standardOutput
             var text = json ? found!.text : unit.format(grams: found!.reading.grams)
-            // A calibrated weight gets the calibration's uncertainty beside it, from STATUS,
-            // grown past the heaviest calibration weight; and says when it is past it (the
-            // JSON line stays the READING as sent).
+            // A calibrated weight gets the calibration's uncertainty beside it, from the
+            // STATUS asked first, grown past the heaviest calibration weight; and says when
+            // it is past it (the JSON line stays the READING as sent).
             let reading = found!.reading
-            if !json, reading.model == GramModelName(.calibrated),
-               let calibration = try client.request(.status, expecting: StatusMessage.self).message.calibration,
+            if !json, reading.model == GramModelName(.calibrated), let calibration = status.calibration,
                let uncertainty = calibration.uncertainty {
                 let quoted = reading.beyondCalibration.map {
                     CalibrationFit.uncertainty(uncertainty, atGrams: reading.grams + calibration.tare, heaviest: $0)

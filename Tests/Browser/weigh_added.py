@@ -2,13 +2,16 @@
 """forcescale-web's "Weigh what I add" in a real browser (the page's weigh --tare-first).
 
 forcescaled serves a recording of a contact resting on the demo's 0-255 pad with an object
-added within the same touch (Tests/ForcescaleCLITests/AddedWeightTests.swift writes it),
-forcescale-web runs with --allow-control, and headless chromium clicks the button at the
-start of a touch, as a person would after putting a finger down: the page must take the
-contact as zero, ask for the object, and show the weight added within its ± of the truth;
-"Start again" starts over. Every wait is for a DOM state, with a generous deadline.
+added within the same touch (Tests/ForcescaleCLITests/AddedWeightTests.swift writes them:
+steady, drifting, lifted too early, never steady), forcescale-web runs with
+--allow-control, and headless chromium clicks the button at the start of a touch, as a
+person would after putting a finger down. With --expect added the page must take the
+contact as zero, ask for the object, and show the weight added within its ± (and
+--tolerance) of the truth, twice ("Start again" starts over); with --expect lifted it must
+say the contact was lifted and show no weight. Every wait is for a DOM state, with a
+generous deadline.
 
-  Tests/Browser/weigh_added.py --bin-dir .build/debug --recording FILE --added GRAMS --artifacts DIR
+  Tests/Browser/weigh_added.py --bin-dir .build/debug --recording FILE --expect added --added GRAMS --artifacts DIR
 """
 
 import argparse
@@ -32,7 +35,9 @@ def main():
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     parser.add_argument("--bin-dir", required=True)
     parser.add_argument("--recording", required=True)
-    parser.add_argument("--added", required=True, type=float, help="the grams the recording adds to the contact")
+    parser.add_argument("--expect", choices=["added", "lifted"], default="added")
+    parser.add_argument("--added", type=float, default=0, help="the grams the recording adds to the contact")
+    parser.add_argument("--tolerance", type=float, default=0, help="grams of drift allowed beside the ±")
     parser.add_argument("--artifacts", required=True)
     arguments = parser.parse_args()
     work = tempfile.mkdtemp(prefix="forcescale-web-added-")
@@ -58,7 +63,7 @@ def main():
         button = browser.find_element("id", "weigh-added")
         wait_until("the button, offered with --allow-control", lambda: button.is_displayed())
 
-        for attempt in ("first", "again"):
+        for attempt in (("first", "again") if arguments.expect == "added" else ("first",)):
             # Click as a touch begins: a reading with contacts after one without, since now.
             since = max(1, len(watcher.readings()))
 
@@ -70,13 +75,22 @@ def main():
             wait_until("the page to ask for a contact", lambda: "Put a contact on the pad" in browser.execute_script(STEP) or
                        "Zero taken" in browser.execute_script(STEP), seen=lambda: browser.execute_script(STEP))
             wait_until("the zero", lambda: "Zero taken at" in browser.execute_script(STEP), seen=lambda: browser.execute_script(STEP))
+            if arguments.expect == "lifted":
+                # Ordered after anything the page could show as a weight: the lift ends it.
+                wait_until("the page to say the contact was lifted", lambda: "lifted" in browser.execute_script(STEP),
+                           seen=lambda: browser.execute_script(STEP))
+                text = browser.execute_script(STEP)
+                if " added" in text or text != "The contact was lifted before the object settled: nothing was weighed. Start again.":
+                    raise CheckFailed(f"after the lift the page reads {text!r}")
+                log(f"the page said {text!r}")
+                continue
             wait_until("the weight added", lambda: browser.execute_script(STEP).endswith(" added"), seen=lambda: browser.execute_script(STEP))
             text = browser.execute_script(STEP)
             match = re.match(r"^(-?[0-9.]+) g ± ([0-9.]+) g added$", text)
             if not match:
                 raise CheckFailed(f"the result reads {text!r}")
             grams, uncertainty = float(match.group(1)), float(match.group(2))
-            if abs(grams - arguments.added) > uncertainty + 0.1 or not 0 < uncertainty < 3:
+            if abs(grams - arguments.added) > uncertainty + 0.1 + arguments.tolerance or not 0 < uncertainty < 3:
                 raise CheckFailed(f"the page weighed {grams} ± {uncertainty} g for {arguments.added} g added")
             log(f"{attempt}: the page showed {text!r} for {arguments.added:.1f} g added")
             if attempt == "first":

@@ -66,7 +66,11 @@ import Testing
         let line = try #require(weighJSON.stdout.split(separator: "\n").first.map(String.init))
         #expect(weighJSON.stdout == line + "\n" && line.hasPrefix(#"{"class":"READING","device":"event7","time":1"#))
         #expect(line.hasSuffix(#","raw":120,"force":0.4706,"grams":123.4,"saturated":false,"contacts":1,"stable":true,"model":"future-model"}"#))
-        #expect(daemon.requests.prefix(4) == [#"{"class":"WATCH","enable":true}"#, #"{"class":"POLL"}"#, #"{"class":"WATCH","enable":true}"#, #"{"class":"POLL"}"#])
+        // STATUS first: whether the daemon has a device open at all.
+        #expect(daemon.requests.prefix(6) == [
+            #"{"class":"STATUS"}"#, #"{"class":"WATCH","enable":true}"#, #"{"class":"POLL"}"#,
+            #"{"class":"STATUS"}"#, #"{"class":"WATCH","enable":true}"#, #"{"class":"POLL"}"#,
+        ])
     }
 
     @Test func statusShowsTheUnknownModelByName() throws {
