@@ -13,7 +13,10 @@ sweep weight, once it rests (0.8 s after it was put down), are kept: the daemon'
 raw pressure. The grams of piecewise linear through the same points and the same raw values
 come from forcescale-calibration-bench piecewise. Prints one JSON object per point count.
 """
-import json, os, socket, subprocess, sys, time
+import json, os, subprocess, sys
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from daemon_session import DaemonSession  # noqa: E402
 
 bench, forcescaled, device, directory, seed = sys.argv[1:6]
 CALIBRATION = [5.7, 20, 57, 180, 300]
@@ -29,40 +32,12 @@ daemon = subprocess.Popen([forcescaled, "--replay", recording, "--socket", sock_
                            "--state-dir", os.path.join(directory, device + ".state"),
                            "--no-rumble"], stderr=open(os.path.join(directory, device + ".log"), "w"))
 try:
-    for _ in range(200):
-        if os.path.exists(sock_path):
-            break
-        time.sleep(0.01)
-    client = socket.socket(socket.AF_UNIX)
-    client.connect(sock_path)
-    stream = client.makefile("rwb", buffering=0)
-
-    def send(obj):
-        stream.write((json.dumps(obj, separators=(",", ":")) + "\n").encode())
-
-    lines = []
-    def next_line():
-        line = stream.readline()
-        if not line:
-            raise SystemExit("calibration-daemon.py: forcescaled closed the connection; see " + directory)
-        return json.loads(line)
-
-    def reply(cls):
-        while True:
-            message = next_line()
-            if message["class"] == "ERROR":
-                raise SystemExit("calibration-daemon.py: %s: %s" % (device, message["message"]))
-            if message["class"] == cls:
-                return message
-            lines.append(message)
-
-    reply("VERSION")
-    send({"class": "WATCH", "enable": True})
-    reply("WATCH")
+    session = DaemonSession(sock_path, daemon, "calibration-daemon.py: " + device, directory)
+    send, reply = session.send, session.reply
 
     def readings():
         while True:
-            message = lines.pop(0) if lines else next_line()
+            message = session.next_message()
             if message["class"] == "READING":
                 yield message
 

@@ -14,7 +14,10 @@ sweep weight's readings once it has rested 0.8 s (true grams, the daemon's grams
 past the heaviest calibration weight), and for every weight the time from coming to rest
 (the end of its landing, 300 ms after it touches) to its first stable reading.
 """
-import json, os, socket, subprocess, sys, time
+import json, os, subprocess, sys
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from daemon_session import DaemonSession  # noqa: E402
 
 bench, forcescaled, forcescale, device, order, directory, seed = sys.argv[1:8]
 WEIGHTS = {"ascending": [5.7, 20, 180], "descending": [180, 20, 5.7], "mixed": [20, 180, 5.7]}[order]
@@ -33,41 +36,8 @@ truths = WEIGHTS + SWEEP
 touch, touching, start, first_stable = -1, False, None, {}
 readings, stored, calibrating, calibration = [], [], None, None
 try:
-    # The daemon listens a moment after its socket file appears: try until it answers.
-    for attempt in range(1000):
-        client = socket.socket(socket.AF_UNIX)
-        try:
-            client.connect(sock_path)
-            break
-        except (FileNotFoundError, ConnectionRefusedError):
-            client.close()
-            if daemon.poll() is not None or attempt == 999:
-                raise SystemExit("calibration-orders.py: %s: forcescaled did not start; see %s" % (name, directory))
-            time.sleep(0.01)
-    stream = client.makefile("rwb", buffering=0)
-    pending = []
-
-    def send(obj):
-        stream.write((json.dumps(obj, separators=(",", ":")) + "\n").encode())
-
-    def next_line():
-        line = stream.readline()
-        if not line:
-            raise SystemExit("calibration-orders.py: forcescaled closed the connection; see " + directory)
-        return json.loads(line)
-
-    def reply(cls):
-        while True:
-            message = next_line()
-            if message["class"] == "ERROR":
-                raise SystemExit("calibration-orders.py: %s: %s" % (name, message["message"]))
-            if message["class"] == cls:
-                return message
-            pending.append(message)
-
-    reply("VERSION")
-    send({"class": "WATCH", "enable": True})
-    reply("WATCH")
+    session = DaemonSession(sock_path, daemon, "calibration-orders.py: " + name, directory)
+    send, reply = session.send, session.reply
 
     def finish_calibrating():
         global calibrating
@@ -80,7 +50,7 @@ try:
         calibrating = None
 
     while True:
-        reading = pending.pop(0) if pending else next_line()
+        reading = session.next_message()
         if reading["class"] != "READING":
             continue
         if reading["contacts"] > 0 and not touching:
