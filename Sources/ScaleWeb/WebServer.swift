@@ -178,6 +178,8 @@ public final class WebServer {
         if let sent = probeSentAt, heard > sent { probeSentAt = nil }
     }
 
+    /// The liveness timer: every second while the daemon does not answer, at a probe's
+    /// deadline, and when the daemon will have been silent for a keep-alive interval.
     private func checkLiveness() {
         noteHeard()
         guard client.isConnected else { return }
@@ -185,16 +187,23 @@ public final class WebServer {
             livenessTimer.arm(atMicroseconds: MonotonicClock.now() + 1_000_000)
         } else if let sent = probeSentAt {
             markUnanswered(since: sent)
+        } else {
+            probeIfSilent()
         }
     }
 
-    /// A stream is open and the daemon has sent nothing for a keep-alive interval: an idle
-    /// device, or a daemon that stopped. A STATUS sent without waiting tells them apart.
+    /// While a stream is open: when the daemon has sent nothing for a keep-alive interval
+    /// (an idle device, or a daemon that stopped), a STATUS sent without waiting tells the
+    /// two apart; until then, the timer is set for that moment.
     private func probeIfSilent() {
         noteHeard()
-        guard daemonUp, probeSentAt == nil else { return }
+        guard daemonUp, probeSentAt == nil, !subscribers.isEmpty, let heard = client.lastHeard else { return }
         let now = MonotonicClock.now()
-        guard let heard = client.lastHeard, now - heard >= Int64(options.keepAliveSeconds * 1_000_000) else { return }
+        let silence = Int64(options.keepAliveSeconds * 1_000_000)
+        guard now - heard >= silence else {
+            livenessTimer.arm(atMicroseconds: heard + silence)
+            return
+        }
         probeSentAt = now
         do {
             try client.probe()
@@ -253,8 +262,8 @@ public final class WebServer {
 
     private func keepAlive() {
         keepAliveArmed = false
-        probeIfSilent()
         subscribers.removeAll { $0.isFinished }
+        probeIfSilent()
         for subscriber in subscribers {
             subscriber.cursor.keepAliveDue = true
             subscriber.wake()
@@ -305,6 +314,7 @@ public final class WebServer {
             ring: { [unowned self] in ring }, isStopping: { [unowned self] in isStopping })
         subscribers.append(subscriber)
         armKeepAlive()
+        probeIfSilent()
         return subscriber
     }
 
