@@ -135,18 +135,23 @@ def response_head(s, timeout=10):
 
 
 def get(port, path, source="127.0.0.1"):
+    """The status (None when there was no answer within 10 s), the seconds it took, the body."""
     start = now()
-    s = connect(port, source)
-    s.sendall(f"GET {path} HTTP/1.1\r\nHost: 127.0.0.1\r\nConnection: close\r\n\r\n".encode())
     data = b""
-    while True:
-        chunk = s.recv(65536)
-        if not chunk:
-            break
-        data += chunk
-    s.close()
+    try:
+        s = connect(port, source)
+        s.sendall(f"GET {path} HTTP/1.1\r\nHost: 127.0.0.1\r\nConnection: close\r\n\r\n".encode())
+        while True:
+            chunk = s.recv(65536)
+            if not chunk:
+                break
+            data += chunk
+        s.close()
+    except OSError:
+        return None, now() - start, ""
     head, _, body = data.partition(b"\r\n\r\n")
-    return int(head.split(b" ")[1]), now() - start, body.decode()
+    code = int(head.split(b" ")[1]) if head.startswith(b"HTTP/") else None
+    return code, now() - start, body.decode()
 
 
 def event_stream(port, source="127.0.0.1"):
@@ -305,26 +310,27 @@ def web_slow_headers(daemon, web, source="127.0.0.1"):
                     pass
             sent += 1
         for path in ("/api/status", "/metrics"):
-            try:
-                code, took, _ = get(web.port, path)
-                worst = max(worst, took)
-                answered += code == 200
-                failed += code != 200
-            except OSError:
-                failed += 1
+            code, took, _ = get(web.port, path)
+            worst = max(worst, took)
+            answered += code == 200
+            failed += code != 200
         time.sleep(0.25)
     received = drain(slow, 5, until=lambda r: False)
     codes = [r.split(b" ")[1].decode() if r.startswith(b"HTTP/1.1 ") else "closed" for r in received.values()]
     for s in slow:
         s.close()
     summary = {c: codes.count(c) for c in set(codes)}
-    report(f"web, 300 slow clients from {source} (a byte every 5 s) for 15 s", f"{answered} answers to /api/status and /metrics beside them, {failed} failed, slowest {worst * 1000:.0f} ms; the slow ones got {summary}",
+    report(f"web, 300 slow clients from {source} (a byte every 5 s) for 15 s", f"{answered} answers to /api/status and /metrics beside them, {failed} without an answer in 10 s, slowest {worst * 1000:.0f} ms; the slow ones got {summary}",
            "every request answered within 2 s", failed == 0 and worst < 2)
 
 
 def web_past_the_limit(daemon, web, held):
     streams, codes, slowest = [], {}, 0.0
+    end = now() + 60
     for index in range(1000):
+        if now() > end:
+            codes["not tried (60 s passed)"] = 1000 - index
+            break
         start = now()
         s = event_stream(web.port, f"127.0.0.{1 + index % 6}")
         code, _ = response_head(s)
@@ -367,7 +373,8 @@ def web_daemon_stopped(daemon, web, streams, ask):
     figures = []
     if ask:
         body = get(web.port, "/api/status")
-        figures.append(f"/api/status {json.loads(body[2])['up']} in {body[1]:.2f} s")
+        said = "up" if '"up":true' in body[2] else "down"
+        figures.append(f"/api/status {said} in {body[1]:.2f} s")
         metrics = get(web.port, "/metrics")
         up = [l for l in metrics[2].split("\n") if l.startswith("forcescale_daemon_up ")]
         figures.append(f"/metrics {up[0] if up else '?'} in {metrics[1] * 1000:.0f} ms")
@@ -382,7 +389,7 @@ def web_daemon_stopped(daemon, web, streams, ask):
     status = get(web.port, "/api/status")[2]
     what = "asked for /api/status once" if ask else "nobody asking (streams only)"
     goal = "all three say down once asked, within the 2 s reply deadline (4 s with margin), up again within 5 s" if ask else "the streams say down within 18 s (15 s of silence, 2 s for a STATUS, 1 s to spare), up again within 5 s"
-    ok = told == 100 and resumed == 100 and json.loads(status)["up"] is True and went < (4 if ask else 18) and came < 5
+    ok = told == 100 and resumed == 100 and '"up":true' in status and (not ask or "down" in figures[0] and "_up 0" in figures[1]) and went < (4 if ask else 18) and came < 5
     report(f"web, daemon stopped (SIGSTOP) under 100 streams, {what}", f"{'; '.join(figures) + '; ' if figures else ''}{told} streams told down after {went:.2f} s; {resumed} told up {came:.2f} s after SIGCONT",
            goal, ok)
 
@@ -425,10 +432,7 @@ def web_heads():
         start = now()
         count, errors = 0, 0
         while count < 10_000 and now() - start < 60:
-            try:
-                errors += get(web.port, "/metrics")[0] != 200
-            except OSError:
-                errors += 1
+            errors += get(web.port, "/metrics")[0] != 200
             count += 1
         took = now() - start
         report("web, /metrics one after another", f"{count} in {took:.1f} s ({count / took:,.0f}/s), {errors} errors",
