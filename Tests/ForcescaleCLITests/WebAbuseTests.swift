@@ -163,4 +163,27 @@ import Testing
         #expect(try web.get("/api/status").hasPrefix(#"{"up":true,"control":false,"status":{"#))
         #expect(try web.get("/metrics").contains("\nforcescale_daemon_up 1\n"))
     }
+
+    @Test func aStreamAloneLearnsThatTheDaemonStoppedAnswering() throws {
+        let daemon = try DaemonUnderTest(recording: DaemonRecordings.intuos)
+        defer {
+            daemon.child.signal(SIGCONT)
+            daemon.cleanUp()
+        }
+        let web = try WebUnderTest(socket: daemon.socketPath)
+        let stream = try EventStreamClient(port: web.port)
+        try stream.waitUntil("readings") { $0.contains { $0.event == "reading" } }
+        // Nobody asks anything: after 15 s without a line, forcescale-web asks STATUS itself
+        // and gives it 2 s.
+        daemon.child.signal(SIGSTOP)
+        let stopped = monotonicNow()
+        try stream.waitUntil("the stream to say the daemon is down", within: patience) {
+            $0.last { $0.event == "daemon" }?.data == #"{"up":false}"#
+        }
+        let took = monotonicNow() - stopped
+        #expect(took > 14 && took < 22, "told after \(took) s")
+        // And the other two say the same, at once.
+        #expect(try Self.timedGet(web, "/api/status").text == #"{"up":false,"control":false,"status":null}"# + "\n")
+        #expect(try web.get("/metrics").contains("\nforcescale_daemon_up 0\n"))
+    }
 }
