@@ -149,7 +149,9 @@ public final class HTTPServer {
         /// When it started waiting for its current request (microseconds, monotonic);
         /// `nil` while the request is being answered or streamed.
         var waitingSince: Int64?
-        /// The library's handle, once it took the connection.
+        /// Whether the library has the socket (it closes it then, never this class).
+        var isInLibrary = false
+        /// The library's handle, once it reported the connection started.
         var connection: OpaquePointer?
         var isStream = false
         /// Being closed in the library (its socket shut down); no longer counted.
@@ -296,7 +298,7 @@ public final class HTTPServer {
         loop.unwatch(epollDescriptor)
         loop.unwatch(timer.descriptor)
         loop.unwatch(requestTimer.descriptor)
-        for entry in admitted.values where entry.connection == nil { closeUnserved(entry) }
+        for entry in admitted.values where !entry.isInLibrary { closeUnserved(entry) }
         CMicroHTTPD_stop(daemon)
         self.daemon = nil
         listener.close()
@@ -381,6 +383,7 @@ public final class HTTPServer {
     private func handOver(_ entry: Admitted) {
         guard let daemon else { return closeUnserved(entry) }
         loop.unwatch(FileDescriptor(rawValue: entry.descriptor))
+        entry.isInLibrary = true
         var peer = entry.peer
         // The library takes the socket, and closes it even when it fails.
         let taken = withUnsafePointer(to: &peer) { CMicroHTTPD_add_connection(daemon, entry.descriptor, $0, UInt32(entry.peerLength)) }
@@ -395,7 +398,7 @@ public final class HTTPServer {
     /// one in the library's has its socket shut down, which the library sees as the
     /// client's leaving (and reports through `closed`).
     private func letGo(_ entry: Admitted) {
-        if entry.connection == nil {
+        if !entry.isInLibrary {
             closeUnserved(entry)
         } else {
             stopCounting(entry)
@@ -410,7 +413,7 @@ public final class HTTPServer {
         let due = MonotonicClock.now() - Int64(limits.requestSeconds) * 1_000_000
         for entry in Array(admitted.values) where !entry.isLeaving {
             guard let since = entry.waitingSince, since <= due else { continue }
-            if entry.connection == nil {
+            if !entry.isInLibrary {
                 loop.unwatch(FileDescriptor(rawValue: entry.descriptor))
                 forget(entry)
                 refuse(entry.descriptor, 408, "Request Timeout",
