@@ -180,6 +180,8 @@ public final class HTTPServer {
     private let timer: DeadlineTimer
     /// Fires when the connection that has waited longest for its request is due.
     private let requestTimer: DeadlineTimer
+    /// What `requestTimer` is set for (`nil`: not set).
+    private var requestTimerDeadline: Int64?
     /// Every connection held, by socket.
     private var admitted: [Int32: Admitted] = [:]
     /// Connections held by peer address (those being closed left out).
@@ -318,9 +320,10 @@ public final class HTTPServer {
                 break
             }
             guard let accepted else { break }
-            admit(Admitted(descriptor: accepted.descriptor.rawValue, address: accepted.host, peer: accepted.peer, peerLength: accepted.peerLength, since: MonotonicClock.now()))
+            let since = MonotonicClock.now()
+            admit(Admitted(descriptor: accepted.descriptor.rawValue, address: accepted.host, peer: accepted.peer, peerLength: accepted.peerLength, since: since))
+            armRequestTimer(forWaitingSince: since)
         }
-        armRequestTimer()
     }
 
     private func admit(_ entry: Admitted) {
@@ -425,9 +428,22 @@ public final class HTTPServer {
         armRequestTimer()
     }
 
+    /// Sets the timer for the connection that has waited longest; from the timer's handler,
+    /// which looks at every connection.
     private func armRequestTimer() {
         let oldest = admitted.values.lazy.filter { !$0.isLeaving }.compactMap(\.waitingSince).min()
-        requestTimer.arm(atMicroseconds: oldest.map { $0 + Int64(limits.requestSeconds) * 1_000_000 })
+        requestTimerDeadline = oldest.map { $0 + Int64(limits.requestSeconds) * 1_000_000 }
+        requestTimer.arm(atMicroseconds: requestTimerDeadline)
+    }
+
+    /// Makes sure the timer fires by the deadline of a connection that starts waiting now:
+    /// a system call only when the timer is not set for that or earlier (a connection served
+    /// meanwhile leaves the timer early, which then finds nothing due and sets it again).
+    private func armRequestTimer(forWaitingSince since: Int64) {
+        let deadline = since + Int64(limits.requestSeconds) * 1_000_000
+        if let armed = requestTimerDeadline, armed <= deadline { return }
+        requestTimerDeadline = deadline
+        requestTimer.arm(atMicroseconds: deadline)
     }
 
     /// Closes a connection the library never had.
@@ -490,7 +506,6 @@ public final class HTTPServer {
             entry.connection = connection
         } else if entry.connection == connection {
             forget(entry)
-            armRequestTimer()
         }
     }
 
@@ -550,8 +565,9 @@ public final class HTTPServer {
         // The connection may carry another request: it waits for that one's head now.
         if let connection, let entry = entry(for: connection) {
             if !entry.isLeaving { endStream(entry) }
-            entry.waitingSince = MonotonicClock.now()
-            armRequestTimer()
+            let since = MonotonicClock.now()
+            entry.waitingSince = since
+            armRequestTimer(forWaitingSince: since)
         }
         if let raw = state.pointee {
             Unmanaged<PendingRequest>.fromOpaque(raw).release()

@@ -429,6 +429,30 @@ def web_heads():
             s.close()
         report("web, malformed requests (not HTTP, no Host, bodies too big, a foreign tare, unknown path and method)", f"{sum(seen)} of {len(seen)} got their answer",
                "each its answer (or a close for not HTTP)", all(seen))
+        # Pipelined: every request written at once on one connection, the answers read as
+        # they come.
+        count = 100_000
+        s = connect(web.port)
+        start = now()
+        sender = threading.Thread(target=lambda: s.sendall(b"GET /nope HTTP/1.1\r\nHost: 127.0.0.1\r\n\r\n" * count))
+        sender.start()
+        answers, data = 0, b""
+        s.settimeout(10)
+        try:
+            while answers < count and now() - start < 120:
+                chunk = s.recv(1 << 20)
+                if not chunk:
+                    break
+                data += chunk
+                answers += data.count(b"HTTP/1.1 404 ")
+                data = data[data.rfind(b"HTTP/1.1 404 ") + 1:] if b"HTTP/1.1 404 " in data else data
+        except OSError:
+            pass
+        sender.join()
+        s.close()
+        took = now() - start
+        report("web, 100,000 pipelined requests on one connection", f"{answers} answered (404) in {took:.2f} s ({answers / took:,.0f}/s)",
+               "all answered", answers == count)
         start = now()
         count, errors = 0, 0
         while count < 10_000 and now() - start < 60:
