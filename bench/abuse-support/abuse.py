@@ -25,6 +25,12 @@ def status_kib(pid, key):
     return -1
 
 
+def cpu_seconds(pid):
+    with open(f"/proc/{pid}/stat") as f:
+        fields = f.read().rsplit(")", 1)[1].split()
+    return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")   # utime + stime
+
+
 def report(name, measured, goal, ok):
     results.append(ok)
     print(f"{'PASS' if ok else 'FAIL'}  {name}: {measured} (goal: {goal})", flush=True)
@@ -433,6 +439,7 @@ def web_heads():
         # they come.
         count = 100_000
         s = connect(web.port)
+        cpu = cpu_seconds(web.process.pid)
         start = now()
         sender = threading.Thread(target=lambda: s.sendall(b"GET /nope HTTP/1.1\r\nHost: 127.0.0.1\r\n\r\n" * count))
         sender.start()
@@ -451,7 +458,8 @@ def web_heads():
         sender.join()
         s.close()
         took = now() - start
-        report("web, 100,000 pipelined requests on one connection", f"{answers} answered (404) in {took:.2f} s ({answers / took:,.0f}/s)",
+        cpu = cpu_seconds(web.process.pid) - cpu
+        report("web, 100,000 pipelined requests on one connection", f"{answers} answered (404) in {took:.2f} s ({answers / took:,.0f}/s), forcescale-web's CPU {cpu:.2f} s",
                "all answered", answers == count)
         start = now()
         count, errors = 0, 0
