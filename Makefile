@@ -75,6 +75,7 @@ bench: setup-bench
 	bench/daemon
 	bench/log
 	bench/web
+	bench/abuse
 
 clean:
 	$(SWIFT) package clean

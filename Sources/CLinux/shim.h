@@ -28,4 +28,11 @@ static inline int forcescale_accept4(int listener, int flags) {
     return accept4(listener, 0, 0, flags);
 }
 
+/// accept4(2) with the peer's address, written into `address` (`*length` bytes at most;
+/// its length as the kernel gives it comes back in `*length`).
+static inline int forcescale_accept4_from(int listener, void *address, unsigned int *length, int flags) {
+    extern int accept4(int, void *, unsigned int *, int);
+    return accept4(listener, address, length, flags);
+}
+
 #endif

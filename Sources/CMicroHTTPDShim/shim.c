@@ -46,6 +46,13 @@ static void log_trampoline(void *cls, const char *format, va_list arguments) {
     if (t->settings.log) t->settings.log(t->settings.log_context, message);
 }
 
+static void notice_trampoline(void *cls, struct MHD_Connection *connection, void **socket_context,
+                              enum MHD_ConnectionNotificationCode code) {
+    (void)socket_context;
+    struct trampolines *t = cls;
+    if (t->settings.notice) t->settings.notice(t->settings.notice_context, connection, code == MHD_CONNECTION_NOTIFY_STARTED);
+}
+
 // The trampolines' memory goes with the server: MHD_stop_daemon cannot tell us, so the
 // pairs are found again by daemon in this small list (one or two servers per process).
 struct started {
@@ -64,12 +71,11 @@ struct MHD_Daemon *CMicroHTTPD_start(const struct CMicroHTTPD_Settings *settings
         return NULL;
     }
     t->settings = *settings;
-    // Port 0 with MHD_OPTION_LISTEN_SOCKET: the library takes the socket as it is (bound and
-    // listening) and does not bind one of its own.
     struct MHD_Daemon *daemon = MHD_start_daemon(
-        MHD_USE_EPOLL | MHD_ALLOW_SUSPEND_RESUME | MHD_USE_ERROR_LOG, 0, NULL, NULL, access_trampoline, t,
+        MHD_USE_EPOLL | MHD_ALLOW_SUSPEND_RESUME | MHD_USE_ERROR_LOG | MHD_USE_NO_LISTEN_SOCKET, 0, NULL, NULL,
+        access_trampoline, t,
         MHD_OPTION_EXTERNAL_LOGGER, log_trampoline, t,
-        MHD_OPTION_LISTEN_SOCKET, (MHD_socket)settings->listen_socket,
+        MHD_OPTION_NOTIFY_CONNECTION, notice_trampoline, t,
         MHD_OPTION_CONNECTION_LIMIT, settings->connection_limit,
         MHD_OPTION_CONNECTION_TIMEOUT, settings->connection_timeout,
         MHD_OPTION_CONNECTION_MEMORY_LIMIT, settings->connection_memory_limit,
@@ -100,7 +106,9 @@ int64_t CMicroHTTPD_timeout(struct MHD_Daemon *daemon) {
     return milliseconds > INT64_MAX ? INT64_MAX : (int64_t)milliseconds;
 }
 
-int CMicroHTTPD_quiesce(struct MHD_Daemon *daemon) { return (int)MHD_quiesce_daemon(daemon); }
+int CMicroHTTPD_add_connection(struct MHD_Daemon *daemon, int socket, const void *address, unsigned address_length) {
+    return MHD_add_connection(daemon, (MHD_socket)socket, (const struct sockaddr *)address, (socklen_t)address_length) == MHD_YES;
+}
 
 void CMicroHTTPD_stop(struct MHD_Daemon *daemon) {
     MHD_stop_daemon(daemon);
@@ -118,6 +126,11 @@ void CMicroHTTPD_stop(struct MHD_Daemon *daemon) {
 void CMicroHTTPD_suspend(struct MHD_Connection *connection) { MHD_suspend_connection(connection); }
 
 void CMicroHTTPD_resume(struct MHD_Connection *connection) { MHD_resume_connection(connection); }
+
+int CMicroHTTPD_connection_fd(struct MHD_Connection *connection) {
+    const union MHD_ConnectionInfo *info = MHD_get_connection_info(connection, MHD_CONNECTION_INFO_CONNECTION_FD);
+    return info ? (int)info->connect_fd : -1;
+}
 
 const char *CMicroHTTPD_header(struct MHD_Connection *connection, const char *name) {
     return MHD_lookup_connection_value(connection, MHD_HEADER_KIND, name);

@@ -58,6 +58,11 @@ public final class ForcescaleClient {
     /// while connected, before the first attempt, and after `close()`.
     public private(set) var reconnectDeadline: Int64?
 
+    /// When the daemon last sent a line (its greeting, a reply, an event), in microseconds
+    /// of `MonotonicClock`: whether it still answers, for a client that cannot tell an idle
+    /// daemon from a stopped one by its stream alone (`probe()`).
+    public private(set) var lastHeard: Int64?
+
     /// Stream events that came while a request waited for its reply.
     private var pendingEvents: [StreamEvent] = []
     /// The WATCH to ask for again after reconnecting: `.some(device)` while watching.
@@ -113,6 +118,20 @@ public final class ForcescaleClient {
     }
 
     // MARK: Requests
+
+    /// Asks for STATUS without waiting for the reply: `step()` reads it and sets `lastHeard`,
+    /// like any line. For a client on an event loop that checks the daemon still answers
+    /// without stopping the loop for it. Does nothing while not connected.
+    /// - Throws: `DaemonClientError` when the connection is lost and there is no reconnect
+    ///   policy (with one, the loss is reported and a retry scheduled).
+    public func probe() throws(DaemonClientError) {
+        guard let connection else { return }
+        do {
+            try connection.send(ClientRequest.status)
+        } catch {
+            try lose(error)
+        }
+    }
 
     /// Asks for the daemon's state.
     /// - Parameter timeout: Seconds to wait for the reply; `options.timeout` when `nil`.
@@ -208,6 +227,7 @@ public final class ForcescaleClient {
                     continue
                 }
                 guard let line else { return nil }
+                lastHeard = MonotonicClock.now()
                 if let event = StreamEvent(line.message) { return event }
                 continue    // a reply nobody waits for (WATCH again after reconnecting), or a class this client does not know
             }
@@ -242,7 +262,9 @@ public final class ForcescaleClient {
         }
         guard let connection else { return takePending() }
         do throws(DaemonClientError) {
-            for line in try connection.readAvailable() {
+            let lines = try connection.readAvailable()
+            if !lines.isEmpty { lastHeard = MonotonicClock.now() }
+            for line in lines {
                 if let event = StreamEvent(line.message) { keep(event) }
             }
         } catch {
@@ -273,6 +295,7 @@ public final class ForcescaleClient {
                 guard let line = try connection.nextLine(deadline: deadline) else {
                     throw DaemonClientError.timedOut(path: options.socketPath, waitingFor: Reply.className, seconds: seconds)
                 }
+                lastHeard = MonotonicClock.now()
                 if let message = Reply(line.message) { return message }
                 if case .error(let error) = line.message {
                     throw DaemonClientError.refused(message: error.message, request: error.requestClass)
@@ -298,6 +321,7 @@ public final class ForcescaleClient {
     private func open() throws(DaemonClientError) {
         let made = try DaemonClient(path: options.socketPath, timeout: options.timeout)
         connection = made
+        lastHeard = MonotonicClock.now()
         failures = 0
         reconnectDeadline = nil
         onConnectionEvent(.connected(release: release ?? "?"))

@@ -80,18 +80,50 @@ public final class EventStreamSubscriber {
 /// connection's timeout), and `MHD_run` does the work when either fires. Suspended
 /// connections cost nothing until they are resumed, which the library signals through its
 /// inter-thread channel, an eventfd in that same epoll set. So an idle server sleeps.
+///
+/// The library never sees the listening socket: this class accepts, counts each
+/// connection against `Limits` (all together and per peer address), and looks at what the
+/// client sends without taking it (`MSG_PEEK`) until the request head is whole; only then
+/// does the library get the connection (`MHD_add_connection`), with every byte still in the
+/// socket. A head too long gets 431, one too slow 408, a connection past the limits 503 at
+/// once (or takes the place of one that has waited longest for its head), all answered here.
 public final class HTTPServer {
     /// Bounds on what a client can make the server hold.
     public struct Limits: Sendable {
-        /// Connections at once; more are refused by closing them.
-        public var connections: UInt32 = 256
-        /// Seconds a connection may make no progress: a client that sends its headers too
-        /// slowly, or does not read what it is sent, is closed. (Suspended connections are
-        /// exempt; keep-alives resume them.)
+        /// Connections at once. Past it, a new connection takes the place of the one that has
+        /// waited longest for its request head, or, when every connection is being served,
+        /// gets 503 with `Retry-After` at once.
+        public var connections = 256
+        /// Connections at once from one address (its share of `connections`); past it, the
+        /// same as past `connections`, among that address's own connections.
+        public var connectionsPerAddress = 192
+        /// Connections kept for requests other than `/events`, in all and in each address's
+        /// share: a stream past `connections - reservedForRequests`, or past
+        /// `connectionsPerAddress - reservedForRequests` from one address, gets 503, so that
+        /// streams never keep `/metrics` or `/api/status` from being served, not even to
+        /// the address that holds them.
+        public var reservedForRequests = 16
+        /// Seconds a connection has for each request's head and body, from its first byte
+        /// (or from the end of the previous response), however steadily it trickles in:
+        /// past it, the connection is answered 408 (or, after a response, closed).
+        public var requestSeconds = 10
+        /// Seconds a connection may make no progress: a client that does not read what it
+        /// is sent is closed. (Suspended connections are exempt; keep-alives resume them.)
         public var timeoutSeconds: UInt32 = 10
-        /// Bytes per connection for the request line, headers and the response's buffer:
-        /// headers that do not fit get 431.
-        public var connectionMemory = 8 * 1024
+        /// The most bytes of a request head (request line, headers, the empty line); a
+        /// longer one gets 431.
+        public var maximumHead = 7680
+        /// The most lines of a request head (request line and headers); more get 431.
+        public var maximumHeadLines = 100
+        /// Seconds in the `Retry-After` of a 503.
+        public var retryAfterSeconds = 5
+        /// Bytes per connection for the request head, the library's record of each header
+        /// and the response's head and buffer. Twice `maximumHead`: libmicrohttpd 0.9.75
+        /// closes a connection without an answer when a head fits in this memory but its
+        /// records or the response's head do not, so every head within the limits above
+        /// must leave room for both (100 records of about 64 bytes and a response head
+        /// of under 1 KiB).
+        public var connectionMemory = 16 * 1024
         /// Largest request body; a longer one gets 413.
         public var maximumBody = 1024
         /// Largest body read (and dropped) in order to answer 413; a longer one has the
@@ -107,6 +139,33 @@ public final class HTTPServer {
         public init() {}
     }
 
+    /// One connection, from its acceptance to its close.
+    private final class Admitted {
+        let descriptor: Int32
+        /// The peer's address without its port, for its share of the connections.
+        let address: String
+        let peer: sockaddr_storage
+        let peerLength: socklen_t
+        /// When it started waiting for its current request (microseconds, monotonic);
+        /// `nil` while the request is being answered or streamed.
+        var waitingSince: Int64?
+        /// Whether the library has the socket (it closes it then, never this class).
+        var isInLibrary = false
+        /// The library's handle, once it reported the connection started.
+        var connection: OpaquePointer?
+        var isStream = false
+        /// Being closed in the library (its socket shut down); no longer counted.
+        var isLeaving = false
+
+        init(descriptor: Int32, address: String, peer: sockaddr_storage, peerLength: socklen_t, since: Int64) {
+            self.descriptor = descriptor
+            self.address = address
+            self.peer = peer
+            self.peerLength = peerLength
+            waitingSince = since
+        }
+    }
+
     /// A request being received: its body so far.
     private final class PendingRequest {
         var body: [UInt8] = []
@@ -119,6 +178,20 @@ public final class HTTPServer {
     private let loop: EventLoop
     private let listener: InetListener
     private let timer: DeadlineTimer
+    /// Fires when the connection that has waited longest for its request is due.
+    private let requestTimer: DeadlineTimer
+    /// What `requestTimer` is set for (`nil`: not set).
+    private var requestTimerDeadline: Int64?
+    /// Every connection held, by socket.
+    private var admitted: [Int32: Admitted] = [:]
+    /// Connections held by peer address (those being closed left out).
+    private var heldByAddress: [String: Int] = [:]
+    /// Connections held, those being closed left out.
+    private var held = 0
+    private var streams = 0
+    private var streamsByAddress: [String: Int] = [:]
+    /// Where a request head is looked at (`maximumHead + 1` bytes).
+    private let peekBuffer: UnsafeMutableRawBufferPointer
     private var daemon: OpaquePointer?
     private var epollDescriptor: FileDescriptor
     private let handler: (HTTPRequest) -> HTTPResponse
@@ -144,16 +217,21 @@ public final class HTTPServer {
         self.handler = handler
         do {
             timer = try DeadlineTimer()
+            requestTimer = try DeadlineTimer()
         } catch {
             throw .startFailed("a timer: \(error)")
         }
+        peekBuffer = .allocate(byteCount: limits.maximumHead + 1, alignment: 1)
         epollDescriptor = FileDescriptor(rawValue: -1)
         let context = Unmanaged.passUnretained(self).toOpaque()
+        // The library's own limit only bounds what it holds while connections that were let
+        // go are still being closed; admission is this class's.
         var settings = CMicroHTTPD_Settings(
-            listen_socket: listener.descriptor.rawValue, connection_limit: limits.connections,
+            connection_limit: UInt32(limits.connections * 2),
             connection_timeout: limits.timeoutSeconds, connection_memory_limit: limits.connectionMemory,
             handler: accessTrampoline, handler_context: context, completed: completedTrampoline,
-            completed_context: context, log: logTrampoline, log_context: context)
+            completed_context: context, log: logTrampoline, log_context: context,
+            notice: noticeTrampoline, notice_context: context)
         guard let started = CMicroHTTPD_start(&settings) else {
             throw .startFailed("libmicrohttpd did not start on \(listener.address) (see the message above)")
         }
@@ -171,8 +249,15 @@ public final class HTTPServer {
                 timer.acknowledge()
                 run()
             }
+            try loop.watch(requestTimer.descriptor) { [unowned self] in
+                requestTimer.acknowledge()
+                endOverdueRequests()
+            }
+            try loop.watch(listener.descriptor) { [unowned self] in acceptConnections() }
         } catch {
             loop.unwatch(epollDescriptor)
+            loop.unwatch(timer.descriptor)
+            loop.unwatch(requestTimer.descriptor)
             CMicroHTTPD_stop(started)
             daemon = nil
             throw .startFailed("watching its descriptors: \(error)")
@@ -180,7 +265,10 @@ public final class HTTPServer {
         run()
     }
 
-    deinit { stop(subscribers: []) }
+    deinit {
+        stop(subscribers: [])
+        peekBuffer.deallocate()
+    }
 
     /// Does what the library can do now, then arms the timer for its next deadline.
     public func run() {
@@ -200,20 +288,230 @@ public final class HTTPServer {
     }
 
     /// Stops: every suspended stream is resumed (the library aborts on stopping with one
-    /// suspended) and ended, the listening socket is taken back from the library untouched
-    /// (`MHD_quiesce_daemon`: a socket from systemd must not be shut down), and the
-    /// connections are closed. Calling it again does nothing.
+    /// suspended) and ended, and the connections are closed. The listening socket, which
+    /// the library never had, is only closed (a socket from systemd must not be shut
+    /// down). Calling it again does nothing.
     /// - Parameter subscribers: The streams open now; they must end (`isStopping`).
     public func stop(subscribers: [EventStreamSubscriber]) {
         guard let daemon else { return }
+        loop.unwatch(listener.descriptor)
         for subscriber in subscribers { subscriber.wake() }
         _ = CMicroHTTPD_run(daemon)
         loop.unwatch(epollDescriptor)
         loop.unwatch(timer.descriptor)
-        _ = CMicroHTTPD_quiesce(daemon)
+        loop.unwatch(requestTimer.descriptor)
+        for entry in admitted.values where !entry.isInLibrary { closeUnserved(entry) }
         CMicroHTTPD_stop(daemon)
         self.daemon = nil
         listener.close()
+    }
+
+    // MARK: Admission: before the library sees a connection
+
+    /// Takes what the listening socket has, a bounded number per wake-up (the loop comes
+    /// back for the rest).
+    private func acceptConnections() {
+        for _ in 0..<64 {
+            let accepted: InetListener.Accepted?
+            do {
+                accepted = try listener.accept()
+            } catch {
+                log("accepting a connection on \(listener.address): \(error)")
+                break
+            }
+            guard let accepted else { break }
+            let since = MonotonicClock.now()
+            admit(Admitted(descriptor: accepted.descriptor.rawValue, address: accepted.host, peer: accepted.peer, peerLength: accepted.peerLength, since: since))
+            armRequestTimer(forWaitingSince: since)
+        }
+    }
+
+    private func admit(_ entry: Admitted) {
+        let policy = AdmissionPolicy(connections: limits.connections, connectionsPerAddress: limits.connectionsPerAddress)
+        switch policy.decide(held: held, heldFromAddress: heldByAddress[entry.address] ?? 0) {
+        case .admit:
+            break
+        case .admitInPlaceOfOldestWaiting(let sameAddress):
+            let candidates = admitted.values.filter { !$0.isLeaving && $0.waitingSince != nil && (!sameAddress || $0.address == entry.address) }
+            guard let oldest = candidates.min(by: { $0.waitingSince! < $1.waitingSince! }) else {
+                let share = sameAddress ? "\(limits.connectionsPerAddress) from one address" : "\(limits.connections) at once"
+                refuse(entry.descriptor, 503, "Service Unavailable",
+                       "forcescale-web is serving all the connections it takes (\(share)); try again in \(limits.retryAfterSeconds) s",
+                       extraHeaders: "Retry-After: \(limits.retryAfterSeconds)\r\n")
+                return
+            }
+            letGo(oldest)
+        }
+        admitted[entry.descriptor] = entry
+        held += 1
+        heldByAddress[entry.address, default: 0] += 1
+        // What came with the connection is looked at now; later bytes each wake the loop
+        // once (edge-triggered: the bytes stay in the socket for the library).
+        guard inspectHead(entry) else { return }
+        do {
+            try loop.watch(FileDescriptor(rawValue: entry.descriptor), edgeTriggered: true) { [unowned self] in
+                guard let current = admitted[entry.descriptor], current === entry else { return }
+                _ = inspectHead(entry)
+            }
+        } catch {
+            log("watching a connection: \(error)")
+            closeUnserved(entry)
+        }
+    }
+
+    /// Looks at what the client sent so far. - Returns: whether it still waits for more.
+    private func inspectHead(_ entry: Admitted) -> Bool {
+        let count = recv(entry.descriptor, peekBuffer.baseAddress, peekBuffer.count, Int32(MSG_PEEK) | Int32(MSG_DONTWAIT))
+        if count < 0, errno == EAGAIN || errno == EINTR { return true }
+        guard count > 0 else {
+            // Gone before sending a head.
+            closeUnserved(entry)
+            return false
+        }
+        switch RequestHeadScan.scan(UnsafeRawBufferPointer(rebasing: peekBuffer[..<count]), maximumBytes: limits.maximumHead, maximumLines: limits.maximumHeadLines) {
+        case .incomplete:
+            return true
+        case .tooLarge:
+            forget(entry)
+            refuse(entry.descriptor, 431, "Request Header Fields Too Large",
+                   "the request line and headers must fit in \(limits.maximumHead) bytes and \(limits.maximumHeadLines) lines")
+            return false
+        case .complete:
+            handOver(entry)
+            return false
+        }
+    }
+
+    /// Gives the connection, its head in, to the library.
+    private func handOver(_ entry: Admitted) {
+        guard let daemon else { return closeUnserved(entry) }
+        loop.unwatch(FileDescriptor(rawValue: entry.descriptor))
+        entry.isInLibrary = true
+        var peer = entry.peer
+        // The library takes the socket, and closes it even when it fails.
+        let taken = withUnsafePointer(to: &peer) { CMicroHTTPD_add_connection(daemon, entry.descriptor, $0, UInt32(entry.peerLength)) }
+        if taken != 1 {
+            forget(entry)
+            log("the HTTP library refused a connection from \(entry.address)")
+        }
+        runSoon()
+    }
+
+    /// Makes room for a new connection: one still in this class's hands is closed at once;
+    /// one in the library's has its socket shut down, which the library sees as the
+    /// client's leaving (and reports through `closed`).
+    private func letGo(_ entry: Admitted) {
+        if !entry.isInLibrary {
+            closeUnserved(entry)
+        } else {
+            stopCounting(entry)
+            shutdown(entry.descriptor, Int32(SHUT_RDWR))
+            runSoon()
+        }
+    }
+
+    /// Requests whose head (and body) did not come in time: 408 for those still here,
+    /// a close for those in the library (which answer nothing between requests).
+    private func endOverdueRequests() {
+        let due = MonotonicClock.now() - Int64(limits.requestSeconds) * 1_000_000
+        for entry in Array(admitted.values) where !entry.isLeaving {
+            guard let since = entry.waitingSince, since <= due else { continue }
+            if !entry.isInLibrary {
+                loop.unwatch(FileDescriptor(rawValue: entry.descriptor))
+                forget(entry)
+                refuse(entry.descriptor, 408, "Request Timeout",
+                       "the request line and headers must come within \(limits.requestSeconds) s")
+            } else {
+                letGo(entry)
+            }
+        }
+        armRequestTimer()
+    }
+
+    /// Sets the timer for the connection that has waited longest; from the timer's handler,
+    /// which looks at every connection.
+    private func armRequestTimer() {
+        let oldest = admitted.values.lazy.filter { !$0.isLeaving }.compactMap(\.waitingSince).min()
+        requestTimerDeadline = oldest.map { $0 + Int64(limits.requestSeconds) * 1_000_000 }
+        requestTimer.arm(atMicroseconds: requestTimerDeadline)
+    }
+
+    /// Makes sure the timer fires by the deadline of a connection that starts waiting now:
+    /// a system call only when the timer is not set for that or earlier (a connection served
+    /// meanwhile leaves the timer early, which then finds nothing due and sets it again).
+    private func armRequestTimer(forWaitingSince since: Int64) {
+        let deadline = since + Int64(limits.requestSeconds) * 1_000_000
+        if let armed = requestTimerDeadline, armed <= deadline { return }
+        requestTimerDeadline = deadline
+        requestTimer.arm(atMicroseconds: deadline)
+    }
+
+    /// Closes a connection the library never had.
+    private func closeUnserved(_ entry: Admitted) {
+        loop.unwatch(FileDescriptor(rawValue: entry.descriptor))
+        forget(entry)
+        close(entry.descriptor)
+    }
+
+    private func stopCounting(_ entry: Admitted) {
+        guard !entry.isLeaving else { return }
+        entry.isLeaving = true
+        held -= 1
+        if let count = heldByAddress[entry.address], count > 1 {
+            heldByAddress[entry.address] = count - 1
+        } else {
+            heldByAddress[entry.address] = nil
+        }
+        endStream(entry)
+    }
+
+    private func endStream(_ entry: Admitted) {
+        guard entry.isStream else { return }
+        entry.isStream = false
+        streams -= 1
+        if let count = streamsByAddress[entry.address], count > 1 {
+            streamsByAddress[entry.address] = count - 1
+        } else {
+            streamsByAddress[entry.address] = nil
+        }
+    }
+
+    private func forget(_ entry: Admitted) {
+        stopCounting(entry)
+        if admitted[entry.descriptor] === entry { admitted[entry.descriptor] = nil }
+    }
+
+    /// Answers a connection the library never had, then closes it: what the client sent
+    /// so far is read and dropped first, so that the close does not reset the connection
+    /// and lose the answer.
+    private func refuse(_ descriptor: Int32, _ status: Int, _ reason: String, _ message: String, extraHeaders: String = "") {
+        let body = "\(reason): \(message)\n"
+        let response = "HTTP/1.1 \(status) \(reason)\r\nContent-Type: text/plain; charset=utf-8\r\nContent-Length: \(body.utf8.count)\r\n"
+            + extraHeaders + "X-Content-Type-Options: nosniff\r\nConnection: close\r\n\r\n" + body
+        var bytes = Array(response.utf8)
+        _ = bytes.withUnsafeMutableBytes { send(descriptor, $0.baseAddress, $0.count, Int32(MSG_NOSIGNAL) | Int32(MSG_DONTWAIT)) }
+        shutdown(descriptor, Int32(SHUT_WR))
+        for _ in 0..<16 {
+            guard recv(descriptor, peekBuffer.baseAddress, peekBuffer.count, Int32(MSG_DONTWAIT)) > 0 else { break }
+        }
+        close(descriptor)
+    }
+
+    // MARK: Connections in the library
+
+    fileprivate func noticed(_ connection: OpaquePointer, started: Bool) {
+        let descriptor = CMicroHTTPD_connection_fd(connection)
+        guard let entry = admitted[descriptor] else { return }
+        if started {
+            entry.connection = connection
+        } else if entry.connection == connection {
+            forget(entry)
+        }
+    }
+
+    private func entry(for connection: OpaquePointer) -> Admitted? {
+        guard let entry = admitted[CMicroHTTPD_connection_fd(connection)], entry.connection == connection else { return nil }
+        return entry
     }
 
     // MARK: The library's callbacks
@@ -263,7 +561,14 @@ public final class HTTPServer {
         return queue(handler(request), on: connection)
     }
 
-    fileprivate func completed(_ state: UnsafeMutablePointer<UnsafeMutableRawPointer?>) {
+    fileprivate func completed(_ connection: OpaquePointer?, _ state: UnsafeMutablePointer<UnsafeMutableRawPointer?>) {
+        // The connection may carry another request: it waits for that one's head now.
+        if let connection, let entry = entry(for: connection) {
+            if !entry.isLeaving { endStream(entry) }
+            let since = MonotonicClock.now()
+            entry.waitingSince = since
+            armRequestTimer(forWaitingSince: since)
+        }
         if let raw = state.pointee {
             Unmanaged<PendingRequest>.fromOpaque(raw).release()
             state.pointee = nil
@@ -277,6 +582,22 @@ public final class HTTPServer {
     }
 
     private func queue(_ response: HTTPResponse, on connection: OpaquePointer) -> Bool {
+        let entry = entry(for: connection)
+        entry?.waitingSince = nil
+        var response = response
+        if case .stream = response, let entry, !entry.isLeaving {
+            let total = limits.connections - limits.reservedForRequests
+            let perAddress = limits.connectionsPerAddress - limits.reservedForRequests
+            if streams >= total || streamsByAddress[entry.address, default: 0] >= perAddress {
+                let share = streams >= total ? "\(total) at once" : "\(perAddress) from one address"
+                response = .text(503, "Service Unavailable: forcescale-web is serving all the streams it takes (\(share)); try again in \(limits.retryAfterSeconds) s",
+                                 headers: [("Retry-After", "\(limits.retryAfterSeconds)")])
+            } else {
+                entry.isStream = true
+                streams += 1
+                streamsByAddress[entry.address, default: 0] += 1
+            }
+        }
         let made: OpaquePointer?
         var headers: [(String, String)]
         var status: UInt32
@@ -325,9 +646,14 @@ private let accessTrampoline: CMicroHTTPD_AccessHandler = { context, connection,
         version: version.map { String(cString: $0) } ?? "", upload: upload, uploadSize: uploadSize, state: state) ? 1 : 0
 }
 
-private let completedTrampoline: CMicroHTTPD_Completed = { context, _, state, _ in
+private let completedTrampoline: CMicroHTTPD_Completed = { context, connection, state, _ in
     guard let context, let state else { return }
-    Unmanaged<HTTPServer>.fromOpaque(context).takeUnretainedValue().completed(state)
+    Unmanaged<HTTPServer>.fromOpaque(context).takeUnretainedValue().completed(connection, state)
+}
+
+private let noticeTrampoline: CMicroHTTPD_ConnectionNotice = { context, connection, started in
+    guard let context, let connection else { return }
+    Unmanaged<HTTPServer>.fromOpaque(context).takeUnretainedValue().noticed(connection, started: started != 0)
 }
 
 private let logTrampoline: CMicroHTTPD_Log = { context, message in

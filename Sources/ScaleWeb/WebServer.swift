@@ -42,7 +42,16 @@ public final class WebServer {
     private let watchTimer: DeadlineTimer
     private var keepAliveArmed = false
     private var isStopping = false
+    /// The one answer to "is the daemon up" that `/api/status`, `/metrics` and the stream's
+    /// `daemon` events all give: connected, and answering (`unansweredSince` is nil).
     private var daemonUp = false
+    /// Since when a request or a probe has had no reply within `daemonTimeout`: the
+    /// daemon is connected but does not answer (stopped, or too busy to read).
+    private var unansweredSince: Int64?
+    /// A probe sent while the daemon seemed up, waiting for any line.
+    private var probeSentAt: Int64?
+    /// Checks on probes and, while the daemon does not answer, for its first line again.
+    private let livenessTimer: DeadlineTimer
     /// Whether the current outage was reported already.
     private var reportedWaiting = false
     private let log: (String) -> Void
@@ -58,6 +67,7 @@ public final class WebServer {
         metrics = MetricsState(release: options.release)
         keepAliveTimer = try DeadlineTimer()
         watchTimer = try DeadlineTimer()
+        livenessTimer = try DeadlineTimer()
         client = ForcescaleClient(options: .init(socketPath: options.socketPath, timeout: options.daemonTimeout, reconnect: ReconnectPolicy()))
         try loop.watch(keepAliveTimer.descriptor) { [unowned self] in
             keepAliveTimer.acknowledge()
@@ -66,6 +76,10 @@ public final class WebServer {
         try loop.watch(watchTimer.descriptor) { [unowned self] in
             watchTimer.acknowledge()
             startWatching()
+        }
+        try loop.watch(livenessTimer.descriptor) { [unowned self] in
+            livenessTimer.acknowledge()
+            checkLiveness()
         }
         http = try HTTPServer(listener: listener, loop: loop, limits: options.limits, log: { log("libmicrohttpd: \($0)") }) { [unowned self] in
             respond(to: $0)
@@ -86,6 +100,8 @@ public final class WebServer {
         loop.unwatch(keepAliveTimer.descriptor)
         watchTimer.arm(atMicroseconds: nil)
         loop.unwatch(watchTimer.descriptor)
+        livenessTimer.arm(atMicroseconds: nil)
+        loop.unwatch(livenessTimer.descriptor)
         attachment?.detach()
         attachment = nil
         client.close()
@@ -98,10 +114,12 @@ public final class WebServer {
         case .connected(let release):
             reportedWaiting = false
             log("connected to forcescaled \(release) on \(options.socketPath)")
-            setDaemonUp(true)
+            unansweredSince = nil
+            probeSentAt = nil
+            updateDaemonState()
         case .lost(let error):
             log("lost forcescaled: \(error)")
-            setDaemonUp(false)
+            updateDaemonState()
         case .retrying(_, let delay, let error):
             // Said once per outage, not on every attempt of a long one.
             if !reportedWaiting {
@@ -111,7 +129,10 @@ public final class WebServer {
         }
     }
 
-    private func setDaemonUp(_ up: Bool) {
+    /// Works out whether the daemon is up now and, when that changed, says so everywhere at
+    /// once: the metric, and a `daemon` event to every stream.
+    private func updateDaemonState() {
+        let up = client.isConnected && unansweredSince == nil
         guard up != daemonUp else { return }
         daemonUp = up
         metrics.daemonUp = up
@@ -135,7 +156,80 @@ public final class WebServer {
         attachment?.flush()
     }
 
+    /// The daemon did not reply in time: it is down for every endpoint until it sends a line
+    /// again (the reply it owes, once it runs again), which the timer looks for every second.
+    private func markUnanswered(since time: Int64) {
+        guard unansweredSince == nil else { return }
+        unansweredSince = time
+        probeSentAt = nil
+        log("forcescaled does not answer (no reply in \(DaemonClient.seconds(options.daemonTimeout)) s); it counts as down until it does")
+        updateDaemonState()
+        livenessTimer.arm(atMicroseconds: MonotonicClock.now() + 1_000_000)
+    }
+
+    /// Whether a line came after the daemon stopped answering, or after the probe.
+    private func noteHeard() {
+        guard let heard = client.lastHeard else { return }
+        if let since = unansweredSince, heard > since {
+            unansweredSince = nil
+            log("forcescaled answers again")
+            updateDaemonState()
+        }
+        if let sent = probeSentAt, heard > sent { probeSentAt = nil }
+    }
+
+    /// The liveness timer: every second while the daemon does not answer, at a probe's
+    /// deadline, and when the daemon will have been silent for a keep-alive interval.
+    private func checkLiveness() {
+        noteHeard()
+        guard client.isConnected else { return }
+        if unansweredSince != nil {
+            livenessTimer.arm(atMicroseconds: MonotonicClock.now() + 1_000_000)
+        } else if let sent = probeSentAt {
+            markUnanswered(since: sent)
+        } else {
+            probeIfSilent()
+        }
+    }
+
+    /// While a stream is open: when the daemon has sent nothing for a keep-alive interval
+    /// (an idle device, or a daemon that stopped), a STATUS sent without waiting tells the
+    /// two apart; until then, the timer is set for that moment.
+    private func probeIfSilent() {
+        noteHeard()
+        guard daemonUp, probeSentAt == nil, !subscribers.isEmpty, let heard = client.lastHeard else { return }
+        let now = MonotonicClock.now()
+        let silence = Int64(options.keepAliveSeconds * 1_000_000)
+        guard now - heard >= silence else {
+            livenessTimer.arm(atMicroseconds: heard + silence)
+            return
+        }
+        probeSentAt = now
+        do {
+            try client.probe()
+        } catch {
+            log("daemon: \(error)")
+        }
+        livenessTimer.arm(atMicroseconds: now + Int64(options.daemonTimeout * 1_000_000))
+    }
+
+    /// A request of the daemon, unless it is known not to answer (`nil` then, at once); a
+    /// reply that does not come in time makes it down everywhere.
+    private func askDaemon<T>(_ request: () throws(DaemonClientError) -> T) -> Result<T, DaemonClientError>? {
+        noteHeard()
+        guard daemonUp else { return nil }
+        let started = MonotonicClock.now()
+        defer { attachment?.flush() }
+        do {
+            return .success(try request())
+        } catch {
+            if case .timedOut = error { markUnanswered(since: started) }
+            return .failure(error)
+        }
+    }
+
     private func received(_ event: StreamEvent) {
+        noteHeard()
         switch event {
         case .reading(let reading):
             metrics.observe(reading, receivedSeconds: Self.wallSeconds())
@@ -169,6 +263,7 @@ public final class WebServer {
     private func keepAlive() {
         keepAliveArmed = false
         subscribers.removeAll { $0.isFinished }
+        probeIfSilent()
         for subscriber in subscribers {
             subscriber.cursor.keepAliveDue = true
             subscriber.wake()
@@ -212,12 +307,14 @@ public final class WebServer {
         // with an id after everything so far (it is this client's alone).
         let greetingID = ring.takeID()
         // Events missed come first, then the daemon's state as of now.
+        noteHeard()
         let introduction = WebStreamEvent(id: greetingID, kind: .daemon, data: ServerSentEvents.daemonData(up: daemonUp))
         let subscriber = EventStreamSubscriber(
             cursor: EventCursor(after: start, preamble: ServerSentEvents.retry, introduction: introduction),
             ring: { [unowned self] in ring }, isStopping: { [unowned self] in isStopping })
         subscribers.append(subscriber)
         armKeepAlive()
+        probeIfSilent()
         return subscriber
     }
 
@@ -226,14 +323,10 @@ public final class WebServer {
     private func status() -> HTTPResponse {
         let control = options.allowControl ? "true" : "false"
         let down = HTTPResponse.json(200, #"{"up":false,"control":"# + control + #","status":null}"#)
-        guard client.isConnected else { return down }
-        defer { attachment?.flush() }
-        do {
-            let status = try client.status(timeout: options.daemonTimeout)
-            return .json(200, #"{"up":true,"control":"# + control + #","status":"# + String(status.line.dropLast()) + "}")
-        } catch {
+        guard case .success(let status)? = askDaemon({ () throws(DaemonClientError) in try client.status(timeout: options.daemonTimeout) }), daemonUp else {
             return down
         }
+        return .json(200, #"{"up":true,"control":"# + control + #","status":"# + String(status.line.dropLast()) + "}")
     }
 
     private func tare(_ request: HTTPRequest) -> HTTPResponse {
@@ -242,11 +335,12 @@ public final class WebServer {
             return .text(403, "Forbidden: \(refusal)")
         }
         guard client.isConnected else { return .json(503, #"{"error":"forcescaled is not running"}"#) }
-        defer { attachment?.flush() }
-        do {
-            let reply = try client.tare(timeout: options.daemonTimeout)
+        switch askDaemon({ () throws(DaemonClientError) in try client.tare(timeout: options.daemonTimeout) }) {
+        case nil:
+            return .json(503, #"{"error":"forcescaled does not answer"}"#)
+        case .success(let reply)?:
             return .json(200, String(reply.line.dropLast()))
-        } catch {
+        case .failure(let error)?:
             var json = JSONLineWriter()
             json.add("error", string: error.description)
             return .json(error.isPermissionDenied ? 403 : 502, json.object)
@@ -255,13 +349,12 @@ public final class WebServer {
 
     /// Asks the daemon which device it reads, for `forcescale_device_info`.
     private func refreshDeviceInfo() {
-        guard client.isConnected else { return }
-        defer { attachment?.flush() }
-        guard let status = try? client.status(timeout: options.daemonTimeout), let node = status.device else {
+        guard case .success(let status)? = askDaemon({ () throws(DaemonClientError) in try client.status(timeout: options.daemonTimeout) }),
+              let node = status.device else {
             metrics.deviceInfo = nil
             return
         }
-        let devices = (try? client.devices(timeout: options.daemonTimeout)) ?? []
+        let devices = (try? askDaemon({ () throws(DaemonClientError) in try client.devices(timeout: options.daemonTimeout) })?.get()) ?? []
         let entry = devices.first { $0.active } ?? devices.first { $0.path.hasSuffix("/" + node) }
         metrics.deviceInfo = MetricsState.DeviceInfo(
             device: node, name: entry?.name ?? node, id: entry?.id ?? "", model: status.model?.rawValue ?? "")

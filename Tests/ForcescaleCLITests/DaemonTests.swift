@@ -51,6 +51,20 @@ import Testing
         #expect(try daemon.connect().request(#"{"class":"POLL"}"#)?.hasPrefix(#"{"class":"POLL""#) == true)
     }
 
+    @Test func aLineThatIsNotUTF8GetsTheDocumentedError() throws {
+        let daemon = try DaemonUnderTest(recording: DaemonRecordings.intuos)
+        defer { daemon.cleanUp() }
+        let client = try daemon.connect()
+        // {"class":"WATCH","device":"\xff\xfe"}: not a watch of a device named "\u{FFFD}\u{FFFD}".
+        #expect(client.send(bytes: Array(#"{"class":"WATCH","device":""#.utf8) + [0xFF, 0xFE] + Array(#""}"#.utf8) + [10]))
+        #expect(client.readLine() == #"{"class":"ERROR","message":"malformed JSON at byte 27: invalid UTF-8"}"#)
+        // The byte counted is the one received: after two 2-byte characters, byte 31.
+        #expect(client.send(bytes: Array(#"{"class":"WATCH","device":"éé"#.utf8) + [0x80] + Array(#""}"#.utf8) + [10]))
+        #expect(client.readLine() == #"{"class":"ERROR","message":"malformed JSON at byte 31: invalid UTF-8"}"#)
+        // The connection goes on.
+        #expect(client.request(#"{"class":"POLL"}"#)?.hasPrefix(#"{"class":"POLL""#) == true)
+    }
+
     @Test func statusHasItsFields() throws {
         let daemon = try DaemonUnderTest(recording: DaemonRecordings.intuos)
         defer { daemon.cleanUp() }

@@ -80,12 +80,28 @@ final class HTTPTestConnection {
     private(set) var buffer: [UInt8] = []
     private(set) var reachedEnd = false
 
-    /// - Parameter receiveBuffer: SO_RCVBUF, to make a client that never reads fill up sooner.
-    init(port: UInt16, receiveBuffer: Int32? = nil) throws {
+    /// - Parameters:
+    ///   - receiveBuffer: SO_RCVBUF, to make a client that never reads fill up sooner.
+    ///   - source: The loopback address to connect from (`127.0.0.2`…), for a peer address
+    ///     other than 127.0.0.1.
+    init(port: UInt16, receiveBuffer: Int32? = nil, from source: String? = nil) throws {
         descriptor = socket(AF_INET, Int32(SOCK_STREAM.rawValue) | Int32(SOCK_CLOEXEC.rawValue), 0)
         guard descriptor >= 0 else { throw DaemonTestError(description: "socket: \(errno)") }
         if var size = receiveBuffer {
             setsockopt(descriptor, SOL_SOCKET, SO_RCVBUF, &size, socklen_t(MemoryLayout<Int32>.size))
+        }
+        if let source {
+            var local = sockaddr_in()
+            local.sin_family = sa_family_t(AF_INET)
+            local.sin_addr.s_addr = inet_addr(source)
+            let bound = withUnsafePointer(to: &local) {
+                $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { bind(descriptor, $0, socklen_t(MemoryLayout<sockaddr_in>.size)) }
+            }
+            guard bound == 0 else {
+                let error = errno
+                close(descriptor)
+                throw DaemonTestError(description: "bind to \(source): \(String(cString: strerror(error)))")
+            }
         }
         var address = sockaddr_in()
         address.sin_family = sa_family_t(AF_INET)
@@ -211,8 +227,8 @@ final class EventStreamClient {
     /// The response's status and headers.
     let response: HTTPTestResponse
 
-    init(port: UInt16, lastEventID: UInt64? = nil) throws {
-        connection = try HTTPTestConnection(port: port)
+    init(port: UInt16, lastEventID: UInt64? = nil, from source: String? = nil) throws {
+        connection = try HTTPTestConnection(port: port, from: source)
         var head = "GET /events HTTP/1.1\r\nHost: 127.0.0.1:\(port)\r\nAccept: text/event-stream\r\n"
         if let lastEventID { head += "Last-Event-ID: \(lastEventID)\r\n" }
         try connection.send(head + "\r\n")

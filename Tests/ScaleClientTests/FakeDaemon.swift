@@ -67,7 +67,7 @@ final class FakeDaemon: @unchecked Sendable {
             return
         }
         server.onConnect = { client in client.send(DaemonMessage.version(release: Self.release)) }
-        server.onLine = { [self] client, line in answer(client, line) }
+        server.onLine = { [self] client, line in answer(client, String(decoding: line, as: UTF8.self)) }
         server.onError = { _ in }
         let wakeEnd = FileDescriptor(rawValue: wake[0])
         do {

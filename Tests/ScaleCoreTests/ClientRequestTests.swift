@@ -19,6 +19,21 @@ private func error(_ message: String, _ requestClass: String? = nil) -> Result<C
         #expect(request(#"{"class":"WATCH"}"#) == .success(.watch(enable: true, device: nil)))
     }
 
+    @Test func aLineThatIsNotUTF8IsRefusedAtTheByteWhereItStopsBeingSo() {
+        // In a string, as gpsd-style clients that send raw device names would.
+        let inString = Array(#"{"class":"WATCH","device":""#.utf8) + [0xFF, 0xFE] + Array(#""}"#.utf8)
+        #expect(ClientRequest.parse(line: inString) == error("malformed JSON at byte 27: invalid UTF-8"))
+        // Outside a string, where the JSON parser alone would only expect a value.
+        #expect(ClientRequest.parse(line: [0x7B, 0xC0, 0x80, 0x7D]) == error("malformed JSON at byte 1: invalid UTF-8"))
+        // After multi-byte characters: bytes are counted, not characters.
+        let afterAccents = Array(#"{"class":"WATCH","device":"é€"#.utf8) + [0xED, 0xA0, 0x80] + Array(#""}"#.utf8)
+        #expect(ClientRequest.parse(line: afterAccents) == error("malformed JSON at byte 32: invalid UTF-8"))
+        // A sequence cut short at the end of the line.
+        #expect(ClientRequest.parse(line: Array(#"{"class":"POLL"}"#.utf8) + [0xE2, 0x82]) == error("malformed JSON at byte 16: invalid UTF-8"))
+        // Valid UTF-8 of every length still passes.
+        #expect(ClientRequest.parse(line: Array(#"{"class":"WATCH","device":"é€𝄞"}"#.utf8)) == .success(.watch(enable: true, device: "é€𝄞")))
+    }
+
     @Test func requestsWithoutFields() {
         #expect(request(#"{"class":"POLL"}"#) == .success(.poll))
         #expect(request(#"{"class":"DEVICES"}"#) == .success(.devices))

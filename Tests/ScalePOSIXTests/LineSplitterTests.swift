@@ -12,17 +12,17 @@ import Testing
     }
 
     @Test func linesArriveWhateverTheChunks() {
-        #expect(split(["a\nb", "c\n", "\n", "d\r\ne"]) == [.line("a"), .line("bc"), .line("d")])
+        #expect(split(["a\nb", "c\n", "\n", "d\r\ne"]) == [.line(Array("a".utf8)), .line(Array("bc".utf8)), .line(Array("d".utf8))])
     }
 
     @Test func aLineMayBeExactlyTheLimit() {
-        #expect(split([String(repeating: "x", count: 16) + "\n"]) == [.line(String(repeating: "x", count: 16))])
+        #expect(split([String(repeating: "x", count: 16) + "\n"]) == [.line(Array(String(repeating: "x", count: 16).utf8))])
     }
 
     @Test func anOverlongLineIsReportedOnceAndSkippedToItsEnd() {
         let long = String(repeating: "x", count: 10)
-        #expect(split([long, long, long, "\nok\n"]) == [.lineTooLong, .line("ok")])
-        #expect(split([String(repeating: "y", count: 17) + "\nok\n"]) == [.lineTooLong, .line("ok")])
+        #expect(split([long, long, long, "\nok\n"]) == [.lineTooLong, .line(Array("ok".utf8))])
+        #expect(split([String(repeating: "y", count: 17) + "\nok\n"]) == [.lineTooLong, .line(Array("ok".utf8))])
     }
 
     @Test func nothingIsHeldBeyondTheLimit() {
@@ -33,5 +33,12 @@ import Testing
         }
         #expect(splitter.pendingByteCount == 0)
         #expect(pieces == [.lineTooLong])
+    }
+
+    @Test func bytesThatAreNotUTF8ArePassedOnAsReceived() {
+        var splitter = LineSplitter(maximumLineBytes: 16)
+        var pieces: [LineSplitter.Piece] = []
+        ([0x7B, 0xFF, 0xFE, 0x7D, 0x0A] as [UInt8]).withUnsafeBytes { splitter.append($0, to: &pieces) }
+        #expect(pieces == [.line([0x7B, 0xFF, 0xFE, 0x7D])])
     }
 }

@@ -25,7 +25,8 @@ final class ServerHarness {
         let listener = try UnixListener(path: directory.path + "/forcescale.sock")
         server = try SocketServer(listener: listener, loop: loop, limits: limits)
         server.onConnect = { [unowned self] client in connected.append(client) }
-        server.onLine = { [unowned self] client, line in
+        server.onLine = { [unowned self] client, bytes in
+            let line = String(decoding: bytes, as: UTF8.self)
             lines.append((client.id, line))
             respond(client, line)
         }

@@ -31,6 +31,8 @@ typedef void (*CMicroHTTPD_Log)(void *context, const char *message);
 typedef ssize_t (*CMicroHTTPD_Reader)(void *context, uint64_t position, char *buffer, size_t max);
 /// Releases a streamed response's context (MHD_ContentReaderFreeCallback).
 typedef void (*CMicroHTTPD_Free)(void *context);
+/// A connection started (`started` 1) or closed (0) (MHD_OPTION_NOTIFY_CONNECTION).
+typedef void (*CMicroHTTPD_ConnectionNotice)(void *context, struct MHD_Connection *connection, int started);
 
 /// MHD_CONTENT_READER_END_OF_STREAM: the stream ends normally.
 #define CMicroHTTPD_END_OF_STREAM ((ssize_t)-1)
@@ -39,9 +41,8 @@ typedef void (*CMicroHTTPD_Free)(void *context);
 
 /// What the server is started with.
 struct CMicroHTTPD_Settings {
-    /// A listening TCP socket, bound and listening already (MHD_OPTION_LISTEN_SOCKET).
-    int listen_socket;
-    /// At most this many connections at once (MHD_OPTION_CONNECTION_LIMIT).
+    /// At most this many connections at once (MHD_OPTION_CONNECTION_LIMIT); the caller
+    /// admits them (CMicroHTTPD_add_connection) and keeps its own, lower, limit.
     unsigned connection_limit;
     /// Seconds without any progress before a connection is closed; suspended ones excepted
     /// (MHD_OPTION_CONNECTION_TIMEOUT).
@@ -55,13 +56,15 @@ struct CMicroHTTPD_Settings {
     void *completed_context;
     CMicroHTTPD_Log log;
     void *log_context;
+    CMicroHTTPD_ConnectionNotice notice;
+    void *notice_context;
 };
 
 /// MHD_start_daemon with MHD_USE_EPOLL (no thread: the caller runs it from its own epoll
-/// loop through CMicroHTTPD_epoll_fd, CMicroHTTPD_run and CMicroHTTPD_timeout) and
-/// MHD_ALLOW_SUSPEND_RESUME (which implies MHD_USE_ITC: the library then never calls
-/// shutdown() on the listening socket, which may be systemd's). NULL on failure, after
-/// logging why through `settings->log`.
+/// loop through CMicroHTTPD_epoll_fd, CMicroHTTPD_run and CMicroHTTPD_timeout),
+/// MHD_ALLOW_SUSPEND_RESUME, and MHD_USE_NO_LISTEN_SOCKET: the caller accepts and hands
+/// each connection over with CMicroHTTPD_add_connection once its request head is in.
+/// NULL on failure, after logging why through `settings->log`.
 struct MHD_Daemon *CMicroHTTPD_start(const struct CMicroHTTPD_Settings *settings);
 /// MHD_get_daemon_info(MHD_DAEMON_INFO_EPOLL_FD): the descriptor to watch for readability;
 /// -1 when there is none.
@@ -71,9 +74,9 @@ int CMicroHTTPD_run(struct MHD_Daemon *daemon);
 /// MHD_get_timeout: milliseconds until the library must run again even if nothing is
 /// readable (a connection's timeout), 0 for at once, -1 for no such deadline.
 int64_t CMicroHTTPD_timeout(struct MHD_Daemon *daemon);
-/// MHD_quiesce_daemon: stops accepting and hands the listening socket back, untouched
-/// (-1 if there was none).
-int CMicroHTTPD_quiesce(struct MHD_Daemon *daemon);
+/// MHD_add_connection: the library takes the connected socket `socket` (and closes it,
+/// also when it fails). 1 on success.
+int CMicroHTTPD_add_connection(struct MHD_Daemon *daemon, int socket, const void *address, unsigned address_length);
 /// MHD_stop_daemon: closes every connection and frees the server. Resume every suspended
 /// connection (and run once) before, or the library aborts.
 void CMicroHTTPD_stop(struct MHD_Daemon *daemon);
@@ -83,6 +86,9 @@ void CMicroHTTPD_suspend(struct MHD_Connection *connection);
 /// MHD_resume_connection: takes effect at the next CMicroHTTPD_run, which the library's
 /// inter-thread channel makes the epoll descriptor readable for.
 void CMicroHTTPD_resume(struct MHD_Connection *connection);
+/// MHD_get_connection_info(MHD_CONNECTION_INFO_CONNECTION_FD): the connection's socket,
+/// -1 when unknown.
+int CMicroHTTPD_connection_fd(struct MHD_Connection *connection);
 /// MHD_lookup_connection_value(MHD_HEADER_KIND): a request header, NULL when absent.
 const char *CMicroHTTPD_header(struct MHD_Connection *connection, const char *name);
 /// MHD_get_connection_info(MHD_CONNECTION_INFO_CLIENT_ADDRESS), written as text

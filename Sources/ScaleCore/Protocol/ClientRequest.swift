@@ -104,13 +104,33 @@ public enum ClientRequest: Hashable, Sendable {
         var length = line.count
         if length > 0, line[length - 1] == UInt8(ascii: "\n") { length -= 1 }
         guard length <= maximumLineBytes else { return .failure(.lineTooLong) }
+        let content = UnsafeBufferPointer(rebasing: line[0..<length])
+        if let offset = firstInvalidUTF8(in: content) {
+            return .failure(RequestError(message: JSONParseError(offset: offset, message: "invalid UTF-8").description))
+        }
         let value: JSONValue
         do {
-            value = try JSONValue.parse(UnsafeBufferPointer(rebasing: line[0..<length]))
+            value = try JSONValue.parse(content)
         } catch {
             return .failure(RequestError(message: error.description))
         }
         return parse(json: value)
+    }
+
+    /// Where `bytes` stop being UTF-8 (RFC 3629): the offset of the first byte of the first
+    /// sequence that is not, `nil` when all of it is. A whole line is checked, not only its
+    /// strings, so that a byte outside a string is reported as what it is.
+    static func firstInvalidUTF8(in bytes: UnsafeBufferPointer<UInt8>) -> Int? {
+        var parser = Unicode.UTF8.ForwardParser()
+        var iterator = bytes.makeIterator()
+        var offset = 0
+        while true {
+            switch parser.parseScalar(from: &iterator) {
+            case .valid(let scalar): offset += scalar.count
+            case .emptyInput: return nil
+            case .error: return offset
+            }
+        }
     }
 
     /// Reads one request line given as bytes.

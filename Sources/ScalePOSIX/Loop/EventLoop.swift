@@ -44,6 +44,23 @@ public final class EventLoop {
         try watch(descriptor, readable: true, writable: false) { _ in handler() }
     }
 
+    /// Calls `handler` when `descriptor` becomes readable: once each time more arrives
+    /// (`EPOLLET`), not for as long as it stays readable. For a reader that looks at the
+    /// bytes without taking them (`MSG_PEEK`), which level-triggered readiness would wake
+    /// again and again.
+    public func watch(_ descriptor: FileDescriptor, edgeTriggered: Bool, handler: @escaping () -> Void) throws(Errno) {
+        try watch(descriptor, readable: true, writable: false) { _ in handler() }
+        guard edgeTriggered else { return }
+        var event = epoll_event()
+        event.events = Self.mask(readable: true, writable: false) | EPOLLET.rawValue
+        event.data.fd = descriptor.rawValue
+        guard epoll_ctl(epoll, EPOLL_CTL_MOD, descriptor.rawValue, &event) == 0 else {
+            let error = Errno.current
+            unwatch(descriptor)
+            throw error
+        }
+    }
+
     /// Calls `handler` with what `descriptor` is ready for whenever it is ready for one of
     /// the things asked for (or has hung up or failed).
     /// - Parameters:

@@ -1,11 +1,11 @@
+import CLinux
 import Glibc
 
 /// A listening TCP socket (IPv4 or IPv6), non-blocking and close-on-exec: bound to an
 /// address given on the command line, or adopted from the service manager.
 ///
-/// What accepts on it is someone else (libmicrohttpd, for forcescale-web); this type only
-/// makes the socket, so that binding fails with a message that names the address and says
-/// what to do, and so that a socket from systemd and one of our own are handed on alike.
+/// Binding fails with a message that names the address and says what to do; a socket from
+/// systemd and one of our own are served alike (`accept()`).
 public final class InetListener {
     public let descriptor: FileDescriptor
     /// The address as bound (`127.0.0.1:19385`), with the port the kernel chose for port 0.
@@ -91,6 +91,39 @@ public final class InetListener {
 
     deinit { close() }
 
+    /// A connection taken from the queue, with where it comes from.
+    public struct Accepted {
+        /// Non-blocking and close-on-exec; the caller owns it.
+        public let descriptor: FileDescriptor
+        /// The peer's address as the kernel gave it.
+        public let peer: sockaddr_storage
+        public let peerLength: socklen_t
+        /// The peer's IP address as text, without the port (`127.0.0.1`, `::1`).
+        public let host: String
+    }
+
+    /// Takes the next connection without waiting.
+    /// - Returns: The connection, or `nil` when none is waiting (also when one gave up
+    ///   before it was taken).
+    /// - Throws: `Errno` for anything else (`EMFILE`: out of descriptors).
+    public func accept() throws(Errno) -> Accepted? {
+        while true {
+            var peer = sockaddr_storage()
+            var length = socklen_t(MemoryLayout<sockaddr_storage>.size)
+            let raw = withUnsafeMutablePointer(to: &peer) {
+                forcescale_accept4_from(descriptor.rawValue, $0, &length, Int32(SOCK_NONBLOCK.rawValue) | Int32(SOCK_CLOEXEC.rawValue))
+            }
+            if raw >= 0 {
+                return Accepted(descriptor: FileDescriptor(rawValue: raw), peer: peer, peerLength: length, host: Self.host(of: peer) ?? "?")
+            }
+            switch errno {
+            case EINTR, ECONNABORTED: continue
+            case EAGAIN: return nil
+            default: throw Errno.current
+            }
+        }
+    }
+
     /// Closes the socket; calling it again does nothing. A socket from the service manager
     /// is only closed in this process (never `shutdown`), so systemd keeps listening.
     public func close() {
@@ -102,6 +135,22 @@ public final class InetListener {
     /// A NUL-terminated C string in an array, as text.
     private static func string(_ characters: [CChar]) -> String {
         String(decoding: characters.prefix { $0 != 0 }.map { UInt8(bitPattern: $0) }, as: UTF8.self)
+    }
+
+    /// An address's host as text, without the port.
+    private static func host(of storage: sockaddr_storage) -> String? {
+        var text = [CChar](repeating: 0, count: Int(INET6_ADDRSTRLEN) + 1)
+        switch Int32(storage.ss_family) {
+        case AF_INET:
+            var address = withUnsafeBytes(of: storage) { $0.load(as: sockaddr_in.self) }
+            guard inet_ntop(AF_INET, &address.sin_addr, &text, socklen_t(text.count)) != nil else { return nil }
+        case AF_INET6:
+            var address = withUnsafeBytes(of: storage) { $0.load(as: sockaddr_in6.self) }
+            guard inet_ntop(AF_INET6, &address.sin6_addr, &text, socklen_t(text.count)) != nil else { return nil }
+        default:
+            return nil
+        }
+        return Self.string(text)
     }
 
     /// The socket's own address as text (`127.0.0.1:19385`, `[::1]:19385`).

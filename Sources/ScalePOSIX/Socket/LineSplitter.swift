@@ -5,8 +5,9 @@ public struct LineSplitter: Sendable {
     /// What the bytes read so far contained, in order.
     public enum Piece: Hashable, Sendable {
         /// A complete line without its `\n` (and without a `\r` before it, for clients such
-        /// as telnet). Bytes that are not UTF-8 read as U+FFFD.
-        case line(String)
+        /// as telnet), its bytes as received: whether they are UTF-8 is for the reader of
+        /// the line to check, so that it can say where they stop being so.
+        case line([UInt8])
         /// A line grew past the limit. Its bytes are thrown away up to the next newline, after
         /// which lines are read normally again (if the caller keeps the connection).
         case lineTooLong
@@ -45,7 +46,7 @@ public struct LineSplitter: Sendable {
             } else {
                 partial.append(contentsOf: segment)
                 if partial.last == UInt8(ascii: "\r") { partial.removeLast() }
-                if !partial.isEmpty { pieces.append(.line(String(decoding: partial, as: UTF8.self))) }
+                if !partial.isEmpty { pieces.append(.line(partial)) }
             }
             partial.removeAll(keepingCapacity: partial.count <= 4096)
         }

@@ -26,8 +26,9 @@ public final class SocketServer {
 
     /// A client connected; send it a greeting (VERSION) here.
     public var onConnect: (ClientConnection) -> Void = { _ in }
-    /// A client sent a line (without its newline).
-    public var onLine: (ClientConnection, String) -> Void = { _, _ in }
+    /// A client sent a line: its bytes as received, without the newline (not checked for
+    /// UTF-8: the protocol's parser says where a line stops being UTF-8).
+    public var onLine: (ClientConnection, [UInt8]) -> Void = { _, _ in }
     /// A client sent a line longer than `limits.maximumLineBytes`. Send it an ERROR and
     /// `close()` it; the default just closes it. If it is kept, reading resumes after the
     /// next newline.
