@@ -128,17 +128,7 @@ public final class Daemon {
         }
         server.onLine = { [unowned self] client, line in
             guard let identity = clients[client.id]?.identity else { return }
-            // The line's bytes as received, so that a line that is not UTF-8 is refused
-            // as such, at the byte where it stops being so.
-            switch ClientRequest.parse(line: line) {
-            case .success(let request):
-                perform(rules.handle(request, from: identity, serving: servedDevice))
-            case .failure(let error):
-                var refusal = DaemonRules.Outcome()
-                refusal.send(DaemonMessage.error(error), to: identity.id)
-                if error.closesConnection { refusal.effects.append(.close(client: identity.id)) }
-                perform(refusal)
-            }
+            perform(rules.handle(line: line, from: identity, serving: servedDevice))
         }
         server.onOversizedLine = { [unowned self] client in
             perform(rules.lineTooLong(from: clients[client.id]?.identity ?? ClientIdentity(client)))

@@ -238,11 +238,12 @@ public struct DaemonRules: Sendable {
 
     /// Reads one request line and serves it.
     /// - Parameters:
-    ///   - line: The line as received, without its newline.
+    ///   - line: The line's bytes as received, without its newline: a line that is not
+    ///     UTF-8 is refused as such, at the byte where it stops being so.
     ///   - client: Who sent it.
     ///   - device: The device being read now, if any.
     /// - Returns: The reply (an ERROR for a line that is no request) and what follows from it.
-    public mutating func handle(line: String, from client: ClientIdentity, serving device: SourceDevice?) -> Outcome {
+    public mutating func handle(line: [UInt8], from client: ClientIdentity, serving device: SourceDevice?) -> Outcome {
         switch ClientRequest.parse(line: line) {
         case .success(let request):
             return handle(request, from: client, serving: device)

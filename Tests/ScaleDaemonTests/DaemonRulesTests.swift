@@ -58,7 +58,7 @@ import Testing
 
     @Test func aLineThatIsNoRequestGetsAnErrorAndTheConnectionStays() {
         var rules = Self.rules()
-        let outcome = rules.handle(line: #"{"class":"poll"}"#, from: Self.member, serving: Self.pad)
+        let outcome = rules.handle(line: Array(#"{"class":"poll"}"#.utf8), from: Self.member, serving: Self.pad)
         #expect(Self.onlyReply(outcome, to: Self.member) == #"{"class":"ERROR","message":"unknown class 'poll'"}"# + "\n")
         #expect(outcome.effects.isEmpty)
     }
@@ -487,10 +487,10 @@ import Testing
 
     @Test func anUnknownDeviceOrPatternIsAnError() {
         var rules = Self.rules()
-        #expect(Self.onlyReply(rules.handle(line: #"{"class":"RUMBLE","pattern":"boom"}"#, from: Self.member, serving: Self.pad), to: Self.member)
+        #expect(Self.onlyReply(rules.handle(line: Array(#"{"class":"RUMBLE","pattern":"boom"}"#.utf8), from: Self.member, serving: Self.pad), to: Self.member)
             == #"{"class":"ERROR","message":"unknown pattern 'boom' (known: impact-light, impact-medium, impact-heavy, impact-soft, impact-rigid, selection, success, warning, error)","request":"RUMBLE"}"# + "\n")
         // A WATCH for a device that is not there is accepted and stays silent until it is.
-        #expect(Self.onlyReply(rules.handle(line: #"{"class":"WATCH","device":"event99"}"#, from: Self.member, serving: Self.pad), to: Self.member)
+        #expect(Self.onlyReply(rules.handle(line: Array(#"{"class":"WATCH","device":"event99"}"#.utf8), from: Self.member, serving: Self.pad), to: Self.member)
             == #"{"class":"WATCH","enable":true,"device":"event99"}"# + "\n")
         #expect(rules.receive(.reading(Self.reading()), from: Self.pad).lines.isEmpty)
     }
