@@ -398,10 +398,11 @@ class Dashboard:
         """The weight of a stable press, exactly as the stream carries it, with its force."""
         reading = wait_until("a stable reading on /events", self.stable_reading, seen=self.watcher.summary)
         weight, (percent, valuenow) = fixed(reading["grams"], 1), percent_text(reading)
-        self.page_until(f"the stable weight {weight} g at {percent}",
-                        lambda page: page["weight"] == weight and page["unit"] == "g" and page["stable"] == "stable"
-                        and page["stableText"] == "stable" and page["valuenow"] == valuenow and page["percent"] == percent)
-        page = self.snapshot()
+        # The shape is read in the same snapshot as the weight: a later one may already show
+        # the press rising (settling) on a busy machine.
+        page = self.page_until(f"the stable weight {weight} g at {percent}",
+                               lambda page: page["weight"] == weight and page["unit"] == "g" and page["stable"] == "stable"
+                               and page["stableText"] == "stable" and page["valuenow"] == valuenow and page["percent"] == percent)
         if page["stableShape"] != "icon-stable" or page["live"] != "polite":
             raise CheckFailed(f"a stable weight shows the shape {page['stableShape']!r}, live region {page['live']!r}")
         if not page["device"] or page["device"] == "–" or page["model"] != reading["model"]:
