@@ -77,13 +77,15 @@ deb: setup-deb
 	lintian --fail-on error,warning --info dist/*.deb
 	@ls -l dist/*.deb
 
-# Every test: unit, golden replays of ../shared/recordings, the CLI end to end, then the
-# real-kernel scenarios (natively when /dev/uinput is usable, otherwise in a VM booted from
+# Every test: unit, golden replays of ../shared/recordings, the CLI end to end, the Debian
+# packages made and checked (make deb, which scenario o installs), then the real-kernel
+# scenarios (natively when /dev/uinput is usable, otherwise in a VM booted from
 # Debian's kernel: about 10 minutes; see docs/testing.md). The scenarios' own watchdog
 # (FORCESCALE_KT_TIMEOUT) and the VM's limit leave room for a machine busy with other work.
 test: setup-test
 	$(SWIFT) build
 	FORCESCALE_BIN_DIR="$$($(SWIFT) build --show-bin-path)" $(SWIFT) test
+	$(MAKE) --no-print-directory deb
 	FORCESCALE_KERNEL=$(KERNEL) FORCESCALE_KT_TIMEOUT=$${FORCESCALE_KT_TIMEOUT:-1700} FORCESCALE_VM_TIMEOUT=$${FORCESCALE_VM_TIMEOUT:-1800} scripts/kernel-tests "$$($(SWIFT) build --show-bin-path)/forcescale-kernel-tests"
 
 bench: setup-bench
