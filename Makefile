@@ -9,7 +9,7 @@ ARGS ?=
 # the environment is the default.
 KERNEL ?= $(FORCESCALE_KERNEL)
 
-.PHONY: all setup setup-test setup-bench build run test bench clean install install-build uninstall
+.PHONY: all setup setup-test setup-bench setup-deb build run test bench clean install install-build uninstall deb
 
 # Where `make install` puts things (DESTDIR stages them, as packagers do). With the default
 # PREFIX, systemd, udev and systemd-sysusers all look in /usr/local/lib too; another PREFIX
@@ -47,6 +47,9 @@ setup-test:
 setup-bench:
 	@scripts/setup bench
 
+setup-deb:
+	@scripts/setup deb
+
 build: setup
 	$(RELEASE_BUILD) --product forcescale
 	$(RELEASE_BUILD) --product forcescaled
@@ -60,13 +63,29 @@ build: setup
 run: build
 	@FORCESCALE_BIN_DIR="$$($(RELEASE_BUILD) --show-bin-path)" scripts/run $(ARGS)
 
-# Every test: unit, golden replays of ../shared/recordings, the CLI end to end, then the
-# real-kernel scenarios (natively when /dev/uinput is usable, otherwise in a VM booted from
+# The Debian packages forcescale, forcescale-web and forcescale-mqtt, from debian/ (dh, with
+# the release build of `make build`, reused when it is up to date), into dist/, then lintian
+# on them: an error or a warning without an override (debian/*.lintian-overrides, each
+# saying why) fails. dist/ holds only this build's files. See README.md, Install from a
+# package.
+deb: setup-deb
+	rm -rf dist
+	mkdir dist
+	version=$$(dpkg-parsechangelog -S Version) arch=$$(dpkg-architecture -q DEB_HOST_ARCH) && \
+	dpkg-buildpackage -us -uc -b --post-clean --buildinfo-option=-udist --changes-option=-udist \
+		--buildinfo-file=dist/forcescale_$${version}_$${arch}.buildinfo --changes-file=dist/forcescale_$${version}_$${arch}.changes
+	lintian --fail-on error,warning --info dist/*.deb
+	@ls -l dist/*.deb
+
+# Every test: unit, golden replays of ../shared/recordings, the CLI end to end, the Debian
+# packages made and checked (make deb, which scenario o installs), then the real-kernel
+# scenarios (natively when /dev/uinput is usable, otherwise in a VM booted from
 # Debian's kernel: about 10 minutes; see docs/testing.md). The scenarios' own watchdog
 # (FORCESCALE_KT_TIMEOUT) and the VM's limit leave room for a machine busy with other work.
 test: setup-test
 	$(SWIFT) build
 	FORCESCALE_BIN_DIR="$$($(SWIFT) build --show-bin-path)" $(SWIFT) test
+	$(MAKE) --no-print-directory deb
 	FORCESCALE_KERNEL=$(KERNEL) FORCESCALE_KT_TIMEOUT=$${FORCESCALE_KT_TIMEOUT:-1700} FORCESCALE_VM_TIMEOUT=$${FORCESCALE_VM_TIMEOUT:-1800} scripts/kernel-tests "$$($(SWIFT) build --show-bin-path)/forcescale-kernel-tests"
 
 bench: setup-bench

@@ -40,6 +40,7 @@ let scenarios: [(letter: String, title: String, run: (Programs) -> Void)] = [
     ("l", "the force log on a device", ForceLogOnDevice.run),
     ("m", "frames queued while the reader sleeps", QueuedFrames.run),
     ("n", "a touch already down when the device is opened", TouchAtOpen.run),
+    ("o", "the Debian packages installed, used, removed and purged under systemd", DebianPackages.run),
 ]
 
 let wanted = Set(CommandLine.arguments.dropFirst().map { $0.lowercased() })

@@ -49,7 +49,10 @@ enum SandboxedService {
             check(false, "j: start \(helper)", "\(error)")
             return
         }
-        defer { namespace.stop(SIGTERM) }
+        // SIGKILL: unshare, which the script becomes, ignores SIGTERM while it waits for the
+        // manager (a SIGTERM stop waited the whole Limits.exit), and its --kill-child takes
+        // the manager, and with it the namespace, along when it dies.
+        defer { namespace.stop(SIGKILL) }
         // The manager is the child of unshare (which the script becomes) in another PID
         // namespace; children before that are the script's own commands.
         var managerPID: pid_t = 0
