@@ -457,11 +457,7 @@ public final class HTTPServer {
         guard !entry.isLeaving else { return }
         entry.isLeaving = true
         held -= 1
-        if let count = heldByAddress[entry.address], count > 1 {
-            heldByAddress[entry.address] = count - 1
-        } else {
-            heldByAddress[entry.address] = nil
-        }
+        Self.countDown(&heldByAddress, entry.address)
         endStream(entry)
     }
 
@@ -469,10 +465,15 @@ public final class HTTPServer {
         guard entry.isStream else { return }
         entry.isStream = false
         streams -= 1
-        if let count = streamsByAddress[entry.address], count > 1 {
-            streamsByAddress[entry.address] = count - 1
+        Self.countDown(&streamsByAddress, entry.address)
+    }
+
+    /// One fewer for `address`; an address that holds none leaves the table.
+    private static func countDown(_ counts: inout [String: Int], _ address: String) {
+        if let count = counts[address], count > 1 {
+            counts[address] = count - 1
         } else {
-            streamsByAddress[entry.address] = nil
+            counts[address] = nil
         }
     }
 

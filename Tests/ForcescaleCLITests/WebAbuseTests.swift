@@ -127,7 +127,9 @@ import Testing
         #expect(web.child.isRunning)
     }
 
-    @Test func statusMetricsAndTheStreamAgreeWhenTheDaemonStopsAnswering() throws {
+    /// A daemon streaming the Intuos recording, forcescale-web on it and a stream of its
+    /// readings, for `body`; the daemon is let go on (SIGCONT) and stopped afterwards.
+    static func withStreamingDaemon(_ body: (DaemonUnderTest, WebUnderTest, EventStreamClient) throws -> Void) throws {
         let daemon = try DaemonUnderTest(recording: DaemonRecordings.intuos)
         defer {
             daemon.child.signal(SIGCONT)
@@ -136,21 +138,26 @@ import Testing
         let web = try WebUnderTest(socket: daemon.socketPath)
         let stream = try EventStreamClient(port: web.port)
         try stream.waitUntil("readings") { $0.contains { $0.event == "reading" } }
-        #expect(try web.get("/metrics").contains("\nforcescale_daemon_up 1\n"))
+        try body(daemon, web, stream)
+    }
 
-        // Alive, connected, and not answering.
-        daemon.child.signal(SIGSTOP)
-        let asked = try Self.timedGet(web, "/api/status")
-        #expect(asked.text == #"{"up":false,"control":false,"status":null}"# + "\n")
-        // The daemon's reply deadline (2 s), and no more.
-        #expect(asked.seconds < 4, "/api/status took \(asked.seconds) s")
-        let metrics = try Self.timedGet(web, "/metrics")
-        #expect(metrics.text.contains("\nforcescale_daemon_up 0\n"))
-        #expect(!metrics.text.contains("forcescale_device_info{"))
-        // Known now: no second wait for a daemon that does not answer.
-        #expect(metrics.seconds < 1, "/metrics took \(metrics.seconds) s")
-        try stream.waitUntil("the stream to say the daemon is down", within: 5) {
-            $0.last { $0.event == "daemon" }?.data == #"{"up":false}"#
+    @Test func statusMetricsAndTheStreamAgreeWhenTheDaemonStopsAnswering() throws {
+        try Self.withStreamingDaemon { daemon, web, stream in
+            #expect(try web.get("/metrics").contains("\nforcescale_daemon_up 1\n"))
+
+            // Alive, connected, and not answering.
+            daemon.child.signal(SIGSTOP)
+            let asked = try Self.timedGet(web, "/api/status")
+            #expect(asked.text == #"{"up":false,"control":false,"status":null}"# + "\n")
+            // The daemon's reply deadline (2 s), and no more.
+            #expect(asked.seconds < 4, "/api/status took \(asked.seconds) s")
+            let metrics = try Self.timedGet(web, "/metrics")
+            #expect(metrics.text.contains("\nforcescale_daemon_up 0\n"))
+            #expect(!metrics.text.contains("forcescale_device_info{"))
+            // Known now: no second wait for a daemon that does not answer.
+            #expect(metrics.seconds < 1, "/metrics took \(metrics.seconds) s")
+            try stream.waitUntil("the stream to say the daemon is down", within: 5) {
+                $0.last { $0.event == "daemon" }?.data == #"{"up":false}"#
         }
         #expect(try Self.timedGet(web, "/api/status").seconds < 1)
 
@@ -162,28 +169,23 @@ import Testing
         }
         #expect(try web.get("/api/status").hasPrefix(#"{"up":true,"control":false,"status":{"#))
         #expect(try web.get("/metrics").contains("\nforcescale_daemon_up 1\n"))
+        }
     }
 
     @Test func aStreamAloneLearnsThatTheDaemonStoppedAnswering() throws {
-        let daemon = try DaemonUnderTest(recording: DaemonRecordings.intuos)
-        defer {
-            daemon.child.signal(SIGCONT)
-            daemon.cleanUp()
-        }
-        let web = try WebUnderTest(socket: daemon.socketPath)
-        let stream = try EventStreamClient(port: web.port)
-        try stream.waitUntil("readings") { $0.contains { $0.event == "reading" } }
-        // Nobody asks anything: after 15 s without a line, forcescale-web asks STATUS itself
-        // and gives it 2 s.
-        daemon.child.signal(SIGSTOP)
-        let stopped = monotonicNow()
-        try stream.waitUntil("the stream to say the daemon is down", within: patience) {
-            $0.last { $0.event == "daemon" }?.data == #"{"up":false}"#
+        try Self.withStreamingDaemon { daemon, web, stream in
+            // Nobody asks anything: after 15 s without a line, forcescale-web asks STATUS itself
+            // and gives it 2 s.
+            daemon.child.signal(SIGSTOP)
+            let stopped = monotonicNow()
+            try stream.waitUntil("the stream to say the daemon is down", within: patience) {
+                $0.last { $0.event == "daemon" }?.data == #"{"up":false}"#
         }
         let took = monotonicNow() - stopped
         #expect(took > 14 && took < 22, "told after \(took) s")
         // And the other two say the same, at once.
         #expect(try Self.timedGet(web, "/api/status").text == #"{"up":false,"control":false,"status":null}"# + "\n")
         #expect(try web.get("/metrics").contains("\nforcescale_daemon_up 0\n"))
+        }
     }
 }
