@@ -15,6 +15,7 @@ import Glibc
 /// runs `make deb` first. That udev starts the service when a pad appears is not covered
 /// here: the namespace's manager gets no device events (scenario i checks the rule).
 enum DebianPackages {
+    typealias Manager = SandboxedService.Manager
     static let packages = ["forcescale", "forcescale-web", "forcescale-mqtt"]
     static let helper = "scripts/systemd-namespace"
 
@@ -39,7 +40,8 @@ enum DebianPackages {
         let nodeName = (pad.node as NSString).lastPathComponent
 
         // 1. A systemd manager with nothing of forcescale in it.
-        guard let (namespace, manager) = startManager(repository: repository, nsenter: nsenter) else { return }
+        guard let (namespace, manager) = SandboxedService.startManager(
+            [repository + "/" + helper, "--packages"], scenario: "o", nsenter: nsenter) else { return }
         // SIGKILL: unshare, which the script becomes, ignores SIGTERM while it waits for the
         // manager (a SIGTERM stop waited the whole Limits.exit), and its --kill-child takes
         // the manager, and with it the namespace, along when it dies.
@@ -204,89 +206,6 @@ enum DebianPackages {
         check(afterPurge.isEmpty, "o: after the purge no forcescale unit is active or activating", "\(afterPurge)")
     }
 
-    /// Starts scripts/systemd-namespace --packages and waits until its manager is up.
-    static func startManager(repository: String, nsenter: String) -> (Child, Manager)? {
-        let namespace: Child
-        do {
-            namespace = try Child("systemd-namespace", [repository + "/" + helper, "--packages"])
-        } catch {
-            check(false, "o: start \(helper) --packages", "\(error)")
-            return nil
-        }
-        var managerPID: pid_t = 0
-        let ourNamespace = SandboxedService.link("/proc/self/ns/pid")
-        waitFor("the systemd manager's process in a PID namespace of its own", within: Limits.readerStart) {
-            managerPID = SandboxedService.children(of: namespace.pid).first { child in
-                SandboxedService.link("/proc/\(child)/ns/pid").map { $0 != ourNamespace } ?? false
-            } ?? 0
-            return managerPID != 0 || !namespace.isRunning
-        }
-        let manager = Manager(inner: SandboxedService.Manager(pid: managerPID, nsenter: nsenter))
-        var state = ""
-        // Asked every 2 s: each question is a process that the manager's start needs the CPU for.
-        retry(Limits.managerStart, pause: 2) {
-            guard managerPID > 0, namespace.isRunning else { return true }
-            state = manager.systemctl(["is-system-running"]).output
-            return state == "running" || state == "degraded"
-        }
-        let up = state == "running" || state == "degraded"
-        check(up, "o: systemd runs as PID 1 of its namespace and reaches its target",
-              "manager pid \(managerPID), state '\(state)', \(namespace.ended.map(\.description) ?? "running")\n\(namespace.tail(20))")
-        if !up { namespace.stop(SIGKILL) }
-        return up ? (namespace, manager) : nil
-    }
-
-    /// The manager of scenario j, with what this scenario asks of it besides.
-    struct Manager {
-        let inner: SandboxedService.Manager
-
-        func root(_ path: String) -> String { inner.root(path) }
-        func systemctl(_ arguments: [String]) -> (ended: Termination?, output: String) { inner.systemctl(arguments) }
-        func properties(_ unit: String, _ names: [String]) -> [String: String] { inner.properties(unit, names) }
-        func userID(_ name: String) -> UInt32? { inner.userID(name) }
-        func groupID(_ name: String) -> UInt32? { inner.groupID(name) }
-        func outerPID(of pid: pid_t) -> pid_t? { inner.outerPID(of: pid) }
-
-        /// Runs a command in the manager's mount and PID namespaces: output and error
-        /// together, and how long it took.
-        func run(_ arguments: [String], timeout: Double) -> (ended: Termination?, output: String, seconds: Double) {
-            let started = Clock.now()
-            let (ended, child) = runToEnd(arguments[0], [inner.nsenter, "--target", String(inner.pid), "--mount", "--pid", "--",
-                                                         "/usr/bin/env", "DEBIAN_FRONTEND=noninteractive"] + arguments, timeout: timeout)
-            let text = ((child?.output ?? []) + (child?.errors ?? [])).joined(separator: "\n").trimmingCharacters(in: .whitespacesAndNewlines)
-            return (ended, text, Clock.now() - started)
-        }
-
-        /// `ActiveState` of each unit.
-        func states(_ units: [String]) -> [String: String] {
-            Dictionary(uniqueKeysWithValues: units.map { ($0, properties($0, ["ActiveState"])["ActiveState"] ?? "?") })
-        }
-
-        /// forcescale units that are active, activating, reloading or deactivating.
-        func runningUnits() -> [String] {
-            systemctl(["list-units", "--all", "--plain", "--no-legend", "forcescale*"]).output.split(separator: "\n").compactMap { line in
-                let fields = line.split(separator: " ", omittingEmptySubsequences: true)
-                guard fields.count >= 3, !fields[0].hasPrefix("forcescale-namespace"), fields[2] != "inactive", fields[2] != "failed" else { return nil }
-                return String(line)
-            }
-        }
-
-        /// Processes of the manager's PID namespace whose program path matches.
-        func processes(_ matches: (String) -> Bool) -> [String] {
-            guard let namespace = SandboxedService.link("/proc/\(inner.pid)/ns/pid") else { return ["(no namespace)"] }
-            return ((try? FileManager.default.contentsOfDirectory(atPath: "/proc")) ?? []).compactMap { entry in
-                guard pid_t(entry) != nil, SandboxedService.link("/proc/\(entry)/ns/pid") == namespace,
-                      let program = SandboxedService.link("/proc/\(entry)/exe"), matches(program) else { return nil }
-                return "\(entry): \(program)"
-            }
-        }
-
-        func journal(_ unit: String) -> String {
-            run(["journalctl", "--no-pager", "-n", "30", "-u", unit], timeout: Limits.command).output
-                .split(separator: "\n").map { "journal: " + $0 }.joined(separator: "\n")
-        }
-    }
-
     /// An HTTP/1.0 GET of `path` from `address` (host:port), through bash's /dev/tcp: the
     /// whole response, or "" when nothing answered.
     static func get(_ path: String, from address: String) -> String {
@@ -316,4 +235,46 @@ extension Limits {
     /// dpkg installing, removing or purging the three packages in the emulated VM: it reads
     /// the whole package database of the host (over 9p) and unpacks 37 MB.
     static let packages = 600.0
+}
+
+/// What scenario o asks of the manager of scenario j besides.
+extension SandboxedService.Manager {
+    /// Runs a command in the manager's mount and PID namespaces: output and error
+    /// together, and how long it took.
+    func run(_ arguments: [String], timeout: Double) -> (ended: Termination?, output: String, seconds: Double) {
+        let started = Clock.now()
+        let (ended, child) = runToEnd(arguments[0], [nsenter, "--target", String(pid), "--mount", "--pid", "--",
+                                                     "/usr/bin/env", "DEBIAN_FRONTEND=noninteractive"] + arguments, timeout: timeout)
+        let text = ((child?.output ?? []) + (child?.errors ?? [])).joined(separator: "\n").trimmingCharacters(in: .whitespacesAndNewlines)
+        return (ended, text, Clock.now() - started)
+    }
+
+    /// `ActiveState` of each unit.
+    func states(_ units: [String]) -> [String: String] {
+        Dictionary(uniqueKeysWithValues: units.map { ($0, properties($0, ["ActiveState"])["ActiveState"] ?? "?") })
+    }
+
+    /// forcescale units that are active, activating, reloading or deactivating.
+    func runningUnits() -> [String] {
+        systemctl(["list-units", "--all", "--plain", "--no-legend", "forcescale*"]).output.split(separator: "\n").compactMap { line in
+            let fields = line.split(separator: " ", omittingEmptySubsequences: true)
+            guard fields.count >= 3, !fields[0].hasPrefix("forcescale-namespace"), fields[2] != "inactive", fields[2] != "failed" else { return nil }
+            return String(line)
+        }
+    }
+
+    /// Processes of the manager's PID namespace whose program path matches.
+    func processes(_ matches: (String) -> Bool) -> [String] {
+        guard let namespace = SandboxedService.link("/proc/\(pid)/ns/pid") else { return ["(no namespace)"] }
+        return ((try? FileManager.default.contentsOfDirectory(atPath: "/proc")) ?? []).compactMap { entry in
+            guard pid_t(entry) != nil, SandboxedService.link("/proc/\(entry)/ns/pid") == namespace,
+                  let program = SandboxedService.link("/proc/\(entry)/exe"), matches(program) else { return nil }
+            return "\(entry): \(program)"
+        }
+    }
+
+    func journal(_ unit: String) -> String {
+        run(["journalctl", "--no-pager", "-n", "30", "-u", unit], timeout: Limits.command).output
+            .split(separator: "\n").map { "journal: " + $0 }.joined(separator: "\n")
+    }
 }

@@ -42,42 +42,11 @@ enum SandboxedService {
         let nodeName = (pad.node as NSString).lastPathComponent
 
         // 1. A systemd manager with the units installed, up and idle.
-        let namespace: Child
-        do {
-            namespace = try Child("systemd-namespace", [repository + "/" + helper, binDirectory])
-        } catch {
-            check(false, "j: start \(helper)", "\(error)")
-            return
-        }
+        guard let (namespace, manager) = startManager([repository + "/" + helper, binDirectory], scenario: "j", nsenter: nsenter) else { return }
         // SIGKILL: unshare, which the script becomes, ignores SIGTERM while it waits for the
         // manager (a SIGTERM stop waited the whole Limits.exit), and its --kill-child takes
         // the manager, and with it the namespace, along when it dies.
         defer { namespace.stop(SIGKILL) }
-        // The manager is the child of unshare (which the script becomes) in another PID
-        // namespace; children before that are the script's own commands.
-        var managerPID: pid_t = 0
-        let ourNamespace = Self.link("/proc/self/ns/pid")
-        let spawned = waitFor("the systemd manager's process in a PID namespace of its own", within: Limits.readerStart) {
-            managerPID = Self.children(of: namespace.pid).first { child in
-                Self.link("/proc/\(child)/ns/pid").map { $0 != ourNamespace } ?? false
-            } ?? 0
-            return managerPID != 0 || !namespace.isRunning
-        }
-        let manager = Manager(pid: managerPID, nsenter: nsenter)
-        var state = ""
-        let askedSince = Clock.now()
-        // Asked every 2 s: each question is an nsenter + systemctl process, which the
-        // manager's own start needs the CPU for.
-        retry(Limits.managerStart, pause: 2) {
-            guard managerPID > 0, namespace.isRunning else { return true }
-            state = manager.systemctl(["is-system-running"]).output
-            return state == "running" || state == "degraded"
-        }
-        let up = state == "running" || state == "degraded"
-        check(up, "j: systemd runs as PID 1 of its namespace and reaches its target",
-              "\(spawned.held ? "" : spawned.account + "; ")asked 'systemctl is-system-running' for \(String(format: "%.0f", Clock.now() - askedSince)) s (limit \(Int(Limits.managerStart)) s): "
-                  + "manager pid \(managerPID), state '\(state)', \(namespace.ended.map(\.description) ?? "running")\n\(namespace.tail(20))")
-        guard up else { return }
         let installed = try? String(contentsOfFile: manager.root("/etc/systemd/system/forcescaled.service"), encoding: .utf8)
         check(installed == unit.text, "j: the manager has the repository's \(unitPath), unchanged", "installed: \(installed ?? "nothing")")
         let before = manager.systemctl(["is-active", "forcescaled.service"]).output
@@ -114,7 +83,7 @@ enum SandboxedService {
             check(false, "j: find the daemon's process (MainPID \(innerPID)) from outside", "\(show)")
             return
         }
-        note("j: manager pid \(managerPID), forcescaled pid \(daemonPID) (\(innerPID) in the namespace)")
+        note("j: manager pid \(manager.pid), forcescaled pid \(daemonPID) (\(innerPID) in the namespace)")
 
         // The daemon serves on the listener systemd bound, not on one of its own.
         let listeners = manager.listeningInodes(path: listenPath)
@@ -422,6 +391,49 @@ enum SandboxedService {
             fields[String(line[..<colon])] = line[line.index(after: colon)...].trimmingCharacters(in: .whitespaces)
         }
         return fields
+    }
+
+    /// Starts scripts/systemd-namespace with `arguments` (the script first) and waits until
+    /// the systemd manager in its namespaces runs, checking that it does as `scenario`'s.
+    /// - Returns: The script and the manager; `nil` (the script stopped) when it never ran.
+    static func startManager(_ arguments: [String], scenario: String, nsenter: String) -> (namespace: Child, manager: Manager)? {
+        let namespace: Child
+        let started = ([helper] + arguments.dropFirst().filter { $0.hasPrefix("--") }).joined(separator: " ")
+        do {
+            namespace = try Child("systemd-namespace", arguments)
+        } catch {
+            check(false, "\(scenario): start \(started)", "\(error)")
+            return nil
+        }
+        // The manager is the child of unshare (which the script becomes) in another PID
+        // namespace; children before that are the script's own commands.
+        var managerPID: pid_t = 0
+        let ourNamespace = link("/proc/self/ns/pid")
+        let spawned = waitFor("the systemd manager's process in a PID namespace of its own", within: Limits.readerStart) {
+            managerPID = children(of: namespace.pid).first { child in
+                link("/proc/\(child)/ns/pid").map { $0 != ourNamespace } ?? false
+            } ?? 0
+            return managerPID != 0 || !namespace.isRunning
+        }
+        let manager = Manager(pid: managerPID, nsenter: nsenter)
+        var state = ""
+        let askedSince = Clock.now()
+        // Asked every 2 s: each question is an nsenter + systemctl process, which the
+        // manager's own start needs the CPU for.
+        retry(Limits.managerStart, pause: 2) {
+            guard managerPID > 0, namespace.isRunning else { return true }
+            state = manager.systemctl(["is-system-running"]).output
+            return state == "running" || state == "degraded"
+        }
+        let up = state == "running" || state == "degraded"
+        check(up, "\(scenario): systemd runs as PID 1 of its namespace and reaches its target",
+              "\(spawned.held ? "" : spawned.account + "; ")asked 'systemctl is-system-running' for \(String(format: "%.0f", Clock.now() - askedSince)) s (limit \(Int(Limits.managerStart)) s): "
+                  + "manager pid \(managerPID), state '\(state)', \(namespace.ended.map(\.description) ?? "running")\n\(namespace.tail(20))")
+        guard up else {
+            namespace.stop(SIGKILL)
+            return nil
+        }
+        return (namespace, manager)
     }
 
     static func children(of pid: pid_t) -> [pid_t] {
