@@ -89,6 +89,8 @@ public final class Daemon {
     private var lastRecipients: (ids: [Int], connections: [ClientConnection]) = ([], [])
     /// READINGs dropped for clients that have since left; STATUS counts since the start.
     private var droppedByDepartedClients = 0
+    /// The PEAK rumbles since the start, for STATUS.
+    private var rumbles = RumbleStatistics()
     private let startedAt = MonotonicClock.now()
 
     /// Binds the socket, opens the state directory and the source. A live source need not
@@ -332,6 +334,7 @@ public final class Daemon {
     // MARK: - Readings
 
     private func handle(_ output: ScaleOutput, from device: SourceDevice) {
+        if case .peak(let peak) = output, let rumble = peak.rumble { rumbles.record(rumble) }
         forceLog?.record(output, device: device)
         rules.receive(output, from: device, into: &readingOutcome)
         perform(readingOutcome)
@@ -402,7 +405,7 @@ public final class Daemon {
             calibration: device == nil ? nil : rules.calibration, fit: servedDevice.flatMap { rules.fit(for: $0) },
             rumble: source?.rumblePath,
             dropped: clients.values.reduce(droppedByDepartedClients) { $0 + $1.connection.droppedCount },
-            log: forceLog?.status)
+            log: forceLog?.status, rumbles: rumbles)
     }
 
     private func deviceSummaries() -> [DeviceSummary] {

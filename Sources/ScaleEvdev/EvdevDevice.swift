@@ -48,6 +48,9 @@ public final class EvdevDevice {
     /// Whether the device was opened read-write (needed to play force feedback).
     public let isWritable: Bool
     public let description: DeviceDescription
+    /// The clock the kernel stamps this device's events with: `CLOCK_MONOTONIC`, asked for
+    /// when the device is opened (`CLOCK_REALTIME` only where a kernel refused that).
+    public let eventClock: clockid_t
     private let handle: OpaquePointer
     /// Where `drain` reads raw events: a few frames of a busy multitouch pad.
     private let batch: UnsafeMutableBufferPointer<input_event>
@@ -78,8 +81,9 @@ public final class EvdevDevice {
             throw DeviceOpenError(path: path, errno: Errno(rawValue: -status))
         }
         // Monotonic timestamps: the throttle's deadlines then map straight onto a timerfd,
-        // and a wall-clock jump cannot stall or flood the readings.
-        _ = libevdev_set_clock_id(device, CLOCK_MONOTONIC)
+        // and a wall-clock jump cannot stall or flood the readings. A kernel that refuses
+        // (none since 3.4) keeps stamping with CLOCK_REALTIME, and `eventClock` says so.
+        eventClock = libevdev_set_clock_id(device, CLOCK_MONOTONIC) == 0 ? CLOCK_MONOTONIC : CLOCK_REALTIME
         descriptor = FileDescriptor(rawValue: fd)
         isWritable = writable
         handle = device

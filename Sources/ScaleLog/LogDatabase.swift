@@ -219,8 +219,11 @@ public final class LogDatabase {
     public func append(_ peak: LoggedPeak) throws(LogDatabaseError) {
         try Self.wrapping {
             try connection.run(
-                "INSERT INTO peaks (session, time, raw, grams) VALUES (?1, ?2, ?3, ?4)",
-                .integer(peak.session), .integer(peak.time.microseconds), .integer(Int64(peak.raw)), .real(peak.grams))
+                "INSERT INTO peaks (session, time, raw, grams, rumble, rumble_latency, rumble_errno) VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7)",
+                .integer(peak.session), .integer(peak.time.microseconds), .integer(Int64(peak.raw)), .real(peak.grams),
+                peak.rumble.map { .text($0.name) } ?? .null,
+                peak.rumble?.latencyMicroseconds.map { .integer($0) } ?? .null,
+                peak.rumble?.errno.map { .integer(Int64($0)) } ?? .null)
         }
     }
 
@@ -488,14 +491,20 @@ public final class LogDatabase {
     private func peaks(where condition: String, _ value: SQLiteValue) throws(LogDatabaseError) -> [LoggedPeak] {
         guard schemaVersion >= 2 else { return [] }
         return try Self.wrapping {
-            let statement = try connection.statement("SELECT session, time, raw, grams FROM peaks WHERE \(condition) ORDER BY time")
+            // A log read at version 2 has no rumble columns: its PEAKs read as untried.
+            let rumbleColumns = schemaVersion >= 3 ? "rumble, rumble_latency, rumble_errno" : "NULL, NULL, NULL"
+            let statement = try connection.statement(
+                "SELECT session, time, raw, grams, \(rumbleColumns) FROM peaks WHERE \(condition) ORDER BY time")
             defer { statement.reset() }
             try statement.bind(value)
             var peaks: [LoggedPeak] = []
             while try statement.step() {
+                let rumble = statement.isNull(4) ? nil : RumbleOutcome(
+                    name: statement.text(4), latencyMicroseconds: statement.isNull(5) ? nil : statement.int64(5),
+                    errno: statement.isNull(6) ? nil : Int32(truncatingIfNeeded: statement.int64(6)))
                 peaks.append(LoggedPeak(
                     session: statement.int64(0), time: WallTime(microseconds: statement.int64(1)),
-                    raw: Int32(truncatingIfNeeded: statement.int64(2)), grams: statement.double(3)))
+                    raw: Int32(truncatingIfNeeded: statement.int64(2)), grams: statement.double(3), rumble: rumble))
             }
             return peaks
         }

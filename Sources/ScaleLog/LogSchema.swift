@@ -7,7 +7,7 @@
 /// of some), ordered and compared as integers, and no larger on disk than a `REAL`.
 enum LogSchema {
     /// The version this code writes and reads.
-    static let currentVersion = 2
+    static let currentVersion = 3
 
     /// Version 1, as the first release shipped it: devices, sessions with their summary,
     /// and readings. Readings are keyed by (session, n), n counting from 0 in the order the
@@ -52,6 +52,11 @@ enum LogSchema {
     /// Version 2, the second release: PEAK events get their own table (version 1 kept only
     /// the session's peak grams), and sessions get an index on their end, which retention by
     /// age and `--since` listings look sessions up by once logs grow to many thousands.
+    ///
+    /// Version 3: each PEAK keeps what became of its rumble, `rumble` by name (`played`,
+    /// `failed`, `unavailable`, `off`; NULL where none was tried, as for PEAKs logged
+    /// before), with `rumble_latency` in microseconds when it played and `rumble_errno` when
+    /// it failed.
     static let migrations = [
         """
         CREATE TABLE peaks (
@@ -62,6 +67,11 @@ enum LogSchema {
         );
         CREATE INDEX peaks_by_session ON peaks (session, time);
         CREATE INDEX sessions_by_end ON sessions (ended);
+        """,
+        """
+        ALTER TABLE peaks ADD COLUMN rumble TEXT;
+        ALTER TABLE peaks ADD COLUMN rumble_latency INTEGER;
+        ALTER TABLE peaks ADD COLUMN rumble_errno INTEGER;
         """,
     ]
 }

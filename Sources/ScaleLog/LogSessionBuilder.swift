@@ -41,7 +41,8 @@ struct LogSessionBuilder {
         case .peak(let peak, let offset):
             guard let session else { return 0 }
             try database.append(LoggedPeak(
-                session: session.id, time: WallTime(microseconds: peak.time.microseconds + offset), raw: peak.raw, grams: peak.grams))
+                session: session.id, time: WallTime(microseconds: peak.time.microseconds + offset), raw: peak.raw, grams: peak.grams,
+                rumble: peak.rumble))
             return 1
         }
     }

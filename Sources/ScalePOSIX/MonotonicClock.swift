@@ -4,8 +4,14 @@ import Glibc
 /// wall clock.
 public enum MonotonicClock {
     public static func now() -> Int64 {
+        now(on: CLOCK_MONOTONIC)
+    }
+
+    /// Any clock in microseconds: the clock an input device stamps its events with
+    /// (`EvdevDevice.eventClock`), to compare a moment with an event time.
+    public static func now(on clock: clockid_t) -> Int64 {
         var spec = timespec()
-        clock_gettime(CLOCK_MONOTONIC, &spec)
+        clock_gettime(clock, &spec)
         return Int64(spec.tv_sec) * 1_000_000 + Int64(spec.tv_nsec) / 1_000
     }
 

@@ -55,6 +55,10 @@ public struct MetricsState: Sendable {
     /// The histogram's upper bounds, in grams: light things to a kilogram and more; 385 is
     /// the nominal model's full scale, so that a saturated press of it falls in its own bucket.
     public static let peakBuckets: [Double] = [1, 2, 5, 10, 20, 50, 100, 200, 385, 500, 1000, 2000, 5000]
+    /// The rumble latency histogram's upper bounds, in seconds: from a tenth of a
+    /// millisecond (a write straight after the frame) to a tenth of a second, past which a
+    /// rumble no longer feels like the press's own.
+    public static let rumbleLatencyBuckets: [Double] = [0.0001, 0.00025, 0.0005, 0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1]
 
     /// One device's latest values and totals.
     public struct DeviceSeries: Sendable, Hashable {
@@ -74,6 +78,13 @@ public struct MetricsState: Sendable {
         public var peakSum = 0.0
         /// Whether a READING came for it (a PEAK alone makes only the peak series).
         public var hasReading = false
+        /// PEAK rumbles by their outcome's name (`played`, `failed`, …).
+        public var rumbles: [String: UInt64] = [:]
+        /// Per bucket of `rumbleLatencyBuckets` (not cumulative), then the count above the last.
+        public var rumbleLatencyCounts: [UInt64] = Array(repeating: 0, count: MetricsState.rumbleLatencyBuckets.count + 1)
+        public var rumbleLatencySum = 0.0
+        /// Rumbles with a latency: those that played.
+        public var rumbleLatencyObservations: UInt64 = 0
     }
 
     /// What the daemon says about its device (STATUS and DEVICES), for the info metric.
@@ -132,6 +143,12 @@ public struct MetricsState: Sendable {
         series.peakSum += peak.grams
         let bucket = Self.peakBuckets.firstIndex { peak.grams <= $0 } ?? Self.peakBuckets.count
         series.peakCounts[bucket] += 1
+        if let outcome = peak.rumble { series.rumbles[outcome, default: 0] += 1 }
+        if let latency = peak.rumbleLatency {
+            series.rumbleLatencyObservations += 1
+            series.rumbleLatencySum += latency
+            series.rumbleLatencyCounts[Self.rumbleLatencyBuckets.firstIndex { latency <= $0 } ?? Self.rumbleLatencyBuckets.count] += 1
+        }
         devices[Self.label(peak.device)] = series
     }
 
@@ -164,14 +181,21 @@ public struct MetricsState: Sendable {
         out.family("forcescale_peak_grams", type: "histogram", unit: "grams", help: "Weight at each PEAK, one observation per PEAK.")
         for device in names {
             let series = devices[device]!
-            var cumulative: UInt64 = 0
-            for (index, bound) in Self.peakBuckets.enumerated() {
-                cumulative += series.peakCounts[index]
-                out.sample("forcescale_peak_grams_bucket", labels: [("device", device), ("le", MetricsWriter.number(bound))], "\(cumulative)")
+            out.histogram("forcescale_peak_grams", device: device, bounds: Self.peakBuckets, counts: series.peakCounts, sum: series.peakSum)
+        }
+
+        out.family("forcescale_rumbles", type: "counter", help: "PEAK rumbles by result: played, failed, unavailable (no device can rumble) or off.")
+        for device in names {
+            for (result, count) in devices[device]!.rumbles.sorted(by: { $0.key < $1.key }) {
+                out.sample("forcescale_rumbles_total", labels: [("device", device), ("result", result)], "\(count)")
             }
-            out.sample("forcescale_peak_grams_bucket", labels: [("device", device), ("le", "+Inf")], "\(series.peaks)")
-            out.sample("forcescale_peak_grams_count", labels: [("device", device)], "\(series.peaks)")
-            out.sample("forcescale_peak_grams_sum", labels: [("device", device)], MetricsWriter.number(series.peakSum))
+        }
+        out.family("forcescale_rumble_latency_seconds", type: "histogram", unit: "seconds",
+                   help: "From the event time of the frame that reached the peak threshold to the rumble's play accepted by the kernel.")
+        for device in names where devices[device]!.rumbleLatencyObservations > 0 {
+            let series = devices[device]!
+            out.histogram("forcescale_rumble_latency_seconds", device: device, bounds: Self.rumbleLatencyBuckets,
+                          counts: series.rumbleLatencyCounts, sum: series.rumbleLatencySum)
         }
 
         out.family("forcescale_daemon_up", type: "gauge", help: "1 while forcescale-web is connected to forcescaled.")
@@ -226,6 +250,21 @@ struct MetricsWriter {
             text += "{" + labels.map { "\($0.0)=\"\(Self.escapeLabel($0.1))\"" }.joined(separator: ",") + "}"
         }
         text += " \(value)\n"
+    }
+
+    /// A histogram's samples for one device: cumulative buckets, `+Inf`, count and sum.
+    /// - Parameters:
+    ///   - counts: Per bound (not cumulative), then the count above the last.
+    mutating func histogram(_ name: String, device: String, bounds: [Double], counts: [UInt64], sum: Double) {
+        var cumulative: UInt64 = 0
+        for (index, bound) in bounds.enumerated() {
+            cumulative += counts[index]
+            sample(name + "_bucket", labels: [("device", device), ("le", Self.number(bound))], "\(cumulative)")
+        }
+        let total = cumulative + counts[bounds.count]
+        sample(name + "_bucket", labels: [("device", device), ("le", "+Inf")], "\(total)")
+        sample(name + "_count", labels: [("device", device)], "\(total)")
+        sample(name + "_sum", labels: [("device", device)], Self.number(sum))
     }
 
     mutating func finish() -> String {

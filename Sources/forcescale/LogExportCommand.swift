@@ -12,13 +12,19 @@ enum LogExportCommand {
             Writes the readings of one session (--session), of the sessions from a time on \
             (--since), or of the whole log, in time order, with these columns (or keys): \
             session, device, time (Unix seconds, six decimals), raw, force (0 to 1), grams, \
-            contacts, saturated, stable. Numbers are written exactly as logged. CSV follows \
+            contacts, saturated, stable. With --peaks, the PEAKs instead, each with what \
+            became of its rumble: session, device, time, raw, grams, rumble (played, \
+            failed, unavailable or off; empty where none was tried, as in replays), \
+            rumble_latency (seconds from the frame that reached the threshold to the play \
+            accepted), rumble_errno (when the play failed). \
+            Numbers are written exactly as logged. CSV follows \
             RFC 4180 (a header line, CRLF line ends, quotes where needed). With --output the \
             file is replaced only once the export is complete.
             """,
         options: [
             Option(long: "session", valueName: "id", help: "Only this session (see 'forcescale log sessions')."),
             LogCommand.sinceOption,
+            Option(long: "peaks", help: "Export the PEAKs, with their rumbles, instead of the readings."),
             Option(long: "format", valueName: "format", help: "The file format.", defaultValue: "csv",
                    allowedValues: ReadingExportFormat.allCases.map(\.rawValue)),
             Option(long: "output", short: "o", valueName: "file", help: "Write to this file instead of standard output."),
@@ -46,7 +52,11 @@ enum LogExportCommand {
             }
             let output = try LogOutput(path: command.string("output"))
             do {
-                try export(from: database, session: session, since: since, sessions: sessions, format: format, to: output)
+                if command.flag("peaks") {
+                    try exportPeaks(from: database, session: session, since: since, sessions: sessions, format: format, to: output)
+                } else {
+                    try export(from: database, session: session, since: since, sessions: sessions, format: format, to: output)
+                }
                 try output.finish()
             } catch {
                 output.abandon()
@@ -77,5 +87,17 @@ enum LogExportCommand {
             try database.forEachReading(since: since ?? WallTime(microseconds: .min), body)
         }
         try output.write(buffer)
+    }
+
+    /// Writes the PEAKs, which are few beside the readings, in one piece.
+    static func exportPeaks(
+        from database: LogDatabase, session: Int64?, since: WallTime?, sessions: [LoggedSession],
+        format: ReadingExportFormat, to output: LogOutput
+    ) throws {
+        let exporter = PeakExporter(format: format, deviceNames: Dictionary(sessions.map { ($0.id, $0.device.name) }) { first, _ in first })
+        var text = exporter.header
+        let peaks = try session.map { try database.peaks(session: $0) } ?? database.peaks(since: since ?? WallTime(microseconds: .min))
+        for peak in peaks { exporter.append(peak, to: &text) }
+        try output.write(text)
     }
 }

@@ -11,7 +11,10 @@ enum LogSessionsCommand {
         discussion: """
             One line per session, oldest first: its id, the device, when it started (local \
             time), how long it lasted ('open' while the touch is still on), the heaviest \
-            reading, the last stable weight ('-' if none) and the number of readings.
+            reading, the last stable weight ('-' if none) and the number of readings; when \
+            PEAKs tried rumbles, what became of them (played with the longest latency, \
+            failed, unavailable, off). With --json each session lists its PEAKs with \
+            their rumbles.
             """,
         options: [
             LogCommand.sinceOption,
@@ -26,13 +29,16 @@ enum LogSessionsCommand {
             let database = try LogCommand.open(command)
             defer { database.close() }
             let sessions = try database.sessions(since: since, device: command.string("device"))
+            let wanted = Set(sessions.map(\.id))
+            let peaks = Dictionary(grouping: try database.peaks(since: sessions.map(\.started).min() ?? WallTime(microseconds: .max))
+                .filter { wanted.contains($0.session) }, by: \.session)
             let output = OutputChannel.standardOutput
             if command.flag("json") {
-                for session in sessions { try output.write(SessionText.jsonLine(session)) }
+                for session in sessions { try output.write(SessionText.jsonLine(session, peaks: peaks[session.id] ?? [])) }
             } else if sessions.isEmpty {
                 try output.write(emptyText(command, since: since) + "\n")
             } else {
-                try output.write(SessionText.table(sessions) { LocalTime.text($0) })
+                try output.write(SessionText.table(sessions, peaks: peaks) { LocalTime.text($0) })
             }
             try output.flush()
         }

@@ -9,7 +9,10 @@ enum StatusCommand {
         abstract: "Show what the daemon is doing.",
         discussion: """
             Asks forcescaled for its STATUS: release, uptime, connected clients, the \
-            device it reads and its gram model, the calibration, the rumble device, \
+            device it reads and its gram model, the calibration, the rumble device and \
+            the PEAK rumbles played and failed with their latency (median, 99th \
+            percentile, longest; from the frame that reached the threshold to the play \
+            accepted), \
             the readings dropped for clients that read too slowly, and the force log (its \
             file, what was written, and a write failure in progress).
             """,
@@ -49,6 +52,7 @@ enum StatusCommand {
             add("calibration", text + ", " + (tare == 0 ? "no tare" : "tare \(MassUnit.grams.format(grams: tare))"))
         }
         add("rumble", status.rumble ?? "none")
+        add("rumbles", status.rumbles.map(RumbleText.summary) ?? "none played or failed yet")
         add("dropped", DaemonFormat.count(status.dropped, "reading") + " not read in time by slow clients")
         if let log = status.log {
             var text = log.path

@@ -86,12 +86,16 @@ public struct LoggedPeak: Hashable, Sendable {
     public var time: WallTime
     public var raw: Int32
     public var grams: Double
+    /// What became of its rumble; `nil` where none was tried (replays, and logs older than
+    /// the column).
+    public var rumble: RumbleOutcome?
 
-    public init(session: Int64, time: WallTime, raw: Int32, grams: Double) {
+    public init(session: Int64, time: WallTime, raw: Int32, grams: Double, rumble: RumbleOutcome? = nil) {
         self.session = session
         self.time = time
         self.raw = raw
         self.grams = grams
+        self.rumble = rumble
     }
 }
 

@@ -44,12 +44,16 @@ public struct Peak: Hashable, Sendable {
     public var raw: Int32
     public var force: Double
     public var grams: Double
+    /// What became of the rumble this PEAK cued; `nil` where none is tried (replays).
+    /// The pipeline leaves it `nil`; the live scale fills it in as it plays the rumble.
+    public var rumble: RumbleOutcome?
 
-    public init(time: EventTime, raw: Int32, force: Double, grams: Double) {
+    public init(time: EventTime, raw: Int32, force: Double, grams: Double, rumble: RumbleOutcome? = nil) {
         self.time = time
         self.raw = raw
         self.force = force
         self.grams = grams
+        self.rumble = rumble
     }
 }
 

@@ -7,6 +7,8 @@ public enum ProtocolMessage {
     public static let gramDecimals = 1
     /// Decimals of force: enough for a 0–8191 pen axis.
     public static let forceDecimals = 4
+    /// Decimals of PEAK's `rumble_latency` in seconds: microseconds, as event times.
+    public static let rumbleLatencyDecimals = 6
 
     /// A reading's line.
     /// - Parameters:

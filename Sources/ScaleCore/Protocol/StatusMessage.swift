@@ -84,6 +84,8 @@ public struct StatusMessage: DaemonLineMessage {
     public var dropped: Int
     /// The force log's state; `nil` when logging is off.
     public var log: LogSummary?
+    /// The PEAK rumbles since the start; `nil` before the first was played or failed.
+    public var rumbles: RumbleSummary?
 
     /// The reply, field by field as its line holds them.
     /// - Parameters:
@@ -96,9 +98,11 @@ public struct StatusMessage: DaemonLineMessage {
     ///   - rumble: The rumble device.
     ///   - dropped: Stream lines discarded for slow clients.
     ///   - log: The force log's state.
+    ///   - rumbles: The PEAK rumbles' counts and latencies.
     public init(
         release: String, uptime: Double, clients: Int, device: String? = nil, model: GramModelName? = nil,
-        calibration: CalibrationSummary? = nil, rumble: String? = nil, dropped: Int = 0, log: LogSummary? = nil
+        calibration: CalibrationSummary? = nil, rumble: String? = nil, dropped: Int = 0, log: LogSummary? = nil,
+        rumbles: RumbleSummary? = nil
     ) {
         self.release = release
         self.uptime = JSONLineWriter.round(uptime, decimals: DaemonMessage.uptimeDecimals)
@@ -109,6 +113,7 @@ public struct StatusMessage: DaemonLineMessage {
         self.rumble = rumble
         self.dropped = dropped
         self.log = log
+        self.rumbles = rumbles
     }
 
     /// The reply from the daemon's own state.
@@ -123,14 +128,16 @@ public struct StatusMessage: DaemonLineMessage {
     ///   - rumble: The rumble device.
     ///   - dropped: Stream lines discarded for slow clients.
     ///   - log: The force log's state.
+    ///   - rumbles: The PEAK rumbles since the start.
     public init(
         release: String, uptimeSeconds: Double, clients: Int, device: String? = nil,
         model: GramModelKind? = nil, calibration: Calibration? = nil, fit: CalibrationFit? = nil, rumble: String? = nil, dropped: Int = 0,
-        log: LogSummary? = nil
+        log: LogSummary? = nil, rumbles: RumbleStatistics = RumbleStatistics()
     ) {
         self.init(
             release: release, uptime: uptimeSeconds, clients: clients, device: device, model: model.map(GramModelName.init),
-            calibration: calibration.map { CalibrationSummary($0, fit: fit) }, rumble: rumble, dropped: dropped, log: log)
+            calibration: calibration.map { CalibrationSummary($0, fit: fit) }, rumble: rumble, dropped: dropped, log: log,
+            rumbles: RumbleSummary(rumbles))
     }
 
     init(fields: MessageFields) throws(ProtocolDecodeError) {
@@ -151,11 +158,11 @@ public struct StatusMessage: DaemonLineMessage {
             release: try fields.string("release"), uptime: try fields.number("uptime"), clients: try fields.integer("clients"),
             device: try fields.optionalString("device"), model: try fields.optionalString("model").map(GramModelName.init(rawValue:)),
             calibration: calibration, rumble: try fields.optionalString("rumble"), dropped: try fields.integer("dropped"),
-            log: log)
+            log: log, rumbles: try fields.optionalObject("rumbles").map { fields throws(ProtocolDecodeError) in try RumbleSummary(fields: fields) })
     }
 
     /// `{"class":"STATUS","release":…,"uptime":…,"clients":…,"device":…,"model":…,
-    /// "calibration":{"points":…,"tare":…},"rumble":…,"dropped":…,"log":{…}}`
+    /// "calibration":{"points":…,"tare":…},"rumble":…,"dropped":…,"log":{…},"rumbles":{…}}`
     public var line: String {
         var json = JSONLineWriter()
         json.add("class", string: Self.className)
@@ -183,6 +190,7 @@ public struct StatusMessage: DaemonLineMessage {
             summary.add("error", string: log.error)
             return summary
         })
+        json.add("rumbles", object: rumbles?.json)
         return json.line
     }
 

@@ -126,6 +126,14 @@ public struct PeakMessage: DaemonLineMessage {
     public var raw: Int32
     /// The frame's weight, to 0.1 g.
     public var grams: Double
+    /// What became of the rumble it cued, by name (`played`, `failed`, `unavailable`, `off`,
+    /// or a later daemon's); `nil` where none is tried (replays). Since protocol 1.3.
+    public var rumble: String?
+    /// With `played`: seconds from the frame's event time to the play accepted, to the
+    /// microsecond.
+    public var rumbleLatency: Double?
+    /// With `failed`: the errno of the play's `write`.
+    public var rumbleErrno: Int?
 
     /// A peak as its line holds it.
     /// - Parameters:
@@ -133,11 +141,15 @@ public struct PeakMessage: DaemonLineMessage {
     ///   - time: The event time of the frame.
     ///   - raw: That frame's pressure.
     ///   - grams: That frame's weight, rounded here to 0.1 g.
-    public init(device: String? = nil, time: EventTime, raw: Int32, grams: Double) {
+    ///   - rumble: What became of its rumble; `nil` leaves the rumble fields out.
+    public init(device: String? = nil, time: EventTime, raw: Int32, grams: Double, rumble: RumbleOutcome? = nil) {
         self.device = device
         self.time = time
         self.raw = raw
         self.grams = JSONLineWriter.round(grams, decimals: ProtocolMessage.gramDecimals)
+        self.rumble = rumble?.name
+        rumbleLatency = rumble?.latencySeconds
+        rumbleErrno = rumble?.errno.map(Int.init)
     }
 
     /// The line of a pipeline peak (its force is not sent: a PEAK is the threshold reached).
@@ -145,16 +157,29 @@ public struct PeakMessage: DaemonLineMessage {
     ///   - peak: The peak.
     ///   - device: The evdev node's name; `nil` for replays.
     public init(_ peak: Peak, device: String? = nil) {
-        self.init(device: device, time: peak.time, raw: peak.raw, grams: peak.grams)
+        self.init(device: device, time: peak.time, raw: peak.raw, grams: peak.grams, rumble: peak.rumble)
     }
 
     init(fields: MessageFields) throws(ProtocolDecodeError) {
         self.init(
             device: try fields.optionalString("device"), time: try fields.time("time"), raw: try fields.integer32("raw"),
             grams: try fields.number("grams"))
+        rumble = try fields.optionalString("rumble")
+        rumbleLatency = try fields.optionalNumber("rumble_latency")
+        rumbleErrno = try fields.optionalInteger("rumble_errno")
     }
 
-    /// `{"class":"PEAK","device":…,"time":…,"raw":…,"grams":…}`
+    /// The rumble's outcome, when the line names one this build knows.
+    public var rumbleOutcome: RumbleOutcome? {
+        rumble.flatMap { name in
+            RumbleOutcome(
+                name: name, latencyMicroseconds: rumbleLatency.map { Int64(($0 * 1e6).rounded()) },
+                errno: rumbleErrno.map { Int32(truncatingIfNeeded: $0) })
+        }
+    }
+
+    /// `{"class":"PEAK","device":…,"time":…,"raw":…,"grams":…,"rumble":…,"rumble_latency":…,
+    /// "rumble_errno":…}`
     public var json: JSONLineWriter {
         var json = JSONLineWriter()
         json.add("class", string: Self.className)
@@ -162,6 +187,9 @@ public struct PeakMessage: DaemonLineMessage {
         json.add("time", time: time)
         json.add("raw", integer: Int(raw))
         json.add("grams", number: grams, decimals: ProtocolMessage.gramDecimals)
+        json.add("rumble", string: rumble)
+        json.add("rumble_latency", number: rumbleLatency, decimals: ProtocolMessage.rumbleLatencyDecimals)
+        json.add("rumble_errno", integer: rumbleErrno)
         return json
     }
 

@@ -8,14 +8,19 @@ public enum SessionText {
 
     /// A table with a header and one row per session, columns padded to line up; numbers
     /// are right-aligned. A session without a stable weight shows `-`, one still open shows
-    /// `open` for its duration.
+    /// `open` for its duration. When any PEAK tried a rumble, a last column, RUMBLES, says
+    /// what became of each session's (``RumbleText/sessionSummary(_:)``).
     /// - Parameters:
     ///   - sessions: The sessions, in the order to show them.
+    ///   - peaks: The PEAKs of each session by its id.
     ///   - localTime: The start of a session as local time text (the caller knows the zone).
     /// - Returns: The table, each line ending in a newline.
-    public static func table(_ sessions: [LoggedSession], localTime: (WallTime) -> String) -> String {
+    public static func table(_ sessions: [LoggedSession], peaks: [Int64: [LoggedPeak]] = [:], localTime: (WallTime) -> String) -> String {
+        let showsRumbles = peaks.values.contains { $0.contains { $0.rumble != nil } }
+        let columns = showsRumbles ? columns + ["RUMBLES"] : columns
         let rows = sessions.map { session in
-            [
+            let rumbles = showsRumbles ? [RumbleText.sessionSummary((peaks[session.id] ?? []).compactMap(\.rumble))] : []
+            return [
                 String(session.id),
                 session.device.name,
                 localTime(session.started),
@@ -23,7 +28,7 @@ public enum SessionText {
                 fixed(session.peakGrams, decimals: 1),
                 session.stableGrams.map { fixed($0, decimals: 1) } ?? "-",
                 String(session.readingCount),
-            ]
+            ] + rumbles
         }
         let rightAligned: Set<Int> = [0, 3, 4, 5, 6]
         var widths = columns.map(\.count)
@@ -42,9 +47,11 @@ public enum SessionText {
 
     /// One JSON object for a session, keys in this order: `session`, `device`, `device_key`,
     /// `started`, `ended` (absent while open), `duration`, `peak_grams`, `stable_grams`
-    /// (absent when nothing was stable), `readings`, `model`. Times are Unix seconds with six
-    /// decimals; grams keep every digit the log has.
-    public static func jsonLine(_ session: LoggedSession) -> String {
+    /// (absent when nothing was stable), `readings`, `model`, and `peaks` when it has any:
+    /// one object per PEAK with `time`, `raw`, `grams` and its rumble's `rumble`,
+    /// `rumble_latency` and `rumble_errno` as `log export --peaks` writes them. Times are
+    /// Unix seconds with six decimals; grams keep every digit the log has.
+    public static func jsonLine(_ session: LoggedSession, peaks: [LoggedPeak] = []) -> String {
         var json = JSONLineWriter()
         json.add("session", literal: String(session.id))
         json.add("device", string: session.device.name)
@@ -56,6 +63,16 @@ public enum SessionText {
         json.add("stable_grams", literal: session.stableGrams.flatMap(ReadingExporter.number))
         json.add("readings", integer: session.readingCount)
         json.add("model", string: session.model.rawValue)
+        json.add("peaks", objects: peaks.isEmpty ? nil : peaks.map { peak in
+            var object = JSONLineWriter()
+            object.add("time", literal: peak.time.description)
+            object.add("raw", integer: Int(peak.raw))
+            object.add("grams", literal: ReadingExporter.number(peak.grams))
+            object.add("rumble", string: peak.rumble?.name)
+            object.add("rumble_latency", literal: peak.rumble?.latencyMicroseconds.map { WallTime(microseconds: $0).description })
+            object.add("rumble_errno", literal: peak.rumble?.errno.map { String($0) })
+            return object
+        })
         return json.line
     }
 

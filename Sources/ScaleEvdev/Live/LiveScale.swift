@@ -262,7 +262,7 @@ public final class LiveScale: ScaleSource {
         prepareRumble(for: opened)
         // A touch already down is weighed from now (after `.opened`, whose owner may have
         // given the pipeline its calibration).
-        for event in opened.currentState(at: EventTime(microseconds: MonotonicClock.now())) {
+        for event in opened.currentState(at: EventTime(microseconds: MonotonicClock.now(on: opened.eventClock))) {
             current.pipeline.process(event, into: &outputs)
         }
         deliver()
@@ -312,6 +312,23 @@ public final class LiveScale: ScaleSource {
         } catch {
             sayRumbleUnavailable(error.description + (target === pressureDevice ? "; --rumble-device can name another device, such as a gamepad" : ""))
         }
+    }
+
+    /// Plays the PEAK's rumble and times it: from the event time of the frame that reached
+    /// the threshold to the return of the play's `write`, read on the clock the pressure
+    /// device stamps its events with (a separate rumble device changes nothing: the start
+    /// is the pressure device's frame).
+    private func rumbleForPeak(at time: EventTime, of pressureDevice: EvdevDevice) -> RumbleOutcome {
+        if case .off = options.rumble { return .off }
+        guard let rumble else { return .unavailable }
+        do throws(ForceFeedbackError) {
+            try rumble.play()
+        } catch {
+            self.rumble = nil
+            sayRumbleUnavailable(error.description)
+            return .failed(errno: error.errno?.rawValue ?? EIO)
+        }
+        return .played(latencyMicroseconds: MonotonicClock.now(on: pressureDevice.eventClock) - time.microseconds)
     }
 
     /// A separate --rumble-device comes and goes on its own: after a change in the input
@@ -392,13 +409,11 @@ public final class LiveScale: ScaleSource {
     /// the pipeline is made and dropped with it).
     private func deliver() {
         let delivering = !outputs.isEmpty
-        for output in outputs {
+        for var output in outputs {
             guard let current else { break }
-            if case .peak = output, let rumble {
-                do throws(ForceFeedbackError) { try rumble.play() } catch {
-                    self.rumble = nil
-                    sayRumbleUnavailable(error.description)
-                }
+            if case .peak(var peak) = output {
+                peak.rumble = rumbleForPeak(at: peak.time, of: current.device)
+                output = .peak(peak)
             }
             do { try onOutput(output, current.source) } catch {
                 failure = error
