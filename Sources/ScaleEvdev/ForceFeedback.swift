@@ -134,11 +134,19 @@ public final class RumbleEffect {
         }
     }
 
-    /// Removes the effect from the device; safe to call twice.
+    /// Removes the effect from the device; safe to call twice. A failure is ignored: the
+    /// kernel erases what is left when the fd closes.
     public func erase() {
+        try? remove()
+    }
+
+    /// Removes the effect from the device, saying when the kernel refused; the effect counts
+    /// as gone either way (a second erase could only fail the same way).
+    public func remove() throws(ForceFeedbackError) {
         guard effectID >= 0 else { return }
-        _ = CEvdev_erase_effect(device.descriptor.rawValue, Int32(effectID))
+        let status = CEvdev_erase_effect(device.descriptor.rawValue, Int32(effectID))
         effectID = -1
+        guard status == 0 else { throw .failed("erasing the rumble effect", on: device.path, errno: .current) }
     }
 }
 

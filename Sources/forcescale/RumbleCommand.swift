@@ -13,14 +13,22 @@ enum RumbleCommand {
             impact-medium, impact-heavy, impact-soft, impact-rigid, selection, success, \
             warning and error. Without --device the first device that can rumble is used. \
             --probe lists the device's force-feedback capabilities and tries each effect \
-            type, as fftest does. With --socket, asks forcescaled to play the pattern on \
-            the device it rumbles (needs root or the daemon's group).
+            type, as fftest does. --test checks force feedback end to end: each effect \
+            type the device lists, as many effects at once as it claims, FF_GAIN, then \
+            --count rounds of every pattern's rumbles uploaded, played, stopped and erased, \
+            each request timed (p50, p99, max) and its failures counted; it exits 0 only \
+            when everything the device claims works, 1 when something does not, 69 when \
+            the device cannot rumble at all. With --socket, asks forcescaled to play the \
+            pattern on the device it rumbles (needs root or the daemon's group).
             """,
         arguments: [Argument(name: "pattern", help: "The pattern to play.", isOptional: true)],
         options: Setting.device.options + [
             Option(long: "intensity", valueName: "fraction", help: "Strength from 0 to 1.", defaultValue: "1.0"),
             Option(long: "list", help: "List the patterns and exit."),
             Option(long: "probe", help: "Report the device's force feedback and try each effect type."),
+            Option(long: "test", help: "Check force feedback end to end, timing every request; exit 0 only when all works."),
+            Option(long: "count", valueName: "rounds", help: "Rounds of --test.", defaultValue: String(RumbleTestCommand.defaultRounds)),
+            Option(long: "json", help: "Print --test's report as one JSON object."),
             Option(long: "socket", valueName: "path", help: "Play through the forcescaled listening on this socket."),
         ])
 
@@ -40,9 +48,17 @@ enum RumbleCommand {
         guard let pattern = HapticPattern.named(name) else {
             throw command.usageError("Unknown pattern '\(name)'; 'forcescale rumble --list' shows them")
         }
+        let rounds = try command.int("count") ?? RumbleTestCommand.defaultRounds
+        guard rounds >= 1 else { throw command.usageError("--count must be 1 or more") }
+        if !command.flag("test"), command.flag("json") || command.flag("count") {
+            throw command.usageError("--count and --json go with --test")
+        }
+        if command.flag("test"), command.flag("probe") {
+            throw command.usageError("Give either --probe or --test: --test tries everything --probe does")
+        }
         if command.string("socket") != nil {
-            guard !command.flag("probe"), command.string(.device) == nil, intensity == 1 else {
-                throw command.usageError("--socket plays a pattern through the daemon's own rumble device; --probe, --device and --intensity are for direct use")
+            guard !command.flag("probe"), !command.flag("test"), command.string(.device) == nil, intensity == 1 else {
+                throw command.usageError("--socket plays a pattern through the daemon's own rumble device; --probe, --test, --device and --intensity are for direct use")
             }
             return DaemonConnection.run {
                 let client = try DaemonConnection.connect(command)
@@ -50,6 +66,14 @@ enum RumbleCommand {
                 try output.write("forcescaled played \(pattern.name) (\(pattern.totalMilliseconds) ms)\n")
                 try output.flush()
             }
+        }
+        if command.flag("test") {
+            var status = ExitStatus.success
+            let failure = reportingFailures {
+                let device = try open(command.string(.device).map(DeviceQuery.init))
+                status = try RumbleTestCommand.run(on: device, rounds: rounds, json: command.flag("json"), output: output)
+            }
+            return failure == ExitStatus.success ? status : failure
         }
         return reportingFailures {
             let device = try open(command.string(.device).map(DeviceQuery.init))
