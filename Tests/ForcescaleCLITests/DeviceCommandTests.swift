@@ -78,6 +78,29 @@ import Testing
         #expect(intensity.stderr.hasPrefix("Error: The intensity must be between 0 and 1"))
     }
 
+    @Test func rumbleTestUsageErrorsExit64() throws {
+        for (arguments, message) in [
+            (["rumble", "--count", "5"], "Error: --count and --json go with --test"),
+            (["rumble", "--json"], "Error: --count and --json go with --test"),
+            (["rumble", "--test", "--count", "0"], "Error: --count must be 1 or more"),
+            (["rumble", "--test", "--probe"], "Error: Give either --probe or --test"),
+            (["rumble", "--test", "--socket", "/nonexistent"], "Error: --socket plays a pattern through the daemon's own rumble device"),
+        ] {
+            let result = try CLI.run(arguments)
+            #expect(result.status == 64, "\(arguments)")
+            #expect(result.stderr.hasPrefix(message), "\(arguments): \(result.stderr)")
+        }
+    }
+
+    @Test func rumbleTestWithoutForceFeedbackFailsWith69() throws {
+        try withEmptyInputDirectory { environment in
+            let result = try CLI.run(["rumble", "--test", "--json"], environment: environment)
+            #expect(result.status == 69)
+            #expect(result.stdout.isEmpty)
+            #expect(result.stderr.contains("no device with force feedback (FF_RUMBLE) found"))
+        }
+    }
+
     @Test func aDeviceNodeThatIsNotAnEvdevDeviceIsReportedNotFatal() throws {
         let directory = try CLI.temporaryDirectory()
         defer { try? FileManager.default.removeItem(at: directory) }

@@ -20,7 +20,8 @@ final class SampleLog {
         WallTime(microseconds: start + Int64((seconds * 1e6).rounded()))
     }
 
-    /// Three sessions: 1 on the Wacom (a press with a PEAK, stable at 180 g), 2 on a pad with
+    /// Three sessions: 1 on the Wacom (a press with a PEAK whose rumble played 0.412 ms after
+    /// its frame, stable at 180 g), 2 on a pad with
     /// an awkward name (no stable weight), 3 on the Wacom an hour later and still open.
     /// - Parameter directory: An existing folder for the log (removed with it); a new
     ///   scratch folder when `nil`.
@@ -34,7 +35,7 @@ final class SampleLog {
 
         var first = try database.openSession(device: wacom, started: Self.time(0), model: .nominal)
         try database.append(Self.press(session: first.id), to: &first)
-        try database.append(LoggedPeak(session: first.id, time: Self.time(1.5), raw: 2047, grams: 385))
+        try database.append(LoggedPeak(session: first.id, time: Self.time(1.5), raw: 2047, grams: 385, rumble: .played(latencyMicroseconds: 412)))
         try database.close(&first, at: Self.time(3))
 
         var second = try database.openSession(device: odd, started: Self.time(60), model: .calibrated)
@@ -78,10 +79,10 @@ final class SampleLog {
         let result = try log.run(["sessions"])
         #expect(result.status == 0, "\(result.stderr)")
         #expect(result.stdout == """
-            ID  DEVICE                  START                DURATION  PEAK G  STABLE G  READINGS
-             1  Wacom Intuos4 6x9 Pen   2026-11-30 10:00:00     3.0 s   385.0     180.0        31
-             2  Tom's "pad", <v2> & co  2026-11-30 10:01:00     0.5 s    77.0         -         2
-             3  Wacom Intuos4 6x9 Pen   2026-11-30 11:00:00      open    18.8         -         1
+            ID  DEVICE                  START                DURATION  PEAK G  STABLE G  READINGS  RUMBLES
+             1  Wacom Intuos4 6x9 Pen   2026-11-30 10:00:00     3.0 s   385.0     180.0        31  played in 0.41 ms
+             2  Tom's "pad", <v2> & co  2026-11-30 10:01:00     0.5 s    77.0         -         2  -
+             3  Wacom Intuos4 6x9 Pen   2026-11-30 11:00:00      open    18.8         -         1  -
 
             """)
         // The same start, two hours later on the clock of UTC+2 (a POSIX TZ needs no zone files).
@@ -95,7 +96,7 @@ final class SampleLog {
         #expect(result.status == 0)
         let lines = result.stdout.split(separator: "\n")
         #expect(lines.count == 3)
-        #expect(lines.first == #"{"session":1,"device":"Wacom Intuos4 6x9 Pen","device_key":"0003-056a-00b9-wacom-intuos4-6x9-pen","started":1796032800.000000,"ended":1796032803.000000,"duration":3.000000,"peak_grams":385.0,"stable_grams":180.0,"readings":31,"model":"nominal"}"#)
+        #expect(lines.first == #"{"session":1,"device":"Wacom Intuos4 6x9 Pen","device_key":"0003-056a-00b9-wacom-intuos4-6x9-pen","started":1796032800.000000,"ended":1796032803.000000,"duration":3.000000,"peak_grams":385.0,"stable_grams":180.0,"readings":31,"model":"nominal","peaks":[{"time":1796032801.500000,"raw":2047,"grams":385.0,"rumble":"played","rumble_latency":0.000412}]}"#)
         let second = try JSONValue.parse(lines[1])
         #expect(second["device"]?.stringValue == #"Tom's "pad", <v2> & co"#)
         #expect(second["peak_grams"]?.numberValue == 77.03921568627451, "every digit the log has")
@@ -219,6 +220,18 @@ final class SampleLog {
         let times = lines.compactMap { $0["time"]?.numberValue }
         #expect(times == times.sorted() && times.first == 1_796_032_802)
         #expect(lines[11]["device"]?.stringValue == #"Tom's "pad", <v2> & co"# && lines[11]["force"]?.numberValue == 0.1 + 0.2)
+    }
+
+    @Test func peaksExportWithTheirRumbles() throws {
+        let log = try SampleLog()
+        let csv = try log.run(["export", "--peaks"])
+        #expect(csv.status == 0, "\(csv.stderr)")
+        #expect(csv.stdout == "session,device,time,raw,grams,rumble,rumble_latency,rumble_errno\r\n"
+            + "1,Wacom Intuos4 6x9 Pen,1796032801.500000,2047,385.0,played,0.000412,\r\n")
+        let none = try log.run(["export", "--peaks", "--session", "2", "--format", "jsonl"])
+        #expect(none.status == 0 && none.stdout.isEmpty)
+        let json = try log.run(["export", "--peaks", "--session", "1", "--format", "jsonl"])
+        #expect(json.stdout == #"{"session":1,"device":"Wacom Intuos4 6x9 Pen","time":1796032801.500000,"raw":2047,"grams":385.0,"rumble":"played","rumble_latency":0.000412}"# + "\n")
     }
 
     @Test func exportWithoutAFilterIsTheWholeLog() throws {

@@ -41,6 +41,7 @@ let scenarios: [(letter: String, title: String, run: (Programs) -> Void)] = [
     ("m", "frames queued while the reader sleeps", QueuedFrames.run),
     ("n", "a touch already down when the device is opened", TouchAtOpen.run),
     ("o", "the Debian packages installed, used, removed and purged under systemd", DebianPackages.run),
+    ("p", "rumbles timed against the device, and rumble --test", RumbleTiming.run),
 ]
 
 let wanted = Set(CommandLine.arguments.dropFirst().map { $0.lowercased() })

@@ -38,14 +38,50 @@ import Testing
         let path = LogDatabase.defaultPath(stateDirectory: directory.path)
         #expect(path == directory.path + "/log.sqlite")
         let database = try LogDatabase.open(path: path)
-        #expect(database.schemaVersion == 2)
-        #expect(LogDatabase.schemaVersion == 2)
+        #expect(database.schemaVersion == 3)
+        #expect(LogDatabase.schemaVersion == 3)
         database.close()
         let raw = try SQLiteConnection(path: path, readOnly: true, create: false)
         let mode = try raw.statement("PRAGMA journal_mode")
         #expect(try mode.step())
         #expect(mode.text(0) == "wal")
-        #expect(try raw.integer("PRAGMA user_version") == 2)
+        #expect(try raw.integer("PRAGMA user_version") == 3)
+    }
+
+    @Test func aLogOfTheSecondSchemaKeepsItsPeaksAndLearnsTheirRumbles() throws {
+        let directory = TemporaryDirectory()
+        let path = directory.path + "/log.sqlite"
+        // The file as the second release left it: one session with one PEAK.
+        let old = try SQLiteConnection(path: path, readOnly: false, create: true)
+        try old.execute("PRAGMA journal_mode = WAL")
+        try old.execute(LogSchema.version1)
+        try old.execute(LogSchema.migrations[0])
+        try old.execute("""
+            INSERT INTO devices (id, key, name) VALUES (1, 'pad', 'Pad');
+            INSERT INTO sessions (id, device, started, ended, peak_grams, stable_grams, readings, model)
+                VALUES (1, 1, \(Self.base), \(Self.base + 1000), 385.0, NULL, 2, 'nominal');
+            INSERT INTO peaks VALUES (1, \(Self.base + 500), 255, 385.0);
+            PRAGMA user_version = 2;
+            """)
+        old.close()
+        let untried = LoggedPeak(session: 1, time: WallTime(microseconds: Self.base + 500), raw: 255, grams: 385)
+
+        // A reader takes it as it is: the PEAK, with no rumble tried.
+        let reader = try LogDatabase.open(path: path, readOnly: true)
+        #expect(reader.schemaVersion == 2)
+        #expect(try reader.peaks(session: 1) == [untried])
+        reader.close()
+
+        let database = try LogDatabase.open(path: path)
+        #expect(database.schemaVersion == 3)
+        let outcomes: [RumbleOutcome] = [.played(latencyMicroseconds: 412), .failed(errno: 5), .unavailable, .off]
+        for (index, outcome) in outcomes.enumerated() {
+            try database.append(LoggedPeak(
+                session: 1, time: WallTime(microseconds: Self.base + 600 + Int64(index)), raw: 255, grams: 385, rumble: outcome))
+        }
+        #expect(try database.peaks(session: 1).map(\.rumble) == [nil] + outcomes)
+        #expect(try database.integrityCheck() == ["ok"])
+        database.close()
     }
 
     @Test func aNewLogAppearsWholeAndLeavesNoTemporaryBehind() throws {
@@ -54,7 +90,7 @@ import Testing
         let writer = try LogDatabase.open(path: path)
         // A reader opening it now gets a log at the current schema, never an empty database.
         let reader = try LogDatabase.open(path: path, readOnly: true)
-        #expect(reader.schemaVersion == 2)
+        #expect(reader.schemaVersion == 3)
         #expect(try reader.sessions(since: nil, device: nil).isEmpty)
         reader.close()
         writer.close()
@@ -69,7 +105,7 @@ import Testing
         #expect(names.allSatisfy { $0.hasPrefix("log.sqlite") }, "left behind: \(names)")
         // Opening it again for writing finds the log, and does not make another.
         let again = try LogDatabase.open(path: path)
-        #expect(again.schemaVersion == 2)
+        #expect(again.schemaVersion == 3)
         again.close()
     }
 
@@ -222,11 +258,11 @@ import Testing
         let directory = TemporaryDirectory()
         let path = directory.path + "/log.sqlite"
         try LogDatabase.open(path: path).close()
-        try SQLiteConnection(path: path, readOnly: false, create: false).execute("PRAGMA user_version = 3")
-        let newer = LogDatabaseError.newerSchema(path: path, found: 3, supported: 2)
+        try SQLiteConnection(path: path, readOnly: false, create: false).execute("PRAGMA user_version = 4")
+        let newer = LogDatabaseError.newerSchema(path: path, found: 4, supported: 3)
         #expect(throws: newer) { try LogDatabase.open(path: path, readOnly: true) }
         #expect(throws: newer) { try LogDatabase.open(path: path) }
-        #expect(try SQLiteConnection(path: path, readOnly: true, create: false).integer("PRAGMA user_version") == 3)
+        #expect(try SQLiteConnection(path: path, readOnly: true, create: false).integer("PRAGMA user_version") == 4)
         #expect(newer.description.contains("update forcescale"))
     }
 
@@ -270,7 +306,7 @@ import Testing
         reader.close()
 
         let database = try LogDatabase.open(path: path)
-        #expect(database.schemaVersion == 2)
+        #expect(database.schemaVersion == 3)
         let session = try #require(try database.session(id: 1))
         #expect(session == LoggedSession(
             id: 1, device: LoggedDevice(id: 1, key: "pad", name: "Pad"), started: WallTime(microseconds: Self.base),
@@ -291,7 +327,7 @@ import Testing
             return lines
         }
         #expect(try schema(path) == schema(directory.path + "/fresh.sqlite"))
-        #expect(try SQLiteConnection(path: path, readOnly: true, create: false).integer("PRAGMA user_version") == 2)
+        #expect(try SQLiteConnection(path: path, readOnly: true, create: false).integer("PRAGMA user_version") == 3)
     }
 
     // MARK: - Retention
@@ -350,7 +386,7 @@ import Testing
         try Self.logTouch(database, device: pen, start: Self.base + 1_000_000, count: 5)
         let stats = try LogDatabase.open(path: database.path, readOnly: true).statistics()
         #expect(stats.path == database.path)
-        #expect(stats.schemaVersion == 2)
+        #expect(stats.schemaVersion == 3)
         #expect([stats.devices, stats.sessions, stats.readings, stats.peaks] == [1, 2, 15, 1])
         #expect(stats.first == WallTime(microseconds: Self.base))
         #expect(stats.last == WallTime(microseconds: Self.base + 1_004_000))

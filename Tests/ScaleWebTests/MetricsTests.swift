@@ -1,3 +1,4 @@
+import Foundation
 import ScaleCore
 import Testing
 @testable import ScaleWeb
@@ -8,8 +9,8 @@ private func reading(_ grams: Double, device: String? = "event5", raw: Int32 = 5
         contacts: contacts, stable: stable, model: GramModelName(rawValue: "nominal"))
 }
 
-private func peak(_ grams: Double, device: String? = "event5") -> PeakMessage {
-    PeakMessage(device: device, time: EventTime(seconds: 10, microseconds: 0), raw: 255, grams: grams)
+private func peak(_ grams: Double, device: String? = "event5", rumble: RumbleOutcome? = nil) -> PeakMessage {
+    PeakMessage(device: device, time: EventTime(seconds: 10, microseconds: 0), raw: 255, grams: grams, rumble: rumble)
 }
 
 @Suite struct MetricsTests {
@@ -98,5 +99,48 @@ private func peak(_ grams: Double, device: String? = "event5") -> PeakMessage {
         #expect(MetricsFormat.negotiate(accept: "application/openmetrics-text; version=2.0.0") == .prometheusText)
         #expect(MetricsFormat.openMetrics.contentType.hasPrefix("application/openmetrics-text; version=1.0.0"))
         #expect(MetricsFormat.prometheusText.contentType.hasPrefix("text/plain; version=0.0.4"))
+    }
+
+    @Test func rumblesAreCountedByResultAndTheirLatenciesHistogrammed() throws {
+        var state = MetricsState(release: "1")
+        state.observe(peak(385))
+        for latency: Int64 in [80, 300, 300, 2_000, 400_000] { state.observe(peak(385, rumble: .played(latencyMicroseconds: latency))) }
+        state.observe(peak(385, rumble: .failed(errno: 5)))
+        state.observe(peak(385, device: "event7", rumble: .off))
+        let text = state.render(.prometheusText)
+        #expect(text.contains("# TYPE forcescale_rumbles_total counter\n"))
+        #expect(text.contains("forcescale_rumbles_total{device=\"event5\",result=\"failed\"} 1\nforcescale_rumbles_total{device=\"event5\",result=\"played\"} 5\n"))
+        #expect(text.contains("forcescale_rumbles_total{device=\"event7\",result=\"off\"} 1\n"))
+        func bucket(_ le: String) -> String { "forcescale_rumble_latency_seconds_bucket{device=\"event5\",le=\"\(le)\"} " }
+        #expect(text.contains(bucket("0.0001") + "1\n"))
+        #expect(text.contains(bucket("0.00025") + "1\n"))
+        #expect(text.contains(bucket("0.0005") + "3\n"))
+        #expect(text.contains(bucket("0.0025") + "4\n"))
+        #expect(text.contains(bucket("0.1") + "4\n"))
+        #expect(text.contains(bucket("+Inf") + "5\n"))
+        #expect(text.contains("forcescale_rumble_latency_seconds_count{device=\"event5\"} 5\n"))
+        // Only played rumbles have a latency: event7's off makes no histogram.
+        #expect(!text.contains("forcescale_rumble_latency_seconds_count{device=\"event7\"}"))
+        #expect(text.contains("forcescale_peaks_total{device=\"event5\"} 7\n"))
+        let checked = try Self.promtool(text)
+        #expect(checked.status == 0, "promtool check metrics: \(checked.output)\n\(text)")
+    }
+
+    /// `promtool check metrics` on an exposition: its exit status and what it said.
+    private static func promtool(_ exposition: String) throws -> (status: Int32, output: String) {
+        let process = Process()
+        process.executableURL = URL(fileURLWithPath: "/usr/bin/promtool")
+        process.arguments = ["check", "metrics"]
+        let input = Pipe()
+        let output = Pipe()
+        process.standardInput = input
+        process.standardOutput = output
+        process.standardError = output
+        try process.run()
+        input.fileHandleForWriting.write(Data(exposition.utf8))
+        try input.fileHandleForWriting.close()
+        let said = String(decoding: output.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
+        process.waitUntilExit()
+        return (process.terminationStatus, said)
     }
 }

@@ -25,6 +25,10 @@ public struct DeviceTable: Sendable {
     public var relativeAxes: [Int32] = []
     public var forceFeedback: [Int32] = []
     public var effectsMax: UInt32 = 0
+    /// How long the device side takes to answer an FF upload, in seconds.
+    public var uploadDelay: Double = 0
+    /// The errno the device side answers FF uploads with; 0 accepts them.
+    public var uploadError: Int32 = 0
     /// The kind `forcescale devices` should report.
     public var expectedKind: String
     /// The pressure axis range, for building frames.
@@ -103,6 +107,34 @@ public enum Tables {
         var table = singleTouchPad("forcescale rumble pad", pressure: 0...255, product: 0x0020)
         table.forceFeedback = [FF_RUMBLE, FF_GAIN]
         table.effectsMax = 16
+        return table
+    }()
+
+    /// The rumble pad, but it answers each FF upload 20 ms late (a slow wireless gamepad).
+    public static let slowUploadPad: DeviceTable = {
+        var table = rumblePad
+        table.name = "forcescale slow-upload pad"
+        table.product = 0x0021
+        table.uploadDelay = 0.020
+        return table
+    }()
+
+    /// The rumble pad, but it refuses every FF upload (EINVAL), as a driver does for an
+    /// effect it cannot play.
+    public static let refusingPad: DeviceTable = {
+        var table = rumblePad
+        table.name = "forcescale refusing pad"
+        table.product = 0x0022
+        table.uploadError = EINVAL
+        return table
+    }()
+
+    /// The rumble pad without FF_GAIN: an intensity must be scaled into the effect.
+    public static let gainlessPad: DeviceTable = {
+        var table = rumblePad
+        table.name = "forcescale gainless pad"
+        table.product = 0x0023
+        table.forceFeedback = [FF_RUMBLE]
         return table
     }()
 

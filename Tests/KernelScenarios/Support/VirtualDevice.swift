@@ -27,6 +27,9 @@ public struct ForceFeedbackLog: Sendable {
         public var effectID: Int16
         public var type: UInt16
         public var length: UInt16
+        /// FF_RUMBLE's motor magnitudes (0 for other types).
+        public var strong: UInt16
+        public var weak: UInt16
         /// The effect id was already uploaded (an update in place), from `old`.
         public var replacedID: Int16?
     }
@@ -302,7 +305,10 @@ public final class VirtualDevice: @unchecked Sendable {
                 }
                 let entry = ForceFeedbackLog.Upload(
                     requestID: upload.request_id, effectID: upload.effect.id, type: upload.effect.type,
-                    length: upload.effect.replay.length, replacedID: upload.old.type != 0 ? upload.old.id : nil)
+                    length: upload.effect.replay.length,
+                    strong: upload.effect.type == UInt16(FF_RUMBLE) ? upload.effect.u.rumble.strong_magnitude : 0,
+                    weak: upload.effect.type == UInt16(FF_RUMBLE) ? upload.effect.u.rumble.weak_magnitude : 0,
+                    replacedID: upload.old.type != 0 ? upload.old.id : nil)
                 // Recorded before it is answered: the uploader's ioctl returns only after
                 // the answer, so whatever the uploader does next (a notice, its exit) comes
                 // after the upload is in the log. (Recording after the answer let scenario b
@@ -311,7 +317,9 @@ public final class VirtualDevice: @unchecked Sendable {
                     $0.uploads.append(entry)
                     $0.sequence.append("upload \(entry.effectID)")
                 }
-                upload.retval = 0
+                // A slow or refusing device, as its table says.
+                if table.uploadDelay > 0 { Clock.sleep(table.uploadDelay) }
+                upload.retval = -table.uploadError
                 guard CEvdev_uinput_end_upload(descriptor, &upload) == 0 else {
                     record { $0.problems.append("UI_END_FF_UPLOAD \(event.value): \(String(cString: strerror(errno)))") }
                     return
