@@ -127,6 +127,12 @@ let package = Package(
             name: "forcescale-live-bench",
             dependencies: ["CEvdev", "KernelTestSupport"],
             path: "bench/Sources/forcescale-live-bench"),
+        // bench/rumble, in the VM: a PEAK's rumble latency in forcescaled beside a bare C
+        // reader of the same pad. Results: BENCHMARKS.md.
+        .executableTarget(
+            name: "forcescale-rumble-bench",
+            dependencies: ["CEvdev", "KernelTestSupport"],
+            path: "bench/Sources/forcescale-rumble-bench"),
         // What the host test suites share for waiting: a deadline-bound poll whose failure
         // says what it waited for, how long, and what it saw (issue 15).
         .target(name: "TestWaiting", path: "Tests/TestWaiting"),

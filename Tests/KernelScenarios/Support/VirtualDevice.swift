@@ -62,6 +62,8 @@ public struct ForceFeedbackLog: Sendable {
     /// with the monotonic clock when the player's write reaches the device).
     public var playReadTimes: [Double] = []
     public var playStampTimes: [Double] = []
+    /// The effect id of each play, in the same order.
+    public var playEffects: [Int] = []
 }
 
 /// A uinput device built from a `DeviceTable`, on the real kernel. Events are injected with
@@ -362,6 +364,7 @@ public final class VirtualDevice: @unchecked Sendable {
                     log.plays += 1
                     log.playReadTimes.append(readAt)
                     log.playStampTimes.append(Double(event.time.tv_sec) + Double(event.time.tv_usec) / 1e6)
+                    log.playEffects.append(Int(code))
                     log.playsByEffect[Int(code), default: 0] += 1
                     // Keep the sequence short in the 1000-press scenario.
                     if log.plays <= 5 { log.sequence.append("play \(code)") }
