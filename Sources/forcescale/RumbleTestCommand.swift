@@ -94,9 +94,9 @@ enum RumbleTestCommand {
             object.add("step", string: step.name)
             object.add("count", integer: step.attempts)
             object.add("failed", integer: step.failures)
-            object.add("p50", number: seconds(step.quantile(0.5)), decimals: 6)
-            object.add("p99", number: seconds(step.quantile(0.99)), decimals: 6)
-            object.add("max", number: seconds(step.durations.last), decimals: 6)
+            object.add("p50", number: seconds(step.quantile(0.5)), decimals: ProtocolMessage.rumbleLatencyDecimals)
+            object.add("p99", number: seconds(step.quantile(0.99)), decimals: ProtocolMessage.rumbleLatencyDecimals)
+            object.add("max", number: seconds(step.durations.last), decimals: ProtocolMessage.rumbleLatencyDecimals)
             object.add("error", string: step.firstError?.description)
             return object
         })

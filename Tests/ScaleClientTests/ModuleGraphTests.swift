@@ -82,8 +82,8 @@ import Testing
         #expect(graph["CSystemd"] == nil)
         #expect(graph.values.allSatisfy { !$0.contains("CSystemd") })
         #expect(users("CMosquitto") == ["ScaleMQTT"])
-        // The kernel scenarios and bench/live make uinput devices themselves.
-        #expect(users("CEvdev") == ["ScaleEvdev", "forcescale-kernel-tests", "KernelTestSupport", "forcescale-live-bench"])
+        // The kernel scenarios, bench/live and bench/rumble make uinput devices themselves.
+        #expect(users("CEvdev") == ["ScaleEvdev", "forcescale-kernel-tests", "KernelTestSupport", "forcescale-live-bench", "forcescale-rumble-bench"])
         // libmicrohttpd: linked by its system-library target, called through the shim.
         #expect(users("CMicroHTTPD") == ["CMicroHTTPDShim", "ScaleWeb"])
         #expect(users("CMicroHTTPDShim") == ["ScaleWeb"])
