@@ -129,6 +129,7 @@ enum RumbleTiming {
         check(ended == .exited(0), "p: rumble --test exits 0 on a device without FF_GAIN", "saw \(ending(ended, waited: Limits.command))\n\(text)\n\(child?.errorText ?? "")")
         check(text.contains("no FF_GAIN: an intensity below 1 is scaled into each effect's magnitudes"),
               "p: rumble --test says an intensity is scaled into the effect", text)
+        note("p: rumble --test --count 1 on the gainless pad said:\n" + text)
         let uploadsBefore = pad.forceFeedback.uploads.count
         guard let reader = startReader(programs, "read at half intensity on the gainless pad",
                                        ["--json", "--device", pad.node, "--rumble-intensity", "0.5"], scenario: "p") else { return }

@@ -2,39 +2,50 @@
 // to a bare C reader of the same pad (the floor), in one run. Run it through bench/rumble
 // (which builds release, compiles the floor and boots the VM when /dev/uinput is not usable):
 //
-//   scripts/kernel-tests .build/release/forcescale-rumble-bench [--presses N] [--gap-ms MS]
+//   scripts/kernel-tests .build/release/forcescale-rumble-bench [--presses N] [--blocks N] [--gap-ms MS]
 //
-// One uinput pad with FF_RUMBLE (16 effects) is read at once by `forcescaled --device NODE`
-// (rumble on, its default) and by floor-rumble (bench/rumble-support/floor-rumble.c), each with
-// an effect of its own. --presses (1000) presses to raw 255, each released once both plays
-// have reached the pad, --gap-ms (20) apart. Per press and reader:
+// One uinput pad with FF_RUMBLE (16 effects), read by one reader at a time, in --blocks (10)
+// blocks each: `forcescaled --device NODE` (rumble on, its default; its PEAK lines read by one
+// `forcescale watch --json`) and floor-rumble (bench/rumble-support/floor-rumble.c). The
+// blocks alternate, and which reader goes first alternates too, so both see the same stretch
+// of the host's load; two readers at once would instead measure which one the kernel wakes
+// first. --presses (1000) presses to raw 255 per reader, each released once its play reached
+// the pad, --gap-ms (20) apart. Per press:
 //   - reported: from the event time of the frame that reached the threshold to the return of
-//     the play's write(2), as each reader measures it (forcescaled: STATUS's rumbles, p50 and
-//     p99 kept in 1 % buckets; the floor: every latency, printed on SIGTERM);
+//     the play's write(2), as each reader measures it (forcescaled: PEAK's rumble_latency;
+//     the floor: every latency, printed on SIGTERM);
 //   - at the pad: from the moment this process began writing the press frame to the time
-//     uinput stamped on the reader's EV_FF play (taken inside that reader's write), the same
-//     clock and the same judge for both.
+//     uinput stamped on the EV_FF play (taken inside the reader's write), the same clock and
+//     the same judge for both.
 // Prints a report and `RESULT key=value` lines; exits 0 when it measured, 1 when it could not.
 
 import Foundation
 import Glibc
 import KernelTestSupport
 
+let usageLine = "usage: forcescale-rumble-bench [--presses N] [--blocks N] [--gap-ms MS]\n"
 var presses = 1000
+var blocks = 10
 var gap = 0.020
 var arguments = CommandLine.arguments.dropFirst()
 while let option = arguments.popFirst() {
     guard let value = arguments.popFirst().flatMap(Int.init), value > 0 else {
-        writeStandardError("usage: forcescale-rumble-bench [--presses N] [--gap-ms MS]\n")
+        writeStandardError(usageLine)
         exit(64)
     }
     switch option {
     case "--presses": presses = value
+    case "--blocks": blocks = value
     case "--gap-ms": gap = Double(value) / 1000
     default:
-        writeStandardError("usage: forcescale-rumble-bench [--presses N] [--gap-ms MS]\n")
+        writeStandardError(usageLine)
         exit(64)
     }
+}
+let pressGap = gap
+guard presses % blocks == 0 else {
+    writeStandardError("forcescale-rumble-bench: --presses must be a multiple of --blocks\n" + usageLine)
+    exit(64)
 }
 
 let started = Clock.now()
@@ -62,80 +73,123 @@ defer { try? FileManager.default.removeItem(atPath: folder) }
 let pad: VirtualDevice
 do { pad = try VirtualDevice(Tables.rumblePad) } catch { fail("cannot create the FF pad: \(error)") }
 say("FF pad '\(Tables.rumblePad.name)' at \(pad.node): ABS_PRESSURE 0-255, FF_RUMBLE and FF_GAIN, 16 effects")
-
-// The floor first, then the daemon: the pad's first upload is the floor's effect.
-let floor: Child
-do { floor = try Child("floor-rumble", [floorProgram, pad.node]) } catch { fail("cannot start \(floorProgram): \(error)") }
-guard floor.waitForError("floor-rumble: effect", timeout: Limits.readerStart), pad.forceFeedback.uploads.count == 1 else {
-    fail("floor-rumble did not upload its effect:\n\(floor.tail())")
-}
 let socket = folder + "/forcescaled.sock"
 let daemonArguments = ["--device", pad.node, "--socket", socket, "--state-dir", folder + "/state"]
-let daemon: Child
-do { daemon = try Child("forcescaled", [forcescaled] + daemonArguments) } catch { fail("cannot start \(forcescaled): \(error)") }
-guard daemon.waitForError("rumble on PEAK through", timeout: Limits.readerStart),
-      waitUntil(Limits.reaction, { pad.forceFeedback.uploads.count == 2 }) else {
-    fail("forcescaled did not get ready to rumble:\n\(daemon.tail())")
-}
-let floorEffect = Int(pad.forceFeedback.uploads[0].effectID)
-let daemonEffect = Int(pad.forceFeedback.uploads[1].effectID)
-say("floor-rumble plays effect \(floorEffect); forcescaled \(daemonArguments.joined(separator: " ")) plays effect \(daemonEffect)")
+say("forcescaled \(daemonArguments.joined(separator: " ")), and \(floorProgram) \(pad.node): \(blocks) blocks of \(presses / blocks) presses each, alternating")
 
-say("\(presses) presses to raw 255, each released once both plays reached the pad, \(Int(gap * 1000)) ms apart...")
-var written: [Double] = []
-for press in 1...presses {
-    let before = Clock.now()
-    pad.press(255, x: Int32(100 + press % 800), down: true)
-    written.append(before)
-    guard waitUntil(Limits.reaction, { pad.forceFeedback.plays >= 2 * press }) else {
-        fail("press \(press): \(pad.forceFeedback.plays) plays after \(Int(Limits.reaction)) s, expected \(2 * press)\n\(daemon.tail())\n\(floor.tail())")
+/// One reader's figures, in milliseconds.
+struct Figures {
+    var reported: [Double] = []
+    var atPad: [Double] = []
+}
+
+/// Presses the pad `count` times, each released once a play arrived.
+/// - Returns: Each press's play as the pad saw it, in milliseconds after the frame's write.
+func press(_ count: Int, reader: Child) -> [Double] {
+    let playsBefore = pad.forceFeedback.plays
+    var written: [Double] = []
+    for press in 1...count {
+        let before = Clock.now()
+        pad.press(255, x: Int32(100 + press % 800), down: true)
+        written.append(before)
+        guard waitUntil(Limits.reaction, { pad.forceFeedback.plays >= playsBefore + press }) else {
+            fail("press \(press): no play after \(Int(Limits.reaction)) s\n\(reader.tail())")
+        }
+        pad.release()
+        Clock.sleep(pressGap)
     }
-    pad.release()
-    Clock.sleep(gap)
+    let stamps = pad.forceFeedback.playStampTimes.dropFirst(playsBefore)
+    return zip(stamps, written).map { ($0 - $1) * 1000 }
 }
 
-// The pad's view: each press's play by each effect, in order.
-func arrivals(of effect: Int, in log: ForceFeedbackLog, written: [Double]) -> [Double] {
-    let stamps = zip(log.playEffects, log.playStampTimes).filter { $0.0 == effect }.map(\.1)
-    return zip(stamps, written).map { ($0 - $1) * 1000 }.sorted()
-}
-let floorArrivals = arrivals(of: floorEffect, in: pad.forceFeedback, written: written)
-let daemonArrivals = arrivals(of: daemonEffect, in: pad.forceFeedback, written: written)
-
-// What each reader reports.
-let (statusEnded, status) = runToEnd("forcescale status", [programs.forcescale, "status", "--json", "--socket", socket], timeout: Limits.command)
-guard statusEnded == .exited(0), let statusLine = status?.output.first,
-      let object = (try? JSONSerialization.jsonObject(with: Data(statusLine.utf8))) as? [String: Any],
-      let rumbles = object["rumbles"] as? [String: Any] else {
-    fail("no rumbles in forcescaled's STATUS: \(status?.outputText ?? "") \(status?.errorText ?? "")")
-}
-func milliseconds(_ key: String, of rumbles: [String: Any]) -> Double { ((rumbles[key] as? NSNumber)?.doubleValue ?? .nan) * 1000 }
-let daemonReported = (p50: milliseconds("p50", of: rumbles), p99: milliseconds("p99", of: rumbles), max: milliseconds("max", of: rumbles))
-daemon.stop(SIGTERM, timeout: Limits.exit)
-floor.signal(SIGTERM)
-guard floor.wait(Limits.exit) == .exited(0), waitUntil(Limits.exit, { floor.hasFinished }) else { fail("floor-rumble did not end cleanly:\n\(floor.tail())") }
-let floorReported = floor.output.compactMap(Double.init).map { $0 / 1000 }.sorted()
-guard floorReported.count == presses, floorArrivals.count == presses, daemonArrivals.count == presses,
-      (rumbles["played"] as? Int) == presses else {
-    fail("counts differ: floor reported \(floorReported.count), forcescaled played \(rumbles["played"] ?? "?"), plays at the pad \(floorArrivals.count) and \(daemonArrivals.count), presses \(presses)")
+/// A block of the floor: started, pressed, stopped; its latencies from its output.
+func floorBlock(_ count: Int) -> Figures {
+    let uploads = pad.forceFeedback.uploads.count
+    let floor: Child
+    do { floor = try Child("floor-rumble", [floorProgram, pad.node]) } catch { fail("cannot start \(floorProgram): \(error)") }
+    guard floor.waitForError("floor-rumble: effect", timeout: Limits.readerStart),
+          waitUntil(Limits.reaction, { pad.forceFeedback.uploads.count > uploads }) else {
+        fail("floor-rumble did not upload its effect:\n\(floor.tail())")
+    }
+    // A press first, not counted: both readers start their blocks warm.
+    _ = press(1, reader: floor)
+    let atPad = press(count, reader: floor)
+    floor.signal(SIGTERM)
+    guard floor.wait(Limits.exit) == .exited(0), waitUntil(Limits.exit, { floor.hasFinished }) else { fail("floor-rumble did not end cleanly:\n\(floor.tail())") }
+    let reported = floor.output.compactMap(Double.init).dropFirst().map { $0 / 1000 }
+    guard reported.count == count else { fail("floor-rumble reported \(reported.count) plays for \(count) presses") }
+    return Figures(reported: reported, atPad: atPad)
 }
 
-func row(_ name: String, _ p50: Double, _ p99: Double, _ max: Double) -> String {
-    name.padding(toLength: 34, withPad: " ", startingAt: 0) + String(format: "%8.3f %8.3f %8.3f", p50, p99, max)
+/// A block of forcescaled: started with one watcher, pressed, stopped; its latencies from
+/// the PEAK lines the watcher got.
+func daemonBlock(_ count: Int) -> Figures {
+    let daemon: Child
+    do { daemon = try Child("forcescaled", [forcescaled] + daemonArguments) } catch { fail("cannot start \(forcescaled): \(error)") }
+    guard daemon.waitForError("rumble on PEAK through", timeout: Limits.readerStart), waitUntil(Limits.readerStart, { fileExists(socket) }) else {
+        fail("forcescaled did not get ready to rumble:\n\(daemon.tail())")
+    }
+    let watcher: Child
+    do { watcher = try Child("forcescale watch", [programs.forcescale, "watch", "--json", "--socket", socket], counting: ["\"class\":\"PEAK\""]) } catch {
+        fail("cannot start forcescale watch: \(error)")
+    }
+    // Presses first, not counted, until one's PEAK line shows that the watcher is watching
+    // (it prints nothing before the first line comes).
+    let peak = "\"class\":\"PEAK\""
+    var warmUps = 0
+    repeat {
+        guard warmUps < 20, watcher.isRunning else { fail("forcescale watch got no PEAK line:\n\(watcher.tail())\n\(daemon.tail())") }
+        _ = press(1, reader: daemon)
+        warmUps += 1
+    } while !waitUntil(5, { watcher.count(peak) >= 1 })
+    let counted = watcher.count(peak)
+    let atPad = press(count, reader: daemon)
+    guard waitUntil(Limits.reaction, { watcher.count(peak) >= counted + count }) else { fail("the watcher got \(watcher.count(peak) - counted) PEAK lines of \(count)") }
+    watcher.stop(SIGTERM, timeout: Limits.exit)
+    daemon.stop(SIGTERM, timeout: Limits.exit)
+    let reported = watcher.output.filter { $0.contains(peak) }.dropFirst(counted).compactMap { line -> Double? in
+        guard let object = (try? JSONSerialization.jsonObject(with: Data(line.utf8))) as? [String: Any] else { return nil }
+        return (object["rumble_latency"] as? NSNumber).map { $0.doubleValue * 1000 }
+    }
+    guard reported.count == count else { fail("forcescaled reported \(reported.count) rumble latencies for \(count) presses") }
+    return Figures(reported: reported, atPad: atPad)
 }
-let floorRow = (percentile(floorReported, 0.5), percentile(floorReported, 0.99), floorReported.last!)
+
+var floorFigures = Figures()
+var daemonFigures = Figures()
+for block in 0..<blocks {
+    for runsFloor in block % 2 == 0 ? [true, false] : [false, true] {
+        let figures = runsFloor ? floorBlock(presses / blocks) : daemonBlock(presses / blocks)
+        if runsFloor {
+            floorFigures.reported += figures.reported
+            floorFigures.atPad += figures.atPad
+        } else {
+            daemonFigures.reported += figures.reported
+            daemonFigures.atPad += figures.atPad
+        }
+    }
+    say("block \(block + 1) of \(blocks) done")
+}
+
+func row(_ name: String, _ values: [Double]) -> String {
+    let sorted = values.sorted()
+    return name.padding(toLength: 40, withPad: " ", startingAt: 0)
+        + String(format: "%8.3f %8.3f %8.3f", percentile(sorted, 0.5), percentile(sorted, 0.99), sorted.last ?? .nan)
+}
 print("")
-print("Rumble latency over \(presses) PEAKs, ms".padding(toLength: 34, withPad: " ", startingAt: 0) + "     p50      p99      max")
+print("Rumble latency over \(presses) PEAKs each, ms".padding(toLength: 40, withPad: " ", startingAt: 0) + "     p50      p99      max")
 print("reported: frame time -> play accepted")
-print(row("  floor-rumble (C)", floorRow.0, floorRow.1, floorRow.2))
-print(row("  forcescaled (STATUS)", daemonReported.p50, daemonReported.p99, daemonReported.max))
+print(row("  floor-rumble (C)", floorFigures.reported))
+print(row("  forcescaled (PEAK rumble_latency)", daemonFigures.reported))
 print("at the pad: frame written -> play stamped")
-print(row("  floor-rumble (C)", percentile(floorArrivals, 0.5), percentile(floorArrivals, 0.99), floorArrivals.last!))
-print(row("  forcescaled", percentile(daemonArrivals, 0.5), percentile(daemonArrivals, 0.99), daemonArrivals.last!))
+print(row("  floor-rumble (C)", floorFigures.atPad))
+print(row("  forcescaled", daemonFigures.atPad))
 print("")
-print("RESULT floor_p99_ms=\(String(format: "%.3f", floorRow.1))")
-print("RESULT forcescaled_p99_ms=\(String(format: "%.3f", daemonReported.p99))")
-print("RESULT ratio_reported=\(String(format: "%.2f", daemonReported.p99 / floorRow.1))")
-print("RESULT ratio_at_pad=\(String(format: "%.2f", percentile(daemonArrivals, 0.99) / percentile(floorArrivals, 0.99)))")
+let floorP99 = percentile(floorFigures.reported.sorted(), 0.99)
+let daemonP99 = percentile(daemonFigures.reported.sorted(), 0.99)
+print("RESULT floor_p99_ms=\(String(format: "%.3f", floorP99))")
+print("RESULT forcescaled_p99_ms=\(String(format: "%.3f", daemonP99))")
+print("RESULT ratio_reported=\(String(format: "%.2f", daemonP99 / floorP99))")
+print("RESULT ratio_at_pad=\(String(format: "%.2f", percentile(daemonFigures.atPad.sorted(), 0.99) / percentile(floorFigures.atPad.sorted(), 0.99)))")
 pad.destroy()
 exit(0)
