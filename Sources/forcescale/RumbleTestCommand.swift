@@ -50,7 +50,7 @@ enum RumbleTestCommand {
         }
         add("autocenter", capabilities.supportsAutocenter ? "FF_AUTOCENTER claimed (not changed: it would move a wheel)" : "no")
         let segments = HapticPattern.all.reduce(0) { $0 + $1.segments.count }
-        lines.append("  \(report.rounds) rounds of the \(HapticPattern.all.count) patterns' \(segments) rumbles, each uploaded, played, stopped and erased:")
+        lines.append("  \(SessionText.count(report.rounds, "round")) of the \(HapticPattern.all.count) patterns' \(segments) rumbles, each uploaded, played, stopped and erased:")
         lines.append("    " + "step".padding(8) + "count".padding(8) + "failed".padding(8) + "p50".padding(11) + "p99".padding(11) + "max")
         for step in report.steps {
             func latency(_ value: Int64?) -> String { value.map(RumbleText.latency(microseconds:)) ?? "-" }

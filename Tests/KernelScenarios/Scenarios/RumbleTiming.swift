@@ -7,7 +7,8 @@ import Glibc
 /// moment its play reached the device (the time uinput stamped on the `EV_FF` event it
 /// handed to the device side, `CLOCK_MONOTONIC`, taken inside the player's `write`): the
 /// play came after the frame that reached the threshold, and no later than the frame's
-/// time plus the latency reported (taken after the `write` returned). Then `rumble --test`
+/// time plus the latency reported (taken after the `write` returned); the daemon's STATUS
+/// counts the rumbles with their latencies. Then `rumble --test`
 /// on a device that answers uploads 20 ms late (the upload's time shows it), one that
 /// refuses uploads (it says so and exits 1), and one without FF_GAIN (it says that an
 /// intensity is scaled into the effect, and `read --rumble-intensity 0.5` uploads the peak
@@ -15,6 +16,7 @@ import Glibc
 enum RumbleTiming {
     static func run(_ programs: Programs) {
         latencies(programs)
+        daemonCounts(programs)
         slowUploads(programs)
         refusedUploads(programs)
         withoutGain(programs)
@@ -77,6 +79,38 @@ enum RumbleTiming {
             note("p: reported latency p50 \(reported[reported.count / 2]) µs, max \(reported.last!) µs; "
                  + "the write returned p50 \(margins[margins.count / 2]) µs after the play reached the device")
         }
+    }
+
+    /// forcescaled on the FF pad: after 5 presses STATUS counts 5 rumbles played, with their
+    /// latencies, and `forcescale status` says so.
+    static func daemonCounts(_ programs: Programs) {
+        let daemonPath = (programs.forcescale as NSString).deletingLastPathComponent + "/forcescaled"
+        let folder = "/tmp/forcescale-kt-p-\(getpid())"
+        let socket = folder + "/sock"
+        mkdir(folder, 0o755)
+        defer { try? FileManager.default.removeItem(atPath: folder) }
+        guard let pad = makeDevice(Tables.rumblePad, scenario: "p") else { return }
+        defer { pad.destroy() }
+        guard let (daemon, _) = DaemonOnDevice.startDaemon(
+            programs, daemonPath: daemonPath, ["--device", pad.node, "--socket", socket, "--state-dir", folder + "/state"], scenario: "p")
+        else { return }
+        defer { daemon.stop(SIGKILL) }
+        waitFor("the daemon's peak effect", within: Limits.reaction) { pad.forceFeedback.uploads.count >= 1 }
+        for press in 1...5 {
+            pad.press(255, x: Int32(300 + press * 11), down: true)
+            waitFor("press \(press)'s play", within: Limits.reaction) { pad.forceFeedback.plays >= press }
+            pad.release()
+        }
+        let (ended, status) = runToEnd("forcescale status --json", [programs.forcescale, "status", "--json", "--socket", socket], timeout: Limits.command)
+        let rumbles = status.flatMap { json($0.outputText) }?["rumbles"] as? [String: Any]
+        let p50 = (rumbles?["p50"] as? NSNumber)?.doubleValue ?? 0
+        let p99 = (rumbles?["p99"] as? NSNumber)?.doubleValue ?? 0
+        let max = (rumbles?["max"] as? NSNumber)?.doubleValue ?? 0
+        check(ended == .exited(0) && (rumbles?["played"] as? Int) == 5 && (rumbles?["failed"] as? Int) == 0 && 0 < p50 && p50 <= p99 && p99 <= max,
+              "p: STATUS counts 5 rumbles played, none failed, with 0 < p50 <= p99 <= max", "saw \(status?.outputText ?? "")\n\(daemon.tail())")
+        let (_, words) = runToEnd("forcescale status", [programs.forcescale, "status", "--socket", socket], timeout: Limits.command)
+        check(words?.outputText.contains("  rumbles     5 played, 0 failed; latency p50 ") == true,
+              "p: forcescale status says how many rumbles played, and their latency", words?.outputText ?? "")
     }
 
     /// `forcescale rumble --test --device NODE ARGS`, to its end.
