@@ -1,9 +1,11 @@
 /// One measurement as clients see it.
 public struct Reading: Hashable, Sendable {
     public var time: EventTime
+    /// The frame's raw pressure.
     public var raw: Int32
-    /// Normalised force, 0…1.
+    /// The frame's force, normalised to 0…1.
     public var force: Double
+    /// The weight of the frame's pressure, after tare.
     public var grams: Double
     /// Raw pressure at or beyond the axis maximum ("100%+").
     public var saturated: Bool
@@ -20,10 +22,18 @@ public struct Reading: Hashable, Sendable {
     /// then an extrapolation of the curve (``CalibrationFit/grams(raw:)``). `nil` inside the
     /// calibrated range and without a calibration.
     public var beyondCalibration: Double?
+    /// The mean raw pressure of the stability window while the reading is stable: a resting
+    /// weight's pressure with the noise of single frames averaged out, as a calibration
+    /// point measures it. `nil` while not stable. Not sent.
+    public var settledRaw: Double?
+    /// The weight of ``settledRaw``, after tare: what a scale shows for a resting weight.
+    /// `nil` while not stable.
+    public var settledGrams: Double?
 
     public init(
         time: EventTime, raw: Int32, force: Double, grams: Double, saturated: Bool,
-        contacts: Int, stable: Bool, model: GramModelKind, steady: Bool = false, beyondCalibration: Double? = nil
+        contacts: Int, stable: Bool, model: GramModelKind, steady: Bool = false, beyondCalibration: Double? = nil,
+        settledRaw: Double? = nil, settledGrams: Double? = nil
     ) {
         self.time = time
         self.raw = raw
@@ -35,6 +45,8 @@ public struct Reading: Hashable, Sendable {
         self.model = model
         self.steady = steady
         self.beyondCalibration = beyondCalibration
+        self.settledRaw = settledRaw
+        self.settledGrams = settledGrams
     }
 }
 

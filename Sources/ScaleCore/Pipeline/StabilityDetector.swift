@@ -53,12 +53,12 @@ public enum SensorSteadiness {
     }
 }
 
-/// Follows the touch's raw pressure over the stability window, frame by frame: its lowest
-/// and highest value and whether it is steady for the sensor (``SensorSteadiness``).
+/// Follows the touch's raw pressure over the stability window, frame by frame: its lowest,
+/// highest and mean value and whether it is steady for the sensor (``SensorSteadiness``).
 ///
-/// Keeps the running minimum and maximum in two monotonic queues and the successive
-/// differences with their running sum, so each frame costs O(1) amortised however fast the
-/// device reports.
+/// Keeps the running minimum and maximum in two monotonic queues, and the readings and the
+/// successive differences with their running sums, so each frame costs O(1) amortised
+/// however fast the device reports.
 public struct StabilityDetector: Sendable {
     /// The window in microseconds of event time: a touch must last this long, and this much
     /// of it is looked back over.
@@ -72,6 +72,8 @@ public struct StabilityDetector: Sendable {
     private var steps = SampleQueue()
     private var largestSteps = SampleQueue()
     private var stepSum: Int64 = 0
+    private var readings = SampleQueue()
+    private var readingSum: Int64 = 0
 
     /// What the window holds once the touch has lasted it.
     public struct Window: Hashable, Sendable {
@@ -79,6 +81,9 @@ public struct StabilityDetector: Sendable {
         public var lowest: Int32
         /// The highest raw pressure of the window.
         public var highest: Int32
+        /// The mean raw pressure of the window's frames: a resting weight's pressure with
+        /// the noise of single frames averaged out.
+        public var mean: Double
         /// Whether the spread is within what the sensor cannot avoid.
         public var steady: Bool
     }
@@ -100,6 +105,8 @@ public struct StabilityDetector: Sendable {
         steps.removeAll()
         largestSteps.removeAll()
         stepSum = 0
+        readings.removeAll()
+        readingSum = 0
     }
 
     /// Adds a frame of the current touch.
@@ -115,6 +122,8 @@ public struct StabilityDetector: Sendable {
             stepSum += Int64(step)
         }
         previousRaw = raw
+        readings.append(time: now, value: raw)
+        readingSum += Int64(raw)
         let windowStart = now - window
         minimums.pushKeepingMonotonic(time: now, value: raw) { $0 >= raw }
         maximums.pushKeepingMonotonic(time: now, value: raw) { $0 <= raw }
@@ -122,6 +131,7 @@ public struct StabilityDetector: Sendable {
         maximums.dropOlder(than: windowStart)
         steps.dropOlder(than: windowStart) { stepSum -= Int64($0) }
         largestSteps.dropOlder(than: windowStart)
+        readings.dropOlder(than: windowStart) { readingSum -= Int64($0) }
         guard let start = touchStart, now - start >= window,
               let lowest = minimums.first, let highest = maximums.first
         else { return nil }
@@ -131,7 +141,8 @@ public struct StabilityDetector: Sendable {
             steady = span <= SensorSteadiness.allowedSpan(
                 steps: steps.count, stepSum: Double(stepSum), largestStep: Double(largest), fuzz: fuzz)
         }
-        return Window(lowest: lowest, highest: highest, steady: steady)
+        let mean = Double(readingSum) / Double(readings.count)
+        return Window(lowest: lowest, highest: highest, mean: mean, steady: steady)
     }
 }
 
