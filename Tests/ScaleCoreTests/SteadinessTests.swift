@@ -71,7 +71,7 @@ import Testing
         let stable = readings.filter(\.stable)
         #expect(stable.count > 20)
         for reading in stable {
-            let mean = try #require(reading.settledRaw)
+            let mean = try #require(reading.settled?.mean)
             #expect(abs(mean - 100) <= 0.05, "at \(reading.time.microseconds) µs: mean \(mean)")
             #expect(reading.settledGrams == pipeline.gramModel.grams(meanRaw: mean))
         }

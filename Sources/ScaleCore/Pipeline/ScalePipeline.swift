@@ -44,7 +44,7 @@ public struct ScalePipeline: Sendable {
         throttle.reviseHeld { reading in
             guard reading.contacts > 0 else { return }
             reading.grams = model.grams(raw: reading.raw, force: reading.force)
-            reading.settledGrams = reading.settledRaw.map(model.grams(meanRaw:))
+            reading.settledGrams = reading.settled.map { model.grams(meanRaw: $0.mean) }
             reading.model = model.kind
             reading.beyondCalibration = model.beyondCalibration(raw: Double(reading.raw))
         }
@@ -87,8 +87,8 @@ public struct ScalePipeline: Sendable {
             beyondCalibration: gramModel.beyondCalibration(raw: Double(frame.raw)))
         if let window, isStable(window) {
             reading.stable = true
-            reading.settledRaw = window.mean
-            reading.settledGrams = gramModel.grams(meanRaw: window.mean)
+            reading.settled = window.pressure
+            reading.settledGrams = gramModel.grams(meanRaw: window.pressure.mean)
         }
         if let now = throttle.offer(reading) { output.append(.reading(now)) }
         if isFreshState {

@@ -73,7 +73,12 @@ public struct StabilityDetector: Sendable {
     private var largestSteps = SampleQueue()
     private var stepSum: Int64 = 0
     private var readings = SampleQueue()
-    private var readingSum: Int64 = 0
+    /// The window's readings less the touch's first, summed and squared, for their mean and
+    /// spread: relative to the first so that the squares stay small (and exact in a Double
+    /// for any pressure a sensor reports).
+    private var origin: Int32 = 0
+    private var deviationSum = 0.0
+    private var deviationSquares = 0.0
 
     /// What the window holds once the touch has lasted it.
     public struct Window: Hashable, Sendable {
@@ -81,9 +86,9 @@ public struct StabilityDetector: Sendable {
         public var lowest: Int32
         /// The highest raw pressure of the window.
         public var highest: Int32
-        /// The mean raw pressure of the window's frames: a resting weight's pressure with
+        /// The mean and spread of the window's frames: a resting weight's pressure with
         /// the noise of single frames averaged out.
-        public var mean: Double
+        public var pressure: SettledPressure
         /// Whether the spread is within what the sensor cannot avoid.
         public var steady: Bool
     }
@@ -106,7 +111,8 @@ public struct StabilityDetector: Sendable {
         largestSteps.removeAll()
         stepSum = 0
         readings.removeAll()
-        readingSum = 0
+        deviationSum = 0
+        deviationSquares = 0
     }
 
     /// Adds a frame of the current touch.
@@ -115,6 +121,7 @@ public struct StabilityDetector: Sendable {
         let now = time.microseconds
         if touchStart == nil {
             touchStart = now
+            origin = raw
         } else {
             let step = Int32(clamping: (Int64(raw) - Int64(previousRaw)).magnitude)
             steps.append(time: now, value: step)
@@ -123,7 +130,9 @@ public struct StabilityDetector: Sendable {
         }
         previousRaw = raw
         readings.append(time: now, value: raw)
-        readingSum += Int64(raw)
+        let deviation = Double(raw) - Double(origin)
+        deviationSum += deviation
+        deviationSquares += deviation * deviation
         let windowStart = now - window
         minimums.pushKeepingMonotonic(time: now, value: raw) { $0 >= raw }
         maximums.pushKeepingMonotonic(time: now, value: raw) { $0 <= raw }
@@ -131,7 +140,11 @@ public struct StabilityDetector: Sendable {
         maximums.dropOlder(than: windowStart)
         steps.dropOlder(than: windowStart) { stepSum -= Int64($0) }
         largestSteps.dropOlder(than: windowStart)
-        readings.dropOlder(than: windowStart) { readingSum -= Int64($0) }
+        readings.dropOlder(than: windowStart) { [origin] dropped in
+            let deviation = Double(dropped) - Double(origin)
+            deviationSum -= deviation
+            deviationSquares -= deviation * deviation
+        }
         guard let start = touchStart, now - start >= window,
               let lowest = minimums.first, let highest = maximums.first
         else { return nil }
@@ -141,8 +154,18 @@ public struct StabilityDetector: Sendable {
             steady = span <= SensorSteadiness.allowedSpan(
                 steps: steps.count, stepSum: Double(stepSum), largestStep: Double(largest), fuzz: fuzz)
         }
-        let mean = Double(readingSum) / Double(readings.count)
-        return Window(lowest: lowest, highest: highest, mean: mean, steady: steady)
+        return Window(lowest: lowest, highest: highest, pressure: pressure, steady: steady)
+    }
+
+    /// The mean and sample standard deviation of the window's readings.
+    private var pressure: SettledPressure {
+        let count = readings.count
+        let meanDeviation = deviationSum / Double(count)
+        let squares = Swift.max(0, deviationSquares - Double(count) * meanDeviation * meanDeviation)
+        return SettledPressure(
+            mean: Double(origin) + meanDeviation,
+            standardDeviation: count > 1 ? (squares / Double(count - 1)).squareRoot() : 0,
+            count: count)
     }
 }
 
