@@ -10,7 +10,8 @@ sweep (1.6 s each), serves it with forcescaled --replay (a fresh state directory
 settings), and does what a person does: when each calibration weight has been put on, runs
 `forcescale calibrate --grams G` and lets it finish. It watches the READING lines all the
 while and prints one JSON object: the points stored, the curve's model and uncertainty, each
-sweep weight's readings once it has rested 0.8 s (true grams, the daemon's grams, whether
+sweep weight's readings once it has rested 0.8 s (true grams, the grams shown: settled_grams
+while stable, grams otherwise; whether
 past the heaviest calibration weight), and for every weight the time from coming to rest
 (the end of its landing, 300 ms after it touches) to its first stable reading.
 """
@@ -73,7 +74,8 @@ try:
         if reading["stable"] and touch not in first_stable:
             first_stable[touch] = reading["time"] - (start + LANDING)
         if touch >= len(WEIGHTS) and reading["time"] - start >= SETTLED:
-            readings.append({"true": truths[touch], "grams": reading["grams"], "raw": reading["raw"],
+            # The weight the scale shows: the settled weight while stable, the frame's otherwise.
+            readings.append({"true": truths[touch], "grams": reading.get("settled_grams", reading["grams"]), "raw": reading["raw"],
                              "beyond": reading.get("beyond_calibration")})
 finally:
     daemon.terminate()

@@ -118,8 +118,7 @@ public final class Daemon {
         }
         let group = listener.group ?? UserDatabase.groupID(named: options.groupName)
         rules = DaemonRules(
-            release: options.release, policy: ControlPolicy(daemonUser: geteuid(), group: group, groupName: options.groupName),
-            stabilityWindow: options.configuration.settings.stabilityWindow)
+            release: options.release, policy: ControlPolicy(daemonUser: geteuid(), group: group, groupName: options.groupName))
         watchdog = try WatchdogTimer(loop: loop, notifier: notifier)
         server = try SocketServer(listener: listener, loop: loop)
         server.onConnect = { [unowned self] client in
@@ -237,7 +236,6 @@ public final class Daemon {
         options.commandLineOverrides = new.commandLineOverrides
         log.threshold = applied.logLevel
         if applied.logRetention != old.logRetention { forceLog?.writer.setRetention(applied.logRetention) }
-        rules.setStabilityWindow(applied.settings.stabilityWindow)
         if changed.contains(where: { $0.reach == .source }) { reconfigureSource(changed: changed) }
     }
 

@@ -160,9 +160,6 @@ public struct DaemonRules: Sendable {
     /// `watchersByPath`, so that a stable reading (every reading while something lies on the
     /// scale) costs nothing when nobody is calibrating.
     private var awaitingCalibration: [Int]?
-    /// The raw readings of the current touch within the stability window: a calibration
-    /// point is their mean, with their spread.
-    private var window: StableWindow
     /// Which touch the readings belong to, so that a calibration point is taken from the
     /// touch it was asked for and no other.
     private var touches = TouchCounter()
@@ -171,21 +168,9 @@ public struct DaemonRules: Sendable {
     /// - Parameters:
     ///   - release: Sent in VERSION.
     ///   - policy: Who may change state.
-    ///   - stabilityWindow: The pipeline's stability window in microseconds: a calibration
-    ///     point averages the readings of that window.
-    public init(release: String, policy: ControlPolicy, stabilityWindow: Int64 = ScaleSettings().stabilityWindow) {
+    public init(release: String, policy: ControlPolicy) {
         self.release = release
         self.policy = policy
-        window = StableWindow(window: stabilityWindow)
-    }
-
-    /// Takes a new stability window (a reload changed `stable-ms`): calibration points
-    /// average that window from now on, as the pipeline's stability detector does. The
-    /// readings held so far are dropped, since they were kept for the old length.
-    /// - Parameter stabilityWindow: The window in microseconds.
-    public mutating func setStabilityWindow(_ stabilityWindow: Int64) {
-        guard stabilityWindow != window.window else { return }
-        window = StableWindow(window: stabilityWindow)
     }
 
     /// The curve fitted to the calibration's points, on `device`'s pressure axis.
@@ -398,9 +383,6 @@ public struct DaemonRules: Sendable {
             outcome.lines.append(Line(bytes: ProtocolMessage.lineBytes(for: output, device: device.nodeName), to: watchers, droppable: droppable))
         }
         if case .reading(let reading) = output {
-            // A reading of another device starts a new window: its raw values mean nothing here.
-            if lastReadingDevice != device { window.reset() }
-            window.add(reading)
             lastReading = reading
             lastReadingDevice = device
             let lifted = touches.count(reading)
@@ -439,20 +421,21 @@ public struct DaemonRules: Sendable {
 
     /// Adds a point for every client waiting with a known weight for this touch, in the
     /// order they connected; each is saved and confirmed on its own, as if asked one after
-    /// the other. The point is the mean of the stability window's raw readings (the window
-    /// that the pipeline judged steady for the sensor), with their standard deviation and
-    /// count. Whether a point can be taken never depends on the grams of the curve it builds. A client that only
-    /// measures gets the point back and the curve is left alone.
+    /// the other. The point is the reading's settled pressure: the mean of every frame of the
+    /// stability window that the pipeline judged steady for the sensor, with their standard
+    /// deviation and count. Whether a point can be taken never depends on the grams of the
+    /// curve it builds. A client that only measures gets the point back and the curve is
+    /// left alone.
     private mutating func completeCalibrations(of waiting: [Int], with reading: Reading, from device: SourceDevice, into outcome: inout Outcome) {
         // A device without a usable pressure axis gives no points; the requests keep waiting.
         guard let axis = try? PressureSource.select(for: device.description).axis else { return }
-        // The window holds at least the stable reading itself, which was just added.
-        let statistics = window.statistics ?? StableWindow.Statistics(mean: Double(reading.raw), standardDeviation: 0, count: 1)
+        // A steady reading is stable and carries its window; without one, keep waiting.
+        guard let settled = reading.settled else { return }
         for id in waiting {
             guard let pending = clients[id]!.pendingCalibration, pending.touch == touches.current else { continue }
             clients[id]!.pendingCalibration = nil
             let point = CalibrationPoint(
-                raw: statistics.mean, grams: pending.grams, spread: statistics.standardDeviation, count: statistics.count)
+                raw: settled.mean, grams: pending.grams, spread: settled.standardDeviation, count: settled.count)
             guard pending.add else {
                 outcome.send(DaemonMessage.calibrate(point, points: calibration.points.count, device: device.nodeName, added: false), to: id)
                 continue

@@ -192,7 +192,7 @@ public final class LogDatabase {
     }
 
     /// Appends readings to the session, in order, and saves its summary: the count, the
-    /// peak grams, and the grams of the last stable reading that had a contact.
+    /// peak grams, and the settled weight of the last stable reading that had a contact.
     /// - Parameter session: Updated with the readings; its `session` field is used in
     ///   place of each reading's.
     public func append(_ readings: some Sequence<LoggedReading>, to session: inout LoggedSession) throws(LogDatabaseError) {
@@ -208,7 +208,7 @@ public final class LogDatabase {
                 while try insert.step() {}
                 session.readingCount += 1
                 session.peakGrams = max(session.peakGrams, reading.grams)
-                if reading.flags.contains(.stable), reading.contacts > 0 { session.stableGrams = reading.grams }
+                if reading.flags.contains(.stable), reading.contacts > 0 { session.stableGrams = reading.settledGrams ?? reading.grams }
             }
             insert.reset()
             try saveSummary(session)

@@ -35,7 +35,7 @@ struct LogSessionBuilder {
             if reading.stable { flags.insert(.stable) }
             buffered.append(LoggedReading(
                 session: session!.id, time: time, raw: reading.raw, force: reading.force, grams: reading.grams,
-                contacts: reading.contacts, flags: flags))
+                contacts: reading.contacts, flags: flags, settledGrams: reading.settledGrams))
             lastTime = time
             return reading.contacts == 0 ? try end(in: database) : 0
         case .peak(let peak, let offset):

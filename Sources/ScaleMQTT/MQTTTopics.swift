@@ -140,7 +140,8 @@ public enum HomeAssistantDiscovery {
         }
         var weight = common("weight", name: "Weight")
         weight.add("state_topic", string: topics.weight)
-        weight.add("value_template", string: "{{ value_json.grams }}")
+        // The settled weight (protocol 1.3); a release, and an older daemon, carry only grams.
+        weight.add("value_template", string: "{{ value_json.settled_grams | default(value_json.grams) }}")
         weight.add("json_attributes_topic", string: topics.weight)
         weight.add("device_class", string: "weight")
         weight.add("unit_of_measurement", string: "g")

@@ -236,9 +236,11 @@ select, button { font: inherit; padding: .35rem .6rem; border-radius: .4rem; }
     if (peak) $("peak-value").textContent = weightText(peak.grams) + " " + unitName();
     if (!reading) return;
     var percent = percentOf(reading), state = stateOf(reading);
-    var weight = weightText(reading.grams);
+    // A stable reading shows its settled weight (the stable window's mean, protocol 1.3).
+    var grams = typeof reading.settled_grams === "number" ? reading.settled_grams : reading.grams;
+    var weight = weightText(grams);
     $("weight-value").textContent = weight;
-    $("weight-value").setAttribute("data-grams", String(reading.grams));
+    $("weight-value").setAttribute("data-grams", String(grams));
     $("percent").textContent = percent.text;
     var dial = $("dial");
     dial.setAttribute("aria-valuenow", String(percent.now));

@@ -79,7 +79,7 @@ extension ReadingMessage {
         // `Reading` must hold a model this build knows: for one it does not, `nominal` only
         // fills the field, and ``gaugeNote`` shows the real name beside the line.
         Reading(
-            time: time, raw: raw, force: force, grams: grams, saturated: saturated, contacts: contacts,
+            time: time, raw: raw, force: force, grams: shownGrams, saturated: saturated, contacts: contacts,
             stable: stable, model: model.kind ?? .nominal, beyondCalibration: beyondCalibration)
     }
 

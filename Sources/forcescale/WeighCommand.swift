@@ -74,7 +74,7 @@ enum WeighCommand {
                 take(line)
             }
             let output = OutputChannel.standardOutput
-            var text = json ? found!.text : unit.format(grams: found!.reading.grams)
+            var text = json ? found!.text : unit.format(grams: found!.reading.shownGrams)
             // A calibrated weight gets the calibration's uncertainty beside it, from the
             // STATUS asked first, grown past the heaviest calibration weight; and says when
             // it is past it (the JSON line stays the READING as sent).
@@ -82,7 +82,7 @@ enum WeighCommand {
             if !json, reading.model == GramModelName(.calibrated), let calibration = status.calibration,
                let uncertainty = calibration.uncertainty {
                 let quoted = reading.beyondCalibration.map {
-                    CalibrationFit.uncertainty(uncertainty, atGrams: reading.grams + calibration.tare, heaviest: $0)
+                    CalibrationFit.uncertainty(uncertainty, atGrams: reading.shownGrams + calibration.tare, heaviest: $0)
                 } ?? uncertainty
                 text += " ± " + unit.format(grams: quoted)
             }

@@ -62,16 +62,29 @@ import Testing
         #expect(!readings.isEmpty)
 
         var lastTime: Double?
+        var touch: [(time: Double, raw: Int)] = []
         for reading in readings {
             let raw = reading["raw"] as! Int, contacts = reading["contacts"] as! Int
             let time = reading["time"] as! Double, grams = reading["grams"] as! Double
+            let settled = reading["settled_grams"] as? Double
+            #expect((settled != nil) == (reading["stable"] as! Bool), "\(recording) at \(time): settled grams exactly when stable")
             if contacts == 0 {
                 #expect(grams == 0 && raw == oracle.minimum)
                 lastTime = nil
+                touch = []
                 continue
             }
             // Grams are the model applied to raw.
             #expect(grams == oracle.expectedGrams(raw: raw), "\(recording) at \(time): raw \(raw)")
+            // A settled weight is that of a mean of the stability window's pressure: within
+            // what the touch's readings of the last 500 ms span, a raw unit either way (frames
+            // between readings are not seen here).
+            touch.append((time, raw))
+            if let settled {
+                let recent = touch.filter { $0.time >= time - 0.5 - 1e-7 }.map(\.raw)
+                let low = oracle.expectedGrams(raw: recent.min()! - 1), high = oracle.expectedGrams(raw: recent.max()! + 1)
+                #expect(settled >= low && settled <= high, "\(recording) at \(time): settled \(settled) g outside \(low)…\(high) g")
+            }
             #expect(reading["saturated"] as! Bool == (raw >= oracle.maximum))
             // At least 10 ms between the readings of one touch (times have 6 decimals; allow float slack).
             if let lastTime { #expect(time - lastTime >= 0.010 - 1e-7, "\(recording): gap at \(time)") }

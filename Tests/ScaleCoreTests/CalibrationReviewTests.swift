@@ -24,19 +24,6 @@ import Testing
         #expect(finding.message.hasPrefix("The 25 g point disagrees with the others: they put it at 19.9 g."))
     }
 
-    @Test func theStableWindowAveragesTheLastWindowOfTheTouch() throws {
-        var window = StableWindow(window: 500_000)
-        func reading(_ milliseconds: Int64, _ raw: Int32, contacts: Int = 1) -> Reading {
-            Reading(time: EventTime(microseconds: milliseconds * 1000), raw: raw, force: 0, grams: 0, saturated: false, contacts: contacts, stable: false, model: .nominal)
-        }
-        #expect(window.statistics == nil)
-        for (time, raw) in [(0, 10), (300, 100), (600, 102), (700, 104)] as [(Int64, Int32)] { window.add(reading(time, raw)) }
-        let statistics = try #require(window.statistics)
-        #expect(statistics.count == 3 && statistics.mean == 102 && statistics.standardDeviation == 2)
-        window.add(reading(800, 0, contacts: 0))
-        #expect(window.statistics == nil, "a release ends the touch")
-    }
-
     @Test func theSettlingMonitorSaysWhyItWaits() {
         var monitor = SettlingMonitor(window: 500_000)
         func spread(_ state: SettlingMonitor.State) -> Double? {

@@ -82,6 +82,23 @@ func reading(at milliseconds: Double, raw: Int32 = 100, contacts: Int = 1) -> Re
         }
     }
 
+    /// The window's mean and spread are those of its frames: the last 500 ms of the touch.
+    @Test func theWindowsPressureIsTheMeanAndSpreadOfItsFrames() throws {
+        var detector = StabilityDetector(window: 500_000)
+        var last: StabilityDetector.Window?
+        for (time, raw) in [(0, 10), (300, 100), (600, 102), (700, 104), (800, 102)] as [(Double, Int32)] {
+            last = detector.update(time: ms(time), raw: raw)
+        }
+        let pressure = try #require(last?.pressure)
+        #expect(pressure.count == 4 && pressure.mean == 102)
+        #expect(abs(pressure.standardDeviation - (8.0 / 3).squareRoot()) < 1e-12)
+        // A long touch of large values: the running sums stay exact.
+        var long = StabilityDetector(window: 500_000)
+        for step in 0..<100_000 { last = long.update(time: ms(Double(step)), raw: 1_000_000 + Int32(step % 3)) }
+        let held = try #require(last?.pressure)
+        #expect(held.count == 501 && abs(held.mean - 1_000_001) < 0.01 && abs(held.standardDeviation - 0.8173) < 1e-3, "\(held)")
+    }
+
     @Test func resetStartsANewTouch() {
         var detector = StabilityDetector(window: 500_000)
         var steady = [detector.update(time: ms(0), raw: 50)?.steady, detector.update(time: ms(600), raw: 50)?.steady]
@@ -128,13 +145,13 @@ func reading(at milliseconds: Double, raw: Int32 = 100, contacts: Int = 1) -> Re
         #expect(SensorSteadiness.allowedSpan(steps: 1, stepSum: 30, largestStep: 30, fuzz: 0) == 2)
         #expect(SensorSteadiness.allowedSpan(steps: 49, stepSum: 5, largestStep: 1, fuzz: 0) == 2)
         #expect(SensorSteadiness.allowedSpan(steps: 49, stepSum: 0, largestStep: 0, fuzz: 3) == 6)
-        // σ 1: a mean step of 2/√π, the largest step left out.
+        // σ 1: a mean step of 2/√π, the largest step left out; a unit for the rounding.
         let step = 2 / Double.pi.squareRoot()
         let fifty = SensorSteadiness.allowedSpan(steps: 49, stepSum: step * 48 + 9, largestStep: 9, fuzz: 0)
         let fiveHundred = SensorSteadiness.allowedSpan(steps: 499, stepSum: step * 498 + 9, largestStep: 9, fuzz: 0)
-        #expect(abs(fifty - 7.59) < 0.01 && abs(fiveHundred - 9.05) < 0.01, "\(fifty) \(fiveHundred)")
-        // The jump of 30 is left out of the noise: the steps of one allow about 5 units.
-        #expect(abs(SensorSteadiness.allowedSpan(readings: [100, 101, 100, 130, 129, 130], fuzz: 0) - 5.13) < 0.01)
+        #expect(abs(fifty - 8.59) < 0.01 && abs(fiveHundred - 10.05) < 0.01, "\(fifty) \(fiveHundred)")
+        // The jump of 30 is left out of the noise: the steps of one allow about 6 units.
+        #expect(abs(SensorSteadiness.allowedSpan(readings: [100, 101, 100, 130, 129, 130], fuzz: 0) - 6.13) < 0.01)
     }
 }
 

@@ -44,7 +44,42 @@ import Testing
             #expect(abs(first.grams - nominal) <= 4 * sigma * perUnit + perUnit, "seed \(seed): \(first.grams) g for \(nominal) g")
             let stableShare = Double(readings.filter { $0.stable }.count) / Double(readings.filter { $0.time.microseconds >= 600_000 && $0.contacts > 0 }.count)
             #expect(stableShare >= 0.9, "seed \(seed): stable in \(stableShare) of the resting readings")
+            // The settled weight is the window's mean: within 4 standard errors of the truth
+            // (a tenth of a unit more for the rounding), where single frames stray by 4σ.
+            #expect(readings.allSatisfy { ($0.settledGrams != nil) == $0.stable }, "seed \(seed): settled grams exactly on stable readings")
+            let frames = 500 / period
+            let settledError = readings.compactMap { $0.settledGrams.map { abs($0 - nominal) } }.max() ?? .infinity
+            #expect(settledError <= (4 * sigma / frames.squareRoot() + 0.1) * perUnit, "seed \(seed): settled \(settledError) g off")
         }
+    }
+
+    /// The settled weight of a stable window is the weight of its mean pressure, through
+    /// the calibrated curve: the same mean a calibration point takes, so that a calibration
+    /// weight weighs what it was said to weigh.
+    @Test func theSettledWeightIsTheWindowsMeanThroughTheCurve() throws {
+        let calibration = try Calibration(points: [
+            CalibrationPoint(raw: 40, grams: 50, spread: 0.5, count: 50), CalibrationPoint(raw: 100, grams: 130, spread: 0.5, count: 50),
+        ])
+        var settings = ScaleSettings()
+        settings.throttleInterval = 0
+        var pipeline = try ScalePipeline(device: TestDevice.singleTouch(), settings: settings, calibration: calibration)
+        var script = EventScript()
+        // 99, 100, 101, 100, … every 10 ms: a mean of 100 over any whole number of cycles.
+        script.press(at: 0, 99)
+        for step in 1..<80 { script.pressure(at: Double(step) * 10, [99, 100, 101, 100][step % 4]) }
+        let readings = pipeline.run(script.events).readings
+        let stable = readings.filter(\.stable)
+        #expect(stable.count > 20)
+        for reading in stable {
+            let mean = try #require(reading.settled?.mean)
+            #expect(abs(mean - 100) <= 0.05, "at \(reading.time.microseconds) µs: mean \(mean)")
+            #expect(reading.settledGrams == pipeline.gramModel.grams(meanRaw: mean))
+        }
+        // The weight of 100 is the calibration weight's, 130 g, whatever the frame showed.
+        #expect(stable.allSatisfy { abs($0.settledGrams! - 130) < 0.1 })
+        #expect(Set(stable.map { ($0.grams * 10).rounded() }).count == 3)
+        #expect(ReadingMessage(stable[0]).line.contains(#","settled_grams":130.0}"#))
+        #expect(!ReadingMessage(readings[0]).line.contains("settled"))
     }
 
     /// A weight creeping slowly on a fine pen is not steady for the sensor, but its grams

@@ -25,7 +25,8 @@ import Testing
     static func reading(raw: Int32 = 51, grams: Double = 77, contacts: Int = 1, stable: Bool = false, at seconds: Int64 = 8123) -> Reading {
         Reading(
             time: EventTime(microseconds: seconds * 1_000_000 + 401_022), raw: raw, force: Double(raw) / 255, grams: grams,
-            saturated: false, contacts: contacts, stable: stable, model: .nominal, steady: stable)
+            saturated: false, contacts: contacts, stable: stable, model: .nominal, steady: stable,
+            settled: stable ? SettledPressure(mean: Double(raw), standardDeviation: 0, count: 1) : nil)
     }
 
     /// Rules with the given clients connected (their VERSION greetings discarded).
@@ -180,25 +181,24 @@ import Testing
         // A reading that is not steady does not complete it.
         #expect(rules.receive(.reading(Self.reading(raw: 120, stable: false)), from: Self.pad).effects.isEmpty)
 
-        // The window holds the two readings of this touch.
+        // The point is the steady reading's settled pressure (here a window of one frame).
         let completed = rules.receive(.reading(Self.reading(raw: 152, stable: true)), from: Self.pad)
-        let curve = try? Calibration(points: [CalibrationPoint(raw: 136, grams: 100, spread: 22.627416997969522, count: 2)])
+        let curve = try? Calibration(points: [CalibrationPoint(raw: 152, grams: 100, spread: 0, count: 1)])
         #expect(rules.calibration == curve)
         #expect(completed.effects == [
             .applyCalibration(rules.calibration),
             .saveCalibration(rules.calibration, device: Self.pad, confirmation: .init(
                 client: Self.member.id, request: .calibrate(grams: 100),
-                reply: #"{"class":"CALIBRATE","device":"event5","grams":100.0,"raw":136.0,"points":1,"sd":22.63,"n":2}"# + "\n",
+                reply: #"{"class":"CALIBRATE","device":"event5","grams":100.0,"raw":152.0,"points":1,"sd":0.0,"n":1}"# + "\n",
                 failure: "applied but not saved")),
         ])
         // Once: the next steady reading adds nothing.
         #expect(rules.receive(.reading(Self.reading(raw: 153, stable: true)), from: Self.pad).effects.isEmpty)
     }
 
-    /// A point is judged steady on raw pressure alone: a reading that a steep provisional
-    /// curve calls unstable (its grams move by many grams a raw unit) still gives its point
-    /// when the sensor is steady, and one the curve calls stable does not while the sensor
-    /// is not.
+    /// A point is judged steady on raw pressure alone: a reading whose grams a steep
+    /// provisional curve puts far from the weight still gives its point when the sensor is
+    /// steady, and one stable by its grams alone does not while the sensor is not.
     @Test func aPointWaitsForTheSensorNotForTheCurvesGrams() {
         var rules = Self.rules()
         _ = rules.handle(.calibrate(grams: 260), from: Self.member, serving: Self.pad)
@@ -206,10 +206,10 @@ import Testing
             time: EventTime(microseconds: 10_000_000), raw: 150, force: 0, grams: 260, saturated: false, contacts: 1,
             stable: true, model: .calibrated, steady: false)
         #expect(rules.receive(.reading(stableByGramsOnly), from: Self.pad).effects.isEmpty)
-        let steadyButNotStable = Reading(
+        let steadyAtTheWrongGrams = Reading(
             time: EventTime(microseconds: 10_100_000), raw: 151, force: 0, grams: 710, saturated: false, contacts: 1,
-            stable: false, model: .calibrated, steady: true)
-        let completed = rules.receive(.reading(steadyButNotStable), from: Self.pad)
+            stable: true, model: .calibrated, steady: true, settled: SettledPressure(mean: 150.6, standardDeviation: 0.5, count: 50))
+        let completed = rules.receive(.reading(steadyAtTheWrongGrams), from: Self.pad)
         #expect(rules.calibration.points.map(\.grams) == [260])
         #expect(completed.effects.count == 2)
     }
@@ -296,40 +296,16 @@ import Testing
         #expect(rules.calibration == .none)
     }
 
-    @Test func aPointIsTheMeanOfTheStableWindowWithItsSpread() {
+    @Test func aPointIsTheSettledPressureOfTheSteadyReading() {
         var rules = Self.rules()
         _ = rules.handle(.calibrate(grams: 100), from: Self.member, serving: Self.pad)
-        // 0.9 s of one touch at 100 ms steps; the last 500 ms (6 readings: 150…155) is the
-        // window that the stable reading closes.
-        let raws: [Int32] = [90, 120, 140, 149, 150, 151, 152, 153, 154, 155]
-        var completed = DaemonRules.Outcome()
-        for (index, raw) in raws.enumerated() {
-            let reading = Reading(
-                time: EventTime(microseconds: 10_000_000 + Int64(index) * 100_000), raw: raw, force: 0, grams: Double(raw),
-                saturated: false, contacts: 1, stable: index == raws.count - 1, model: .nominal, steady: index == raws.count - 1)
-            completed = rules.receive(.reading(reading), from: Self.pad)
-        }
-        let point = rules.calibration.points.first
-        #expect(point?.raw == 152.5 && point?.count == 6 && point?.grams == 100)
-        #expect(abs((point?.spread ?? 0) - 1.8708) < 1e-4, "the sample standard deviation of 150…155")
+        _ = rules.receive(.reading(Self.reading(raw: 140, at: 10)), from: Self.pad)
+        let steady = Reading(
+            time: EventTime(microseconds: 10_900_000), raw: 155, force: 0, grams: 155, saturated: false, contacts: 1,
+            stable: true, model: .nominal, steady: true, settled: SettledPressure(mean: 152.5, standardDeviation: 1.8708, count: 51))
+        let completed = rules.receive(.reading(steady), from: Self.pad)
+        #expect(rules.calibration.points == [CalibrationPoint(raw: 152.5, grams: 100, spread: 1.8708, count: 51)])
         #expect(completed.effects.count == 2)
-    }
-
-    @Test func aReloadedStabilityWindowIsWhatAPointAverages() {
-        var rules = Self.rules()
-        // stable-ms 500 → 200 on SIGHUP: the point is the mean of the last 200 ms (3
-        // readings: 153…155), not of the 500 ms the rules started with.
-        rules.setStabilityWindow(200_000)
-        _ = rules.handle(.calibrate(grams: 100), from: Self.member, serving: Self.pad)
-        let raws: [Int32] = [90, 120, 140, 149, 150, 151, 152, 153, 154, 155]
-        for (index, raw) in raws.enumerated() {
-            let reading = Reading(
-                time: EventTime(microseconds: 10_000_000 + Int64(index) * 100_000), raw: raw, force: 0, grams: Double(raw),
-                saturated: false, contacts: 1, stable: index == raws.count - 1, model: .nominal, steady: index == raws.count - 1)
-            _ = rules.receive(.reading(reading), from: Self.pad)
-        }
-        let point = rules.calibration.points.first
-        #expect(point?.raw == 154 && point?.count == 3, "\(String(describing: point))")
     }
 
     @Test func measuringWithoutAddingLeavesTheCurveAlone() {

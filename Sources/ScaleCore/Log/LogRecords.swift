@@ -65,10 +65,13 @@ public struct LoggedReading: Hashable, Sendable {
     public var grams: Double
     public var contacts: Int
     public var flags: ReadingFlags
+    /// The settled weight of a stable reading (``Reading/settledGrams``): what the session's
+    /// stable weight is taken from. Not stored per reading; `nil` when read back.
+    public var settledGrams: Double?
 
     public init(
         session: Int64, time: WallTime, raw: Int32, force: Double, grams: Double, contacts: Int,
-        flags: ReadingFlags
+        flags: ReadingFlags, settledGrams: Double? = nil
     ) {
         self.session = session
         self.time = time
@@ -77,6 +80,7 @@ public struct LoggedReading: Hashable, Sendable {
         self.grams = grams
         self.contacts = contacts
         self.flags = flags
+        self.settledGrams = settledGrams
     }
 }
 

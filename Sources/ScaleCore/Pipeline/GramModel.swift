@@ -47,12 +47,24 @@ public struct GramModel: Hashable, Sendable {
     ///   - raw: The frame's raw pressure.
     ///   - force: The same pressure normalised to 0…1.
     public func grams(raw: Int32, force: Double) -> Double {
+        grams(pressure: Double(raw), force: force)
+    }
+
+    /// Grams for a pressure between the sensor's steps, the mean of a steady window, after
+    /// tare.
+    public func grams(meanRaw: Double) -> Double {
+        let span = Double(axis.maximum) - Double(axis.minimum)
+        let force = Swift.min(1, Swift.max(0, (meanRaw - Double(axis.minimum)) / span))
+        return grams(pressure: meanRaw, force: force)
+    }
+
+    private func grams(pressure: Double, force: Double) -> Double {
         let untared: Double
         switch kind {
         case .calibrated:
-            untared = fit?.grams(raw: Double(raw)) ?? 0
+            untared = fit?.grams(raw: pressure) ?? 0
         case .physical:
-            untared = Swift.max(0, Double(raw) - Double(axis.minimum)) / Double(axis.resolution)
+            untared = Swift.max(0, pressure - Double(axis.minimum)) / Double(axis.resolution)
         case .nominal:
             untared = force * Self.nominalFullScale
         }
@@ -61,8 +73,8 @@ public struct GramModel: Hashable, Sendable {
 
     /// The heaviest calibration weight when `raw` presses past it by more than a unit (the
     /// reading's grams are then the curve's bounded extrapolation); `nil` otherwise.
-    public func beyondCalibration(raw: Int32) -> Double? {
-        guard let heaviest, Double(raw) > heaviest.raw + 1 else { return nil }
+    public func beyondCalibration(raw: Double) -> Double? {
+        guard let heaviest, raw > heaviest.raw + 1 else { return nil }
         return heaviest.grams
     }
 }

@@ -1,9 +1,11 @@
 /// One measurement as clients see it.
 public struct Reading: Hashable, Sendable {
     public var time: EventTime
+    /// The frame's raw pressure.
     public var raw: Int32
-    /// Normalised force, 0…1.
+    /// The frame's force, normalised to 0…1.
     public var force: Double
+    /// The weight of the frame's pressure, after tare.
     public var grams: Double
     /// Raw pressure at or beyond the axis maximum ("100%+").
     public var saturated: Bool
@@ -20,10 +22,18 @@ public struct Reading: Hashable, Sendable {
     /// then an extrapolation of the curve (``CalibrationFit/grams(raw:)``). `nil` inside the
     /// calibrated range and without a calibration.
     public var beyondCalibration: Double?
+    /// The raw pressure of the stability window while the reading is stable: a resting
+    /// weight's pressure with the noise of single frames averaged out, what a calibration
+    /// point is. `nil` while not stable. Not sent.
+    public var settled: SettledPressure?
+    /// The weight of the settled pressure's mean, after tare: what a scale shows for a
+    /// resting weight. `nil` while not stable.
+    public var settledGrams: Double?
 
     public init(
         time: EventTime, raw: Int32, force: Double, grams: Double, saturated: Bool,
-        contacts: Int, stable: Bool, model: GramModelKind, steady: Bool = false, beyondCalibration: Double? = nil
+        contacts: Int, stable: Bool, model: GramModelKind, steady: Bool = false, beyondCalibration: Double? = nil,
+        settled: SettledPressure? = nil, settledGrams: Double? = nil
     ) {
         self.time = time
         self.raw = raw
@@ -35,6 +45,24 @@ public struct Reading: Hashable, Sendable {
         self.model = model
         self.steady = steady
         self.beyondCalibration = beyondCalibration
+        self.settled = settled
+        self.settledGrams = settledGrams
+    }
+}
+
+/// The raw pressure of a stable window, every frame of it: what a resting weight presses.
+public struct SettledPressure: Hashable, Sendable {
+    /// The mean raw pressure.
+    public var mean: Double
+    /// The frames' sample standard deviation (0 with a single frame).
+    public var standardDeviation: Double
+    /// How many frames the window holds.
+    public var count: Int
+
+    public init(mean: Double, standardDeviation: Double, count: Int) {
+        self.mean = mean
+        self.standardDeviation = standardDeviation
+        self.count = count
     }
 }
 

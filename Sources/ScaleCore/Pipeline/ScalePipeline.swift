@@ -44,8 +44,9 @@ public struct ScalePipeline: Sendable {
         throttle.reviseHeld { reading in
             guard reading.contacts > 0 else { return }
             reading.grams = model.grams(raw: reading.raw, force: reading.force)
+            reading.settledGrams = reading.settled.map { model.grams(meanRaw: $0.mean) }
             reading.model = model.kind
-            reading.beyondCalibration = model.beyondCalibration(raw: reading.raw)
+            reading.beyondCalibration = model.beyondCalibration(raw: Double(reading.raw))
         }
     }
 
@@ -79,11 +80,16 @@ public struct ScalePipeline: Sendable {
         let force = scale.force(raw: frame.raw)
         let grams = gramModel.grams(raw: frame.raw, force: force)
         let window = stability.update(time: frame.time, raw: frame.raw)
-        let reading = Reading(
+        var reading = Reading(
             time: frame.time, raw: frame.raw, force: force, grams: grams,
             saturated: scale.isSaturated(raw: frame.raw), contacts: frame.contacts,
-            stable: window.map(isStable) ?? false, model: gramModel.kind, steady: window?.steady ?? false,
-            beyondCalibration: gramModel.beyondCalibration(raw: frame.raw))
+            stable: false, model: gramModel.kind, steady: window?.steady ?? false,
+            beyondCalibration: gramModel.beyondCalibration(raw: Double(frame.raw)))
+        if let window, isStable(window) {
+            reading.stable = true
+            reading.settled = window.pressure
+            reading.settledGrams = gramModel.grams(meanRaw: window.pressure.mean)
+        }
         if let now = throttle.offer(reading) { output.append(.reading(now)) }
         if isFreshState {
             peaks.resume(force: force, touching: true)

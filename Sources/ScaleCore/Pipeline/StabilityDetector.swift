@@ -11,8 +11,12 @@ import Glibc  // log and sqrt only: ScaleCore does no I/O and reads no clock.
 /// - twice the axis `fuzz`, where the driver declares its noise that way;
 /// - the noise the window itself shows: its standard deviation estimated from successive
 ///   differences (a slow drift barely moves those, noise does; the largest is left out, so
-///   that one jump, a weight placed or pressed, is not taken for noise), times the range a
-///   window of that many normally distributed readings spans about 99 times in 100.
+///   that one jump, a weight placed or pressed, is not taken for noise), times a range that
+///   many normally distributed readings exceed less than once in a thousand, plus a unit
+///   for the rounding of the range's two ends to whole units. With the estimate's own error,
+///   a resting weight's window on a sensor with a raw unit or more of noise is steady about
+///   9,999 times in 10,000, so a weight is stable within a few frames of its first clean
+///   window.
 public enum SensorSteadiness {
     /// The least spread, in raw units, that a resting weight can show on a quantised sensor.
     public static let quantisationSpan = 2.0
@@ -30,7 +34,7 @@ public enum SensorSteadiness {
         let meanStep = (stepSum - largestStep) / Double(steps - 1)
         // E|a − b| = 2σ/√π for two independent normal readings.
         let noise = meanStep * Double.pi.squareRoot() / 2
-        return Swift.max(floor, noise * rangeFactor(samples: steps + 1))
+        return Swift.max(floor, noise * rangeFactor(samples: steps + 1) + 1)
     }
 
     /// The same for a window given as its raw readings, oldest first.
@@ -45,20 +49,21 @@ public enum SensorSteadiness {
         return allowedSpan(steps: Swift.max(0, raws.count - 1), stepSum: sum, largestStep: largest, fuzz: fuzz)
     }
 
-    /// About the 99th percentile of the range of `samples` standard normal readings, in
-    /// standard deviations: `2·√(2·ln n) + 2` (6.5 for 25 readings, 7.6 for 50, 8.1 for 100,
-    /// 9.1 for 500), so that a resting weight's window is steady about 99 times in 100.
+    /// A range in standard deviations that `samples` standard normal readings exceed less
+    /// than once in a thousand: `2·√(2·ln n) + 2` (7.1 for 25 readings, 7.6 for 51, 8.1 for
+    /// 101, 9.1 for 501, against 99.9th percentiles of 6.5, 7.0, 7.3 and 8.2), the margin
+    /// left for the error of a standard deviation estimated from the window itself.
     static func rangeFactor(samples: Int) -> Double {
         2 * (2 * log(Double(samples))).squareRoot() + 2
     }
 }
 
-/// Follows the touch's raw pressure over the stability window, frame by frame: its lowest
-/// and highest value and whether it is steady for the sensor (``SensorSteadiness``).
+/// Follows the touch's raw pressure over the stability window, frame by frame: its lowest,
+/// highest and mean value and whether it is steady for the sensor (``SensorSteadiness``).
 ///
-/// Keeps the running minimum and maximum in two monotonic queues and the successive
-/// differences with their running sum, so each frame costs O(1) amortised however fast the
-/// device reports.
+/// Keeps the running minimum and maximum in two monotonic queues, and the readings and the
+/// successive differences with their running sums, so each frame costs O(1) amortised
+/// however fast the device reports.
 public struct StabilityDetector: Sendable {
     /// The window in microseconds of event time: a touch must last this long, and this much
     /// of it is looked back over.
@@ -72,6 +77,13 @@ public struct StabilityDetector: Sendable {
     private var steps = SampleQueue()
     private var largestSteps = SampleQueue()
     private var stepSum: Int64 = 0
+    private var readings = SampleQueue()
+    /// The window's readings less the touch's first, summed and squared, for their mean and
+    /// spread: relative to the first so that the squares stay small (and exact in a Double
+    /// for any pressure a sensor reports).
+    private var origin: Int32 = 0
+    private var deviationSum = 0.0
+    private var deviationSquares = 0.0
 
     /// What the window holds once the touch has lasted it.
     public struct Window: Hashable, Sendable {
@@ -79,6 +91,9 @@ public struct StabilityDetector: Sendable {
         public var lowest: Int32
         /// The highest raw pressure of the window.
         public var highest: Int32
+        /// The mean and spread of the window's frames: a resting weight's pressure with
+        /// the noise of single frames averaged out.
+        public var pressure: SettledPressure
         /// Whether the spread is within what the sensor cannot avoid.
         public var steady: Bool
     }
@@ -100,6 +115,9 @@ public struct StabilityDetector: Sendable {
         steps.removeAll()
         largestSteps.removeAll()
         stepSum = 0
+        readings.removeAll()
+        deviationSum = 0
+        deviationSquares = 0
     }
 
     /// Adds a frame of the current touch.
@@ -108,6 +126,7 @@ public struct StabilityDetector: Sendable {
         let now = time.microseconds
         if touchStart == nil {
             touchStart = now
+            origin = raw
         } else {
             let step = Int32(clamping: (Int64(raw) - Int64(previousRaw)).magnitude)
             steps.append(time: now, value: step)
@@ -115,6 +134,10 @@ public struct StabilityDetector: Sendable {
             stepSum += Int64(step)
         }
         previousRaw = raw
+        readings.append(time: now, value: raw)
+        let deviation = Double(raw) - Double(origin)
+        deviationSum += deviation
+        deviationSquares += deviation * deviation
         let windowStart = now - window
         minimums.pushKeepingMonotonic(time: now, value: raw) { $0 >= raw }
         maximums.pushKeepingMonotonic(time: now, value: raw) { $0 <= raw }
@@ -122,6 +145,11 @@ public struct StabilityDetector: Sendable {
         maximums.dropOlder(than: windowStart)
         steps.dropOlder(than: windowStart) { stepSum -= Int64($0) }
         largestSteps.dropOlder(than: windowStart)
+        readings.dropOlder(than: windowStart) { [origin] dropped in
+            let deviation = Double(dropped) - Double(origin)
+            deviationSum -= deviation
+            deviationSquares -= deviation * deviation
+        }
         guard let start = touchStart, now - start >= window,
               let lowest = minimums.first, let highest = maximums.first
         else { return nil }
@@ -131,7 +159,18 @@ public struct StabilityDetector: Sendable {
             steady = span <= SensorSteadiness.allowedSpan(
                 steps: steps.count, stepSum: Double(stepSum), largestStep: Double(largest), fuzz: fuzz)
         }
-        return Window(lowest: lowest, highest: highest, steady: steady)
+        return Window(lowest: lowest, highest: highest, pressure: pressure, steady: steady)
+    }
+
+    /// The mean and sample standard deviation of the window's readings.
+    private var pressure: SettledPressure {
+        let count = readings.count
+        let meanDeviation = deviationSum / Double(count)
+        let squares = Swift.max(0, deviationSquares - Double(count) * meanDeviation * meanDeviation)
+        return SettledPressure(
+            mean: Double(origin) + meanDeviation,
+            standardDeviation: count > 1 ? (squares / Double(count - 1)).squareRoot() : 0,
+            count: count)
     }
 }
 

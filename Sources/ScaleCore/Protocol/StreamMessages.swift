@@ -25,6 +25,10 @@ public struct ReadingMessage: DaemonLineMessage {
     /// The heaviest calibration weight, to 0.1 g, when the reading presses past it (its grams
     /// are then an extrapolation); `nil` inside the calibrated range. Since protocol 1.2.
     public var beyondCalibration: Double?
+    /// The weight of the stability window's mean pressure, to 0.1 g, on a stable reading:
+    /// what a scale shows for a resting weight, without the noise of a single frame; `nil`
+    /// while not stable. Since protocol 1.3.
+    public var settledGrams: Double?
 
     /// A reading as its line holds it.
     /// - Parameters:
@@ -39,9 +43,11 @@ public struct ReadingMessage: DaemonLineMessage {
     ///   - model: The gram model's name.
     ///   - beyondCalibration: The heaviest calibration weight when the reading is past it,
     ///     rounded here to 0.1 g; `nil` leaves the field out.
+    ///   - settledGrams: The weight of the stable window's mean pressure, rounded here to
+    ///     0.1 g; `nil` leaves the field out.
     public init(
         device: String? = nil, time: EventTime, raw: Int32, force: Double, grams: Double, saturated: Bool,
-        contacts: Int, stable: Bool, model: GramModelName, beyondCalibration: Double? = nil
+        contacts: Int, stable: Bool, model: GramModelName, beyondCalibration: Double? = nil, settledGrams: Double? = nil
     ) {
         self.device = device
         self.time = time
@@ -53,6 +59,7 @@ public struct ReadingMessage: DaemonLineMessage {
         self.stable = stable
         self.model = model
         self.beyondCalibration = beyondCalibration.map { JSONLineWriter.round($0, decimals: ProtocolMessage.gramDecimals) }
+        self.settledGrams = settledGrams.map { JSONLineWriter.round($0, decimals: ProtocolMessage.gramDecimals) }
     }
 
     /// The line of a pipeline reading.
@@ -63,7 +70,7 @@ public struct ReadingMessage: DaemonLineMessage {
         self.init(
             device: device, time: reading.time, raw: reading.raw, force: reading.force, grams: reading.grams,
             saturated: reading.saturated, contacts: reading.contacts, stable: reading.stable, model: GramModelName(reading.model),
-            beyondCalibration: reading.beyondCalibration)
+            beyondCalibration: reading.beyondCalibration, settledGrams: reading.settledGrams)
     }
 
     init(fields: MessageFields) throws(ProtocolDecodeError) {
@@ -72,14 +79,19 @@ public struct ReadingMessage: DaemonLineMessage {
             force: try fields.number("force"), grams: try fields.number("grams"), saturated: try fields.bool("saturated"),
             contacts: try fields.integer("contacts"), stable: try fields.bool("stable"),
             model: GramModelName(rawValue: try fields.string("model")),
-            beyondCalibration: try fields.optionalNumber("beyond_calibration"))
+            beyondCalibration: try fields.optionalNumber("beyond_calibration"),
+            settledGrams: try fields.optionalNumber("settled_grams"))
     }
 
     /// Whether this is the weight of something resting on the pad: settled, and touching.
     public var isSettledWeight: Bool { stable && contacts > 0 }
 
+    /// The grams to show for this reading: the settled weight while stable (a daemon before
+    /// protocol 1.3 sends none, and then the frame's grams stand in), the frame's otherwise.
+    public var shownGrams: Double { settledGrams ?? grams }
+
     /// `{"class":"READING","device":…,"time":…,"raw":…,"force":…,"grams":…,"saturated":…,
-    /// "contacts":…,"stable":…,"model":…,"beyond_calibration":…}`, as an object to nest
+    /// "contacts":…,"stable":…,"model":…,"beyond_calibration":…,"settled_grams":…}`, as an object to nest
     /// (POLL's `reading`).
     public var json: JSONLineWriter {
         var json = JSONLineWriter()
@@ -94,6 +106,7 @@ public struct ReadingMessage: DaemonLineMessage {
         json.add("stable", bool: stable)
         json.add("model", string: model.rawValue)
         json.add("beyond_calibration", number: beyondCalibration, decimals: ProtocolMessage.gramDecimals)
+        json.add("settled_grams", number: settledGrams, decimals: ProtocolMessage.gramDecimals)
         return json
     }
 

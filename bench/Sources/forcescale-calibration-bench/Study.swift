@@ -52,7 +52,8 @@ let sweepWeights: [Double] = [2, 3, 5, 7.5] + stride(from: 10.0, through: 385, b
 func runStudy(trials: Int, seed: UInt64) {
     let fullScale = GramModel.nominalFullScale
     print("Pure path: \(trials) trials per row; each trial takes its points (mean of half a second of")
-    print("noisy readings) and weighs the sweep 2–385 g (\(sweepWeights.count) weights, one noisy reading each).")
+    print("noisy readings) and weighs the sweep 2–385 g (\(sweepWeights.count) weights, each the mean of a stability")
+    print("window of noisy readings, as a stable READING's settled_grams is).")
     print("Errors are |grams shown − true grams|; % of full scale is of 385 g.\n")
     var goals: [String] = []
     var notes: [String] = []
@@ -63,8 +64,8 @@ func runStudy(trials: Int, seed: UInt64) {
             var piecewise = ErrorTally()
             var fitted = ErrorTally()
             // The curves' own error: each curve at the device's exact, noise-free response to
-            // the sweep weight. This is what a calibration decides; a single reading adds its
-            // noise on top, the same for both curves.
+            // the sweep weight. This is what a calibration decides; the settled weight adds
+            // the noise left in a window's mean on top, the same for both curves.
             var piecewiseCurve = ErrorTally()
             var fittedCurve = ErrorTally()
             var families: [String: Int] = [:]
@@ -79,7 +80,7 @@ func runStudy(trials: Int, seed: UInt64) {
                 if !new.disagreeing.isEmpty { falseAlarms += 1 }
                 if let uncertainty = new.uncertainty { fitted.uncertainties.append(uncertainty) }
                 for weight in sweepWeights {
-                    let raw = Double(device.reading(grams: weight, random: &random))
+                    let raw = takePoint(device, grams: weight, random: &random).raw
                     piecewise.add(error: old.grams(raw: raw) - weight, uncertainty: nil)
                     // The uncertainty a client quotes: the fit's, grown past the heaviest weight.
                     let grams = new.grams(raw: raw)
