@@ -117,7 +117,7 @@ private func roundTrip(_ text: String, sourceLocation: SourceLocation = #_source
         #expect(ProtocolMessage.line(for: .peak(Peak(time: EventTime(microseconds: 1), raw: 2, force: 1, grams: 3))) == PeakMessage(time: EventTime(microseconds: 1), raw: 2, grams: 3).line)
         #expect(DaemonMessage.poll(time: EventTime(microseconds: 7), reading: reading, device: "event5")
             == PollMessage(time: EventTime(microseconds: 7), reading: ReadingMessage(reading, device: "event5")).line)
-        #expect(DaemonMessage.version(release: "0.2.0") == #"{"class":"VERSION","release":"0.2.0","proto_major":1,"proto_minor":3}"# + "\n")
+        #expect(DaemonMessage.version(release: "0.2.0") == #"{"class":"VERSION","release":"0.2.0","proto_major":1,"proto_minor":4}"# + "\n")
         #expect(DaemonMessage.error("no rumble device", request: .rumble(pattern: .success)) == RequestError(message: "no rumble device", requestClass: "RUMBLE").line)
     }
 }

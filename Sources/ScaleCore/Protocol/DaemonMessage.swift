@@ -6,7 +6,7 @@ public enum DaemonMessage {
     /// Raised when a change would break existing clients.
     public static let protocolMajor = 1
     /// Raised when classes or fields are added; clients ignore what they do not know.
-    public static let protocolMinor = 3
+    public static let protocolMinor = 4
     /// How the ERROR that ends a CALIBRATE begins when its touch was lifted before it was
     /// steady (docs/protocol.md, CALIBRATE): clients may offer to try the weight again.
     public static let liftedBeforeSettling = "the weight was lifted before it settled"

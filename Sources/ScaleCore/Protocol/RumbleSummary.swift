@@ -1,6 +1,6 @@
 extension StatusMessage {
     /// STATUS's `rumbles`: the PEAK rumbles since the daemon started, played and failed,
-    /// with the latencies of those that played (since protocol 1.3).
+    /// with the latencies of those that played (since protocol 1.4).
     public struct RumbleSummary: Hashable, Sendable {
         public var played: Int
         public var failed: Int

@@ -140,7 +140,7 @@ public struct PeakMessage: DaemonLineMessage {
     /// The frame's weight, to 0.1 g.
     public var grams: Double
     /// What became of the rumble it cued, by name (`played`, `failed`, `unavailable`, `off`,
-    /// or a later daemon's); `nil` where none is tried (replays). Since protocol 1.3.
+    /// or a later daemon's); `nil` where none is tried (replays). Since protocol 1.4.
     public var rumble: String?
     /// With `played`: seconds from the frame's event time to the play accepted, to the
     /// microsecond.
