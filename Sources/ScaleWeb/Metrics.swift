@@ -123,7 +123,7 @@ public struct MetricsState: Sendable {
     ///   - receivedSeconds: When it came, in wall-clock seconds since 1970.
     public mutating func observe(_ reading: ReadingMessage, receivedSeconds: Double) {
         var series = devices[Self.label(reading.device)] ?? DeviceSeries()
-        series.grams = reading.grams
+        series.grams = reading.shownGrams
         series.force = reading.force
         series.raw = reading.raw
         series.saturated = reading.saturated
@@ -164,7 +164,7 @@ public struct MetricsState: Sendable {
                 out.sample(name, labels: [("device", device)], value(devices[device]!))
             }
         }
-        gauge("forcescale_weight_grams", unit: "grams", "Weight of the latest reading, after tare.") { MetricsWriter.number($0.grams) }
+        gauge("forcescale_weight_grams", unit: "grams", "Weight of the latest reading, after tare: its settled weight while stable.") { MetricsWriter.number($0.grams) }
         gauge("forcescale_force_ratio", "Normalised force of the latest reading, 0 to 1.") { MetricsWriter.number($0.force) }
         gauge("forcescale_raw", "Pressure of the latest reading in device units.") { "\($0.raw)" }
         gauge("forcescale_saturated", "1 when the latest reading reached the axis maximum (100%+ force).") { $0.saturated ? "1" : "0" }

@@ -7,7 +7,7 @@ serving a scripted replay on a private socket, and forcescale-web on a free loop
 A second client reads /events beside the browser, and every number the page shows is
 checked against what that client saw the stream carry:
 
-- the weight is exactly a READING's grams (written as the CLI writes it), the dial's
+- the weight is exactly a READING's grams, its settled_grams while stable (written as the CLI writes it), the dial's
   aria-valuenow is that reading's force in percent rounded down, "100%+" when saturated;
 - PEAK appears with the PEAK's grams; switching the unit converts with the CLI's factors;
 - the live region announces stable weights only;
@@ -57,6 +57,12 @@ class CheckFailed(Exception):
 
 def log(message):
     print(f"[{time.strftime('%H:%M:%S')}] {message}", flush=True)
+
+
+def shown(reading):
+    """The grams the page shows for a reading: its settled weight while stable (protocol
+    1.3), the frame's otherwise."""
+    return reading.get("settled_grams", reading["grams"])
 
 
 def fixed(value, decimals):
@@ -397,7 +403,7 @@ class Dashboard:
     def check_stable_weight(self):
         """The weight of a stable press, exactly as the stream carries it, with its force."""
         reading = wait_until("a stable reading on /events", self.stable_reading, seen=self.watcher.summary)
-        weight, (percent, valuenow) = fixed(reading["grams"], 1), percent_text(reading)
+        weight, (percent, valuenow) = fixed(shown(reading), 1), percent_text(reading)
         # The shape is read in the same snapshot as the weight: a later one may already show
         # the press rising (settling) on a busy machine.
         page = self.page_until(f"the stable weight {weight} g at {percent}",
@@ -416,7 +422,7 @@ class Dashboard:
         saturated = wait_until("a saturated reading on /events",
                                lambda: next((r for r in self.watcher.readings() if r.get("saturated")), None),
                                seen=self.watcher.summary)
-        weight = fixed(saturated["grams"], 1)
+        weight = fixed(shown(saturated), 1)
         self.page_until(f"100%+ with {weight} g and aria-valuenow 100",
                         lambda page: page["percent"] == "100%+" and page["valuenow"] == "100" and page["weight"] == weight)
         self.screenshot("dashboard-saturated.png")
@@ -435,12 +441,12 @@ class Dashboard:
 
             def carried():
                 return next((r for r in reversed(self.watcher.readings())
-                             if r["grams"] == grams and percent_text(r) == (page["percent"], page["valuenow"])), None)
+                             if shown(r) == grams and percent_text(r) == (page["percent"], page["valuenow"])), None)
 
             reading = wait_until(f"/events to carry a reading of {grams} g at {page['percent']} (the page shows {page})",
                                  carried, seen=self.watcher.summary)
-            if page["weight"] != fixed(reading["grams"], 1):
-                raise CheckFailed(f"the page writes {reading['grams']} g as {page['weight']}")
+            if page["weight"] != fixed(shown(reading), 1):
+                raise CheckFailed(f"the page writes {shown(reading)} g as {page['weight']}")
             matched.add(page["weight"])
             # The next sample after the page has moved on.
             self.page_until("the next reading", lambda now: now["grams"] != page["grams"] or now["percent"] != page["percent"])
@@ -454,14 +460,14 @@ class Dashboard:
         for name in ("oz", "ct", "g"):
             unit.select_by_value(name)
             factor, decimals = UNITS[name]
-            weight = fixed(reading["grams"] / factor, decimals)
-            self.page_until(f"{reading['grams']} g as {weight} {name}",
+            weight = fixed(shown(reading) / factor, decimals)
+            self.page_until(f"{shown(reading)} g as {weight} {name}",
                             lambda page: page["unit"] == name and page["weight"] == weight)
-            log(f"unit {name}: {reading['grams']} g shows as {weight} {name}")
+            log(f"unit {name}: {shown(reading)} g shows as {weight} {name}")
 
     def check_announcements(self, started):
         page = self.snapshot()
-        stable = {fixed(r["grams"], 1) for r in self.watcher.readings() if r.get("stable") and r.get("contacts", 0) > 0}
+        stable = {fixed(shown(r), 1) for r in self.watcher.readings() if r.get("stable") and r.get("contacts", 0) > 0}
         if not page["announcements"]:
             raise CheckFailed(f"the live region announced nothing in {time.monotonic() - started:.0f} s of stable presses")
         for text in page["announcements"]:

@@ -11,12 +11,8 @@ import Glibc  // log and sqrt only: ScaleCore does no I/O and reads no clock.
 /// - twice the axis `fuzz`, where the driver declares its noise that way;
 /// - the noise the window itself shows: its standard deviation estimated from successive
 ///   differences (a slow drift barely moves those, noise does; the largest is left out, so
-///   that one jump, a weight placed or pressed, is not taken for noise), times a range that
-///   many normally distributed readings exceed less than once in a thousand, plus a unit
-///   for the rounding of the range's two ends to whole units. With the estimate's own error,
-///   a resting weight's window on a sensor with a raw unit or more of noise is steady about
-///   9,999 times in 10,000, so a weight is stable within a few frames of its first clean
-///   window.
+///   that one jump, a weight placed or pressed, is not taken for noise), times the range a
+///   window of that many normally distributed readings spans about 99 times in 100.
 public enum SensorSteadiness {
     /// The least spread, in raw units, that a resting weight can show on a quantised sensor.
     public static let quantisationSpan = 2.0
@@ -34,7 +30,7 @@ public enum SensorSteadiness {
         let meanStep = (stepSum - largestStep) / Double(steps - 1)
         // E|a − b| = 2σ/√π for two independent normal readings.
         let noise = meanStep * Double.pi.squareRoot() / 2
-        return Swift.max(floor, noise * rangeFactor(samples: steps + 1) + 1)
+        return Swift.max(floor, noise * rangeFactor(samples: steps + 1))
     }
 
     /// The same for a window given as its raw readings, oldest first.
@@ -49,10 +45,9 @@ public enum SensorSteadiness {
         return allowedSpan(steps: Swift.max(0, raws.count - 1), stepSum: sum, largestStep: largest, fuzz: fuzz)
     }
 
-    /// A range in standard deviations that `samples` standard normal readings exceed less
-    /// than once in a thousand: `2·√(2·ln n) + 2` (7.1 for 25 readings, 7.6 for 51, 8.1 for
-    /// 101, 9.1 for 501, against 99.9th percentiles of 6.5, 7.0, 7.3 and 8.2), the margin
-    /// left for the error of a standard deviation estimated from the window itself.
+    /// About the 99th percentile of the range of `samples` standard normal readings, in
+    /// standard deviations: `2·√(2·ln n) + 2` (6.5 for 25 readings, 7.6 for 50, 8.1 for 100,
+    /// 9.1 for 500), so that a resting weight's window is steady about 99 times in 100.
     static func rangeFactor(samples: Int) -> Double {
         2 * (2 * log(Double(samples))).squareRoot() + 2
     }
