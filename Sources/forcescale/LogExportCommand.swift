@@ -70,7 +70,7 @@ enum LogExportCommand {
         from database: LogDatabase, session: Int64?, since: WallTime?, sessions: [LoggedSession],
         format: ReadingExportFormat, to output: LogOutput
     ) throws {
-        var exporter = ReadingExporter(format: format, deviceNames: Dictionary(sessions.map { ($0.id, $0.device.name) }) { first, _ in first })
+        var exporter = ReadingExporter(format: format, deviceNames: deviceNames(of: sessions))
         var buffer = exporter.header
         let chunk = 256 * 1024
         buffer.reserveCapacity(chunk + 1024)
@@ -89,12 +89,17 @@ enum LogExportCommand {
         try output.write(buffer)
     }
 
+    /// The device name of each session, by its id.
+    static func deviceNames(of sessions: [LoggedSession]) -> [Int64: String] {
+        Dictionary(sessions.map { ($0.id, $0.device.name) }) { first, _ in first }
+    }
+
     /// Writes the PEAKs, which are few beside the readings, in one piece.
     static func exportPeaks(
         from database: LogDatabase, session: Int64?, since: WallTime?, sessions: [LoggedSession],
         format: ReadingExportFormat, to output: LogOutput
     ) throws {
-        let exporter = PeakExporter(format: format, deviceNames: Dictionary(sessions.map { ($0.id, $0.device.name) }) { first, _ in first })
+        let exporter = PeakExporter(format: format, deviceNames: deviceNames(of: sessions))
         var text = exporter.header
         let peaks = try session.map { try database.peaks(session: $0) } ?? database.peaks(since: since ?? WallTime(microseconds: .min))
         for peak in peaks { exporter.append(peak, to: &text) }

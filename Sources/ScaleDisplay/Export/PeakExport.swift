@@ -22,12 +22,7 @@ public struct PeakExporter: Sendable {
     }
 
     /// What goes before the first PEAK: the CSV header line, nothing for JSON lines.
-    public var header: String {
-        switch format {
-        case .csv: Self.columns.joined(separator: ",") + "\r\n"
-        case .jsonl: ""
-        }
-    }
+    public var header: String { format.header(columns: Self.columns) }
 
     /// Appends one PEAK as one line.
     public func append(_ peak: LoggedPeak, to text: inout String) {

@@ -6,6 +6,14 @@ public enum ReadingExportFormat: String, CaseIterable, Sendable {
     case csv
     /// One JSON object per line, keys in a fixed order, as the protocol writes its lines.
     case jsonl
+
+    /// What goes before the first line: the CSV header line of `columns`, nothing for JSON lines.
+    func header(columns: [String]) -> String {
+        switch self {
+        case .csv: columns.joined(separator: ",") + "\r\n"
+        case .jsonl: ""
+        }
+    }
 }
 
 /// Turns logged readings into lines of CSV or JSON lines, appending to a caller's buffer so
@@ -36,12 +44,7 @@ public struct ReadingExporter: Sendable {
     }
 
     /// What goes before the first reading: the CSV header line, nothing for JSON lines.
-    public var header: String {
-        switch format {
-        case .csv: Self.columns.joined(separator: ",") + "\r\n"
-        case .jsonl: ""
-        }
-    }
+    public var header: String { format.header(columns: Self.columns) }
 
     /// Appends one reading as one line.
     /// - Parameters:

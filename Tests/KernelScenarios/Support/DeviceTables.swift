@@ -111,32 +111,23 @@ public enum Tables {
     }()
 
     /// The rumble pad, but it answers each FF upload 20 ms late (a slow wireless gamepad).
-    public static let slowUploadPad: DeviceTable = {
-        var table = rumblePad
-        table.name = "forcescale slow-upload pad"
-        table.product = 0x0021
-        table.uploadDelay = 0.020
-        return table
-    }()
+    public static let slowUploadPad = variantOfRumblePad("forcescale slow-upload pad", product: 0x0021) { $0.uploadDelay = 0.020 }
 
     /// The rumble pad, but it refuses every FF upload (EINVAL), as a driver does for an
     /// effect it cannot play.
-    public static let refusingPad: DeviceTable = {
-        var table = rumblePad
-        table.name = "forcescale refusing pad"
-        table.product = 0x0022
-        table.uploadError = EINVAL
-        return table
-    }()
+    public static let refusingPad = variantOfRumblePad("forcescale refusing pad", product: 0x0022) { $0.uploadError = EINVAL }
 
     /// The rumble pad without FF_GAIN: an intensity must be scaled into the effect.
-    public static let gainlessPad: DeviceTable = {
+    public static let gainlessPad = variantOfRumblePad("forcescale gainless pad", product: 0x0023) { $0.forceFeedback = [FF_RUMBLE] }
+
+    /// The rumble pad under another name and product id, changed by `change`.
+    static func variantOfRumblePad(_ name: String, product: UInt16, _ change: (inout DeviceTable) -> Void) -> DeviceTable {
         var table = rumblePad
-        table.name = "forcescale gainless pad"
-        table.product = 0x0023
-        table.forceFeedback = [FF_RUMBLE]
+        table.name = name
+        table.product = product
+        change(&table)
         return table
-    }()
+    }
 
     /// Another node of the rumble pad's hardware, without FF and with the same
     /// vendor:product, made before it (a gamepad's touchpad or motion-sensor node, as
