@@ -1,6 +1,7 @@
 import Glibc
 import ScaleCore
 import ScalePOSIX
+import ScaleProtocol
 
 /// One line from the daemon: its text (without the newline) and its decoded message.
 public struct ReceivedLine: Sendable {
@@ -62,7 +63,7 @@ public enum DaemonClientError: Error, Hashable, Sendable, CustomStringConvertibl
             let shown = line.count > 80 ? String(line.prefix(80)) + "…" : line
             return "\(path): forcescaled sent a line that is not a protocol message (\(problem)): \(shown)"
         case .unsupportedProtocol(let path, let major):
-            return "\(path): forcescaled speaks protocol \(major), this forcescale speaks \(DaemonMessage.protocolMajor); install matching versions"
+            return "\(path): forcescaled speaks protocol \(major), this forcescale speaks \(VersionMessage.currentMajor); install matching versions"
         case .refused(let message, _):
             return message
         case .failed(let error):
@@ -144,7 +145,7 @@ public final class DaemonClient {
                     path: path, line: greeting.text,
                     problem: .unexpectedClass(expected: VersionMessage.className, found: greeting.className))
             }
-            guard message.protocolMajor == DaemonMessage.protocolMajor else {
+            guard message.protocolMajor == VersionMessage.currentMajor else {
                 throw .unsupportedProtocol(path: path, major: message.protocolMajor)
             }
             version = message

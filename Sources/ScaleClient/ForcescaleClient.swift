@@ -1,5 +1,6 @@
 import ScaleCore
 import ScalePOSIX
+import ScaleProtocol
 
 /// The typed client of forcescaled (what libgps is to gpsd): requests return ScaleCore's
 /// typed messages (`StatusMessage`, `TareMessage`…), the stream of readings comes as

@@ -1,4 +1,5 @@
 import ScaleCore
+import ScaleProtocol
 
 /// A line of the stream that WATCH starts, as ScaleCore decodes it: the same types the
 /// daemon writes the lines from, so that the two sides have one definition of each field.

@@ -2,6 +2,7 @@ import Glibc
 import ScaleCore
 import ScaleEvdev
 import ScalePOSIX
+import ScaleProtocol
 
 /// The service: one thread, one epoll loop that owns the scale source (a device or a
 /// recording), the clients on the Unix socket and the calibration store. What requests and
@@ -369,9 +370,9 @@ public final class Daemon {
                     send(confirmation.failureLine(error.description), to: confirmation.client)
                 }
             case .reportStatus(let client):
-                send(DaemonMessage.status(status()), to: client)
+                send(status().line, to: client)
             case .listDevices(let client):
-                send(DaemonMessage.devices(deviceSummaries()), to: client)
+                send(DevicesMessage(devices: deviceSummaries()).line, to: client)
             case .close(let client):
                 clients[client]?.connection.close(afterFlushing: true)
             case .log(let level, let message):
@@ -394,9 +395,9 @@ public final class Daemon {
     }
 
     /// STATUS: the rules' calibration with the process's own facts.
-    private func status() -> StatusSnapshot {
+    private func status() -> StatusMessage {
         let device = servedDevice?.nodeName
-        return StatusSnapshot(
+        return StatusMessage(
             release: options.release, uptimeSeconds: Double(MonotonicClock.now() - startedAt) / 1e6,
             clients: clients.count, device: device, model: source?.gramModel,
             calibration: device == nil ? nil : rules.calibration, fit: servedDevice.flatMap { rules.fit(for: $0) },
@@ -405,17 +406,17 @@ public final class Daemon {
             log: forceLog?.status)
     }
 
-    private func deviceSummaries() -> [DeviceSummary] {
+    private func deviceSummaries() -> [DevicesMessage.Device] {
         let active = source?.currentDevice?.path
         if case .recording = options.source, let device = source?.currentDevice {
-            return [DeviceSummary(path: device.path, description: device.description, active: true, canRumble: false)]
+            return [DevicesMessage.Device(path: device.path, description: device.description, active: true, canRumble: false)]
         }
         return DeviceDiscovery.scan().map { found in
             switch found.details {
             case .success(let details):
-                return DeviceSummary(path: found.path, description: details.description, active: found.path == active, canRumble: details.forceFeedback.canRumble)
+                return DevicesMessage.Device(path: found.path, description: details.description, active: found.path == active, canRumble: details.forceFeedback.canRumble)
             case .failure(let error):
-                return DeviceSummary(path: found.path, error: error.description)
+                return DevicesMessage.Device(path: found.path, error: error.description)
             }
         }
     }

@@ -1,4 +1,5 @@
 import ScaleCore
+import ScaleProtocol
 
 /// The daemon's rules, without a socket, a device or a clock: what each request and each
 /// reading does. A request (or reading) and the rules' state go in; the lines to send, the
@@ -56,7 +57,7 @@ public struct DaemonRules: Sendable {
         /// - Parameter error: What went wrong, as the failure describes itself.
         /// - Returns: `{"class":"ERROR","message":"<failure>: <error>","request":…}` and a newline.
         public func failureLine(_ error: String) -> String {
-            DaemonMessage.error("\(failure): \(error)", request: request)
+            RequestError(message: "\(failure): \(error)", request: request).line
         }
     }
 
@@ -213,7 +214,7 @@ public struct DaemonRules: Sendable {
     public mutating func connect(_ client: ClientIdentity) -> Outcome {
         clients[client.id] = ClientState()
         var outcome = Outcome()
-        outcome.send(DaemonMessage.version(release: release), to: client.id)
+        outcome.send(VersionMessage(release: release).line, to: client.id)
         return outcome
     }
 
@@ -229,7 +230,7 @@ public struct DaemonRules: Sendable {
     ///   protocol, and its line's end cannot be found without unbounded buffering.
     public func lineTooLong(from client: ClientIdentity) -> Outcome {
         var outcome = Outcome()
-        outcome.send(DaemonMessage.error(RequestError.lineTooLong), to: client.id)
+        outcome.send(RequestError.lineTooLong.line, to: client.id)
         outcome.effects.append(.close(client: client.id))
         return outcome
     }
@@ -249,7 +250,7 @@ public struct DaemonRules: Sendable {
             return handle(request, from: client, serving: device)
         case .failure(let error):
             var outcome = Outcome()
-            outcome.send(DaemonMessage.error(error), to: client.id)
+            outcome.send(error.line, to: client.id)
             if error.closesConnection { outcome.effects.append(.close(client: client.id)) }
             return outcome
         }
@@ -272,23 +273,23 @@ public struct DaemonRules: Sendable {
             clients[client.id]!.watching = enable
             clients[client.id]!.watchedDevice = enable ? requested : nil
             // The reply names a device only when the request did (docs/protocol.md).
-            outcome.send(DaemonMessage.watch(enable: enable, device: requested), to: client.id)
+            outcome.send(WatchMessage(enable: enable, device: requested).line, to: client.id)
         case .poll:
             // The reading exactly as its READING line went out, with the device it came from.
-            outcome.send(DaemonMessage.poll(time: lastReading?.time, reading: lastReading, device: lastReadingDevice?.nodeName), to: client.id)
+            outcome.send(PollMessage(time: lastReading?.time, reading: lastReading.map { ReadingMessage($0, device: lastReadingDevice?.nodeName) }).line, to: client.id)
         case .devices:
             outcome.effects.append(.listDevices(client: client.id))
         case .status:
             outcome.effects.append(.reportStatus(client: client.id))
         case .calibration(reset: false):
             guard let device else {
-                outcome.send(DaemonMessage.error("no device is open; waiting for one to appear", request: request), to: client.id)
+                outcome.send(RequestError(message: "no device is open; waiting for one to appear", request: request).line, to: client.id)
                 break
             }
-            outcome.send(DaemonMessage.calibration(calibration, fit: fit(for: device), device: device.nodeName), to: client.id)
+            outcome.send(CalibrationMessage(calibration, fit: fit(for: device), device: device.nodeName).line, to: client.id)
         case .tare, .calibrate, .measure, .calibration(reset: true), .replaceCurve, .rumble:
             guard policy.mayControl(client) else {
-                outcome.send(DaemonMessage.error("permission denied: only \(policy.allowed) may \(request.className)", request: request), to: client.id)
+                outcome.send(RequestError(message: "permission denied: only \(policy.allowed) may \(request.className)", request: request).line, to: client.id)
                 break
             }
             change(request, for: client, serving: device, into: &outcome)
@@ -301,7 +302,7 @@ public struct DaemonRules: Sendable {
         if case .rumble(let pattern) = request {
             // A rumble goes on without the pressure device (to a gamepad); the rest need it.
             outcome.effects.append(.play(pattern, confirmation: Confirmation(
-                client: client.id, request: request, reply: DaemonMessage.rumble(pattern: pattern), failure: "rumble unavailable")))
+                client: client.id, request: request, reply: RumbleMessage(pattern: pattern).line, failure: "rumble unavailable")))
             return
         }
         guard let device else {
@@ -310,7 +311,7 @@ public struct DaemonRules: Sendable {
             case .calibrate, .measure, .replaceCurve: "no device to calibrate"
             default: "no device whose calibration to reset"
             }
-            outcome.send(DaemonMessage.error("\(what); waiting for one to appear", request: request), to: client.id)
+            outcome.send(RequestError(message: "\(what); waiting for one to appear", request: request).line, to: client.id)
             return
         }
         switch request {
@@ -321,11 +322,11 @@ public struct DaemonRules: Sendable {
             } else {
                 calibration.tareGrams = 0
             }
-            keep(for: device, confirming: client.id, request, reply: DaemonMessage.tare(grams: calibration.tareGrams, device: device.nodeName), into: &outcome)
+            keep(for: device, confirming: client.id, request, reply: TareMessage(device: device.nodeName, grams: calibration.tareGrams).line, into: &outcome)
         case .calibrate(let grams), .measure(let grams):
             let pending = PendingPoint(grams: grams, add: request == .calibrate(grams: grams), touch: touches.touchToMeasure)
             if let superseded = clients[client.id]!.pendingCalibration {
-                outcome.send(DaemonMessage.error("the calibration with \(superseded.grams) g was replaced by one with \(grams) g", request: superseded.request), to: client.id)
+                outcome.send(RequestError(message: "the calibration with \(superseded.grams) g was replaced by one with \(grams) g", request: superseded.request).line, to: client.id)
             }
             clients[client.id]!.pendingCalibration = pending
             let what = pending.add ? "calibrating with" : "measuring"
@@ -337,10 +338,10 @@ public struct DaemonRules: Sendable {
                 let axisMinimum = (try? PressureSource.select(for: device.description).axis.minimum) ?? Int32.min
                 replaced = try Calibration(points: points, tareGrams: calibration.tareGrams, axisMinimum: axisMinimum)
             } catch {
-                outcome.send(DaemonMessage.error("calibration refused: \(error)", request: request), to: client.id)
+                outcome.send(RequestError(message: "calibration refused: \(error)", request: request).line, to: client.id)
                 return
             }
-            let reply = DaemonMessage.calibration(replaced, fit: Self.fit(replaced, for: device), device: device.nodeName, preview: preview)
+            let reply = CalibrationMessage(replaced, fit: Self.fit(replaced, for: device), device: device.nodeName, preview: preview).line
             if preview {
                 outcome.send(reply, to: client.id)
                 return
@@ -350,7 +351,7 @@ public struct DaemonRules: Sendable {
             keep(for: device, confirming: client.id, request, reply: reply, into: &outcome)
         default:
             calibration = .none
-            keep(for: device, confirming: client.id, request, reply: DaemonMessage.calibration(calibration, device: device.nodeName), into: &outcome)
+            keep(for: device, confirming: client.id, request, reply: CalibrationMessage(calibration, device: device.nodeName).line, into: &outcome)
         }
     }
 
@@ -395,7 +396,7 @@ public struct DaemonRules: Sendable {
             // A slow client may miss READINGs, never a PEAK.
             var droppable = false
             if case .reading = output { droppable = true }
-            outcome.lines.append(Line(bytes: ProtocolMessage.lineBytes(for: output, device: device.nodeName), to: watchers, droppable: droppable))
+            outcome.lines.append(Line(bytes: output.lineBytes(device: device.nodeName), to: watchers, droppable: droppable))
         }
         if case .reading(let reading) = output {
             // A reading of another device starts a new window: its raw values mean nothing here.
@@ -423,9 +424,9 @@ public struct DaemonRules: Sendable {
         for id in waiting {
             guard let pending = clients[id]!.pendingCalibration, pending.touch == touches.current else { continue }
             clients[id]!.pendingCalibration = nil
-            outcome.send(DaemonMessage.error(
-                "\(DaemonMessage.liftedBeforeSettling): nothing was stored; put the \(MassUnit.sentence(grams: pending.grams)) weight on again, keep it still and ask again",
-                request: pending.request), to: id)
+            outcome.send(RequestError(
+                message: "\(CalibrateMessage.liftedBeforeSettling): nothing was stored; put the \(MassUnit.sentence(grams: pending.grams)) weight on again, keep it still and ask again",
+                request: pending.request).line, to: id)
         }
     }
 
@@ -454,16 +455,16 @@ public struct DaemonRules: Sendable {
             let point = CalibrationPoint(
                 raw: statistics.mean, grams: pending.grams, spread: statistics.standardDeviation, count: statistics.count)
             guard pending.add else {
-                outcome.send(DaemonMessage.calibrate(point, points: calibration.points.count, device: device.nodeName, added: false), to: id)
+                outcome.send(CalibrateMessage(point: point, points: calibration.points.count, device: device.nodeName, added: false).line, to: id)
                 continue
             }
             do throws(CalibrationError) {
                 try calibration.add(point, axisMinimum: axis.minimum)
             } catch {
-                outcome.send(DaemonMessage.error("calibration point refused: \(error)", request: pending.request), to: id)
+                outcome.send(RequestError(message: "calibration point refused: \(error)", request: pending.request).line, to: id)
                 continue
             }
-            keep(for: device, confirming: id, pending.request, reply: DaemonMessage.calibrate(point, points: calibration.points.count, device: device.nodeName), into: &outcome)
+            keep(for: device, confirming: id, pending.request, reply: CalibrateMessage(point: point, points: calibration.points.count, device: device.nodeName).line, into: &outcome)
         }
     }
 }

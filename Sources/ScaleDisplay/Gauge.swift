@@ -1,4 +1,5 @@
 import ScaleCore
+import ScaleProtocol
 
 /// How the gauge may draw: block characters need a UTF-8 terminal, colour needs a terminal
 /// and no `NO_COLOR`. Colour only ever repeats what the words already say.

@@ -1,6 +1,7 @@
 import ScaleClient
 import ScaleCore
 import ScalePOSIX
+import ScaleProtocol
 
 /// forcescale-mqtt's work: forcescaled's stream in (through `ForcescaleClient`, which
 /// reconnects by itself), MQTT out (through `MQTTConnection`), both on one `EventLoop`.

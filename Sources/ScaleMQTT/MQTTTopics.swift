@@ -1,4 +1,5 @@
 import ScaleCore
+import ScaleProtocol
 
 /// The topics of one host and its device, and Home Assistant's discovery configs for them
 /// (docs/mqtt.md). Pure: names and payloads in, names and payloads out.

@@ -1,3 +1,5 @@
+import ScaleCore
+
 /// Numbers written as ASCII straight into a byte buffer, for the lines that go out per
 /// reading: `String(value)`, `Double.description` and string concatenation each allocate
 /// and run general code, where a reading's numbers need only their digits (BENCHMARKS.md,

@@ -1,3 +1,5 @@
+import ScaleCore
+
 /// Builds one JSON object with its keys in the order written, which the protocol fixes so
 /// that output can be compared byte for byte. Fields without a value are left out rather
 /// than written as `null`.

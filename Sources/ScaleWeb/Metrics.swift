@@ -1,4 +1,5 @@
 import ScaleCore
+import ScaleProtocol
 
 /// The two exposition formats `/metrics` speaks.
 public enum MetricsFormat: Sendable, Hashable {

@@ -2,6 +2,7 @@ import Glibc
 import ScaleClient
 import ScaleCore
 import ScalePOSIX
+import ScaleProtocol
 
 /// forcescale-web itself: a client of forcescaled (ScaleClient's reconnecting
 /// `ForcescaleClient`) and an HTTP server (`HTTPServer`), on one `EventLoop` and one thread.

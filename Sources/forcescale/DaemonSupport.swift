@@ -3,6 +3,7 @@ import ScaleClient
 import ScaleCore
 import ScaleDisplay
 import ScalePOSIX
+import ScaleProtocol
 
 /// What the commands that talk to forcescaled (watch, weigh, tare, calibrate, status)
 /// share: the `--socket` option, connecting, and turning the daemon's failures into

@@ -1,6 +1,7 @@
 import ScaleCore
 import ScaleDisplay
 import ScalePOSIX
+import ScaleProtocol
 
 /// Shows pipeline output: JSON lines, gauge lines, or a gauge redrawn in place.
 protocol Presenter {
@@ -23,7 +24,7 @@ final class JSONPresenter: Presenter {
     func begin(device: DeviceDescription, source: PressureSource, model: GramModelKind, origin: EventTime) throws {}
 
     func show(_ value: ScaleOutput) throws {
-        try output.write { ProtocolMessage.appendLine(for: value, to: &$0) }
+        try output.write { value.appendLine(to: &$0) }
         if flushEachLine { try output.flush() }
     }
 

@@ -2,6 +2,7 @@ import ArgumentParsing
 import ScaleClient
 import ScaleCore
 import ScalePOSIX
+import ScaleProtocol
 
 enum WatchCommand {
     static let declaration = Command(

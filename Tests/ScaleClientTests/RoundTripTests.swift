@@ -4,6 +4,7 @@ import Glibc
 import ScaleClient
 import ScaleCore
 import ScalePOSIX
+import ScaleProtocol
 import ScaleTestSupport
 import Testing
 

@@ -1,4 +1,5 @@
 import ScaleCore
+import ScaleProtocol
 
 /// The formats `forcescale log export` writes logged readings in.
 public enum ReadingExportFormat: String, CaseIterable, Sendable {

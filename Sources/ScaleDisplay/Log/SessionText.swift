@@ -1,4 +1,5 @@
 import ScaleCore
+import ScaleProtocol
 
 /// Logged sessions as a person reads them (a table) and as a program reads them (JSON
 /// lines), for `forcescale log sessions`.
