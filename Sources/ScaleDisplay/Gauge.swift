@@ -21,6 +21,10 @@ public struct GaugeStyle: Hashable, Sendable {
 /// Renders readings and peaks as one line of text each: time since the start, force in
 /// percent (`100%+` when saturated), the weight in the chosen unit, a bar that grows with
 /// force like the original's circle, and words for the state.
+///
+/// It draws the protocol's READING and PEAK, whether they came from the daemon or from a
+/// pipeline in this process, so that a reading of a model this build does not know is
+/// drawn as it is and named.
 public struct Gauge: Sendable {
     public let style: GaugeStyle
     public let unit: MassUnit
@@ -33,7 +37,7 @@ public struct Gauge: Sendable {
         self.origin = origin
     }
 
-    public func line(for reading: Reading) -> String {
+    public func line(for reading: ReadingMessage) -> String {
         // Rounded down, so "100%" never shows for a press that has not saturated.
         let percent = reading.saturated ? "100%+" : pad(String(Int((reading.force * 100).rounded(.down))) + "%", 5)
         var words: [String] = []
@@ -41,18 +45,20 @@ public struct Gauge: Sendable {
         if reading.contacts > 1 { words.append("\(reading.contacts) contacts") }
         if reading.stable { words.append("stable") }
         if reading.saturated { words.append("saturated") }
-        if let heaviest = reading.beyondCalibration { words.append(ReadingMessage.beyondCalibrationText(heaviest: heaviest)) }
+        if let beyond = reading.beyondCalibrationText { words.append(beyond) }
         let bar = paint(bar(reading.force), reading.saturated ? .red : reading.stable ? .green : .yellow)
         let state = words.isEmpty ? "" : "  " + words.joined(separator: ", ")
-        return "\(time(reading.time))  \(percent)  \(weight(reading.grams))  \(bar)\(state)"
+        // A model a later daemon added: its grams are the daemon's, not a known model's.
+        let model = reading.model.kind == nil ? "  \(reading.model.rawValue) model" : ""
+        return "\(time(reading.time))  \(percent)  \(weight(reading.grams))  \(bar)\(state)\(model)"
     }
 
-    public func line(for peak: Peak) -> String {
+    public func line(for peak: PeakMessage) -> String {
         "\(time(peak.time))  " + paint("PEAK", .boldRed) + "   \(weight(peak.grams))  raw \(peak.raw) reached the peak threshold"
     }
 
     /// The line left behind when a weight is lifted: what it weighed, if it settled.
-    public func liftLine(at time: EventTime, lastStable: Reading?) -> String {
+    public func liftLine(at time: EventTime, lastStable: ReadingMessage?) -> String {
         let summary = lastStable.map { "weighed \(fixed(unit.fromGrams($0.grams), decimals: unit.displayDecimals)) \(unit.rawValue) (stable)" }
             ?? "lifted before the weight settled"
         return "\(self.time(time))  \(summary)"

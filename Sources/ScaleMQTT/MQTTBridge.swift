@@ -287,7 +287,7 @@ public final class MQTTBridge {
 
     private func streamEvent(_ event: StreamEvent) {
         guard let topics else { return }
-        switch event {
+        switch event.message {
         case .reading(let reading):
             if let node = reading.device, node != deviceNodeName {
                 // Another device (replugged under a new node, say): find out what it is.

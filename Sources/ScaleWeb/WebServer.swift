@@ -231,14 +231,15 @@ public final class WebServer {
 
     private func received(_ event: StreamEvent) {
         noteHeard()
-        switch event {
+        // The daemon's line as it sent it, with any field a later daemon added.
+        let line = String(decoding: event.line, as: UTF8.self)
+        switch event.message {
         case .reading(let reading):
             metrics.observe(reading, receivedSeconds: Self.wallSeconds())
-            // The daemon's line, as it wrote it: the same writer makes the same bytes.
-            publish(.reading, data: String(reading.line.dropLast()))
+            publish(.reading, data: line)
         case .peak(let peak):
             metrics.observe(peak)
-            publish(.peak, data: String(peak.line.dropLast()))
+            publish(.peak, data: line)
         }
     }
 
@@ -324,10 +325,13 @@ public final class WebServer {
     private func status() -> HTTPResponse {
         let control = options.allowControl ? "true" : "false"
         let down = HTTPResponse.json(200, #"{"up":false,"control":"# + control + #","status":null}"#)
-        guard case .success(let status)? = askDaemon({ () throws(DaemonClientError) in try client.status(timeout: options.daemonTimeout) }), daemonUp else {
+        guard case .success(let status)? = askDaemon({ () throws(DaemonClientError) in
+            try client.request(.status, expecting: StatusMessage.self, timeout: options.daemonTimeout)
+        }), daemonUp else {
             return down
         }
-        return .json(200, #"{"up":true,"control":"# + control + #","status":"# + String(status.line.dropLast()) + "}")
+        // STATUS as the daemon sent it, with any field a later daemon added.
+        return .json(200, #"{"up":true,"control":"# + control + #","status":"# + status.text + "}")
     }
 
     private func tare(_ request: HTTPRequest) -> HTTPResponse {
@@ -336,11 +340,11 @@ public final class WebServer {
             return .text(403, "Forbidden: \(refusal)")
         }
         guard client.isConnected else { return .json(503, #"{"error":"forcescaled is not running"}"#) }
-        switch askDaemon({ () throws(DaemonClientError) in try client.tare(timeout: options.daemonTimeout) }) {
+        switch askDaemon({ () throws(DaemonClientError) in try client.request(.tare, expecting: TareMessage.self, timeout: options.daemonTimeout) }) {
         case nil:
             return .json(503, #"{"error":"forcescaled does not answer"}"#)
         case .success(let reply)?:
-            return .json(200, String(reply.line.dropLast()))
+            return .json(200, reply.text)
         case .failure(let error)?:
             var json = JSONLineWriter()
             json.add("error", string: error.description)
