@@ -64,9 +64,7 @@ public struct ConfigurationKey: RawRepresentable, Hashable, CaseIterable, Sendab
     public var accepted: String { setting.accepted }
 
     /// How a change of this key reaches the running daemon on SIGHUP.
-    public typealias Reach = Setting.Reload
-
-    public var reach: Reach { setting.reload }
+    public var reach: Setting.Reload { setting.reload }
 
     /// Whether the key shapes the scale pipeline (and so matters to a recording, too).
     public var isPipelineSetting: Bool { Setting.pipeline.contains(setting) }

@@ -335,7 +335,7 @@ public final class WebServer {
     }
 
     private func tare(_ request: HTTPRequest) -> HTTPResponse {
-        if let refusal = ControlPolicy.refusal(
+        if let refusal = WebControlPolicy.refusal(
             allowControl: options.allowControl, origin: request.header("Origin"), host: request.header("Host")) {
             return .text(403, "Forbidden: \(refusal)")
         }

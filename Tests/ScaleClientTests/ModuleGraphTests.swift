@@ -110,6 +110,45 @@ import Testing
         #expect(undeclared.isEmpty, "declare these in Package.swift: \(undeclared)")
     }
 
+    /// docs/architecture.md's table of modules lists every target under `Sources/` with the
+    /// dependencies `Package.swift` declares, no more and no fewer; and every file or
+    /// directory the page names is in the repository.
+    @Test func theArchitectureDocumentMatchesTheManifest() throws {
+        let page = try String(contentsOfFile: Self.packageDirectory + "/docs/architecture.md", encoding: .utf8)
+        var documented: [String: Set<String>] = [:]
+        var inTable = false
+        for line in page.split(separator: "\n", omittingEmptySubsequences: false) {
+            if line.hasPrefix("| module | depends on |") { inTable = true; continue }
+            guard inTable else { continue }
+            guard line.hasPrefix("|") else { break }
+            let cells = line.split(separator: "|", omittingEmptySubsequences: false).map { $0.trimmingCharacters(in: .whitespaces) }
+            guard cells.count > 3, cells[1].hasPrefix("`") else { continue }
+            let module = cells[1].trimmingCharacters(in: CharacterSet(charactersIn: "`"))
+            let dependencies = cells[2] == "—" ? [] : cells[2].components(separatedBy: ", ")
+            #expect(documented[module] == nil, "\(module) is in the table twice")
+            documented[module] = Set(dependencies)
+        }
+        let declared = try Self.manifestTargets().filter { $0["path"] == nil && $0["type"] as? String != "test" }
+        var expected: [String: Set<String>] = [:]
+        let graph = try Self.targets()
+        for target in declared {
+            let name = try #require(target["name"] as? String)
+            expected[name] = Set(graph[name] ?? [])
+        }
+        #expect(Set(documented.keys) == Set(expected.keys), "modules in the table against Package.swift")
+        for (module, dependencies) in expected where documented[module] != nil {
+            #expect(documented[module] == dependencies, "\(module): the table says \(documented[module]!.sorted()), Package.swift \(dependencies.sorted())")
+        }
+        // Paths the page cites, and the documents it names, exist.
+        let cited = try NSRegularExpression(pattern: #"\b(?:Sources|Tests|docs|bench|scripts|man|systemd|udev|etc|debian|sysusers\.d)/[A-Za-z0-9_.+/-]*[A-Za-z0-9_]|\b[A-Z][A-Za-z]*\.md\b"#)
+        let range = NSRange(page.startIndex..., in: page)
+        for match in cited.matches(in: page, range: range) {
+            let path = String(page[Range(match.range, in: page)!])
+            let candidates = path.contains("/") ? [path] : [path, "docs/" + path]
+            #expect(candidates.contains { FileManager.default.fileExists(atPath: Self.packageDirectory + "/" + $0) }, "docs/architecture.md cites \(path), which is not in the repository")
+        }
+    }
+
     /// forcescale-mqtt's module links libmosquitto and what a client of the daemon links,
     /// and none of the daemon's libraries.
     @Test func theMQTTPublisherNeedsNoEvdevSQLiteOrSystemd() throws {
