@@ -10,21 +10,21 @@ import ScaleProtocol
 /// pipeline receives a copy through `Effect.applyCalibration` (it needs it to weigh), the
 /// store a copy through `Effect.saveCalibration` (to keep it across restarts); neither is
 /// read back.
-public struct DaemonRules: Sendable {
+struct DaemonRules: Sendable {
     /// One line for some clients.
-    public struct Line: Hashable, Sendable {
+    struct Line: Hashable, Sendable {
         /// The line's UTF-8, newline included: encoded once, however many clients get it.
-        public var bytes: [UInt8]
+        var bytes: [UInt8]
         /// The clients it goes to, by connection id, in ascending order.
-        public var recipients: [Int]
+        var recipients: [Int]
         /// Whether a client that falls behind may miss it (READING); replies and PEAKs never are.
-        public var droppable: Bool
+        var droppable: Bool
 
         /// - Parameters:
         ///   - text: The line; a newline is added when it has none.
         ///   - recipients: Who gets it, in ascending order.
         ///   - droppable: Whether a slow client may miss it.
-        public init(_ text: String, to recipients: [Int], droppable: Bool = false) {
+        init(_ text: String, to recipients: [Int], droppable: Bool = false) {
             var bytes = Array(text.utf8)
             if bytes.last != UInt8(ascii: "\n") { bytes.append(UInt8(ascii: "\n")) }
             self.init(bytes: bytes, to: recipients, droppable: droppable)
@@ -38,32 +38,32 @@ public struct DaemonRules: Sendable {
         }
 
         /// The line as text, newline included.
-        public var text: String { String(decoding: bytes, as: UTF8.self) }
+        var text: String { String(decoding: bytes, as: UTF8.self) }
     }
 
     /// The reply that waits on an effect: sent when the effect succeeded, replaced by an
     /// ERROR naming the failure when it did not.
-    public struct Confirmation: Hashable, Sendable {
+    struct Confirmation: Hashable, Sendable {
         /// The client that asked.
-        public var client: Int
+        var client: Int
         /// What it asked, named by the ERROR's `request`.
-        public var request: ClientRequest
+        var request: ClientRequest
         /// The reply for success.
-        public var reply: String
+        var reply: String
         /// The start of the ERROR's message, before the failure: `applied but not saved`.
-        public var failure: String
+        var failure: String
 
         /// The ERROR to send instead of `reply`.
         /// - Parameter error: What went wrong, as the failure describes itself.
         /// - Returns: `{"class":"ERROR","message":"<failure>: <error>","request":…}` and a newline.
-        public func failureLine(_ error: String) -> String {
+        func failureLine(_ error: String) -> String {
             RequestError(message: "\(failure): \(error)", request: request).line
         }
     }
 
     /// What the daemon must do besides sending lines. Effects run after the outcome's lines,
     /// in order.
-    public enum Effect: Hashable, Sendable {
+    enum Effect: Hashable, Sendable {
         /// Weigh the source's readings with this calibration from now on.
         case applyCalibration(Calibration)
         /// Keep this calibration for the device across restarts; then confirm.
@@ -81,13 +81,13 @@ public struct DaemonRules: Sendable {
     }
 
     /// Everything one request or reading leads to.
-    public struct Outcome: Hashable, Sendable {
+    struct Outcome: Hashable, Sendable {
         /// Lines to send, before the effects run.
-        public var lines: [Line] = []
+        var lines: [Line] = []
         /// What to do, in order, after the lines are sent.
-        public var effects: [Effect] = []
+        var effects: [Effect] = []
 
-        public init(lines: [Line] = [], effects: [Effect] = []) {
+        init(lines: [Line] = [], effects: [Effect] = []) {
             self.lines = lines
             self.effects = effects
         }
@@ -98,7 +98,7 @@ public struct DaemonRules: Sendable {
         }
 
         /// Empties it, keeping its arrays' room for the next one.
-        public mutating func removeAll() {
+        mutating func removeAll() {
             // (Emptying an empty array still takes the generic path: a reading has no effects.)
             if !lines.isEmpty { lines.removeAll(keepingCapacity: true) }
             if !effects.isEmpty { effects.removeAll(keepingCapacity: true) }
@@ -137,15 +137,15 @@ public struct DaemonRules: Sendable {
     }
 
     /// The daemon's release, for VERSION.
-    public let release: String
+    let release: String
     /// Who may change state.
-    public var policy: ControlPolicy
+    var policy: ControlPolicy
     /// The calibration of the device being served (the one copy the daemon keeps).
-    public private(set) var calibration = Calibration.none
+    private(set) var calibration = Calibration.none
     /// The newest reading, from any device, for POLL and TARE.
-    public private(set) var lastReading: Reading?
+    private(set) var lastReading: Reading?
     /// The device `lastReading` came from.
-    public private(set) var lastReadingDevice: SourceDevice?
+    private(set) var lastReadingDevice: SourceDevice?
     private var clients: [Int: ClientState] = [:] {
         didSet {
             watchersByPath = nil
@@ -174,7 +174,7 @@ public struct DaemonRules: Sendable {
     ///   - policy: Who may change state.
     ///   - stabilityWindow: The pipeline's stability window in microseconds: a calibration
     ///     point averages the readings of that window.
-    public init(release: String, policy: ControlPolicy, stabilityWindow: Int64 = ScaleSettings().stabilityWindow) {
+    init(release: String, policy: ControlPolicy, stabilityWindow: Int64 = ScaleSettings().stabilityWindow) {
         self.release = release
         self.policy = policy
         window = StableWindow(window: stabilityWindow)
@@ -184,7 +184,7 @@ public struct DaemonRules: Sendable {
     /// average that window from now on, as the pipeline's stability detector does. The
     /// readings held so far are dropped, since they were kept for the old length.
     /// - Parameter stabilityWindow: The window in microseconds.
-    public mutating func setStabilityWindow(_ stabilityWindow: Int64) {
+    mutating func setStabilityWindow(_ stabilityWindow: Int64) {
         guard stabilityWindow != window.window else { return }
         window = StableWindow(window: stabilityWindow)
     }
@@ -192,7 +192,7 @@ public struct DaemonRules: Sendable {
     /// The curve fitted to the calibration's points, on `device`'s pressure axis.
     /// - Parameter device: The device being served.
     /// - Returns: The fit; `nil` without points or without a usable pressure axis.
-    public func fit(for device: SourceDevice) -> CalibrationFit? {
+    func fit(for device: SourceDevice) -> CalibrationFit? {
         Self.fit(calibration, for: device)
     }
 
@@ -204,14 +204,14 @@ public struct DaemonRules: Sendable {
     }
 
     /// How many clients are connected.
-    public var clientCount: Int { clients.count }
+    var clientCount: Int { clients.count }
 
     // MARK: - Clients
 
     /// A client connected: it is greeted with VERSION before it sends anything.
     /// - Parameter client: The new client.
     /// - Returns: The greeting.
-    public mutating func connect(_ client: ClientIdentity) -> Outcome {
+    mutating func connect(_ client: ClientIdentity) -> Outcome {
         clients[client.id] = ClientState()
         var outcome = Outcome()
         outcome.send(VersionMessage(release: release).line, to: client.id)
@@ -220,7 +220,7 @@ public struct DaemonRules: Sendable {
 
     /// A client left: its watch and any calibration it was waiting for end with it.
     /// - Parameter id: The client's connection id.
-    public mutating func disconnect(_ id: Int) {
+    mutating func disconnect(_ id: Int) {
         clients[id] = nil
     }
 
@@ -228,7 +228,7 @@ public struct DaemonRules: Sendable {
     /// - Parameter client: Who sent it.
     /// - Returns: The ERROR, then the end of the connection: the client is not speaking the
     ///   protocol, and its line's end cannot be found without unbounded buffering.
-    public func lineTooLong(from client: ClientIdentity) -> Outcome {
+    func lineTooLong(from client: ClientIdentity) -> Outcome {
         var outcome = Outcome()
         outcome.send(RequestError.lineTooLong.line, to: client.id)
         outcome.effects.append(.close(client: client.id))
@@ -244,7 +244,7 @@ public struct DaemonRules: Sendable {
     ///   - client: Who sent it.
     ///   - device: The device being read now, if any.
     /// - Returns: The reply (an ERROR for a line that is no request) and what follows from it.
-    public mutating func handle(line: [UInt8], from client: ClientIdentity, serving device: SourceDevice?) -> Outcome {
+    mutating func handle(line: [UInt8], from client: ClientIdentity, serving device: SourceDevice?) -> Outcome {
         switch ClientRequest.parse(line: line) {
         case .success(let request):
             return handle(request, from: client, serving: device)
@@ -265,7 +265,7 @@ public struct DaemonRules: Sendable {
     ///     one; RUMBLE does not (a gamepad may rumble without it).
     /// - Returns: Exactly one reply for the client (or an effect that sends it), and the
     ///   effects of the change. A client that is not connected gets nothing.
-    public mutating func handle(_ request: ClientRequest, from client: ClientIdentity, serving device: SourceDevice?) -> Outcome {
+    mutating func handle(_ request: ClientRequest, from client: ClientIdentity, serving device: SourceDevice?) -> Outcome {
         guard clients[client.id] != nil else { return Outcome() }
         var outcome = Outcome()
         switch request {
@@ -368,7 +368,7 @@ public struct DaemonRules: Sendable {
     /// the calibration in force.
     /// - Parameter calibration: The device's saved calibration, or `.none`.
     /// - Returns: The effect that applies it to the readings.
-    public mutating func adopt(_ calibration: Calibration) -> Outcome {
+    mutating func adopt(_ calibration: Calibration) -> Outcome {
         self.calibration = calibration
         return Outcome(effects: [.applyCalibration(calibration)])
     }
@@ -382,7 +382,7 @@ public struct DaemonRules: Sendable {
     ///   something on the pad, the points of the CALIBRATE requests that waited for its
     ///   touch; for a release, an ERROR to each CALIBRATE whose touch was lifted before it
     ///   was steady.
-    public mutating func receive(_ output: ScaleOutput, from device: SourceDevice) -> Outcome {
+    mutating func receive(_ output: ScaleOutput, from device: SourceDevice) -> Outcome {
         var outcome = Outcome()
         receive(output, from: device, into: &outcome)
         return outcome
@@ -390,7 +390,7 @@ public struct DaemonRules: Sendable {
 
     /// `receive(_:from:)` into an outcome the caller keeps: the daemon empties and reuses one
     /// rather than allocating its arrays for each of a hundred readings a second.
-    public mutating func receive(_ output: ScaleOutput, from device: SourceDevice, into outcome: inout Outcome) {
+    mutating func receive(_ output: ScaleOutput, from device: SourceDevice, into outcome: inout Outcome) {
         let watchers = watchers(of: device)
         if !watchers.isEmpty {
             // A slow client may miss READINGs, never a PEAK.
