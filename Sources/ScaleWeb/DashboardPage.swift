@@ -21,8 +21,8 @@ import ScaleProtocol
 ///   opened again with a back-off.
 ///
 /// Element ids are part of the interface: the browser test (Tests/Browser) finds them.
-public enum DashboardPage {
-    public static let html: String = #"""
+enum DashboardPage {
+    static let html: String = #"""
 <!DOCTYPE html>
 <html lang="en">
 <head>

@@ -1,17 +1,17 @@
 /// `--listen`'s value: a numeric address and a port.
-public struct ListenAddress: Sendable, Hashable, CustomStringConvertible {
+package struct ListenAddress: Sendable, Hashable, CustomStringConvertible {
     /// `127.0.0.1`, `0.0.0.0`, `::1` (without brackets).
-    public var host: String
-    public var port: UInt16
+    package var host: String
+    package var port: UInt16
 
     /// The default port: outside 9100–9999, the range of the Prometheus wiki's "Default
     /// port allocations" (all taken since 2023), and outside the numbers it gives out after
     /// that range, outside Linux's ephemeral ports (32768–60999), and not in /etc/services.
-    public static let defaultPort: UInt16 = 19385
+    static let defaultPort: UInt16 = 19385
     /// Loopback only, unless told otherwise.
-    public static let `default` = ListenAddress(host: "127.0.0.1", port: defaultPort)
+    package static let `default` = ListenAddress(host: "127.0.0.1", port: defaultPort)
 
-    public init(host: String, port: UInt16) {
+    init(host: String, port: UInt16) {
         self.host = host
         self.port = port
     }
@@ -19,7 +19,7 @@ public struct ListenAddress: Sendable, Hashable, CustomStringConvertible {
     /// Reads `ADDR:PORT`: `127.0.0.1:19385`, `[::1]:19385`, `localhost:19385` (as
     /// 127.0.0.1), `0.0.0.0:19385` for every IPv4 address. Port 0 lets the kernel choose.
     /// - Throws: A message saying what is wrong, for a usage error.
-    public init(parsing text: String) throws(ListenAddressError) {
+    package init(parsing text: String) throws(ListenAddressError) {
         let host: Substring
         let port: Substring
         if text.hasPrefix("[") {
@@ -56,14 +56,14 @@ public struct ListenAddress: Sendable, Hashable, CustomStringConvertible {
     }
 
     /// Whether only this machine can connect.
-    public var isLoopback: Bool { host.hasPrefix("127.") || host == "::1" }
+    package var isLoopback: Bool { host.hasPrefix("127.") || host == "::1" }
 
-    public var description: String { host.contains(":") ? "[\(host)]:\(port)" : "\(host):\(port)" }
+    package var description: String { host.contains(":") ? "[\(host)]:\(port)" : "\(host):\(port)" }
 }
 
 /// A `--listen` value that cannot be used.
-public struct ListenAddressError: Error, Sendable, Hashable, CustomStringConvertible {
-    public var text: String
-    public var problem: String
-    public var description: String { "--listen \(text): \(problem)" }
+package struct ListenAddressError: Error, Sendable, Hashable, CustomStringConvertible {
+    var text: String
+    var problem: String
+    package var description: String { "--listen \(text): \(problem)" }
 }

@@ -7,13 +7,13 @@
 /// through, since its `Host` and `Origin` agree; so the host must also be an address
 /// (`127.0.0.1`, `[::1]`, `192.168.1.20`) or `localhost`, names that an attacker's DNS
 /// cannot give.
-public enum WebControlPolicy {
+enum WebControlPolicy {
     /// Why a control request is refused; `nil` when it is allowed.
     /// - Parameters:
     ///   - allowControl: Whether `--allow-control` was given.
     ///   - origin: The `Origin` header.
     ///   - host: The `Host` header.
-    public static func refusal(allowControl: Bool, origin: String?, host: String?) -> String? {
+    static func refusal(allowControl: Bool, origin: String?, host: String?) -> String? {
         guard allowControl else { return "control is off: start forcescale-web with --allow-control" }
         guard let origin, origin != "null" else { return "no Origin header: only the dashboard page may tare" }
         guard let host, !host.isEmpty else { return "no Host header" }

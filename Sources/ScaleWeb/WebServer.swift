@@ -10,27 +10,27 @@ import ScaleProtocol
 /// Each READING and PEAK from the daemon goes into the `EventRing` (for `/events`) and the
 /// `MetricsState` (for `/metrics`), and wakes the suspended streams; nothing else runs
 /// between events except the keep-alive timer, armed only while a stream is open.
-public final class WebServer {
-    public struct Options {
-        public var socketPath: String
-        public var allowControl: Bool
-        public var release: String
+package final class WebServer {
+    package struct Options {
+        var socketPath: String
+        var allowControl: Bool
+        var release: String
         /// Events kept for clients that reconnect with `Last-Event-ID` (and for slow ones).
-        public var ringCapacity = 1024
+        var ringCapacity = 1024
         /// Seconds between keep-alive comments on an idle stream.
-        public var keepAliveSeconds = 15.0
+        var keepAliveSeconds = 15.0
         /// Seconds to wait for the daemon's replies (STATUS, DEVICES, TARE).
-        public var daemonTimeout = 2.0
-        public var limits = HTTPServer.Limits()
+        var daemonTimeout = 2.0
+        package var limits = HTTPServer.Limits()
 
-        public init(socketPath: String, allowControl: Bool, release: String) {
+        package init(socketPath: String, allowControl: Bool, release: String) {
             self.socketPath = socketPath
             self.allowControl = allowControl
             self.release = release
         }
     }
 
-    public let options: Options
+    let options: Options
     private let loop: EventLoop
     private let client: ForcescaleClient
     private var attachment: ClientLoopAttachment?
@@ -60,7 +60,7 @@ public final class WebServer {
     /// Sets up and starts serving on `listener`; the daemon is connected to at once and
     /// again whenever it goes away (with back-off).
     /// - Throws: `HTTPServerError`, or `Errno` for the loop's timers.
-    public init(options: Options, listener: InetListener, loop: EventLoop, log: @escaping (String) -> Void) throws {
+    package init(options: Options, listener: InetListener, loop: EventLoop, log: @escaping (String) -> Void) throws {
         self.options = options
         self.loop = loop
         self.log = log
@@ -91,7 +91,7 @@ public final class WebServer {
     }
 
     /// Ends every stream, stops the HTTP server and leaves the daemon.
-    public func stop() {
+    package func stop() {
         guard !isStopping else { return }
         isStopping = true
         http?.stop(subscribers: subscribers)
