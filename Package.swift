@@ -134,7 +134,7 @@ let package = Package(
             dependencies: ["CEvdev", "KernelTestSupport"],
             path: "bench/Sources/forcescale-live-bench"),
         // What the host test suites share for waiting: a deadline-bound poll whose failure
-        // says what it waited for, how long, and what it saw (issue 15).
+        // says what it waited for, how long, and what it saw.
         .target(name: "TestWaiting", path: "Tests/TestWaiting"),
         // One test target per module, each depending on the module it tests and what its
         // tests build values from.
@@ -166,8 +166,8 @@ let package = Package(
         // The end-to-end suites: the built forcescale and forcescaled run as child processes
         // (FORCESCALE_BIN_DIR), golden replays, man pages and the service files. ScaleLog to
         // write a force log for the log commands to read, ScaleOptions for the settings table
-        // the man pages are checked against. (The name is older than the per-module
-        // targets; it covers the daemon too.)
+        // the man pages are checked against, ScaleProtocol for reading the programs' lines.
+        // It covers the daemon, forcescale-web and forcescale-mqtt too, not only the CLI.
         .testTarget(name: "ForcescaleCLITests", dependencies: ["ScaleCore", "ScaleProtocol", "ScaleLog", "ScaleOptions", "TestWaiting"]),
     ]
 )

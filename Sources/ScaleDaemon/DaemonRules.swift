@@ -154,8 +154,8 @@ struct DaemonRules: Sendable {
     }
     /// The ids of the clients that watch the device at `path`, in ascending order: worked out
     /// once per device and change of the clients rather than for every reading (a reading
-    /// goes out 100 times a second; every allocation and hash on that path costs the daemon
-    /// CPU, BENCHMARKS.md, Live).
+    /// goes out 100 times a second, and every allocation and hash on that path costs the
+    /// daemon CPU).
     private var watchersByPath: (path: String, ids: [Int])?
     /// The ids of the clients with a CALIBRATE waiting, in ascending order; cached like
     /// `watchersByPath`, so that a stable reading (every reading while something lies on the

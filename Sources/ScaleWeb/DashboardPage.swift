@@ -1,6 +1,6 @@
 import ScaleProtocol
 
-/// The page `/` serves: the scale in a browser (issue 11). One self-contained document, its
+/// The page `/` serves: the scale in a browser. One self-contained document, its
 /// CSS and script inline, so that it works offline and from a machine with no route to any
 /// CDN; it needs nothing but this server's `/events` and `/api/status` (and `/api/tare`
 /// when the server allows control).

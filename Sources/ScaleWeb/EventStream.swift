@@ -15,9 +15,9 @@ enum StreamEventKind: String, Sendable, Hashable {
 
 /// One event as the stream sends it.
 ///
-/// Only the encoded frame is kept, not the `data` string it was made from as well: the
-/// ring holds 1024 of these, and a second copy of each READING line was about a quarter of
-/// a megabyte of forcescale-web's heap (BENCHMARKS.md, Web).
+/// Only the encoded frame is kept, not the `data` string it is made from as well: the
+/// ring holds 1024 of these, and a second copy of each READING line would be about a
+/// quarter of a megabyte of forcescale-web's heap.
 struct WebStreamEvent: Sendable, Hashable {
     /// The SSE `id:`: increasing along a stream (one server's ids may skip numbers: each
     /// client's greeting takes an id of its own).

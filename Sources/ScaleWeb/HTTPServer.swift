@@ -133,7 +133,7 @@ package final class HTTPServer {
         /// makes the chunks of an HTTP/1.1 stream in the connection's own memory
         /// (`connectionMemory`) and never touches this one, yet allocates it for every
         /// `/events` client. An event (about 300 bytes) that does not fit goes over two
-        /// calls; 4 KiB cost 0.35 MiB with 100 clients (BENCHMARKS.md, Web).
+        /// calls; 4 KiB would take 0.35 MiB for 100 clients.
         var streamBlock = 512
 
         package init() {}

@@ -9,7 +9,7 @@ import ScalePOSIX
 /// `VAR=value` lines to the socket named by `NOTIFY_SOCKET`, which systemd documents as
 /// stable for other implementations, while linking libsystemd maps it and the libraries it
 /// pulls in (libgcrypt, libgpg-error, liblzma, libzstd, liblz4, libcap) into the daemon for
-/// about 1 MiB of its resident memory (BENCHMARKS.md, Daemon).
+/// about 1 MiB of its resident memory.
 ///
 /// Everything here does nothing, and succeeds, when the process was not started with
 /// `NOTIFY_SOCKET` (started by hand, or by a unit of another type), so callers need not
