@@ -120,53 +120,6 @@ public final class ForcescaleClient {
 
     // MARK: Requests
 
-    /// Sends a request and waits for its reply or an ERROR; stream events that come
-    /// meanwhile are kept for `nextEvent` and `step`. Connects first when not connected
-    /// (once: the caller asked for an answer, not for waiting on a back-off schedule).
-    /// - Parameters:
-    ///   - request: The request.
-    ///   - reply: The type of its reply (`StatusMessage` for `.status`).
-    ///   - timeout: Seconds to wait for the reply; `options.timeout` when `nil`.
-    /// - Returns: The reply, with its line as the daemon sent it.
-    /// - Throws: `DaemonClientError`, as for `status()`.
-    public func request<Reply: DaemonLineMessage>(
-        _ request: ClientRequest, expecting reply: Reply.Type, timeout: Double? = nil
-    ) throws(DaemonClientError) -> DaemonReply<Reply> {
-        if connection == nil {
-            isClosed = false
-            try open()
-        }
-        guard let connection else { throw .closed(path: options.socketPath) }
-        let seconds = timeout ?? options.timeout
-        let deadline = MonotonicClock.now() + Int64(seconds * 1_000_000)
-        do throws(DaemonClientError) {
-            try connection.send(request)
-            while true {
-                guard let line = try connection.nextLine(deadline: deadline) else {
-                    throw DaemonClientError.timedOut(path: options.socketPath, waitingFor: Reply.className, seconds: seconds)
-                }
-                lastHeard = MonotonicClock.now()
-                if let message = Reply(line.message) { return DaemonReply(message: message, bytes: line.bytes) }
-                if case .error(let error) = line.message {
-                    throw DaemonClientError.refused(message: error.message, request: error.requestClass)
-                }
-                if let event = StreamEvent(line) { keep(event) }
-            }
-        } catch {
-            switch error {
-            case .timedOut, .refused, .malformedLine:
-                // The connection is fine: the reply is late, an ERROR, or a line this build
-                // cannot read (the lines after it are read as usual).
-                throw error
-            default:
-                // Anything else (closed, failed, a line that is not the protocol) ends the
-                // connection; the next call connects again.
-                drop(error)
-                throw error
-            }
-        }
-    }
-
     /// Asks for STATUS without waiting for the reply: `step()` reads it and sets `lastHeard`,
     /// like any line. For a client on an event loop that checks the daemon still answers
     /// without stopping the loop for it. Does nothing while not connected.
@@ -333,6 +286,55 @@ public final class ForcescaleClient {
             try lose(error)
         }
         return takePending()
+    }
+
+    // MARK: Any request
+
+    /// Sends a request and waits for its reply or an ERROR; stream events that come
+    /// meanwhile are kept for `nextEvent` and `step`. Connects first when not connected
+    /// (once: the caller asked for an answer, not for waiting on a back-off schedule).
+    /// - Parameters:
+    ///   - request: The request.
+    ///   - reply: The type of its reply (`StatusMessage` for `.status`).
+    ///   - timeout: Seconds to wait for the reply; `options.timeout` when `nil`.
+    /// - Returns: The reply, with its line as the daemon sent it.
+    /// - Throws: `DaemonClientError`, as for `status()`.
+    public func request<Reply: DaemonLineMessage>(
+        _ request: ClientRequest, expecting reply: Reply.Type, timeout: Double? = nil
+    ) throws(DaemonClientError) -> DaemonReply<Reply> {
+        if connection == nil {
+            isClosed = false
+            try open()
+        }
+        guard let connection else { throw .closed(path: options.socketPath) }
+        let seconds = timeout ?? options.timeout
+        let deadline = MonotonicClock.now() + Int64(seconds * 1_000_000)
+        do throws(DaemonClientError) {
+            try connection.send(request)
+            while true {
+                guard let line = try connection.nextLine(deadline: deadline) else {
+                    throw DaemonClientError.timedOut(path: options.socketPath, waitingFor: Reply.className, seconds: seconds)
+                }
+                lastHeard = MonotonicClock.now()
+                if let message = Reply(line.message) { return DaemonReply(message: message, bytes: line.bytes) }
+                if case .error(let error) = line.message {
+                    throw DaemonClientError.refused(message: error.message, request: error.requestClass)
+                }
+                if let event = StreamEvent(line) { keep(event) }
+            }
+        } catch {
+            switch error {
+            case .timedOut, .refused, .malformedLine:
+                // The connection is fine: the reply is late, an ERROR, or a line this build
+                // cannot read (the lines after it are read as usual).
+                throw error
+            default:
+                // Anything else (closed, failed, a line that is not the protocol) ends the
+                // connection; the next call connects again.
+                drop(error)
+                throw error
+            }
+        }
     }
 
     // MARK: Private
