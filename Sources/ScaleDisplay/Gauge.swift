@@ -3,19 +3,19 @@ import ScaleProtocol
 
 /// How the gauge may draw: block characters need a UTF-8 terminal, colour needs a terminal
 /// and no `NO_COLOR`. Colour only ever repeats what the words already say.
-public struct GaugeStyle: Hashable, Sendable {
-    public var unicode: Bool
-    public var color: Bool
+package struct GaugeStyle: Hashable, Sendable {
+    var unicode: Bool
+    var color: Bool
     /// Width of the bar in character cells.
-    public var barWidth: Int
+    var barWidth: Int
 
-    public init(unicode: Bool, color: Bool, barWidth: Int = 24) {
+    package init(unicode: Bool, color: Bool, barWidth: Int = 24) {
         self.unicode = unicode
         self.color = color
         self.barWidth = barWidth
     }
 
-    public static let plain = GaugeStyle(unicode: false, color: false)
+    package static let plain = GaugeStyle(unicode: false, color: false)
 }
 
 /// Renders readings and peaks as one line of text each: time since the start, force in
@@ -25,19 +25,19 @@ public struct GaugeStyle: Hashable, Sendable {
 /// It draws the protocol's READING and PEAK, whether they came from the daemon or from a
 /// pipeline in this process, so that a reading of a model this build does not know is
 /// drawn as it is and named.
-public struct Gauge: Sendable {
-    public let style: GaugeStyle
-    public let unit: MassUnit
+package struct Gauge: Sendable {
+    let style: GaugeStyle
+    let unit: MassUnit
     /// Times are shown relative to this, so a recording from 2012 starts at 0.000 s.
-    public let origin: EventTime
+    let origin: EventTime
 
-    public init(style: GaugeStyle, unit: MassUnit, origin: EventTime) {
+    package init(style: GaugeStyle, unit: MassUnit, origin: EventTime) {
         self.style = style
         self.unit = unit
         self.origin = origin
     }
 
-    public func line(for reading: ReadingMessage) -> String {
+    package func line(for reading: ReadingMessage) -> String {
         // Rounded down, so "100%" never shows for a press that has not saturated.
         let percent = reading.saturated ? "100%+" : pad(String(Int((reading.force * 100).rounded(.down))) + "%", 5)
         var words: [String] = []
@@ -53,12 +53,12 @@ public struct Gauge: Sendable {
         return "\(time(reading.time))  \(percent)  \(weight(reading.grams))  \(bar)\(state)\(model)"
     }
 
-    public func line(for peak: PeakMessage) -> String {
+    package func line(for peak: PeakMessage) -> String {
         "\(time(peak.time))  " + paint("PEAK", .boldRed) + "   \(weight(peak.grams))  raw \(peak.raw) reached the peak threshold"
     }
 
     /// The line left behind when a weight is lifted: what it weighed, if it settled.
-    public func liftLine(at time: EventTime, lastStable: ReadingMessage?) -> String {
+    package func liftLine(at time: EventTime, lastStable: ReadingMessage?) -> String {
         let summary = lastStable.map { "weighed \(fixed(unit.fromGrams($0.grams), decimals: unit.displayDecimals)) \(unit.rawValue) (stable)" }
             ?? "lifted before the weight settled"
         return "\(self.time(time))  \(summary)"
@@ -104,7 +104,7 @@ public struct Gauge: Sendable {
 }
 
 /// `value` with exactly `decimals` decimals, rounded half away from zero.
-public func fixed(_ value: Double, decimals: Int) -> String {
+package func fixed(_ value: Double, decimals: Int) -> String {
     var scale: Int64 = 1
     for _ in 0..<decimals { scale *= 10 }
     // Beyond what a whole number of steps can hold (a broken calibration, say), show the
