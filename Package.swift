@@ -27,6 +27,10 @@ let package = Package(
         .systemLibrary(name: "CMosquitto", pkgConfig: "libmosquitto", providers: [.apt(["libmosquitto-dev"])]),
         // Pure: no clock, no file descriptor. Events in; readings, peaks and deadlines out.
         .target(name: "ScaleCore"),
+        // The wire (docs/protocol.md): the typed messages both ways, each writing its own
+        // line and read back from one, JSON reading and writing, and the protocol's names.
+        // Pure as ScaleCore is; ScaleCore for the readings, peaks and calibrations it carries.
+        .target(name: "ScaleProtocol", dependencies: ["ScaleCore"]),
         // The operating system without any library beyond the C library: the syscall funnel
         // (Errno, FileDescriptor), the epoll loop with its timers, signals and inotify,
         // clocks, files, and Unix sockets on both sides. CLinux for the epoll, timerfd,
@@ -42,39 +46,41 @@ let package = Package(
         // log commands use. ScalePOSIX for errors, clocks and files.
         .target(name: "ScaleLog", dependencies: ["ScaleCore", "ScalePOSIX", "CSQLite"]),
         // The typed client of forcescaled (gpsd's libgps): connect, watch, status, devices,
-        // tare, calibrate, rumble, reconnect with back-off. Only ScaleCore (the protocol) and
-        // ScalePOSIX (the socket): a program that talks to the daemon links no libevdev,
+        // tare, calibrate, rumble, reconnect with back-off. Only ScaleProtocol (the messages)
+        // and ScalePOSIX (the socket): a program that talks to the daemon links no libevdev,
         // SQLite or libsystemd. Tests/ScaleClientTests checks that closure.
-        .target(name: "ScaleClient", dependencies: ["ScaleCore", "ScalePOSIX"]),
+        .target(name: "ScaleClient", dependencies: ["ScaleCore", "ScaleProtocol", "ScalePOSIX"]),
         // forcescale-web's server: HTTP through libmicrohttpd on ScalePOSIX's epoll loop, the
         // daemon through ScaleClient, and the pure parts (SSE framing, the event ring,
         // metrics, routing). No libevdev, SQLite or libsystemd: Tests/ScaleClientTests's
         // ModuleGraphTests checks that closure.
-        .target(name: "ScaleWeb", dependencies: ["ScaleCore", "ScalePOSIX", "ScaleClient", "CMicroHTTPD", "CMicroHTTPDShim"]),
+        .target(name: "ScaleWeb", dependencies: ["ScaleCore", "ScaleProtocol", "ScalePOSIX", "ScaleClient", "CMicroHTTPD", "CMicroHTTPDShim"]),
         // swift-argument-parser's conventions, written by hand (no outside packages here).
         .target(name: "ArgumentParsing"),
         // The pipeline's options, declared once for forcescale and forcescaled.
         .target(name: "ScaleOptions", dependencies: ["ArgumentParsing", "ScaleCore"]),
-        // How readings look to a person: the gauge line, the bar, units.
-        .target(name: "ScaleDisplay", dependencies: ["ScaleCore"]),
+        // How readings look to a person: the gauge line (drawn from the protocol's READING
+        // and PEAK), the bar, units; the log's exports as JSON lines.
+        .target(name: "ScaleDisplay", dependencies: ["ScaleCore", "ScaleProtocol"]),
         // The service: the loop that owns the source, the clients and the calibration, the
         // calibration store, and what only a service needs: sd_notify, the watchdog and
         // socket activation (their protocols spoken in Swift, without libsystemd, which would
         // cost the daemon about 1 MiB of memory). ScaleEvdev for its sources, ScaleLog for the
         // force log, ScaleOptions for the settings table its configuration is read by.
-        .target(name: "ScaleDaemon", dependencies: ["ScaleCore", "ScalePOSIX", "ScaleEvdev", "ScaleLog", "ScaleOptions"]),
+        .target(name: "ScaleDaemon", dependencies: ["ScaleCore", "ScaleProtocol", "ScalePOSIX", "ScaleEvdev", "ScaleLog", "ScaleOptions"]),
         // forcescale-mqtt's work: a client of forcescaled (ScaleClient) that publishes to MQTT
         // through libmosquitto (CMosquitto) on the ScalePOSIX loop, with Home Assistant
         // discovery. ScaleOptions for the settings' declarations and the configuration
-        // file's syntax (pure Swift). No libevdev, SQLite or libsystemd: ModuleGraphTests.
-        .target(name: "ScaleMQTT", dependencies: ["ScaleCore", "ScalePOSIX", "ScaleClient", "ScaleOptions", "CMosquitto"]),
+        // file's syntax (pure Swift), ArgumentParsing for the ParsedCommand its settings are
+        // read from. No libevdev, SQLite or libsystemd: ModuleGraphTests.
+        .target(name: "ScaleMQTT", dependencies: ["ArgumentParsing", "ScaleCore", "ScaleProtocol", "ScalePOSIX", "ScaleClient", "ScaleOptions", "CMosquitto"]),
         // The CLI: local commands read devices (ScaleEvdev) and the force log (ScaleLog); the
         // daemon's commands talk through ScaleClient. Not ScaleDaemon: the CLI knows nothing
         // of the service manager.
         .executableTarget(
             name: "forcescale",
             dependencies: [
-                "ScaleCore", "ScalePOSIX", "ScaleEvdev", "ScaleLog", "ScaleClient", "ScaleDisplay",
+                "ScaleCore", "ScaleProtocol", "ScalePOSIX", "ScaleEvdev", "ScaleLog", "ScaleClient", "ScaleDisplay",
                 "ArgumentParsing", "ScaleOptions",
             ]),
         // The daemon: options and configuration in, ScaleDaemon runs the rest; ScaleEvdev for
@@ -134,38 +140,40 @@ let package = Package(
             dependencies: ["CEvdev", "KernelTestSupport"],
             path: "bench/Sources/forcescale-rumble-bench"),
         // What the host test suites share for waiting: a deadline-bound poll whose failure
-        // says what it waited for, how long, and what it saw (issue 15).
+        // says what it waited for, how long, and what it saw.
         .target(name: "TestWaiting", path: "Tests/TestWaiting"),
         // One test target per module, each depending on the module it tests and what its
         // tests build values from.
-        .testTarget(name: "ScaleCoreTests", dependencies: ["ScaleCore"]),
+        // ScaleProtocol for the check that a reading past the calibration says so in its line.
+        .testTarget(name: "ScaleCoreTests", dependencies: ["ScaleCore", "ScaleProtocol"]),
+        .testTarget(name: "ScaleProtocolTests", dependencies: ["ScaleProtocol", "ScaleCore"]),
         .testTarget(name: "ArgumentParsingTests", dependencies: ["ArgumentParsing"]),
-        .testTarget(name: "ScaleDisplayTests", dependencies: ["ScaleDisplay", "ScaleCore"]),
+        .testTarget(name: "ScaleDisplayTests", dependencies: ["ScaleDisplay", "ScaleCore", "ScaleProtocol"]),
         // The pure parts of forcescale-web; the server end to end is in ForcescaleCLITests.
-        .testTarget(name: "ScaleWebTests", dependencies: ["ScaleWeb", "ScaleCore"]),
+        .testTarget(name: "ScaleWebTests", dependencies: ["ScaleWeb", "ScaleCore", "ScaleProtocol"]),
         // What the tests of the OS-facing modules share: temporary directories, file helpers,
         // stepping a loop, a raw socket client. A library (not a test target) so that several
         // test targets can use it; ScalePOSIX for the types it drives, TestWaiting for pump.
         .target(name: "ScaleTestSupport", dependencies: ["ScalePOSIX", "TestWaiting"], path: "Tests/ScaleTestSupport"),
         .testTarget(name: "ScalePOSIXTests", dependencies: ["ScalePOSIX", "ScaleTestSupport", "TestWaiting"]),
         // Also ModuleGraphTests, which reads this manifest through 'swift package dump-package'.
-        .testTarget(name: "ScaleClientTests", dependencies: ["ScaleClient", "ScaleCore", "ScalePOSIX", "ScaleTestSupport"]),
+        .testTarget(name: "ScaleClientTests", dependencies: ["ScaleClient", "ScaleCore", "ScaleProtocol", "ScalePOSIX", "ScaleTestSupport"]),
         // The topics, payloads, discovery configs and settings of forcescale-mqtt; the runs
         // against a real broker are in ForcescaleCLITests (MQTTTests), with the other suites
         // that run the built programs.
-        .testTarget(name: "ScaleMQTTTests", dependencies: ["ScaleMQTT", "ScaleCore", "ScaleOptions"]),
+        .testTarget(name: "ScaleMQTTTests", dependencies: ["ScaleMQTT", "ScaleCore", "ScaleProtocol", "ScaleOptions"]),
         // CEvdev: the state journal is checked against libevdev itself.
         .testTarget(name: "ScaleEvdevTests", dependencies: ["ScaleEvdev", "CEvdev", "ScaleCore", "ScalePOSIX", "ScaleTestSupport"]),
         // CSQLite: the schema tests open the database file directly.
         .testTarget(name: "ScaleLogTests", dependencies: ["ScaleLog", "ScaleCore", "ScalePOSIX", "CSQLite", "ScaleTestSupport", "TestWaiting"]),
         .testTarget(
             name: "ScaleDaemonTests",
-            dependencies: ["ScaleDaemon", "ScaleCore", "ScalePOSIX", "ScaleLog", "ScaleOptions", "ScaleTestSupport", "TestWaiting"]),
+            dependencies: ["ScaleDaemon", "ScaleCore", "ScaleProtocol", "ScalePOSIX", "ScaleLog", "ScaleOptions", "ScaleTestSupport", "TestWaiting"]),
         // The end-to-end suites: the built forcescale and forcescaled run as child processes
         // (FORCESCALE_BIN_DIR), golden replays, man pages and the service files. ScaleLog to
         // write a force log for the log commands to read, ScaleOptions for the settings table
-        // the man pages are checked against. (The name is older than the per-module
-        // targets; it covers the daemon too.)
-        .testTarget(name: "ForcescaleCLITests", dependencies: ["ScaleCore", "ScaleLog", "ScaleOptions", "TestWaiting"]),
+        // the man pages are checked against, ScaleProtocol for reading the programs' lines.
+        // It covers the daemon, forcescale-web and forcescale-mqtt too, not only the CLI.
+        .testTarget(name: "ForcescaleCLITests", dependencies: ["ScaleCore", "ScaleProtocol", "ScaleLog", "ScaleOptions", "TestWaiting"]),
     ]
 )

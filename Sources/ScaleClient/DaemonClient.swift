@@ -1,13 +1,17 @@
 import Glibc
 import ScaleCore
 import ScalePOSIX
+import ScaleProtocol
 
-/// One line from the daemon: its text (without the newline) and its decoded message.
+/// One line from the daemon: its bytes (without the newline) and its decoded message.
 public struct ReceivedLine: Sendable {
     /// The line as the daemon sent it, without its `\n`: what `--json` passes through.
-    public let text: String
-    /// The line decoded by ScaleCore, the same types the daemon writes it from.
+    public let bytes: [UInt8]
+    /// The line decoded by ScaleProtocol, the same types the daemon writes it from.
     public let message: DaemonLine
+
+    /// ``bytes`` as text.
+    public var text: String { String(decoding: bytes, as: UTF8.self) }
 
     /// `"READING"`, `"STATUS"`…, or a class this build does not know, as sent.
     public var className: String { message.className }
@@ -16,12 +20,16 @@ public struct ReceivedLine: Sendable {
     public var isStream: Bool { message.isStream }
 }
 
-/// The reply to a request, typed, with the line as the daemon sent it (for `--json`).
+/// The reply to a request, typed, with the line as the daemon sent it (for `--json`, and
+/// for forcescale-web's answers, which pass it on with any field a later daemon added).
 public struct DaemonReply<Message: DaemonLineMessage>: Sendable {
     /// The reply decoded.
     public let message: Message
     /// The line as the daemon sent it, without its `\n`.
-    public let text: String
+    public let bytes: [UInt8]
+
+    /// ``bytes`` as text.
+    public var text: String { String(decoding: bytes, as: UTF8.self) }
 }
 
 /// Why talking to the daemon failed, said so that the user knows what to do next.
@@ -62,7 +70,7 @@ public enum DaemonClientError: Error, Hashable, Sendable, CustomStringConvertibl
             let shown = line.count > 80 ? String(line.prefix(80)) + "…" : line
             return "\(path): forcescaled sent a line that is not a protocol message (\(problem)): \(shown)"
         case .unsupportedProtocol(let path, let major):
-            return "\(path): forcescaled speaks protocol \(major), this forcescale speaks \(DaemonMessage.protocolMajor); install matching versions"
+            return "\(path): forcescaled speaks protocol \(major), this forcescale speaks \(VersionMessage.currentMajor); install matching versions"
         case .refused(let message, _):
             return message
         case .failed(let error):
@@ -144,7 +152,7 @@ public final class DaemonClient {
                     path: path, line: greeting.text,
                     problem: .unexpectedClass(expected: VersionMessage.className, found: greeting.className))
             }
-            guard message.protocolMajor == DaemonMessage.protocolMajor else {
+            guard message.protocolMajor == VersionMessage.currentMajor else {
                 throw .unsupportedProtocol(path: path, major: message.protocolMajor)
             }
             version = message
@@ -229,7 +237,7 @@ public final class DaemonClient {
             guard let line = try nextLine(deadline: deadline) else {
                 throw DaemonClientError.timedOut(path: path, waitingFor: Reply.className, seconds: timeout ?? 0)
             }
-            if let message = Reply(line.message) { return DaemonReply(message: message, text: line.text) }
+            if let message = Reply(line.message) { return DaemonReply(message: message, bytes: line.bytes) }
             switch line.message {
             case .error(let error): throw DaemonClientError.refused(message: error.message, request: error.requestClass)
             case .reading, .peak: try onStream(line)
@@ -338,11 +346,11 @@ public final class DaemonClient {
             let bytes = pending[start..<newline]
             start = newline + 1
             guard !bytes.isEmpty else { continue }
-            let text = String(decoding: bytes, as: UTF8.self)
+            let line = Array(bytes)
             do {
-                lines.append(.success(ReceivedLine(text: text, message: try DaemonLine.decode(line: Array(bytes)))))
+                lines.append(.success(ReceivedLine(bytes: line, message: try DaemonLine.decode(line: line))))
             } catch {
-                lines.append(.failure(.malformedLine(path: path, line: text, problem: error)))
+                lines.append(.failure(.malformedLine(path: path, line: String(decoding: line, as: UTF8.self), problem: error)))
             }
         }
         pending.removeFirst(start)

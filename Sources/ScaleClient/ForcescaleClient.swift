@@ -1,5 +1,6 @@
 import ScaleCore
 import ScalePOSIX
+import ScaleProtocol
 
 /// The typed client of forcescaled (what libgps is to gpsd): requests return ScaleCore's
 /// typed messages (`StatusMessage`, `TareMessage`…), the stream of readings comes as
@@ -139,7 +140,7 @@ public final class ForcescaleClient {
     /// - Throws: `DaemonClientError`: not connected and connecting failed, `.refused` for an
     ///   ERROR reply, `.timedOut`, `.closed`, `.malformedLine` for a reply it cannot read.
     public func status(timeout: Double? = nil) throws(DaemonClientError) -> StatusMessage {
-        try exchange(.status, expecting: StatusMessage.self, timeout: timeout)
+        try request(.status, expecting: StatusMessage.self, timeout: timeout).message
     }
 
     /// Asks for the input devices the daemon knows.
@@ -147,7 +148,7 @@ public final class ForcescaleClient {
     /// - Returns: DEVICES's entries, in the daemon's order.
     /// - Throws: `DaemonClientError`, as for `status()`.
     public func devices(timeout: Double? = nil) throws(DaemonClientError) -> [DevicesMessage.Device] {
-        try exchange(.devices, expecting: DevicesMessage.self, timeout: timeout).devices
+        try request(.devices, expecting: DevicesMessage.self, timeout: timeout).message.devices
     }
 
     /// Takes the current weight as zero.
@@ -156,7 +157,7 @@ public final class ForcescaleClient {
     /// - Throws: `DaemonClientError`, as for `status()`; `.refused` when no device is open
     ///   or this user may not tare.
     public func tare(timeout: Double? = nil) throws(DaemonClientError) -> TareMessage {
-        try exchange(.tare, expecting: TareMessage.self, timeout: timeout)
+        try request(.tare, expecting: TareMessage.self, timeout: timeout).message
     }
 
     /// Adds a calibration point: the daemon waits for the next stable reading with `grams`
@@ -169,7 +170,7 @@ public final class ForcescaleClient {
     /// - Throws: `DaemonClientError`, as for `status()`; `.refused` when the point does not
     ///   make a rising curve.
     public func calibrate(grams: Double, timeout: Double? = nil) throws(DaemonClientError) -> CalibrateMessage {
-        try exchange(.calibrate(grams: grams), expecting: CalibrateMessage.self, timeout: timeout)
+        try request(.calibrate(grams: grams), expecting: CalibrateMessage.self, timeout: timeout).message
     }
 
     /// Plays a haptic pattern on the daemon's rumble device.
@@ -180,7 +181,7 @@ public final class ForcescaleClient {
     /// - Throws: `DaemonClientError`, as for `status()`; `.refused` when nothing can rumble.
     @discardableResult
     public func rumble(_ pattern: HapticPattern = .impactMedium, timeout: Double? = nil) throws(DaemonClientError) -> RumbleMessage {
-        try exchange(.rumble(pattern: pattern), expecting: RumbleMessage.self, timeout: timeout)
+        try request(.rumble(pattern: pattern), expecting: RumbleMessage.self, timeout: timeout).message
     }
 
     /// Starts the stream of READING and PEAK lines (of one device, if given). It is asked
@@ -190,8 +191,21 @@ public final class ForcescaleClient {
     ///   - timeout: Seconds to wait for the reply; `options.timeout` when `nil`.
     /// - Throws: `DaemonClientError`, as for `status()`.
     public func watch(device: String? = nil, timeout: Double? = nil) throws(DaemonClientError) {
-        _ = try exchange(.watch(enable: true, device: device), expecting: WatchMessage.self, timeout: timeout)
+        _ = try request(.watch(enable: true, device: device), expecting: WatchMessage.self, timeout: timeout)
         watchedDevice = .some(device)
+    }
+
+    /// Asks for the stream without waiting for a reply, from the current connection if there
+    /// is one, and on every connection after it until `stopWatching()`: for a client that
+    /// may start before the daemon does (with a reconnect policy, `step()` and `nextEvent`
+    /// connect, and the WATCH follows the greeting). The reply is skipped with the stream,
+    /// so an ERROR for an unknown device is not reported: `watch(device:)` reports it.
+    /// - Parameter device: A node name (`event5`) or path, or `nil` for every device.
+    /// - Throws: `DaemonClientError` when the request cannot be sent and there is no
+    ///   reconnect policy.
+    public func watchWhenConnected(device: String? = nil) throws(DaemonClientError) {
+        watchedDevice = .some(device)
+        if let connection { try askToWatch(device, on: connection) }
     }
 
     /// Ends the stream; events already received are still handed out.
@@ -199,7 +213,7 @@ public final class ForcescaleClient {
     /// - Throws: `DaemonClientError`, as for `status()`.
     public func stopWatching(timeout: Double? = nil) throws(DaemonClientError) {
         watchedDevice = nil
-        _ = try exchange(.watch(enable: false, device: nil), expecting: WatchMessage.self, timeout: timeout)
+        _ = try request(.watch(enable: false, device: nil), expecting: WatchMessage.self, timeout: timeout)
     }
 
     // MARK: The stream, blocking
@@ -228,7 +242,7 @@ public final class ForcescaleClient {
                 }
                 guard let line else { return nil }
                 lastHeard = MonotonicClock.now()
-                if let event = StreamEvent(line.message) { return event }
+                if let event = StreamEvent(line) { return event }
                 continue    // a reply nobody waits for (WATCH again after reconnecting), or a class this client does not know
             }
             let due = reconnectDeadline ?? MonotonicClock.now()
@@ -265,7 +279,7 @@ public final class ForcescaleClient {
             let lines = try connection.readAvailable()
             if !lines.isEmpty { lastHeard = MonotonicClock.now() }
             for line in lines {
-                if let event = StreamEvent(line.message) { keep(event) }
+                if let event = StreamEvent(line) { keep(event) }
             }
         } catch {
             if case .malformedLine = error { throw error }
@@ -274,14 +288,20 @@ public final class ForcescaleClient {
         return takePending()
     }
 
-    // MARK: Private
+    // MARK: Any request
 
     /// Sends a request and waits for its reply or an ERROR; stream events that come
     /// meanwhile are kept for `nextEvent` and `step`. Connects first when not connected
     /// (once: the caller asked for an answer, not for waiting on a back-off schedule).
-    private func exchange<Reply: DaemonLineMessage>(
-        _ request: ClientRequest, expecting reply: Reply.Type, timeout: Double?
-    ) throws(DaemonClientError) -> Reply {
+    /// - Parameters:
+    ///   - request: The request.
+    ///   - reply: The type of its reply (`StatusMessage` for `.status`).
+    ///   - timeout: Seconds to wait for the reply; `options.timeout` when `nil`.
+    /// - Returns: The reply, with its line as the daemon sent it.
+    /// - Throws: `DaemonClientError`, as for `status()`.
+    public func request<Reply: DaemonLineMessage>(
+        _ request: ClientRequest, expecting reply: Reply.Type, timeout: Double? = nil
+    ) throws(DaemonClientError) -> DaemonReply<Reply> {
         if connection == nil {
             isClosed = false
             try open()
@@ -296,11 +316,11 @@ public final class ForcescaleClient {
                     throw DaemonClientError.timedOut(path: options.socketPath, waitingFor: Reply.className, seconds: seconds)
                 }
                 lastHeard = MonotonicClock.now()
-                if let message = Reply(line.message) { return message }
+                if let message = Reply(line.message) { return DaemonReply(message: message, bytes: line.bytes) }
                 if case .error(let error) = line.message {
                     throw DaemonClientError.refused(message: error.message, request: error.requestClass)
                 }
-                if let event = StreamEvent(line.message) { keep(event) }
+                if let event = StreamEvent(line) { keep(event) }
             }
         } catch {
             switch error {
@@ -317,6 +337,8 @@ public final class ForcescaleClient {
         }
     }
 
+    // MARK: Private
+
     /// Opens a connection and asks for the WATCH that was on before.
     private func open() throws(DaemonClientError) {
         let made = try DaemonClient(path: options.socketPath, timeout: options.timeout)
@@ -325,13 +347,16 @@ public final class ForcescaleClient {
         failures = 0
         reconnectDeadline = nil
         onConnectionEvent(.connected(release: release ?? "?"))
-        if let device = watchedDevice {
-            // The reply is read with the stream and skipped there, so that nothing waits here.
-            do {
-                try made.send(ClientRequest.watch(enable: true, device: device))
-            } catch {
-                try lose(error)
-            }
+        if let device = watchedDevice { try askToWatch(device, on: made) }
+    }
+
+    /// Sends WATCH; the reply is read with the stream and skipped there, so that nothing
+    /// waits here.
+    private func askToWatch(_ device: String?, on connection: DaemonClient) throws(DaemonClientError) {
+        do {
+            try connection.send(ClientRequest.watch(enable: true, device: device))
+        } catch {
+            try lose(error)
         }
     }
 

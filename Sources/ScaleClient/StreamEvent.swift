@@ -1,20 +1,34 @@
 import ScaleCore
+import ScaleProtocol
 
-/// A line of the stream that WATCH starts, as ScaleCore decodes it: the same types the
-/// daemon writes the lines from, so that the two sides have one definition of each field.
-public enum StreamEvent: Hashable, Sendable {
-    /// A READING: the measurement and the node it came from (`device`; `nil` for replays).
-    case reading(ReadingMessage)
-    /// A PEAK: the frame that reached the peak threshold.
-    case peak(PeakMessage)
+/// A line of the stream that WATCH starts: the bytes the daemon sent, and the message
+/// ScaleProtocol decodes from them (the same types the daemon writes the lines from).
+///
+/// A client that passes the stream on (forcescale-web's `/events`, `forcescale watch
+/// --json`) passes ``line`` on: fields that a later daemon added and this build does not
+/// decode are in it, byte for byte.
+public struct StreamEvent: Hashable, Sendable {
+    /// What the line says.
+    public enum Message: Hashable, Sendable {
+        /// A READING: the measurement and the node it came from (`device`; `nil` for replays).
+        case reading(ReadingMessage)
+        /// A PEAK: the frame that reached the peak threshold.
+        case peak(PeakMessage)
+    }
 
-    /// The event a decoded line holds; `nil` for a line that is not of the stream.
-    /// - Parameter line: A line from the daemon, decoded.
-    public init?(_ line: DaemonLine) {
-        switch line {
-        case .reading(let reading): self = .reading(reading)
-        case .peak(let peak): self = .peak(peak)
+    /// The line decoded.
+    public let message: Message
+    /// The line as the daemon sent it, without its newline.
+    public let line: [UInt8]
+
+    /// The event a received line holds; `nil` for a line that is not of the stream.
+    /// - Parameter received: A line from the daemon.
+    public init?(_ received: ReceivedLine) {
+        switch received.message {
+        case .reading(let reading): message = .reading(reading)
+        case .peak(let peak): message = .peak(peak)
         default: return nil
         }
+        line = received.bytes
     }
 }

@@ -1,17 +1,17 @@
 /// Who a connected client is, as the daemon's rules see it: the ids the kernel recorded when
 /// it connected (`SO_PEERCRED`) and its groups, resolved once at connect time. Plain values,
 /// so that the rules can be tried with any user without a socket.
-public struct ClientIdentity: Hashable, Sendable {
+struct ClientIdentity: Hashable, Sendable {
     /// The connection's number, unique for the daemon's lifetime.
-    public var id: Int
+    var id: Int
     /// `client 3 (pid 1234, uid 1000, gid 1000)`, for the log.
-    public var label: String
+    var label: String
     /// The peer's user; `nil` when the kernel would not say (then it may only read).
-    public var uid: UInt32?
+    var uid: UInt32?
     /// The peer's primary group.
-    public var gid: UInt32?
+    var gid: UInt32?
     /// The peer's supplementary groups when it connected.
-    public var groups: [UInt32]
+    var groups: [UInt32]
 
     /// Describes one client.
     /// - Parameters:
@@ -20,7 +20,7 @@ public struct ClientIdentity: Hashable, Sendable {
     ///   - uid: Its user, when known.
     ///   - gid: Its primary group, when known.
     ///   - groups: Its supplementary groups.
-    public init(id: Int, label: String? = nil, uid: UInt32?, gid: UInt32?, groups: [UInt32] = []) {
+    init(id: Int, label: String? = nil, uid: UInt32?, gid: UInt32?, groups: [UInt32] = []) {
         self.id = id
         self.label = label ?? "client \(id)"
         self.uid = uid
@@ -32,21 +32,21 @@ public struct ClientIdentity: Hashable, Sendable {
 /// Who may change the scale or the hardware (TARE, CALIBRATE, a CALIBRATION reset, RUMBLE):
 /// root, the daemon's own user, and the members of its group. Everyone who can connect may
 /// read.
-public struct ControlPolicy: Hashable, Sendable {
+struct ControlPolicy: Hashable, Sendable {
     /// The daemon's effective user.
-    public var daemonUser: UInt32
+    var daemonUser: UInt32
     /// The group whose members may control; `nil` when the group does not exist, and then
     /// only root and the daemon's user may.
-    public var group: UInt32?
+    var group: UInt32?
     /// The group's name, for the refusal.
-    public var groupName: String
+    var groupName: String
 
     /// Creates a policy.
     /// - Parameters:
     ///   - daemonUser: The daemon's effective uid.
     ///   - group: The allowed group's id, when it exists.
     ///   - groupName: Its name as configured.
-    public init(daemonUser: UInt32, group: UInt32?, groupName: String) {
+    init(daemonUser: UInt32, group: UInt32?, groupName: String) {
         self.daemonUser = daemonUser
         self.group = group
         self.groupName = groupName
@@ -56,7 +56,7 @@ public struct ControlPolicy: Hashable, Sendable {
     /// - Parameter client: The client asking.
     /// - Returns: `true` for root, the daemon's user, and members of the group (primary or
     ///   supplementary); `false` for everyone else and for a client whose ids are unknown.
-    public func mayControl(_ client: ClientIdentity) -> Bool {
+    func mayControl(_ client: ClientIdentity) -> Bool {
         guard let uid = client.uid else { return false }
         if uid == 0 || uid == daemonUser { return true }
         guard let group else { return false }

@@ -8,9 +8,9 @@ import ScaleOptions
 /// `--interval-ms 20`), except `rumble` (`--no-rumble`) and `log-level` (`--verbose`,
 /// `--quiet`) and `log` (`--log`, `--no-log`). The names, the values each key accepts and
 /// when a reload applies it all come from the setting's declaration.
-public struct ConfigurationKey: RawRepresentable, Hashable, CaseIterable, Sendable, CustomStringConvertible {
+package struct ConfigurationKey: RawRepresentable, Hashable, CaseIterable, Sendable, CustomStringConvertible {
     /// The setting the key sets.
-    public let setting: Setting
+    let setting: Setting
 
     /// The key of a setting that the file takes.
     init(_ setting: Setting) {
@@ -19,60 +19,58 @@ public struct ConfigurationKey: RawRepresentable, Hashable, CaseIterable, Sendab
     }
 
     /// The key named `rawValue`, or `nil` when the file has no such key.
-    public init?(rawValue: String) {
+    package init?(rawValue: String) {
         guard let setting = Setting.named(rawValue), setting.isInConfigurationFile else { return nil }
         self.setting = setting
     }
 
     /// The key as the file spells it: `interval-ms`.
-    public var rawValue: String { setting.name }
-    public var description: String { rawValue }
+    package var rawValue: String { setting.name }
+    package var description: String { rawValue }
 
-    public static func == (lhs: ConfigurationKey, rhs: ConfigurationKey) -> Bool { lhs.rawValue == rhs.rawValue }
-    public func hash(into hasher: inout Hasher) { hasher.combine(rawValue) }
+    package static func == (lhs: ConfigurationKey, rhs: ConfigurationKey) -> Bool { lhs.rawValue == rhs.rawValue }
+    package func hash(into hasher: inout Hasher) { hasher.combine(rawValue) }
 
     /// Every key, in the file's order.
-    public static let allCases: [ConfigurationKey] = Setting.all.filter(\.isInConfigurationFile).map(ConfigurationKey.init)
+    package static let allCases: [ConfigurationKey] = Setting.all.filter(\.isInConfigurationFile).map(ConfigurationKey.init)
 
-    public static let device = ConfigurationKey(.device)
-    public static let intervalMilliseconds = ConfigurationKey(.intervalMilliseconds)
-    public static let threshold = ConfigurationKey(.threshold)
-    public static let hysteresis = ConfigurationKey(.hysteresis)
-    public static let contacts = ConfigurationKey(.contacts)
-    public static let unit = ConfigurationKey(.unit)
-    public static let stableMilliseconds = ConfigurationKey(.stableMilliseconds)
-    public static let stableGrams = ConfigurationKey(.stableGrams)
-    public static let rumble = ConfigurationKey(.rumble)
-    public static let rumbleDevice = ConfigurationKey(.rumbleDevice)
-    public static let rumbleIntensity = ConfigurationKey(.rumbleIntensity)
-    public static let socket = ConfigurationKey(.socket)
-    public static let stateDirectory = ConfigurationKey(.stateDirectory)
-    public static let group = ConfigurationKey(.group)
-    public static let logLevel = ConfigurationKey(.logLevel)
-    public static let log = ConfigurationKey(.log)
-    public static let logDatabase = ConfigurationKey(.logDatabase)
-    public static let logKeepDays = ConfigurationKey(.logKeepDays)
-    public static let logKeepReadings = ConfigurationKey(.logKeepReadings)
+    static let device = ConfigurationKey(.device)
+    static let intervalMilliseconds = ConfigurationKey(.intervalMilliseconds)
+    static let threshold = ConfigurationKey(.threshold)
+    static let hysteresis = ConfigurationKey(.hysteresis)
+    static let contacts = ConfigurationKey(.contacts)
+    static let unit = ConfigurationKey(.unit)
+    static let stableMilliseconds = ConfigurationKey(.stableMilliseconds)
+    static let stableGrams = ConfigurationKey(.stableGrams)
+    static let rumble = ConfigurationKey(.rumble)
+    static let rumbleDevice = ConfigurationKey(.rumbleDevice)
+    static let rumbleIntensity = ConfigurationKey(.rumbleIntensity)
+    static let socket = ConfigurationKey(.socket)
+    static let stateDirectory = ConfigurationKey(.stateDirectory)
+    static let group = ConfigurationKey(.group)
+    static let logLevel = ConfigurationKey(.logLevel)
+    static let log = ConfigurationKey(.log)
+    static let logDatabase = ConfigurationKey(.logDatabase)
+    static let logKeepDays = ConfigurationKey(.logKeepDays)
+    static let logKeepReadings = ConfigurationKey(.logKeepReadings)
 
     /// The longest duration a millisecond key takes (`Setting.maximumMilliseconds`).
-    public static var maximumMilliseconds: Int { Setting.maximumMilliseconds }
+    static var maximumMilliseconds: Int { Setting.maximumMilliseconds }
 
     /// The longest `log-keep-days` (`Setting.maximumKeepDays`).
-    public static var maximumKeepDays: Int { Setting.maximumKeepDays }
+    static var maximumKeepDays: Int { Setting.maximumKeepDays }
 
     /// What the key accepts, for error messages.
-    public var accepted: String { setting.accepted }
+    var accepted: String { setting.accepted }
 
     /// How a change of this key reaches the running daemon on SIGHUP.
-    public typealias Reach = Setting.Reload
-
-    public var reach: Reach { setting.reload }
+    var reach: Setting.Reload { setting.reload }
 
     /// Whether the key shapes the scale pipeline (and so matters to a recording, too).
-    public var isPipelineSetting: Bool { Setting.pipeline.contains(setting) }
+    package var isPipelineSetting: Bool { Setting.pipeline.contains(setting) }
 
     /// The known key closest to `name` in spelling, when one is close enough to be a typo.
-    public static func suggestion(for name: String) -> ConfigurationKey? {
+    static func suggestion(for name: String) -> ConfigurationKey? {
         let scored = allCases.map { ($0, editDistance(name, $0.rawValue)) }.min { $0.1 < $1.1 }
         guard let (key, distance) = scored, distance <= max(1, min(3, key.rawValue.count / 3)) else { return nil }
         return key
@@ -80,18 +78,18 @@ public struct ConfigurationKey: RawRepresentable, Hashable, CaseIterable, Sendab
 }
 
 /// A value that a key does not accept: the message names the key and what it accepts.
-public struct ConfigurationValueError: Error, Equatable, Sendable, CustomStringConvertible {
-    public var key: ConfigurationKey
-    public var value: String
-    public var accepted: String
+struct ConfigurationValueError: Error, Equatable, Sendable, CustomStringConvertible {
+    var key: ConfigurationKey
+    var value: String
+    var accepted: String
 
-    public init(key: ConfigurationKey, value: String, accepted: String? = nil) {
+    init(key: ConfigurationKey, value: String, accepted: String? = nil) {
         self.key = key
         self.value = value
         self.accepted = accepted ?? key.accepted
     }
 
-    public var description: String {
+    var description: String {
         value.isEmpty
             ? "'\(key)' has no value; it takes \(accepted) (comment the line out for the default)"
             : "bad value '\(value)' for '\(key)': it takes \(accepted)"
@@ -100,31 +98,31 @@ public struct ConfigurationValueError: Error, Equatable, Sendable, CustomStringC
 
 /// What one source of settings says — the configuration file, or the command line: each
 /// key it sets, `nil` for those it leaves alone.
-public struct ConfigurationLayer: Equatable, Sendable {
-    public var device: String?
-    public var intervalMilliseconds: Int?
-    public var threshold: Double?
-    public var hysteresis: Double?
-    public var contacts: ContactMode?
-    public var unit: MassUnit?
-    public var stableMilliseconds: Int?
-    public var stableGrams: Double?
-    public var rumble: Bool?
-    public var rumbleDevice: String?
-    public var rumbleIntensity: Double?
-    public var socket: String?
-    public var stateDirectory: String?
-    public var group: String?
-    public var logLevel: DaemonLog.Level?
-    public var log: Bool?
-    public var logDatabase: String?
-    public var logKeepDays: Int?
-    public var logKeepReadings: Int?
+package struct ConfigurationLayer: Equatable, Sendable {
+    package var device: String?
+    package var intervalMilliseconds: Int?
+    package var threshold: Double?
+    package var hysteresis: Double?
+    package var contacts: ContactMode?
+    package var unit: MassUnit?
+    package var stableMilliseconds: Int?
+    package var stableGrams: Double?
+    package var rumble: Bool?
+    package var rumbleDevice: String?
+    package var rumbleIntensity: Double?
+    package var socket: String?
+    package var stateDirectory: String?
+    package var group: String?
+    package var logLevel: DaemonLog.Level?
+    package var log: Bool?
+    package var logDatabase: String?
+    package var logKeepDays: Int?
+    package var logKeepReadings: Int?
 
-    public init() {}
+    package init() {}
 
     /// Whether the layer sets `key`.
-    public func sets(_ key: ConfigurationKey) -> Bool {
+    package func sets(_ key: ConfigurationKey) -> Bool {
         switch key {
         case .device: device != nil
         case .intervalMilliseconds: intervalMilliseconds != nil
@@ -153,7 +151,7 @@ public struct ConfigurationLayer: Equatable, Sendable {
     /// declaration (the hysteresis against the threshold is checked once the whole file is
     /// read).
     /// - Throws: `ConfigurationValueError` naming the key and what it accepts.
-    public mutating func set(_ key: ConfigurationKey, from text: String) throws(ConfigurationValueError) {
+    mutating func set(_ key: ConfigurationKey, from text: String) throws(ConfigurationValueError) {
         let bad = ConfigurationValueError(key: key, value: text)
         guard let value = key.setting.parse(text) else { throw bad }
         func given<Value>(_ typed: Value?) throws(ConfigurationValueError) -> Value {
@@ -187,46 +185,46 @@ public struct ConfigurationLayer: Equatable, Sendable {
 
 /// The daemon's settings in effect: the defaults, overridden by the configuration file,
 /// overridden by the command line.
-public struct DaemonConfiguration: Equatable, Sendable {
+package struct DaemonConfiguration: Equatable, Sendable {
     /// Where the configuration file is looked for when `--config` does not say.
-    public static let defaultPath = "/etc/forcescale/forcescale.conf"
+    package static let defaultPath = "/etc/forcescale/forcescale.conf"
 
     /// The device to read; `nil` for the best one.
-    public var device: String?
-    public var settings = ScaleSettings()
+    var device: String?
+    package var settings = ScaleSettings()
     /// The unit clients show by default. The daemon itself always speaks grams.
-    public var unit = MassUnit.grams
-    public var rumble = true
+    var unit = MassUnit.grams
+    var rumble = true
     /// Another device to rumble on a PEAK (a gamepad); `nil` for the pressure device.
-    public var rumbleDevice: String?
-    public var rumbleIntensity = 1.0
+    var rumbleDevice: String?
+    var rumbleIntensity = 1.0
     /// `nil` for the default: `/run/forcescale/forcescale.sock` as root, in
     /// `$XDG_RUNTIME_DIR` otherwise.
-    public var socket: String?
+    package var socket: String?
     /// `nil` for the default: `/var/lib/forcescale` as root, in `$XDG_STATE_HOME` otherwise.
-    public var stateDirectory: String?
-    public var group = "forcescale"
-    public var logLevel = DaemonLog.Level.info
+    package var stateDirectory: String?
+    var group = "forcescale"
+    package var logLevel = DaemonLog.Level.info
     /// The force log: `true` or `false` as set, `nil` when not said (then on exactly when
     /// `logDatabase` is set).
-    public var log: Bool?
+    var log: Bool?
     /// The force log's file; `nil` for `log.sqlite` in the state directory.
-    public var logDatabase: String?
+    var logDatabase: String?
     /// Retention: sessions that ended longer ago than this go; `nil` keeps them.
-    public var logKeepDays: Int?
+    var logKeepDays: Int?
     /// Retention: the oldest sessions go while the log holds more readings; `nil`, no limit.
-    public var logKeepReadings: Int?
+    var logKeepReadings: Int?
 
-    public init() {}
+    init() {}
 
     /// The defaults, then each layer in turn, later ones winning.
-    public init(layers: [ConfigurationLayer]) {
+    package init(layers: [ConfigurationLayer]) {
         self.init()
         for layer in layers { apply(layer) }
     }
 
     /// Takes every key the layer sets.
-    public mutating func apply(_ layer: ConfigurationLayer) {
+    mutating func apply(_ layer: ConfigurationLayer) {
         if let value = layer.device { device = value }
         if let value = layer.intervalMilliseconds { settings.throttleInterval = Int64(value) * 1000 }
         if let value = layer.threshold { settings.peakThreshold = value }
@@ -249,23 +247,23 @@ public struct DaemonConfiguration: Equatable, Sendable {
     }
 
     /// Whether the force log is on: `log = on`, or a `log-db` without `log = off`.
-    public var logs: Bool { log ?? (logDatabase != nil) }
+    var logs: Bool { log ?? (logDatabase != nil) }
 
     /// The force log's file when logging is on, with the state directory for the default.
-    public func logPath(stateDirectory: String) -> String? {
+    func logPath(stateDirectory: String) -> String? {
         guard logs else { return nil }
         return logDatabase ?? LogDatabase.defaultPath(stateDirectory: stateDirectory)
     }
 
     /// What rumbles on a PEAK.
-    public var rumbleChoice: RumbleChoice {
+    var rumbleChoice: RumbleChoice {
         guard rumble else { return .off }
         return rumbleDevice.map { .device(DeviceQuery($0)) } ?? .pressureDevice
     }
 
     /// A key's value as the file would spell it, or a few words for a default that has no
     /// spelling (`best`, `default`, `pressure device`).
-    public func text(for key: ConfigurationKey) -> String {
+    func text(for key: ConfigurationKey) -> String {
         switch key {
         case .device: device ?? "the best one"
         case .intervalMilliseconds: String(settings.throttleInterval / 1000)
@@ -291,17 +289,17 @@ public struct DaemonConfiguration: Equatable, Sendable {
     }
 
     /// The keys whose values differ from `other`'s, in the file's order.
-    public func changes(from other: DaemonConfiguration) -> [ConfigurationKey] {
+    func changes(from other: DaemonConfiguration) -> [ConfigurationKey] {
         ConfigurationKey.allCases.filter { text(for: $0) != other.text(for: $0) }
     }
 
     /// `interval-ms 10 → 50, rumble on → off`.
-    public func describeChanges(from other: DaemonConfiguration, keys: [ConfigurationKey]) -> String {
+    func describeChanges(from other: DaemonConfiguration, keys: [ConfigurationKey]) -> String {
         keys.map { "\($0) \(other.text(for: $0)) → \(text(for: $0))" }.joined(separator: ", ")
     }
 
     /// The settings that shape the readings, for the log: `interval-ms 10, threshold 1.0, …`.
-    public var summary: String {
+    var summary: String {
         ConfigurationKey.allCases.filter { ![.socket, .stateDirectory, .group, .logLevel, .log, .logDatabase, .logKeepDays, .logKeepReadings].contains($0) }
             .map { "\($0) \(text(for: $0))" }.joined(separator: ", ")
     }

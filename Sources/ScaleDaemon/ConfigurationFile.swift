@@ -4,33 +4,33 @@ import ScalePOSIX
 
 /// Why a configuration file cannot be used: every problem found, each with its line
 /// (none for the file as a whole: missing, unreadable, too big).
-public struct ConfigurationError: Error, Equatable, Sendable, CustomStringConvertible {
-    public struct Problem: Equatable, Sendable, CustomStringConvertible {
-        public var line: Int?
-        public var message: String
-        public init(line: Int?, message: String) {
+package struct ConfigurationError: Error, Equatable, Sendable, CustomStringConvertible {
+    struct Problem: Equatable, Sendable, CustomStringConvertible {
+        var line: Int?
+        var message: String
+        init(line: Int?, message: String) {
             self.line = line
             self.message = message
         }
-        public var description: String { line.map { "\($0): \(message)" } ?? message }
+        var description: String { line.map { "\($0): \(message)" } ?? message }
     }
 
-    public var path: String
-    public var problems: [Problem]
+    var path: String
+    var problems: [Problem]
 
-    public init(path: String, problems: [Problem]) {
+    init(path: String, problems: [Problem]) {
         self.path = path
         self.problems = problems
     }
 
-    public init(path: String, line: Int?, message: String) {
+    init(path: String, line: Int?, message: String) {
         self.init(path: path, problems: [Problem(line: line, message: message)])
     }
 
     /// One `FILE:LINE: message` per problem, for the log.
-    public var lines: [String] { problems.map { "\(path):\($0.line.map { "\($0):" } ?? "") \($0.message)" } }
+    package var lines: [String] { problems.map { "\(path):\($0.line.map { "\($0):" } ?? "") \($0.message)" } }
 
-    public var description: String { lines.joined(separator: "\n") }
+    package var description: String { lines.joined(separator: "\n") }
 }
 
 /// `forcescale.conf`: `key = value` lines, `#` comments, blank lines.
@@ -40,21 +40,21 @@ public struct ConfigurationError: Error, Equatable, Sendable, CustomStringConver
 ///   (`interval-ms = 20  # faster`); to keep a `#` or edge spaces in a value, put the
 ///   value in double quotes (`device = "Pad #2"`), where `\"` and `\\` stand for `"` and `\`.
 /// - Each key may appear once. Keys are case-sensitive.
-public struct ConfigurationFile: Equatable, Sendable {
-    public var path: String
-    public var layer: ConfigurationLayer
+package struct ConfigurationFile: Equatable, Sendable {
+    var path: String
+    package var layer: ConfigurationLayer
     /// The line each key was set on.
-    public var lines: [ConfigurationKey: Int]
+    var lines: [ConfigurationKey: Int]
 
     /// Larger than this is not a configuration file.
-    public static let maximumSize = 1 << 20
+    static let maximumSize = 1 << 20
 
     /// Reads the file at `path`.
     /// - Parameter mustExist: Whether a missing file is an error (a path given with
     ///   `--config`); otherwise a missing file is no file, and the defaults hold.
     /// - Returns: The file, or `nil` when it is missing and need not exist.
     /// - Throws: `ConfigurationError` for a file that cannot be read or has problems.
-    public static func load(path: String, mustExist: Bool) throws(ConfigurationError) -> ConfigurationFile? {
+    package static func load(path: String, mustExist: Bool) throws(ConfigurationError) -> ConfigurationFile? {
         var bytes: [UInt8] = []
         do {
             let input = try FileInput(path: path)
@@ -84,7 +84,7 @@ public struct ConfigurationFile: Equatable, Sendable {
     /// Reads the text of a configuration file.
     /// - Parameter path: For messages.
     /// - Throws: `ConfigurationError` with every problem found, by line.
-    public static func parse(_ text: String, path: String) throws(ConfigurationError) -> ConfigurationFile {
+    static func parse(_ text: String, path: String) throws(ConfigurationError) -> ConfigurationFile {
         var file = ConfigurationFile(path: path, layer: ConfigurationLayer(), lines: [:])
         var problems: [ConfigurationError.Problem] = []
         var text = Substring(text)

@@ -2,35 +2,36 @@ import Glibc
 import ScaleCore
 import ScaleEvdev
 import ScalePOSIX
+import ScaleProtocol
 
 /// The service: one thread, one epoll loop that owns the scale source (a device or a
 /// recording), the clients on the Unix socket and the calibration store. What requests and
 /// readings do is decided by `DaemonRules`; the daemon moves the bytes and performs the
 /// effects. Readings go to watching clients without ever waiting for them.
-public final class Daemon {
-    public enum Source: Sendable {
+package final class Daemon {
+    package enum Source: Sendable {
         /// A live device: the configuration's `device`, or the best one. The daemon starts
         /// without one when none is there, and takes it up when it appears.
         case device
         case recording(RecordingFiles, loops: Bool)
     }
 
-    public struct Options: Sendable {
-        public var source: Source
+    package struct Options: Sendable {
+        var source: Source
         /// The settings in effect: defaults, configuration file, command line.
-        public var configuration: DaemonConfiguration
+        package var configuration: DaemonConfiguration
         /// Where the configuration came from, for the log: the file's path, or why the
         /// defaults hold.
-        public var configurationOrigin: String
+        var configurationOrigin: String
         /// Keys the command line sets over the file's values, for the log.
-        public var commandLineOverrides: [ConfigurationKey]
+        var commandLineOverrides: [ConfigurationKey]
         /// The configuration's socket, or the default for the user.
-        public var socketPath: String
+        package var socketPath: String
         /// The configuration's state directory, or the default for the user.
-        public var stateDirectory: String
-        public var release: String
+        var stateDirectory: String
+        var release: String
 
-        public init(
+        package init(
             source: Source, configuration: DaemonConfiguration = DaemonConfiguration(), configurationOrigin: String = "the defaults",
             commandLineOverrides: [ConfigurationKey] = [], socketPath: String, stateDirectory: String, release: String
         ) {
@@ -45,15 +46,15 @@ public final class Daemon {
 
         /// Members of this group may tare, calibrate and rumble (and, through the socket's
         /// mode, connect at all).
-        public var groupName: String { configuration.group }
+        var groupName: String { configuration.group }
     }
 
     /// Reads the configuration again, on SIGHUP: the options the daemon would start with now.
     /// - Throws: `ConfigurationError` for a broken file, or any error saying what is wrong.
-    public typealias Reloader = () throws -> Options
+    package typealias Reloader = () throws -> Options
 
     /// Moments a service manager wants to hear of (`sd_notify`'s READY, RELOADING, STOPPING).
-    public enum Event: Sendable {
+    enum Event: Sendable {
         /// Serving: after the start, and again after each reload.
         case ready
         /// SIGHUP arrived; the configuration is being read again.
@@ -62,13 +63,13 @@ public final class Daemon {
         case stopping
     }
 
-    public private(set) var options: Options
+    private(set) var options: Options
     /// Tells systemd (when it started the daemon) that it is ready, reloading or stopping.
     private let notifier = ServiceNotifier()
     /// Keep-alives for `WatchdogSec=`; absent, and never waking, when no watchdog is asked.
     private var watchdog: WatchdogTimer?
     /// Told of the daemon's lifecycle; set before `run()`.
-    public var onEvent: ((Event) -> Void)?
+    var onEvent: ((Event) -> Void)?
     private var log: DaemonLog
     private let reloader: Reloader?
     private let loop: EventLoop
@@ -100,7 +101,7 @@ public final class Daemon {
     ///   - reloader: Reads the configuration again on SIGHUP; without one, SIGHUP is
     ///     logged and ignored.
     /// - Throws: what stops the daemon from starting, with a message saying what to do.
-    public init(options: Options, log: DaemonLog, reloader: Reloader? = nil) throws {
+    package init(options: Options, log: DaemonLog, reloader: Reloader? = nil) throws {
         self.options = options
         var log = log
         log.threshold = options.configuration.logLevel
@@ -156,7 +157,7 @@ public final class Daemon {
     /// Serves until SIGINT or SIGTERM, reloading the configuration on SIGHUP; then stops
     /// the source (erasing rumble effects), says goodbye to the clients and removes the
     /// socket.
-    public func run() throws {
+    package func run() throws {
         announce(.ready)
         let signal = try loop.runUntilTerminated(onHangUp: { [unowned self] in reload() })
         announce(.stopping)
@@ -370,9 +371,9 @@ public final class Daemon {
                     send(confirmation.failureLine(error.description), to: confirmation.client)
                 }
             case .reportStatus(let client):
-                send(DaemonMessage.status(status()), to: client)
+                send(status().line, to: client)
             case .listDevices(let client):
-                send(DaemonMessage.devices(deviceSummaries()), to: client)
+                send(DevicesMessage(devices: deviceSummaries()).line, to: client)
             case .close(let client):
                 clients[client]?.connection.close(afterFlushing: true)
             case .log(let level, let message):
@@ -395,9 +396,9 @@ public final class Daemon {
     }
 
     /// STATUS: the rules' calibration with the process's own facts.
-    private func status() -> StatusSnapshot {
+    private func status() -> StatusMessage {
         let device = servedDevice?.nodeName
-        return StatusSnapshot(
+        return StatusMessage(
             release: options.release, uptimeSeconds: Double(MonotonicClock.now() - startedAt) / 1e6,
             clients: clients.count, device: device, model: source?.gramModel,
             calibration: device == nil ? nil : rules.calibration, fit: servedDevice.flatMap { rules.fit(for: $0) },
@@ -406,17 +407,17 @@ public final class Daemon {
             log: forceLog?.status, rumbles: rumbles)
     }
 
-    private func deviceSummaries() -> [DeviceSummary] {
+    private func deviceSummaries() -> [DevicesMessage.Device] {
         let active = source?.currentDevice?.path
         if case .recording = options.source, let device = source?.currentDevice {
-            return [DeviceSummary(path: device.path, description: device.description, active: true, canRumble: false)]
+            return [DevicesMessage.Device(path: device.path, description: device.description, active: true, canRumble: false)]
         }
         return DeviceDiscovery.scan().map { found in
             switch found.details {
             case .success(let details):
-                return DeviceSummary(path: found.path, description: details.description, active: found.path == active, canRumble: details.forceFeedback.canRumble)
+                return DevicesMessage.Device(path: found.path, description: details.description, active: found.path == active, canRumble: details.forceFeedback.canRumble)
             case .failure(let error):
-                return DeviceSummary(path: found.path, error: error.description)
+                return DevicesMessage.Device(path: found.path, error: error.description)
             }
         }
     }

@@ -3,6 +3,7 @@ import ScaleCore
 import ScaleEvdev
 import ScaleLog
 import ScalePOSIX
+import ScaleProtocol
 
 /// The daemon's side of the force log: hands each reading and PEAK, with the device it came
 /// from and its wall-clock time, to the `LogWriter`, whose thread does all the SQLite work.
@@ -70,9 +71,9 @@ final class DaemonForceLog {
         writer.stop()
     }
 
-    var status: LogStatusSnapshot {
+    var status: StatusMessage.LogSummary {
         let status = writer.status
-        return LogStatusSnapshot(path: status.path, written: status.written, pending: status.pending, dropped: status.dropped, error: status.error)
+        return StatusMessage.LogSummary(path: status.path, written: status.written, pending: status.pending, dropped: status.dropped, error: status.error)
     }
 }
 

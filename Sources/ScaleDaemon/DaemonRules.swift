@@ -1,4 +1,5 @@
 import ScaleCore
+import ScaleProtocol
 
 /// The daemon's rules, without a socket, a device or a clock: what each request and each
 /// reading does. A request (or reading) and the rules' state go in; the lines to send, the
@@ -9,21 +10,21 @@ import ScaleCore
 /// pipeline receives a copy through `Effect.applyCalibration` (it needs it to weigh), the
 /// store a copy through `Effect.saveCalibration` (to keep it across restarts); neither is
 /// read back.
-public struct DaemonRules: Sendable {
+struct DaemonRules: Sendable {
     /// One line for some clients.
-    public struct Line: Hashable, Sendable {
+    struct Line: Hashable, Sendable {
         /// The line's UTF-8, newline included: encoded once, however many clients get it.
-        public var bytes: [UInt8]
+        var bytes: [UInt8]
         /// The clients it goes to, by connection id, in ascending order.
-        public var recipients: [Int]
+        var recipients: [Int]
         /// Whether a client that falls behind may miss it (READING); replies and PEAKs never are.
-        public var droppable: Bool
+        var droppable: Bool
 
         /// - Parameters:
         ///   - text: The line; a newline is added when it has none.
         ///   - recipients: Who gets it, in ascending order.
         ///   - droppable: Whether a slow client may miss it.
-        public init(_ text: String, to recipients: [Int], droppable: Bool = false) {
+        init(_ text: String, to recipients: [Int], droppable: Bool = false) {
             var bytes = Array(text.utf8)
             if bytes.last != UInt8(ascii: "\n") { bytes.append(UInt8(ascii: "\n")) }
             self.init(bytes: bytes, to: recipients, droppable: droppable)
@@ -37,32 +38,32 @@ public struct DaemonRules: Sendable {
         }
 
         /// The line as text, newline included.
-        public var text: String { String(decoding: bytes, as: UTF8.self) }
+        var text: String { String(decoding: bytes, as: UTF8.self) }
     }
 
     /// The reply that waits on an effect: sent when the effect succeeded, replaced by an
     /// ERROR naming the failure when it did not.
-    public struct Confirmation: Hashable, Sendable {
+    struct Confirmation: Hashable, Sendable {
         /// The client that asked.
-        public var client: Int
+        var client: Int
         /// What it asked, named by the ERROR's `request`.
-        public var request: ClientRequest
+        var request: ClientRequest
         /// The reply for success.
-        public var reply: String
+        var reply: String
         /// The start of the ERROR's message, before the failure: `applied but not saved`.
-        public var failure: String
+        var failure: String
 
         /// The ERROR to send instead of `reply`.
         /// - Parameter error: What went wrong, as the failure describes itself.
         /// - Returns: `{"class":"ERROR","message":"<failure>: <error>","request":…}` and a newline.
-        public func failureLine(_ error: String) -> String {
-            DaemonMessage.error("\(failure): \(error)", request: request)
+        func failureLine(_ error: String) -> String {
+            RequestError(message: "\(failure): \(error)", request: request).line
         }
     }
 
     /// What the daemon must do besides sending lines. Effects run after the outcome's lines,
     /// in order.
-    public enum Effect: Hashable, Sendable {
+    enum Effect: Hashable, Sendable {
         /// Weigh the source's readings with this calibration from now on.
         case applyCalibration(Calibration)
         /// Keep this calibration for the device across restarts; then confirm.
@@ -80,13 +81,13 @@ public struct DaemonRules: Sendable {
     }
 
     /// Everything one request or reading leads to.
-    public struct Outcome: Hashable, Sendable {
+    struct Outcome: Hashable, Sendable {
         /// Lines to send, before the effects run.
-        public var lines: [Line] = []
+        var lines: [Line] = []
         /// What to do, in order, after the lines are sent.
-        public var effects: [Effect] = []
+        var effects: [Effect] = []
 
-        public init(lines: [Line] = [], effects: [Effect] = []) {
+        init(lines: [Line] = [], effects: [Effect] = []) {
             self.lines = lines
             self.effects = effects
         }
@@ -97,7 +98,7 @@ public struct DaemonRules: Sendable {
         }
 
         /// Empties it, keeping its arrays' room for the next one.
-        public mutating func removeAll() {
+        mutating func removeAll() {
             // (Emptying an empty array still takes the generic path: a reading has no effects.)
             if !lines.isEmpty { lines.removeAll(keepingCapacity: true) }
             if !effects.isEmpty { effects.removeAll(keepingCapacity: true) }
@@ -136,15 +137,15 @@ public struct DaemonRules: Sendable {
     }
 
     /// The daemon's release, for VERSION.
-    public let release: String
+    let release: String
     /// Who may change state.
-    public var policy: ControlPolicy
+    var policy: ControlPolicy
     /// The calibration of the device being served (the one copy the daemon keeps).
-    public private(set) var calibration = Calibration.none
+    private(set) var calibration = Calibration.none
     /// The newest reading, from any device, for POLL and TARE.
-    public private(set) var lastReading: Reading?
+    private(set) var lastReading: Reading?
     /// The device `lastReading` came from.
-    public private(set) var lastReadingDevice: SourceDevice?
+    private(set) var lastReadingDevice: SourceDevice?
     private var clients: [Int: ClientState] = [:] {
         didSet {
             watchersByPath = nil
@@ -153,8 +154,8 @@ public struct DaemonRules: Sendable {
     }
     /// The ids of the clients that watch the device at `path`, in ascending order: worked out
     /// once per device and change of the clients rather than for every reading (a reading
-    /// goes out 100 times a second; every allocation and hash on that path costs the daemon
-    /// CPU, BENCHMARKS.md, Live).
+    /// goes out 100 times a second, and every allocation and hash on that path costs the
+    /// daemon CPU).
     private var watchersByPath: (path: String, ids: [Int])?
     /// The ids of the clients with a CALIBRATE waiting, in ascending order; cached like
     /// `watchersByPath`, so that a stable reading (every reading while something lies on the
@@ -168,7 +169,7 @@ public struct DaemonRules: Sendable {
     /// - Parameters:
     ///   - release: Sent in VERSION.
     ///   - policy: Who may change state.
-    public init(release: String, policy: ControlPolicy) {
+    init(release: String, policy: ControlPolicy) {
         self.release = release
         self.policy = policy
     }
@@ -176,7 +177,7 @@ public struct DaemonRules: Sendable {
     /// The curve fitted to the calibration's points, on `device`'s pressure axis.
     /// - Parameter device: The device being served.
     /// - Returns: The fit; `nil` without points or without a usable pressure axis.
-    public func fit(for device: SourceDevice) -> CalibrationFit? {
+    func fit(for device: SourceDevice) -> CalibrationFit? {
         Self.fit(calibration, for: device)
     }
 
@@ -188,23 +189,23 @@ public struct DaemonRules: Sendable {
     }
 
     /// How many clients are connected.
-    public var clientCount: Int { clients.count }
+    var clientCount: Int { clients.count }
 
     // MARK: - Clients
 
     /// A client connected: it is greeted with VERSION before it sends anything.
     /// - Parameter client: The new client.
     /// - Returns: The greeting.
-    public mutating func connect(_ client: ClientIdentity) -> Outcome {
+    mutating func connect(_ client: ClientIdentity) -> Outcome {
         clients[client.id] = ClientState()
         var outcome = Outcome()
-        outcome.send(DaemonMessage.version(release: release), to: client.id)
+        outcome.send(VersionMessage(release: release).line, to: client.id)
         return outcome
     }
 
     /// A client left: its watch and any calibration it was waiting for end with it.
     /// - Parameter id: The client's connection id.
-    public mutating func disconnect(_ id: Int) {
+    mutating func disconnect(_ id: Int) {
         clients[id] = nil
     }
 
@@ -212,9 +213,9 @@ public struct DaemonRules: Sendable {
     /// - Parameter client: Who sent it.
     /// - Returns: The ERROR, then the end of the connection: the client is not speaking the
     ///   protocol, and its line's end cannot be found without unbounded buffering.
-    public func lineTooLong(from client: ClientIdentity) -> Outcome {
+    func lineTooLong(from client: ClientIdentity) -> Outcome {
         var outcome = Outcome()
-        outcome.send(DaemonMessage.error(RequestError.lineTooLong), to: client.id)
+        outcome.send(RequestError.lineTooLong.line, to: client.id)
         outcome.effects.append(.close(client: client.id))
         return outcome
     }
@@ -228,13 +229,13 @@ public struct DaemonRules: Sendable {
     ///   - client: Who sent it.
     ///   - device: The device being read now, if any.
     /// - Returns: The reply (an ERROR for a line that is no request) and what follows from it.
-    public mutating func handle(line: [UInt8], from client: ClientIdentity, serving device: SourceDevice?) -> Outcome {
+    mutating func handle(line: [UInt8], from client: ClientIdentity, serving device: SourceDevice?) -> Outcome {
         switch ClientRequest.parse(line: line) {
         case .success(let request):
             return handle(request, from: client, serving: device)
         case .failure(let error):
             var outcome = Outcome()
-            outcome.send(DaemonMessage.error(error), to: client.id)
+            outcome.send(error.line, to: client.id)
             if error.closesConnection { outcome.effects.append(.close(client: client.id)) }
             return outcome
         }
@@ -249,7 +250,7 @@ public struct DaemonRules: Sendable {
     ///     one; RUMBLE does not (a gamepad may rumble without it).
     /// - Returns: Exactly one reply for the client (or an effect that sends it), and the
     ///   effects of the change. A client that is not connected gets nothing.
-    public mutating func handle(_ request: ClientRequest, from client: ClientIdentity, serving device: SourceDevice?) -> Outcome {
+    mutating func handle(_ request: ClientRequest, from client: ClientIdentity, serving device: SourceDevice?) -> Outcome {
         guard clients[client.id] != nil else { return Outcome() }
         var outcome = Outcome()
         switch request {
@@ -257,23 +258,23 @@ public struct DaemonRules: Sendable {
             clients[client.id]!.watching = enable
             clients[client.id]!.watchedDevice = enable ? requested : nil
             // The reply names a device only when the request did (docs/protocol.md).
-            outcome.send(DaemonMessage.watch(enable: enable, device: requested), to: client.id)
+            outcome.send(WatchMessage(enable: enable, device: requested).line, to: client.id)
         case .poll:
             // The reading exactly as its READING line went out, with the device it came from.
-            outcome.send(DaemonMessage.poll(time: lastReading?.time, reading: lastReading, device: lastReadingDevice?.nodeName), to: client.id)
+            outcome.send(PollMessage(time: lastReading?.time, reading: lastReading.map { ReadingMessage($0, device: lastReadingDevice?.nodeName) }).line, to: client.id)
         case .devices:
             outcome.effects.append(.listDevices(client: client.id))
         case .status:
             outcome.effects.append(.reportStatus(client: client.id))
         case .calibration(reset: false):
             guard let device else {
-                outcome.send(DaemonMessage.error("no device is open; waiting for one to appear", request: request), to: client.id)
+                outcome.send(RequestError(message: "no device is open; waiting for one to appear", request: request).line, to: client.id)
                 break
             }
-            outcome.send(DaemonMessage.calibration(calibration, fit: fit(for: device), device: device.nodeName), to: client.id)
+            outcome.send(CalibrationMessage(calibration, fit: fit(for: device), device: device.nodeName).line, to: client.id)
         case .tare, .calibrate, .measure, .calibration(reset: true), .replaceCurve, .rumble:
             guard policy.mayControl(client) else {
-                outcome.send(DaemonMessage.error("permission denied: only \(policy.allowed) may \(request.className)", request: request), to: client.id)
+                outcome.send(RequestError(message: "permission denied: only \(policy.allowed) may \(request.className)", request: request).line, to: client.id)
                 break
             }
             change(request, for: client, serving: device, into: &outcome)
@@ -286,7 +287,7 @@ public struct DaemonRules: Sendable {
         if case .rumble(let pattern) = request {
             // A rumble goes on without the pressure device (to a gamepad); the rest need it.
             outcome.effects.append(.play(pattern, confirmation: Confirmation(
-                client: client.id, request: request, reply: DaemonMessage.rumble(pattern: pattern), failure: "rumble unavailable")))
+                client: client.id, request: request, reply: RumbleMessage(pattern: pattern).line, failure: "rumble unavailable")))
             return
         }
         guard let device else {
@@ -295,7 +296,7 @@ public struct DaemonRules: Sendable {
             case .calibrate, .measure, .replaceCurve: "no device to calibrate"
             default: "no device whose calibration to reset"
             }
-            outcome.send(DaemonMessage.error("\(what); waiting for one to appear", request: request), to: client.id)
+            outcome.send(RequestError(message: "\(what); waiting for one to appear", request: request).line, to: client.id)
             return
         }
         switch request {
@@ -306,11 +307,11 @@ public struct DaemonRules: Sendable {
             } else {
                 calibration.tareGrams = 0
             }
-            keep(for: device, confirming: client.id, request, reply: DaemonMessage.tare(grams: calibration.tareGrams, device: device.nodeName), into: &outcome)
+            keep(for: device, confirming: client.id, request, reply: TareMessage(device: device.nodeName, grams: calibration.tareGrams).line, into: &outcome)
         case .calibrate(let grams), .measure(let grams):
             let pending = PendingPoint(grams: grams, add: request == .calibrate(grams: grams), touch: touches.touchToMeasure)
             if let superseded = clients[client.id]!.pendingCalibration {
-                outcome.send(DaemonMessage.error("the calibration with \(superseded.grams) g was replaced by one with \(grams) g", request: superseded.request), to: client.id)
+                outcome.send(RequestError(message: "the calibration with \(superseded.grams) g was replaced by one with \(grams) g", request: superseded.request).line, to: client.id)
             }
             clients[client.id]!.pendingCalibration = pending
             let what = pending.add ? "calibrating with" : "measuring"
@@ -322,10 +323,10 @@ public struct DaemonRules: Sendable {
                 let axisMinimum = (try? PressureSource.select(for: device.description).axis.minimum) ?? Int32.min
                 replaced = try Calibration(points: points, tareGrams: calibration.tareGrams, axisMinimum: axisMinimum)
             } catch {
-                outcome.send(DaemonMessage.error("calibration refused: \(error)", request: request), to: client.id)
+                outcome.send(RequestError(message: "calibration refused: \(error)", request: request).line, to: client.id)
                 return
             }
-            let reply = DaemonMessage.calibration(replaced, fit: Self.fit(replaced, for: device), device: device.nodeName, preview: preview)
+            let reply = CalibrationMessage(replaced, fit: Self.fit(replaced, for: device), device: device.nodeName, preview: preview).line
             if preview {
                 outcome.send(reply, to: client.id)
                 return
@@ -335,7 +336,7 @@ public struct DaemonRules: Sendable {
             keep(for: device, confirming: client.id, request, reply: reply, into: &outcome)
         default:
             calibration = .none
-            keep(for: device, confirming: client.id, request, reply: DaemonMessage.calibration(calibration, device: device.nodeName), into: &outcome)
+            keep(for: device, confirming: client.id, request, reply: CalibrationMessage(calibration, device: device.nodeName).line, into: &outcome)
         }
     }
 
@@ -352,7 +353,7 @@ public struct DaemonRules: Sendable {
     /// the calibration in force.
     /// - Parameter calibration: The device's saved calibration, or `.none`.
     /// - Returns: The effect that applies it to the readings.
-    public mutating func adopt(_ calibration: Calibration) -> Outcome {
+    mutating func adopt(_ calibration: Calibration) -> Outcome {
         self.calibration = calibration
         return Outcome(effects: [.applyCalibration(calibration)])
     }
@@ -366,7 +367,7 @@ public struct DaemonRules: Sendable {
     ///   something on the pad, the points of the CALIBRATE requests that waited for its
     ///   touch; for a release, an ERROR to each CALIBRATE whose touch was lifted before it
     ///   was steady.
-    public mutating func receive(_ output: ScaleOutput, from device: SourceDevice) -> Outcome {
+    mutating func receive(_ output: ScaleOutput, from device: SourceDevice) -> Outcome {
         var outcome = Outcome()
         receive(output, from: device, into: &outcome)
         return outcome
@@ -374,13 +375,13 @@ public struct DaemonRules: Sendable {
 
     /// `receive(_:from:)` into an outcome the caller keeps: the daemon empties and reuses one
     /// rather than allocating its arrays for each of a hundred readings a second.
-    public mutating func receive(_ output: ScaleOutput, from device: SourceDevice, into outcome: inout Outcome) {
+    mutating func receive(_ output: ScaleOutput, from device: SourceDevice, into outcome: inout Outcome) {
         let watchers = watchers(of: device)
         if !watchers.isEmpty {
             // A slow client may miss READINGs, never a PEAK.
             var droppable = false
             if case .reading = output { droppable = true }
-            outcome.lines.append(Line(bytes: ProtocolMessage.lineBytes(for: output, device: device.nodeName), to: watchers, droppable: droppable))
+            outcome.lines.append(Line(bytes: output.lineBytes(device: device.nodeName), to: watchers, droppable: droppable))
         }
         if case .reading(let reading) = output {
             lastReading = reading
@@ -405,9 +406,9 @@ public struct DaemonRules: Sendable {
         for id in waiting {
             guard let pending = clients[id]!.pendingCalibration, pending.touch == touches.current else { continue }
             clients[id]!.pendingCalibration = nil
-            outcome.send(DaemonMessage.error(
-                "\(DaemonMessage.liftedBeforeSettling): nothing was stored; put the \(MassUnit.sentence(grams: pending.grams)) weight on again, keep it still and ask again",
-                request: pending.request), to: id)
+            outcome.send(RequestError(
+                message: "\(CalibrateMessage.liftedBeforeSettling): nothing was stored; put the \(MassUnit.sentence(grams: pending.grams)) weight on again, keep it still and ask again",
+                request: pending.request).line, to: id)
         }
     }
 
@@ -437,16 +438,16 @@ public struct DaemonRules: Sendable {
             let point = CalibrationPoint(
                 raw: settled.mean, grams: pending.grams, spread: settled.standardDeviation, count: settled.count)
             guard pending.add else {
-                outcome.send(DaemonMessage.calibrate(point, points: calibration.points.count, device: device.nodeName, added: false), to: id)
+                outcome.send(CalibrateMessage(point: point, points: calibration.points.count, device: device.nodeName, added: false).line, to: id)
                 continue
             }
             do throws(CalibrationError) {
                 try calibration.add(point, axisMinimum: axis.minimum)
             } catch {
-                outcome.send(DaemonMessage.error("calibration point refused: \(error)", request: pending.request), to: id)
+                outcome.send(RequestError(message: "calibration point refused: \(error)", request: pending.request).line, to: id)
                 continue
             }
-            keep(for: device, confirming: id, pending.request, reply: DaemonMessage.calibrate(point, points: calibration.points.count, device: device.nodeName), into: &outcome)
+            keep(for: device, confirming: id, pending.request, reply: CalibrateMessage(point: point, points: calibration.points.count, device: device.nodeName).line, into: &outcome)
         }
     }
 }

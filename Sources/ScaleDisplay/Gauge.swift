@@ -1,38 +1,43 @@
 import ScaleCore
+import ScaleProtocol
 
 /// How the gauge may draw: block characters need a UTF-8 terminal, colour needs a terminal
 /// and no `NO_COLOR`. Colour only ever repeats what the words already say.
-public struct GaugeStyle: Hashable, Sendable {
-    public var unicode: Bool
-    public var color: Bool
+package struct GaugeStyle: Hashable, Sendable {
+    var unicode: Bool
+    var color: Bool
     /// Width of the bar in character cells.
-    public var barWidth: Int
+    var barWidth: Int
 
-    public init(unicode: Bool, color: Bool, barWidth: Int = 24) {
+    package init(unicode: Bool, color: Bool, barWidth: Int = 24) {
         self.unicode = unicode
         self.color = color
         self.barWidth = barWidth
     }
 
-    public static let plain = GaugeStyle(unicode: false, color: false)
+    package static let plain = GaugeStyle(unicode: false, color: false)
 }
 
 /// Renders readings and peaks as one line of text each: time since the start, force in
 /// percent (`100%+` when saturated), the weight in the chosen unit, a bar that grows with
 /// force like the original's circle, and words for the state.
-public struct Gauge: Sendable {
-    public let style: GaugeStyle
-    public let unit: MassUnit
+///
+/// It draws the protocol's READING and PEAK, whether they came from the daemon or from a
+/// pipeline in this process, so that a reading of a model this build does not know is
+/// drawn as it is and named.
+package struct Gauge: Sendable {
+    let style: GaugeStyle
+    let unit: MassUnit
     /// Times are shown relative to this, so a recording from 2012 starts at 0.000 s.
-    public let origin: EventTime
+    let origin: EventTime
 
-    public init(style: GaugeStyle, unit: MassUnit, origin: EventTime) {
+    package init(style: GaugeStyle, unit: MassUnit, origin: EventTime) {
         self.style = style
         self.unit = unit
         self.origin = origin
     }
 
-    public func line(for reading: Reading) -> String {
+    package func line(for reading: ReadingMessage) -> String {
         // Rounded down, so "100%" never shows for a press that has not saturated.
         let percent = reading.saturated ? "100%+" : pad(String(Int((reading.force * 100).rounded(.down))) + "%", 5)
         var words: [String] = []
@@ -40,19 +45,22 @@ public struct Gauge: Sendable {
         if reading.contacts > 1 { words.append("\(reading.contacts) contacts") }
         if reading.stable { words.append("stable") }
         if reading.saturated { words.append("saturated") }
-        if let heaviest = reading.beyondCalibration { words.append(ReadingMessage.beyondCalibrationText(heaviest: heaviest)) }
+        if let beyond = reading.beyondCalibrationText { words.append(beyond) }
         let bar = paint(bar(reading.force), reading.saturated ? .red : reading.stable ? .green : .yellow)
         let state = words.isEmpty ? "" : "  " + words.joined(separator: ", ")
-        return "\(time(reading.time))  \(percent)  \(weight(reading.grams))  \(bar)\(state)"
+        // A model a later daemon added: its grams are the daemon's, not a known model's.
+        let model = reading.model.kind == nil ? "  \(reading.model.rawValue) model" : ""
+        // A stable reading shows its settled weight, the stability window's mean.
+        return "\(time(reading.time))  \(percent)  \(weight(reading.shownGrams))  \(bar)\(state)\(model)"
     }
 
-    public func line(for peak: Peak) -> String {
+    package func line(for peak: PeakMessage) -> String {
         "\(time(peak.time))  " + paint("PEAK", .boldRed) + "   \(weight(peak.grams))  raw \(peak.raw) reached the peak threshold"
     }
 
     /// The line left behind when a weight is lifted: what it weighed, if it settled.
-    public func liftLine(at time: EventTime, lastStable: Reading?) -> String {
-        let summary = lastStable.map { "weighed \(fixed(unit.fromGrams($0.grams), decimals: unit.displayDecimals)) \(unit.rawValue) (stable)" }
+    package func liftLine(at time: EventTime, lastStable: ReadingMessage?) -> String {
+        let summary = lastStable.map { "weighed \(fixed(unit.fromGrams($0.shownGrams), decimals: unit.displayDecimals)) \(unit.rawValue) (stable)" }
             ?? "lifted before the weight settled"
         return "\(self.time(time))  \(summary)"
     }
@@ -97,7 +105,7 @@ public struct Gauge: Sendable {
 }
 
 /// `value` with exactly `decimals` decimals, rounded half away from zero.
-public func fixed(_ value: Double, decimals: Int) -> String {
+package func fixed(_ value: Double, decimals: Int) -> String {
     var scale: Int64 = 1
     for _ in 0..<decimals { scale *= 10 }
     // Beyond what a whole number of steps can hold (a broken calibration, say), show the

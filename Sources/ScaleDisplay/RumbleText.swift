@@ -1,27 +1,28 @@
 import Glibc  // strerror only
 import ScaleCore
+import ScaleProtocol
 
 /// Rumbles and their latencies in words, for `forcescale status`, `log sessions` and
 /// `rumble --test`.
-public enum RumbleText {
+package enum RumbleText {
     /// A latency in milliseconds with two decimals (10 µs): `0.41 ms`.
-    public static func latency(seconds: Double) -> String {
+    package static func latency(seconds: Double) -> String {
         fixed(seconds * 1000, decimals: 2) + " ms"
     }
 
     /// A latency in microseconds, as ``latency(seconds:)`` writes it.
-    public static func latency(microseconds: Int64) -> String {
+    package static func latency(microseconds: Int64) -> String {
         latency(seconds: Double(microseconds) / 1e6)
     }
 
     /// An errno as the C library says it, with its number: `input/output error (errno 5)`.
-    public static func errno(_ value: Int32) -> String {
+    package static func errno(_ value: Int32) -> String {
         String(cString: strerror(value)).lowercased() + " (errno \(value))"
     }
 
     /// One PEAK's rumble: `played in 0.41 ms`, `failed: input/output error (errno 5)`,
     /// `no rumble device`, `rumble off`.
-    public static func describe(_ outcome: RumbleOutcome) -> String {
+    package static func describe(_ outcome: RumbleOutcome) -> String {
         switch outcome {
         case .played(let latency): "played in " + self.latency(microseconds: latency)
         case .failed(let errno): "failed: " + self.errno(errno)
@@ -31,7 +32,7 @@ public enum RumbleText {
     }
 
     /// `12 played, 1 failed; latency p50 0.41 ms, p99 0.93 ms, max 1.20 ms`.
-    public static func summary(_ rumbles: StatusMessage.RumbleSummary) -> String {
+    package static func summary(_ rumbles: StatusMessage.RumbleSummary) -> String {
         var text = "\(rumbles.played) played, \(rumbles.failed) failed"
         if let p50 = rumbles.p50, let p99 = rumbles.p99, let max = rumbles.max {
             text += "; latency p50 \(latency(seconds: p50)), p99 \(latency(seconds: p99)), max \(latency(seconds: max))"
@@ -41,7 +42,7 @@ public enum RumbleText {
 
     /// What became of the rumbles of one session's PEAKs: `played in 0.41 ms` for one,
     /// `3 played (max 0.52 ms), 1 failed` for several, `-` for none tried.
-    public static func sessionSummary(_ outcomes: [RumbleOutcome]) -> String {
+    package static func sessionSummary(_ outcomes: [RumbleOutcome]) -> String {
         guard !outcomes.isEmpty else { return "-" }
         if outcomes.count == 1 { return describe(outcomes[0]) }
         var parts: [String] = []

@@ -6,15 +6,15 @@ import Glibc
 ///
 /// libevdev's state is read only when the kernel drops events (`SYN_DROPPED`): its
 /// resynchronisation compares the device's state with what this reader last delivered.
-/// Telling it about each event as it is read (`libevdev_set_event_value`) cost three calls
-/// into the library per frame, and under emulation each of those costs far more than its
-/// instructions (BENCHMARKS.md, Live). So the journal keeps the newest value of each code
+/// Telling it about each event as it is read (`libevdev_set_event_value`) would cost three
+/// calls into the library per frame, and under emulation each of those costs far more than
+/// its instructions (BENCHMARKS.md, Live). So the journal keeps the newest value of each code
 /// (and, for type-B multitouch, of each slot's codes) that changed since libevdev last took
 /// them, and hands libevdev those values, one call each, before anything reads libevdev's
 /// state (`catchUp`). libevdev's state is a value per code and per slot, so it ends where
 /// it would have ended event by event; a touch that streams a thousand pressures costs one
-/// call when libevdev is next read, not a thousand (a queue of the events themselves, which
-/// went into libevdev 256 at a time, cost a quarter of each frame's instructions).
+/// call when libevdev is next read, not a thousand, and no event is kept to be replayed
+/// into it.
 ///
 /// What libevdev decides per event is decided here instead, with what it would decide it
 /// from: whether the device has the code (a bitmap taken once at open), and for type-B

@@ -111,13 +111,13 @@ public final class EvdevDevice {
     /// frames (never a frame without its `SYN_REPORT`), so after a read that did not fill the
     /// buffer everything queued has been seen, and the loop's level-triggered epoll wakes the
     /// owner again for the next frame. `libevdev_next_event` reads again whenever its own
-    /// queue is empty, so every drain through it ended with a read that returned `EAGAIN`:
-    /// two reads per wake-up where one does.
+    /// queue is empty, so every drain through it would end with a read that returns
+    /// `EAGAIN`: two reads per wake-up where one does.
     /// libevdev still keeps the device's state: what the events change goes into it through
     /// ``DeviceStateJournal`` (the newest value of each, whenever it is to be read), so
     /// that on `SYN_DROPPED` its resynchronisation compares the kernel's state with what this
     /// reader last delivered; from a `SYN_DROPPED` on, reading goes through libevdev until the
-    /// kernel's queue is empty, exactly as before.
+    /// kernel's queue is empty.
     /// - Parameters:
     ///   - onEvent: Called for each event in order.
     ///   - onResynchronize: Called when the kernel dropped events (`SYN_DROPPED`); the

@@ -9,22 +9,22 @@ import ScaleCore
 /// disk before the commit returns, so a crash or a power cut loses at most the batch being
 /// written, and readers (the CLI) never wait for the writer. One `LogDatabase` belongs to
 /// one thread at a time.
-public final class LogDatabase {
+package final class LogDatabase {
     /// The file name under the daemon's state directory when logging is just switched on.
-    public static let defaultFileName = "log.sqlite"
+    package static let defaultFileName = "log.sqlite"
 
     /// `<state dir>/log.sqlite`.
-    public static func defaultPath(stateDirectory: String) -> String {
+    package static func defaultPath(stateDirectory: String) -> String {
         (stateDirectory.hasSuffix("/") ? stateDirectory : stateDirectory + "/") + defaultFileName
     }
 
     /// The schema version this code writes and reads (`PRAGMA user_version`).
-    public static var schemaVersion: Int { LogSchema.currentVersion }
+    package static var schemaVersion: Int { LogSchema.currentVersion }
 
-    public let path: String
-    public let isReadOnly: Bool
+    package let path: String
+    let isReadOnly: Bool
     /// The file's schema version (older files are read as they are when opened read-only).
-    public private(set) var schemaVersion: Int
+    private(set) var schemaVersion: Int
     private let connection: SQLiteConnection
 
     private init(path: String, isReadOnly: Bool, connection: SQLiteConnection, schemaVersion: Int) {
@@ -42,7 +42,7 @@ public final class LogDatabase {
     ///     and migrated forward to the current schema in one transaction.
     /// - Throws: `LogDatabaseError`: `.missing` when a file to read is not there,
     ///   `.notADatabase`, `.notALog`, `.newerSchema`, or `.sqlite` for the rest.
-    public static func open(path: String, readOnly: Bool = false) throws(LogDatabaseError) -> LogDatabase {
+    package static func open(path: String, readOnly: Bool = false) throws(LogDatabaseError) -> LogDatabase {
         var status = stat()
         if stat(path, &status) != 0, errno == ENOENT {
             if readOnly { throw .missing(path: path) }
@@ -108,7 +108,7 @@ public final class LogDatabase {
     }
 
     /// Closes the file; the object must not be used afterwards.
-    public func close() { connection.close() }
+    package func close() { connection.close() }
 
     // MARK: - Schema
 
@@ -150,7 +150,7 @@ public final class LogDatabase {
 
     /// Runs `body` in one transaction: committed when it returns, rolled back when it
     /// throws (and after a failed commit, such as a full disk).
-    public func transaction<Result>(_ body: () throws(LogDatabaseError) -> Result) throws(LogDatabaseError) -> Result {
+    package func transaction<Result>(_ body: () throws(LogDatabaseError) -> Result) throws(LogDatabaseError) -> Result {
         do throws(SQLiteError) {
             try connection.execute("BEGIN IMMEDIATE")
         } catch {
@@ -170,7 +170,7 @@ public final class LogDatabase {
     /// - Parameters:
     ///   - key: The calibration store's name for the device (`DeviceDescription.stateIdentity`).
     ///   - name: The kernel's name, or a recording's file name.
-    public func device(key: String, name: String) throws(LogDatabaseError) -> LoggedDevice {
+    package func device(key: String, name: String) throws(LogDatabaseError) -> LoggedDevice {
         try Self.wrapping {
             let id = try connection.integer(
                 "INSERT INTO devices (key, name) VALUES (?1, ?2) ON CONFLICT (key) DO UPDATE SET name = excluded.name RETURNING id",
@@ -180,7 +180,7 @@ public final class LogDatabase {
     }
 
     /// Starts a session with no readings yet.
-    public func openSession(device: LoggedDevice, started: WallTime, model: GramModelKind) throws(LogDatabaseError) -> LoggedSession {
+    package func openSession(device: LoggedDevice, started: WallTime, model: GramModelKind) throws(LogDatabaseError) -> LoggedSession {
         try Self.wrapping {
             try connection.run(
                 "INSERT INTO sessions (device, started, peak_grams, readings, model) VALUES (?1, ?2, 0, 0, ?3)",
@@ -195,7 +195,7 @@ public final class LogDatabase {
     /// peak grams, and the settled weight of the last stable reading that had a contact.
     /// - Parameter session: Updated with the readings; its `session` field is used in
     ///   place of each reading's.
-    public func append(_ readings: some Sequence<LoggedReading>, to session: inout LoggedSession) throws(LogDatabaseError) {
+    package func append(_ readings: some Sequence<LoggedReading>, to session: inout LoggedSession) throws(LogDatabaseError) {
         try Self.wrapping {
             let insert = try connection.statement(
                 "INSERT INTO readings (session, n, time, raw, force, grams, flags, contacts) VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8)")
@@ -216,7 +216,7 @@ public final class LogDatabase {
     }
 
     /// Records a PEAK of a session.
-    public func append(_ peak: LoggedPeak) throws(LogDatabaseError) {
+    package func append(_ peak: LoggedPeak) throws(LogDatabaseError) {
         try Self.wrapping {
             try connection.run(
                 "INSERT INTO peaks (session, time, raw, grams, rumble, rumble_latency, rumble_errno) VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7)",
@@ -228,7 +228,7 @@ public final class LogDatabase {
     }
 
     /// Ends the session at `time` and saves its summary.
-    public func close(_ session: inout LoggedSession, at time: WallTime) throws(LogDatabaseError) {
+    package func close(_ session: inout LoggedSession, at time: WallTime) throws(LogDatabaseError) {
         session.ended = time
         try Self.wrapping { try saveSummary(session) }
     }
@@ -243,7 +243,7 @@ public final class LogDatabase {
     /// Ends the sessions a crash left open at their last reading (at their start when they
     /// have none). - Returns: How many were open.
     @discardableResult
-    public func closeUnfinishedSessions() throws(LogDatabaseError) -> Int {
+    func closeUnfinishedSessions() throws(LogDatabaseError) -> Int {
         try Self.wrapping {
             try connection.run("""
                 UPDATE sessions SET ended = coalesce((SELECT max(time) FROM readings WHERE session = sessions.id), started)
@@ -263,7 +263,7 @@ public final class LogDatabase {
     ///   - olderThan: Sessions that ended before this go.
     ///   - keepReadings: The oldest sessions go while the sessions hold more readings than this.
     /// - Returns: Rows deleted; 0 when there is nothing (more) to do.
-    public func pruneStep(olderThan: WallTime?, keepReadings: Int?, limit: Int = 2000) throws(LogDatabaseError) -> Int {
+    func pruneStep(olderThan: WallTime?, keepReadings: Int?, limit: Int = 2000) throws(LogDatabaseError) -> Int {
         try transaction { () throws(LogDatabaseError) -> Int in
             try Self.wrapping {
                 let oldestKept = try connection.integer("SELECT min(id) FROM sessions") ?? .max
@@ -313,7 +313,7 @@ public final class LogDatabase {
     ///   - since: Only sessions still going on at or after this time: ended then or later,
     ///     or not ended.
     ///   - device: Only sessions of devices whose name or key contains this, ignoring case.
-    public func sessions(since: WallTime? = nil, device: String? = nil) throws(LogDatabaseError) -> [LoggedSession] {
+    package func sessions(since: WallTime? = nil, device: String? = nil) throws(LogDatabaseError) -> [LoggedSession] {
         try Self.wrapping {
             let devices = try allDevices()
             let wanted = device.map { filter in
@@ -335,7 +335,7 @@ public final class LogDatabase {
     }
 
     /// One session; nil when there is none with that id.
-    public func session(id: Int64) throws(LogDatabaseError) -> LoggedSession? {
+    package func session(id: Int64) throws(LogDatabaseError) -> LoggedSession? {
         try Self.wrapping {
             let statement = try connection.statement("SELECT \(Self.sessionColumns) FROM sessions WHERE id = ?1")
             defer { statement.reset() }
@@ -348,14 +348,14 @@ public final class LogDatabase {
     /// Calls `body` with each reading of the session in time order, one row at a time, so
     /// that a session of millions of readings needs no more memory than one.
     /// - Throws: `LogDatabaseError`, or what `body` throws (which stops the iteration).
-    public func forEachReading(session: Int64, _ body: (LoggedReading) throws -> Void) throws {
+    package func forEachReading(session: Int64, _ body: (LoggedReading) throws -> Void) throws {
         try forEachReading(session: session, from: nil, body)
     }
 
     /// Calls `body` with each reading at or after `since`, across sessions, in time order,
     /// one row at a time.
     /// - Throws: `LogDatabaseError`, or what `body` throws (which stops the iteration).
-    public func forEachReading(since: WallTime, _ body: (LoggedReading) throws -> Void) throws {
+    package func forEachReading(since: WallTime, _ body: (LoggedReading) throws -> Void) throws {
         // Sessions do not overlap (the daemon reads one device), so session order is time order.
         for id in try sessionIDs(since: since) {
             try forEachReading(session: id, from: since, body)
@@ -363,7 +363,7 @@ public final class LogDatabase {
     }
 
     /// The readings of a session, in time order, all in memory (for a plot).
-    public func readings(session: Int64) throws(LogDatabaseError) -> [LoggedReading] {
+    func readings(session: Int64) throws(LogDatabaseError) -> [LoggedReading] {
         var readings: [LoggedReading] = []
         do {
             try forEachReading(session: session) { readings.append($0) }
@@ -376,17 +376,17 @@ public final class LogDatabase {
     }
 
     /// The PEAKs of a session, in time order.
-    public func peaks(session: Int64) throws(LogDatabaseError) -> [LoggedPeak] {
+    package func peaks(session: Int64) throws(LogDatabaseError) -> [LoggedPeak] {
         try peaks(where: "session = ?1", .integer(session))
     }
 
     /// The PEAKs at or after `since`, in time order.
-    public func peaks(since: WallTime) throws(LogDatabaseError) -> [LoggedPeak] {
+    package func peaks(since: WallTime) throws(LogDatabaseError) -> [LoggedPeak] {
         try peaks(where: "time >= ?1", .integer(since.microseconds))
     }
 
     /// Counts, extent and size of the log.
-    public func statistics() throws(LogDatabaseError) -> LogStatistics {
+    package func statistics() throws(LogDatabaseError) -> LogStatistics {
         try Self.wrapping {
             let first = try connection.integer("SELECT min(started) FROM sessions")
             let lastEnded = try connection.integer("SELECT max(ended) FROM sessions")
@@ -414,12 +414,12 @@ public final class LogDatabase {
 
     /// Copies the write-ahead log into the database file and empties it
     /// (`PRAGMA wal_checkpoint(TRUNCATE)`), so that the file's size is the log's size.
-    public func checkpoint() throws(LogDatabaseError) {
+    package func checkpoint() throws(LogDatabaseError) {
         try Self.wrapping { try connection.execute("PRAGMA wal_checkpoint(TRUNCATE)") }
     }
 
     /// `PRAGMA integrity_check`: `["ok"]` for a sound file, else SQLite's list of problems.
-    public func integrityCheck() throws(LogDatabaseError) -> [String] {
+    func integrityCheck() throws(LogDatabaseError) -> [String] {
         try Self.wrapping {
             let statement = try connection.statement("PRAGMA integrity_check")
             defer { statement.reset() }
@@ -525,26 +525,26 @@ public final class LogDatabase {
 }
 
 /// What `forcescale log stats` shows.
-public struct LogStatistics: Hashable, Sendable {
-    public var path: String
-    public var schemaVersion: Int
-    public var devices: Int
-    public var sessions: Int
-    public var readings: Int
-    public var peaks: Int
+package struct LogStatistics: Hashable, Sendable {
+    package var path: String
+    package var schemaVersion: Int
+    package var devices: Int
+    package var sessions: Int
+    package var readings: Int
+    package var peaks: Int
     /// The start of the first session; nil for an empty log.
-    public var first: WallTime?
+    package var first: WallTime?
     /// The last reading's time (the latest session end, or an open session's newest reading).
-    public var last: WallTime?
+    package var last: WallTime?
     /// The database file's size; `walBytes` is the write-ahead log's beside it.
-    public var fileBytes: Int64
-    public var walBytes: Int64
-    public var pageSize: Int
-    public var pageCount: Int
+    package var fileBytes: Int64
+    package var walBytes: Int64
+    package var pageSize: Int
+    package var pageCount: Int
     /// Pages freed by retention, reused by new rows before the file grows.
-    public var freelistPages: Int
+    package var freelistPages: Int
 
-    public init(
+    init(
         path: String, schemaVersion: Int, devices: Int, sessions: Int, readings: Int, peaks: Int, first: WallTime?, last: WallTime?,
         fileBytes: Int64, walBytes: Int64, pageSize: Int, pageCount: Int, freelistPages: Int
     ) {

@@ -1,7 +1,7 @@
 import CSQLite
 
 /// Why the force log cannot be opened or used, naming the file and saying what to do.
-public enum LogDatabaseError: Error, Hashable, Sendable, CustomStringConvertible {
+package enum LogDatabaseError: Error, Hashable, Sendable, CustomStringConvertible {
     /// No file at the path (opening read-only: the daemon has not logged there).
     case missing(path: String)
     /// The file is not an SQLite database.
@@ -14,7 +14,7 @@ public enum LogDatabaseError: Error, Hashable, Sendable, CustomStringConvertible
     case sqlite(SQLiteError)
 
     /// The file the error is about.
-    public var path: String {
+    var path: String {
         switch self {
         case .missing(let path), .notADatabase(let path), .notALog(let path), .newerSchema(let path, _, _): path
         case .sqlite(let error): error.path
@@ -22,12 +22,12 @@ public enum LogDatabaseError: Error, Hashable, Sendable, CustomStringConvertible
     }
 
     /// The disk, or the file size limit, is full.
-    public var isDiskFull: Bool {
+    var isDiskFull: Bool {
         if case .sqlite(let error) = self { return error.isDiskFull }
         return false
     }
 
-    public var description: String {
+    package var description: String {
         switch self {
         case .missing(let path):
             "\(path): no force log there (logging is off by default: start forcescaled with --log, "

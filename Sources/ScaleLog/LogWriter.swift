@@ -14,9 +14,9 @@ import ScalePOSIX
 /// new entries are dropped and counted (never blocking the loop). A failed batch is kept
 /// and retried with a growing pause (1 s doubling to a minute); the failure is reported
 /// once, and its end once, through `onNotice`.
-public final class LogWriter: @unchecked Sendable {
+package final class LogWriter: @unchecked Sendable {
     /// What the loop hands over.
-    public enum Entry: Sendable {
+    package enum Entry: Sendable {
         /// The readings from now on come from this device (sent when it changes).
         case device(key: String, name: String)
         /// A reading; its monotonic time plus `wallOffset` is its wall time.
@@ -27,7 +27,7 @@ public final class LogWriter: @unchecked Sendable {
     }
 
     /// What the writer tells the daemon's log, from its own thread.
-    public enum Notice: Sendable {
+    package enum Notice: Sendable {
         /// The log is open (and sessions a crash left open were closed).
         case opened(path: String, schemaVersion: Int, closedUnfinished: Int)
         /// Writing failed; entries wait and the writer retries after `retrySeconds`.
@@ -40,13 +40,13 @@ public final class LogWriter: @unchecked Sendable {
     }
 
     /// When old sessions go.
-    public struct Retention: Equatable, Sendable {
+    package struct Retention: Equatable, Sendable {
         /// Sessions that ended longer ago than this many days are removed.
-        public var keepDays: Int?
+        var keepDays: Int?
         /// The oldest sessions are removed while the log holds more readings than this.
-        public var keepReadings: Int?
+        var keepReadings: Int?
 
-        public init(keepDays: Int? = nil, keepReadings: Int? = nil) {
+        package init(keepDays: Int? = nil, keepReadings: Int? = nil) {
             self.keepDays = keepDays
             self.keepReadings = keepReadings
         }
@@ -55,33 +55,33 @@ public final class LogWriter: @unchecked Sendable {
     }
 
     /// How the writer is doing, for STATUS.
-    public struct Status: Equatable, Sendable {
-        public var path: String
+    package struct Status: Equatable, Sendable {
+        package var path: String
         /// Readings and PEAKs committed since the start.
-        public var written: Int
+        package var written: Int
         /// Entries waiting in the queue.
-        public var pending: Int
+        package var pending: Int
         /// Entries dropped since the start because the queue was full.
-        public var dropped: Int
+        package var dropped: Int
         /// The failure in progress, if writing fails now.
-        public var error: String?
+        package var error: String?
     }
 
     /// When a batch is written.
-    public struct Batching: Sendable {
-        public var entries: Int
-        public var microseconds: Int64
-        public init(entries: Int = 100, microseconds: Int64 = 1_000_000) {
+    package struct Batching: Sendable {
+        var entries: Int
+        var microseconds: Int64
+        init(entries: Int = 100, microseconds: Int64 = 1_000_000) {
             self.entries = entries
             self.microseconds = microseconds
         }
     }
 
     /// 60 000 entries: a minute of a 1 kHz stream, about 5 MB at most.
-    public static let defaultCapacity = 60_000
+    package static let defaultCapacity = 60_000
 
-    public let path: String
-    public let capacity: Int
+    let path: String
+    let capacity: Int
     private let batching: Batching
     private let onNotice: @Sendable (Notice) -> Void
 
@@ -115,7 +115,7 @@ public final class LogWriter: @unchecked Sendable {
     ///   - capacity: The most entries that wait in memory.
     ///   - onNotice: Called on the writer thread.
     /// - Throws: `Errno` when the thread cannot be started.
-    public init(
+    package init(
         path: String, retention: Retention = Retention(), capacity: Int = defaultCapacity, batching: Batching = Batching(),
         onNotice: @escaping @Sendable (Notice) -> Void
     ) throws(Errno) {
@@ -152,7 +152,7 @@ public final class LogWriter: @unchecked Sendable {
     }
 
     /// Queues an entry; never blocks on the disk. A full queue drops it and counts it.
-    public func append(_ entry: Entry) {
+    package func append(_ entry: Entry) {
         pthread_mutex_lock(mutex)
         defer { pthread_mutex_unlock(mutex) }
         guard !stopping else { return }
@@ -172,14 +172,14 @@ public final class LogWriter: @unchecked Sendable {
     }
 
     /// Applies new retention limits from the next check on.
-    public func setRetention(_ retention: Retention) {
+    package func setRetention(_ retention: Retention) {
         pthread_mutex_lock(mutex)
         self.retention = retention
         lastRetentionCheck = nil
         pthread_mutex_unlock(mutex)
     }
 
-    public var status: Status {
+    package var status: Status {
         pthread_mutex_lock(mutex)
         defer { pthread_mutex_unlock(mutex) }
         return Status(path: path, written: written, pending: queue.count, dropped: dropped, error: failure?.description)
@@ -187,7 +187,7 @@ public final class LogWriter: @unchecked Sendable {
 
     /// Ends the session in progress, writes what is queued (one attempt when the disk is
     /// failing) and stops the thread. Call once, from the loop's thread.
-    public func stop() {
+    package func stop() {
         append(.sourceEnded)
         pthread_mutex_lock(mutex)
         stopping = true
@@ -347,8 +347,8 @@ public final class LogWriter: @unchecked Sendable {
 /// `CLOCK_REALTIME − CLOCK_MONOTONIC` in microseconds: added to a monotonic event time, it
 /// gives the wall-clock time of the event (as of now: a later change of the wall clock
 /// moves later readings, never earlier ones).
-public enum WallClock {
-    public static func offsetFromMonotonic() -> Int64 {
+package enum WallClock {
+    package static func offsetFromMonotonic() -> Int64 {
         var wall = timespec()
         clock_gettime(CLOCK_REALTIME, &wall)
         let monotonic = MonotonicClock.now()
@@ -356,7 +356,7 @@ public enum WallClock {
     }
 
     /// Now, as Unix microseconds.
-    public static func now() -> WallTime {
+    static func now() -> WallTime {
         var wall = timespec()
         clock_gettime(CLOCK_REALTIME, &wall)
         return WallTime(microseconds: Int64(wall.tv_sec) * 1_000_000 + Int64(wall.tv_nsec) / 1_000)

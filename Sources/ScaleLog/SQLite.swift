@@ -2,27 +2,27 @@ import CSQLite
 import Glibc
 
 /// A failed SQLite call: the result code, SQLite's own message, and the database's path.
-public struct SQLiteError: Error, Hashable, Sendable, CustomStringConvertible {
+package struct SQLiteError: Error, Hashable, Sendable, CustomStringConvertible {
     /// The extended result code (`SQLITE_IOERR_WRITE`, …); `primary` is its low byte.
-    public var code: Int32
-    public var message: String
-    public var path: String
+    var code: Int32
+    package var message: String
+    package var path: String
 
-    public init(code: Int32, message: String, path: String) {
+    init(code: Int32, message: String, path: String) {
         self.code = code
         self.message = message
         self.path = path
     }
 
     /// The primary result code: `SQLITE_FULL`, `SQLITE_READONLY`, `SQLITE_NOTADB`, ….
-    public var primary: Int32 { code & 0xff }
+    package var primary: Int32 { code & 0xff }
 
     /// `SQLITE_FULL`: the disk (or the file size limit) is full.
-    public var isDiskFull: Bool { primary == SQLITE_FULL }
+    var isDiskFull: Bool { primary == SQLITE_FULL }
     /// `SQLITE_NOTADB`: the file is not an SQLite database.
-    public var isNotADatabase: Bool { primary == SQLITE_NOTADB }
+    var isNotADatabase: Bool { primary == SQLITE_NOTADB }
 
-    public var description: String { "\(path): \(message) (SQLite error \(code))" }
+    package var description: String { "\(path): \(message) (SQLite error \(code))" }
 }
 
 /// One SQLite connection, used by one thread at a time. Statements are prepared once and

@@ -8,7 +8,7 @@ import ScalePOSIX
 /// message there: the broker handles one client's packets in order, so the retained configs
 /// that the first subscription brings arrive before that message comes back, and its
 /// arrival means that all of them were seen. No waiting for a guessed time.
-public final class DiscoveryRemoval {
+package final class DiscoveryRemoval {
     private let connection: MQTTConnection
     private let loop: EventLoop
     private let log: (Int, String) -> Void
@@ -17,11 +17,11 @@ public final class DiscoveryRemoval {
     private let nodePrefix: String
     private let markerTopic: String
     /// The config topics emptied.
-    public private(set) var removed: [String] = []
-    public private(set) var failure: MQTTBridge.Failure?
-    public private(set) var isDone = false
+    package private(set) var removed: [String] = []
+    package private(set) var failure: MQTTBridge.Failure?
+    package private(set) var isDone = false
 
-    public init(options: MQTTBridge.Options, loop: EventLoop, log: @escaping (Int, String) -> Void) throws {
+    package init(options: MQTTBridge.Options, loop: EventLoop, log: @escaping (Int, String) -> Void) throws {
         let configuration = options.configuration
         // An id of its own: with the running service's id, the broker would push the service
         // out (and publish its last will) while this runs.
@@ -40,10 +40,10 @@ public final class DiscoveryRemoval {
         connection.onEvent = { [unowned self] in handle($0) }
     }
 
-    public func start() { connection.start() }
+    package func start() { connection.start() }
 
     /// Disconnects after what is queued is written.
-    public func stop() { connection.stop() }
+    package func stop() { connection.stop() }
 
     private func handle(_ event: MQTTConnection.Event) {
         switch event {

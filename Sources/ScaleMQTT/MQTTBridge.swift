@@ -1,6 +1,7 @@
 import ScaleClient
 import ScaleCore
 import ScalePOSIX
+import ScaleProtocol
 
 /// forcescale-mqtt's work: forcescaled's stream in (through `ForcescaleClient`, which
 /// reconnects by itself), MQTT out (through `MQTTConnection`), both on one `EventLoop`.
@@ -11,21 +12,21 @@ import ScalePOSIX
 /// configs. Retained state is published with QoS 1 and published again on every
 /// connection to the broker, so that a broker that restarted without its store gets it
 /// all back.
-public final class MQTTBridge {
+package final class MQTTBridge {
     /// What the bridge needs besides its settings.
-    public struct Options {
-        public var configuration: MQTTConfiguration
+    package struct Options {
+        var configuration: MQTTConfiguration
         /// This host's name, for topics and the default client id.
-        public var host: String
+        var host: String
         /// The password read from `--password-file`.
-        public var password: String?
+        var password: String?
         /// forcescale-mqtt's release, for the discovery configs' `origin`.
-        public var release: String
+        var release: String
         /// How often to ask the daemon which device it reads: the protocol has no event for
         /// a device that goes away, so the bridge asks (a STATUS is one short line).
-        public var deviceCheckInterval: Double = 10
+        var deviceCheckInterval: Double = 10
 
-        public init(configuration: MQTTConfiguration, host: String, password: String?, release: String) {
+        package init(configuration: MQTTConfiguration, host: String, password: String?, release: String) {
             self.configuration = configuration
             self.host = host
             self.password = password
@@ -34,11 +35,11 @@ public final class MQTTBridge {
     }
 
     /// Why the bridge stopped by itself.
-    public enum Failure: Error, CustomStringConvertible {
+    package enum Failure: Error, CustomStringConvertible {
         /// The broker refused the user name or password: retrying cannot help.
         case authentication(broker: BrokerAddress, refusal: ConnectionRefusal, username: String?)
 
-        public var description: String {
+        package var description: String {
             switch self {
             case .authentication(let broker, let refusal, let username):
                 let who = username.map { "user '\($0)'" } ?? "no user name"
@@ -47,9 +48,9 @@ public final class MQTTBridge {
         }
     }
 
-    public let options: Options
+    let options: Options
     /// The failure that stopped the loop, if one did.
-    public private(set) var failure: Failure?
+    package private(set) var failure: Failure?
 
     private let loop: EventLoop
     private let log: (Int, String) -> Void
@@ -79,7 +80,7 @@ public final class MQTTBridge {
     private var brokerEverConnected = false
 
     /// The bridge's availability topic, which the last will names: `<prefix>/<host>/availability`.
-    public static func availabilityTopic(prefix: String, host: String) -> String {
+    static func availabilityTopic(prefix: String, host: String) -> String {
         "\(prefix)/\(MQTTTopics.segment(host))/availability"
     }
 
@@ -87,7 +88,7 @@ public final class MQTTBridge {
     /// - Parameters:
     ///   - log: Gets a syslog priority (3 error … 7 debug) and a message.
     /// - Throws: `MosquittoError` for options libmosquitto refuses, `Errno` for timers.
-    public init(options: Options, loop: EventLoop, log: @escaping (Int, String) -> Void) throws {
+    package init(options: Options, loop: EventLoop, log: @escaping (Int, String) -> Void) throws {
         self.options = options
         self.loop = loop
         self.log = log
@@ -118,14 +119,14 @@ public final class MQTTBridge {
     }
 
     /// `forcescale-<host>`, cut to the 23 characters every broker must accept.
-    public static func defaultClientID(host: String) -> String {
+    static func defaultClientID(host: String) -> String {
         let id = "forcescale-" + String(MQTTTopics.segment(host).filter { $0.isLetter || $0.isNumber || $0 == "-" })
         return String(id.prefix(23))
     }
 
     /// Connects to the broker and the daemon; each retries by itself.
     /// - Throws: `Errno` when the daemon's socket cannot be watched.
-    public func start() throws {
+    package func start() throws {
         connection.start()
         attachment = try client.attach(to: loop, onEvent: { [unowned self] in streamEvent($0) }, onError: { [unowned self] error in
             log(3, "forcescaled on \(client.options.socketPath): \(error)")
@@ -133,7 +134,7 @@ public final class MQTTBridge {
     }
 
     /// Says `offline` for the device and the bridge, and disconnects cleanly.
-    public func stop() {
+    package func stop() {
         if let topics, connection.isConnected {
             connection.publish(topics.deviceAvailability, "offline", qos: 1, retain: true)
         }
@@ -286,7 +287,7 @@ public final class MQTTBridge {
 
     private func streamEvent(_ event: StreamEvent) {
         guard let topics else { return }
-        switch event {
+        switch event.message {
         case .reading(let reading):
             if let node = reading.device, node != deviceNodeName {
                 // Another device (replugged under a new node, say): find out what it is.

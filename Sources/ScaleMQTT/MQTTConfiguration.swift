@@ -3,14 +3,14 @@ import ScalePOSIX
 
 /// An MQTT broker's address: `host`, `host:port`, `[v6 address]:port`, or a bare IPv6
 /// address (more than one colon and no brackets).
-public struct BrokerAddress: Hashable, Sendable, CustomStringConvertible {
-    public var host: String
-    public var port: Int
+package struct BrokerAddress: Hashable, Sendable, CustomStringConvertible {
+    var host: String
+    var port: Int
 
     /// MQTT's port without TLS; with TLS it is 8883, but a port is always given or 1883.
-    public static let defaultPort = 1883
+    static let defaultPort = 1883
 
-    public init(host: String, port: Int = defaultPort) {
+    init(host: String, port: Int = defaultPort) {
         self.host = host
         self.port = port
     }
@@ -18,7 +18,7 @@ public struct BrokerAddress: Hashable, Sendable, CustomStringConvertible {
     /// Reads `HOST[:PORT]`.
     /// - Returns: `nil` for an empty host, a port that is not a whole number from 1 to
     ///   65535, or an unclosed bracket.
-    public init?(_ text: String) {
+    init?(_ text: String) {
         var host = Substring(text)
         var port = Self.defaultPort
         if host.hasPrefix("[") {
@@ -39,42 +39,42 @@ public struct BrokerAddress: Hashable, Sendable, CustomStringConvertible {
         self.port = port
     }
 
-    public var description: String { host.contains(":") ? "[\(host)]:\(port)" : "\(host):\(port)" }
+    package var description: String { host.contains(":") ? "[\(host)]:\(port)" : "\(host):\(port)" }
 }
 
 /// A value that a setting does not take, from the command line or the file.
-public struct MQTTSettingError: Error, Equatable, Sendable, CustomStringConvertible {
-    public var setting: String
-    public var value: String
-    public var accepted: String
+package struct MQTTSettingError: Error, Equatable, Sendable, CustomStringConvertible {
+    var setting: String
+    var value: String
+    var accepted: String
 
-    public var description: String {
+    package var description: String {
         value.isEmpty ? "'\(setting)' has no value; it takes \(accepted)" : "bad value '\(value)' for '\(setting)': it takes \(accepted)"
     }
 }
 
 /// What forcescale-mqtt does: the defaults, overridden by the configuration file,
 /// overridden by the command line (each layer a `set` per key it names).
-public struct MQTTConfiguration: Equatable, Sendable {
+package struct MQTTConfiguration: Equatable, Sendable {
     /// forcescaled's socket; `nil` for the client library's default.
-    public var socketPath: String?
-    public var broker = BrokerAddress(host: "localhost")
-    public var prefix = "forcescale"
-    public var discoveryPrefix = "homeassistant"
+    var socketPath: String?
+    package var broker = BrokerAddress(host: "localhost")
+    var prefix = "forcescale"
+    var discoveryPrefix = "homeassistant"
     /// `nil` for `forcescale-<host>`.
-    public var clientID: String?
-    public var caFile: String?
-    public var username: String?
-    public var passwordFile: String?
+    var clientID: String?
+    package var caFile: String?
+    package var username: String?
+    package var passwordFile: String?
     /// 0 for no live readings.
-    public var liveIntervalMilliseconds = 0
+    var liveIntervalMilliseconds = 0
 
-    public init() {}
+    package init() {}
 
     /// Sets one setting from its text, checked against its declaration and what MQTT
     /// allows (topics without wildcards, a client id the broker must accept).
     /// - Throws: `MQTTSettingError` naming the setting and what it takes.
-    public mutating func set(_ setting: Setting, from text: String) throws(MQTTSettingError) {
+    package mutating func set(_ setting: Setting, from text: String) throws(MQTTSettingError) {
         let bad = MQTTSettingError(setting: setting.name, value: text, accepted: setting.accepted)
         guard let value = setting.parse(text) else { throw bad }
         switch setting {
@@ -99,24 +99,24 @@ public struct MQTTConfiguration: Equatable, Sendable {
 }
 
 /// Why the configuration file cannot be used: every problem, each as `FILE:LINE: message`.
-public struct MQTTConfigurationError: Error, Equatable, Sendable, CustomStringConvertible {
-    public var path: String
+package struct MQTTConfigurationError: Error, Equatable, Sendable, CustomStringConvertible {
+    var path: String
     /// The line (none for the file as a whole) and what is wrong.
-    public var problems: [(line: Int?, message: String)]
+    var problems: [(line: Int?, message: String)]
 
-    public init(path: String, problems: [(line: Int?, message: String)]) {
+    init(path: String, problems: [(line: Int?, message: String)]) {
         self.path = path
         self.problems = problems
     }
 
-    public static func == (lhs: Self, rhs: Self) -> Bool {
+    package static func == (lhs: Self, rhs: Self) -> Bool {
         lhs.path == rhs.path && lhs.problems.map { "\($0.line ?? 0) \($0.message)" } == rhs.problems.map { "\($0.line ?? 0) \($0.message)" }
     }
 
     /// One `FILE:LINE: message` per problem.
-    public var lines: [String] { problems.map { "\(path):\($0.line.map { "\($0):" } ?? "") \($0.message)" } }
+    package var lines: [String] { problems.map { "\(path):\($0.line.map { "\($0):" } ?? "") \($0.message)" } }
 
-    public var description: String { lines.joined(separator: "\n") }
+    package var description: String { lines.joined(separator: "\n") }
 }
 
 extension MQTTConfiguration {
@@ -130,7 +130,7 @@ extension MQTTConfiguration {
     /// - Returns: Whether there was a file.
     /// - Throws: `MQTTConfigurationError` with every problem found, by line.
     @discardableResult
-    public mutating func load(path: String, mustExist: Bool) throws(MQTTConfigurationError) -> Bool {
+    package mutating func load(path: String, mustExist: Bool) throws(MQTTConfigurationError) -> Bool {
         var bytes: [UInt8] = []
         do {
             let input = try FileInput(path: path)
@@ -158,7 +158,7 @@ extension MQTTConfiguration {
 
     /// Reads a configuration file's text over these settings.
     /// - Throws: `MQTTConfigurationError` with every problem found, by line.
-    public mutating func parse(_ text: String, path: String) throws(MQTTConfigurationError) {
+    mutating func parse(_ text: String, path: String) throws(MQTTConfigurationError) {
         var problems: [(line: Int?, message: String)] = []
         var seen: [String: Int] = [:]
         var text = Substring(text)

@@ -4,18 +4,18 @@ import ScaleClient
 import ScalePOSIX
 
 /// A libmosquitto error code with mosquitto's own words for it.
-public struct MosquittoError: Error, Hashable, Sendable, CustomStringConvertible {
+struct MosquittoError: Error, Hashable, Sendable, CustomStringConvertible {
     /// The `MOSQ_ERR_*` value.
-    public var code: Int32
+    var code: Int32
     /// `errno` when the code is `MOSQ_ERR_ERRNO`, else 0.
-    public var errno: Int32
+    var errno: Int32
 
     init(_ code: Int32) {
         self.code = code
         errno = code == Int32(MOSQ_ERR_ERRNO.rawValue) ? Glibc.errno : 0
     }
 
-    public var description: String {
+    var description: String {
         if errno != 0 { return String(cString: strerror(errno)) }
         // "The connection was lost." goes inside sentences of ours: without its full stop.
         let text = String(cString: mosquitto_strerror(code))
@@ -24,15 +24,15 @@ public struct MosquittoError: Error, Hashable, Sendable, CustomStringConvertible
 }
 
 /// Why the broker turned the connection down (MQTT 3.1.1's CONNACK return codes).
-public struct ConnectionRefusal: Error, Hashable, Sendable, CustomStringConvertible {
-    public var code: Int32
+package struct ConnectionRefusal: Error, Hashable, Sendable, CustomStringConvertible {
+    var code: Int32
 
     /// Refusals that trying again cannot mend: a bad user name or password (4), or no
     /// authorisation (5). The other codes (an unacceptable protocol, a server unavailable)
     /// can pass.
-    public var isAuthentication: Bool { code == 4 || code == 5 }
+    var isAuthentication: Bool { code == 4 || code == 5 }
 
-    public var description: String { String(cString: mosquitto_connack_string(code)) }
+    package var description: String { String(cString: mosquitto_connack_string(code)) }
 }
 
 /// One MQTT connection through libmosquitto, driven by a ScalePOSIX `EventLoop` rather than
@@ -41,31 +41,31 @@ public struct ConnectionRefusal: Error, Hashable, Sendable, CustomStringConverti
 /// it is ready, and two timers do the rest: `mosquitto_loop_misc` for keep-alive pings and
 /// retries, and the reconnection back-off. So every callback runs on the loop's thread,
 /// where the rest of forcescale-mqtt runs, and nothing needs a lock.
-public final class MQTTConnection {
+final class MQTTConnection {
     /// What to connect to, as whom, and what the broker says if the connection dies.
-    public struct Options: Sendable {
-        public var broker: BrokerAddress
-        public var clientID: String
-        public var username: String?
-        public var password: String?
+    struct Options: Sendable {
+        var broker: BrokerAddress
+        var clientID: String
+        var username: String?
+        var password: String?
         /// A CA file: connect with TLS and check the broker's certificate against it.
-        public var caFile: String?
+        var caFile: String?
         /// The last will: published by the broker when the connection ends without a
         /// DISCONNECT (a crash, a cut network, SIGKILL). Retained, QoS 1.
-        public var will: (topic: String, payload: String)?
+        var will: (topic: String, payload: String)?
         /// Seconds between keep-alive pings when nothing else is sent.
-        public var keepAlive: Int32 = 30
+        var keepAlive: Int32 = 30
         /// The back-off between connection attempts.
-        public var reconnect = ReconnectPolicy(initialDelay: 0.5, maximumDelay: 30)
+        var reconnect = ReconnectPolicy(initialDelay: 0.5, maximumDelay: 30)
 
-        public init(broker: BrokerAddress, clientID: String) {
+        init(broker: BrokerAddress, clientID: String) {
             self.broker = broker
             self.clientID = clientID
         }
     }
 
     /// A change of the connection or a message, on the loop's thread.
-    public enum Event {
+    enum Event {
         /// The broker accepted the connection (again).
         case connected
         /// The broker refused it; with an authentication refusal no retry is scheduled.
@@ -77,11 +77,11 @@ public final class MQTTConnection {
         case message(topic: String, payload: [UInt8])
     }
 
-    public let options: Options
+    let options: Options
     /// Gets each `Event`.
-    public var onEvent: (Event) -> Void = { _ in }
+    var onEvent: (Event) -> Void = { _ in }
     /// Whether the broker has accepted the connection and it has not ended since.
-    public private(set) var isConnected = false
+    private(set) var isConnected = false
 
     private let handle: OpaquePointer
     private let loop: EventLoop
@@ -103,7 +103,7 @@ public final class MQTTConnection {
     /// Makes the client; `start()` connects.
     /// - Throws: `MosquittoError` for options libmosquitto refuses (a CA file it cannot
     ///   read, say), `Errno` for the timers.
-    public init(options: Options, loop: EventLoop) throws {
+    init(options: Options, loop: EventLoop) throws {
         Self.library
         self.options = options
         self.loop = loop
@@ -163,7 +163,7 @@ public final class MQTTConnection {
     }
 
     /// Starts connecting; failures are retried with back-off and reported as `.retrying`.
-    public func start() {
+    func start() {
         isStopped = false
         connectNow()
     }
@@ -172,7 +172,7 @@ public final class MQTTConnection {
     /// it, and sends it again after a reconnection.
     /// - Returns: Whether libmosquitto took it (not while disconnected).
     @discardableResult
-    public func publish(_ topic: String, _ payload: String, qos: Int32, retain: Bool) -> Bool {
+    func publish(_ topic: String, _ payload: String, qos: Int32, retain: Bool) -> Bool {
         guard isConnected else { return false }
         var messageID: Int32 = 0
         let code = Array(payload.utf8).withUnsafeBytes { bytes in
@@ -186,7 +186,7 @@ public final class MQTTConnection {
 
     /// Subscribes to a topic (QoS 1); call again after each `.connected`, since the session
     /// is clean.
-    public func subscribe(_ topic: String) {
+    func subscribe(_ topic: String) {
         guard isConnected else { return }
         _ = mosquitto_subscribe(handle, nil, topic, 1)
         follow()
@@ -194,7 +194,7 @@ public final class MQTTConnection {
 
     /// Disconnects cleanly (no last will), after writing what is queued, waiting at most
     /// `timeout` seconds for the socket; then stops reconnecting.
-    public func stop(timeout: Double = 2) {
+    func stop(timeout: Double = 2) {
         guard !isStopped else { return }
         isStopped = true
         retryTimer.arm(atMicroseconds: nil)

@@ -1,23 +1,24 @@
 import ScaleCore
+import ScaleProtocol
 
 /// The topics of one host and its device, and Home Assistant's discovery configs for them
 /// (docs/mqtt.md). Pure: names and payloads in, names and payloads out.
-public struct MQTTTopics: Hashable, Sendable {
+struct MQTTTopics: Hashable, Sendable {
     /// `<prefix>/<host>`: the bridge's own topics.
-    public let base: String
+    let base: String
     /// `<prefix>/<host>/<device>`: the device's topics.
-    public let deviceBase: String
-    public let discoveryPrefix: String
+    let deviceBase: String
+    let discoveryPrefix: String
     /// The host and device as they appear in topics and ids (`MQTTTopics.segment`).
-    public let host: String
-    public let device: String
+    let host: String
+    let device: String
 
     /// - Parameters:
     ///   - prefix: `--prefix`.
     ///   - discoveryPrefix: `--discovery-prefix`.
     ///   - host: The host's name, made a topic segment here.
     ///   - device: The device's stable name (its id, or its name), made a segment here.
-    public init(prefix: String, discoveryPrefix: String, host: String, device: String) {
+    init(prefix: String, discoveryPrefix: String, host: String, device: String) {
         self.host = Self.segment(host)
         self.device = Self.segment(device)
         self.discoveryPrefix = discoveryPrefix
@@ -26,32 +27,32 @@ public struct MQTTTopics: Hashable, Sendable {
     }
 
     /// `online`/`offline` of forcescale-mqtt itself, retained; the last will says `offline`.
-    public var availability: String { "\(base)/availability" }
+    var availability: String { "\(base)/availability" }
     /// `online`/`offline` of the device: online while the daemon serves it.
-    public var deviceAvailability: String { "\(deviceBase)/availability" }
+    var deviceAvailability: String { "\(deviceBase)/availability" }
     /// The last settled weight (a READING line, retained).
-    public var weight: String { "\(deviceBase)/weight" }
+    var weight: String { "\(deviceBase)/weight" }
     /// `ON` while something is on the scale, `OFF` once it is empty (retained).
-    public var loaded: String { "\(deviceBase)/loaded" }
+    var loaded: String { "\(deviceBase)/loaded" }
     /// Each PEAK line (not retained).
-    public var peak: String { "\(deviceBase)/peak" }
+    var peak: String { "\(deviceBase)/peak" }
     /// Live READING lines, rate-limited (not retained).
-    public var reading: String { "\(deviceBase)/reading" }
+    var reading: String { "\(deviceBase)/reading" }
     /// Where Home Assistant says `online` when it (re)starts.
-    public var homeAssistantStatus: String { "\(discoveryPrefix)/status" }
+    var homeAssistantStatus: String { "\(discoveryPrefix)/status" }
 
     /// `forcescale_<host>_<device>`: the discovery node id, and the stem of unique ids.
-    public var nodeID: String { "forcescale_\(Self.identifier(host))_\(Self.identifier(device))" }
+    var nodeID: String { "forcescale_\(Self.identifier(host))_\(Self.identifier(device))" }
 
     /// The discovery config topics: `<discovery>/<component>/<node>/<object>/config`.
-    public var weightConfig: String { "\(discoveryPrefix)/sensor/\(nodeID)/weight/config" }
-    public var loadedConfig: String { "\(discoveryPrefix)/binary_sensor/\(nodeID)/loaded/config" }
-    public var peakConfig: String { "\(discoveryPrefix)/event/\(nodeID)/peak/config" }
-    public var configTopics: [String] { [weightConfig, loadedConfig, peakConfig] }
+    var weightConfig: String { "\(discoveryPrefix)/sensor/\(nodeID)/weight/config" }
+    var loadedConfig: String { "\(discoveryPrefix)/binary_sensor/\(nodeID)/loaded/config" }
+    var peakConfig: String { "\(discoveryPrefix)/event/\(nodeID)/peak/config" }
+    var configTopics: [String] { [weightConfig, loadedConfig, peakConfig] }
 
     /// A name made fit for one topic level: no `/`, `+`, `#`, blanks or control
     /// characters (they become `-`), lower case, never empty.
-    public static func segment(_ name: String) -> String {
+    static func segment(_ name: String) -> String {
         var result = ""
         for scalar in name.lowercased().unicodeScalars {
             let keep = scalar.isASCII && (("a"..."z").contains(Character(scalar)) || ("0"..."9").contains(Character(scalar)) || "-_.".unicodeScalars.contains(scalar))
@@ -72,7 +73,7 @@ public struct MQTTTopics: Hashable, Sendable {
 
     /// Whether a prefix can lead topics: not empty, no wildcards, no `/` at either end, no
     /// empty level, no blanks or control characters.
-    public static func isValidPrefix(_ prefix: String) -> Bool {
+    static func isValidPrefix(_ prefix: String) -> Bool {
         !prefix.isEmpty && !prefix.hasPrefix("/") && !prefix.hasSuffix("/") && !prefix.contains("//")
             && !prefix.unicodeScalars.contains { $0 == "+" || $0 == "#" || $0.properties.isWhitespace || $0.properties.generalCategory == .control }
     }
@@ -87,15 +88,15 @@ extension String {
 }
 
 /// What Home Assistant is told about the device in each config's `device` block.
-public struct DiscoveredDevice: Hashable, Sendable {
+struct DiscoveredDevice: Hashable, Sendable {
     /// The device's name (`Wacom Intuos4 6x9`).
-    public var name: String
+    var name: String
     /// Its stable id (`0003:056a:00b9`), or the name when it has none.
-    public var identifier: String
+    var identifier: String
     /// forcescaled's release, for `sw_version`.
-    public var daemonRelease: String?
+    var daemonRelease: String?
 
-    public init(name: String, identifier: String, daemonRelease: String? = nil) {
+    init(name: String, identifier: String, daemonRelease: String? = nil) {
         self.name = name
         self.identifier = identifier
         self.daemonRelease = daemonRelease
@@ -103,13 +104,13 @@ public struct DiscoveredDevice: Hashable, Sendable {
 }
 
 /// Home Assistant MQTT discovery: the retained config of each entity.
-public enum HomeAssistantDiscovery {
+enum HomeAssistantDiscovery {
     /// Each config topic with its payload (one JSON object, no newline).
     /// - Parameters:
     ///   - topics: The host's and device's topics.
     ///   - device: The device block's contents.
     ///   - release: forcescale-mqtt's release, for the `origin` block.
-    public static func configs(topics: MQTTTopics, device: DiscoveredDevice, release: String) -> [(topic: String, payload: String)] {
+    static func configs(topics: MQTTTopics, device: DiscoveredDevice, release: String) -> [(topic: String, payload: String)] {
         func common(_ object: String, name: String) -> JSONLineWriter {
             var config = JSONLineWriter()
             config.add("name", string: name)

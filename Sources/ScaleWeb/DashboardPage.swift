@@ -1,4 +1,6 @@
-/// The page `/` serves: the scale in a browser (issue 11). One self-contained document, its
+import ScaleProtocol
+
+/// The page `/` serves: the scale in a browser. One self-contained document, its
 /// CSS and script inline, so that it works offline and from a machine with no route to any
 /// CDN; it needs nothing but this server's `/events` and `/api/status` (and `/api/tare`
 /// when the server allows control).
@@ -19,8 +21,8 @@
 ///   opened again with a back-off.
 ///
 /// Element ids are part of the interface: the browser test (Tests/Browser) finds them.
-public enum DashboardPage {
-    public static let html: String = #"""
+enum DashboardPage {
+    static let html: String = #"""
 <!DOCTYPE html>
 <html lang="en">
 <head>

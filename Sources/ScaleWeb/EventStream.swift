@@ -4,7 +4,7 @@
 /// `EventCursor`. Pure: no descriptor, no clock.
 
 /// The kinds of event the stream carries; the raw value is the SSE `event:` field.
-public enum StreamEventKind: String, Sendable, Hashable {
+enum StreamEventKind: String, Sendable, Hashable {
     /// A READING line of the daemon, unchanged.
     case reading
     /// A PEAK line of the daemon, unchanged.
@@ -15,18 +15,18 @@ public enum StreamEventKind: String, Sendable, Hashable {
 
 /// One event as the stream sends it.
 ///
-/// Only the encoded frame is kept, not the `data` string it was made from as well: the
-/// ring holds 1024 of these, and a second copy of each READING line was about a quarter of
-/// a megabyte of forcescale-web's heap (BENCHMARKS.md, Web).
-public struct WebStreamEvent: Sendable, Hashable {
+/// Only the encoded frame is kept, not the `data` string it is made from as well: the
+/// ring holds 1024 of these, and a second copy of each READING line would be about a
+/// quarter of a megabyte of forcescale-web's heap.
+struct WebStreamEvent: Sendable, Hashable {
     /// The SSE `id:`: increasing along a stream (one server's ids may skip numbers: each
     /// client's greeting takes an id of its own).
-    public let id: UInt64
-    public let kind: StreamEventKind
+    let id: UInt64
+    let kind: StreamEventKind
     /// The event as it goes on the wire, made once and shared by every client that sends it.
-    public let frame: [UInt8]
+    let frame: [UInt8]
 
-    public init(id: UInt64, kind: StreamEventKind, data: String) {
+    init(id: UInt64, kind: StreamEventKind, data: String) {
         self.id = id
         self.kind = kind
         frame = Array(ServerSentEvents.frame(id: id, event: kind.rawValue, data: data).utf8)
@@ -34,7 +34,7 @@ public struct WebStreamEvent: Sendable, Hashable {
 
     /// The `data:` field, read back from the frame: its `data:` lines joined by LF (a CR
     /// or CRLF in the original data comes back as LF, as a browser reads it).
-    public var data: String {
+    var data: String {
         let text = String(decoding: frame, as: UTF8.self)
         let prefix = "data: "
         return text.split(separator: "\n", omittingEmptySubsequences: true)
@@ -45,22 +45,22 @@ public struct WebStreamEvent: Sendable, Hashable {
 }
 
 /// The text/event-stream format (the HTML standard's "Server-sent events").
-public enum ServerSentEvents {
+enum ServerSentEvents {
     /// How long a browser waits before reconnecting, in milliseconds: sent first.
-    public static let retryMilliseconds = 2000
+    static let retryMilliseconds = 2000
 
     /// The stream's first line: the reconnection delay.
-    public static var retry: String { "retry: \(retryMilliseconds)\n\n" }
+    static var retry: String { "retry: \(retryMilliseconds)\n\n" }
 
     /// A comment that keeps an idle connection alive (and shows a vanished client up).
-    public static let keepAlive = ": keep-alive\n\n"
+    static let keepAlive = ": keep-alive\n\n"
 
     /// A comment saying that events were left out for a client too slow to take them.
-    public static func skipped(_ count: UInt64) -> String { ": skipped \(count) events\n\n" }
+    static func skipped(_ count: UInt64) -> String { ": skipped \(count) events\n\n" }
 
     /// An event: `id:`, `event:` and one `data:` line per line of `data` (a line break in
     /// the data cannot end the event early).
-    public static func frame(id: UInt64, event: String, data: String) -> String {
+    static func frame(id: UInt64, event: String, data: String) -> String {
         var text = "id: \(id)\nevent: \(event)\n"
         // CR, LF and CRLF all end a line in the format (CRLF is one Character in Swift).
         for line in data.split(omittingEmptySubsequences: false, whereSeparator: { $0 == "\n" || $0 == "\r" || $0 == "\r\n" }) {
@@ -71,43 +71,43 @@ public enum ServerSentEvents {
 
     /// The id a reconnecting client names in `Last-Event-ID`; `nil` for a header that is
     /// absent or not a whole number (the stream then starts afresh).
-    public static func lastEventID(_ header: String?) -> UInt64? {
+    static func lastEventID(_ header: String?) -> UInt64? {
         guard let header else { return nil }
         let trimmed = header.drop { $0 == " " || $0 == "\t" }.reversed().drop { $0 == " " || $0 == "\t" }.reversed()
         return UInt64(String(trimmed))
     }
 
     /// The `data:` of a `daemon` event.
-    public static func daemonData(up: Bool) -> String { up ? #"{"up":true}"# : #"{"up":false}"# }
+    static func daemonData(up: Bool) -> String { up ? #"{"up":true}"# : #"{"up":false}"# }
 }
 
 /// The latest events, at most `capacity` of them, by increasing id: what clients read
 /// from, and what a client reconnecting with `Last-Event-ID` resumes from. Memory is bounded
 /// by the capacity whatever the number of clients: a client only holds its place here.
-public struct EventRing: Sendable {
-    public let capacity: Int
+struct EventRing: Sendable {
+    let capacity: Int
     private var storage: [WebStreamEvent] = []
     /// Where the oldest event is in `storage` once it is full.
     private var head = 0
     /// The last id given out (to an event here or to a client's greeting).
-    public private(set) var lastID: UInt64 = 0
+    private(set) var lastID: UInt64 = 0
 
     /// - Parameter capacity: Events kept; at least 1.
-    public init(capacity: Int) {
+    init(capacity: Int) {
         self.capacity = max(1, capacity)
         storage.reserveCapacity(self.capacity)
     }
 
     /// Events held.
-    public var count: Int { storage.count }
+    var count: Int { storage.count }
 
     /// The oldest event held, `nil` when empty.
-    public var oldest: WebStreamEvent? { storage.isEmpty ? nil : storage[head] }
+    var oldest: WebStreamEvent? { storage.isEmpty ? nil : storage[head] }
 
     /// Adds an event with the next id, dropping the oldest when full.
     /// - Returns: The event added.
     @discardableResult
-    public mutating func append(_ kind: StreamEventKind, data: String) -> WebStreamEvent {
+    mutating func append(_ kind: StreamEventKind, data: String) -> WebStreamEvent {
         lastID += 1
         let event = WebStreamEvent(id: lastID, kind: kind, data: data)
         if storage.count < capacity {
@@ -121,7 +121,7 @@ public struct EventRing: Sendable {
 
     /// An id for an event sent to one client only (its greeting): after every id given so
     /// far, so that its ids still increase.
-    public mutating func takeID() -> UInt64 {
+    mutating func takeID() -> UInt64 {
         lastID += 1
         return lastID
     }
@@ -133,7 +133,7 @@ public struct EventRing: Sendable {
     /// - Returns: The event and how many ring events between `id` and it are gone (when
     ///   `id` is older than the oldest event held, minus greeting ids, which were never
     ///   here); 0 when the ring still had everything after `id`.
-    public func next(after id: UInt64) -> (event: WebStreamEvent, skipped: UInt64)? {
+    func next(after id: UInt64) -> (event: WebStreamEvent, skipped: UInt64)? {
         guard !storage.isEmpty, id < lastID else { return nil }
         // Binary search: ids increase from the oldest to the newest.
         var low = 0
@@ -158,7 +158,7 @@ public struct EventRing: Sendable {
     /// newest event (live from now on).
     /// - Parameter lastEventID: The client's `Last-Event-ID`, if any.
     /// - Returns: The id the client's cursor starts after.
-    public func resumePoint(lastEventID: UInt64?) -> UInt64 {
+    func resumePoint(lastEventID: UInt64?) -> UInt64 {
         guard let lastEventID, lastEventID <= lastID else { return lastID }
         guard let oldest else { return lastID }
         // Everything after lastEventID that is still wanted must be here.
@@ -170,15 +170,15 @@ public struct EventRing: Sendable {
 /// frame not yet taken. Bounded: at most one frame in hand; what it has not taken yet stays
 /// in the shared ring, and when the ring has moved past it, the client skips ahead (the
 /// oldest events are dropped for it) and is told so in a comment.
-public struct EventCursor: Sendable {
+struct EventCursor: Sendable {
     /// The id of the last event put in hand.
-    public private(set) var lastID: UInt64
+    private(set) var lastID: UInt64
     private var pending: [UInt8] = []
     private var offset = 0
     /// A keep-alive is due (set by the keep-alive timer, cleared when anything is sent).
-    public var keepAliveDue = false
+    var keepAliveDue = false
     /// Events this client never got because it fell behind the ring.
-    public private(set) var skippedTotal: UInt64 = 0
+    private(set) var skippedTotal: UInt64 = 0
 
     /// The client's own event (the daemon's state when it connected), sent once the events
     /// before its id have been.
@@ -190,19 +190,19 @@ public struct EventCursor: Sendable {
     ///   - introduction: An event for this client alone, with an id from `EventRing.takeID()`:
     ///     it follows the ring's events older than it (those missed, on a resumption) and
     ///     precedes the newer ones, so that ids keep increasing.
-    public init(after lastID: UInt64, preamble: String, introduction: WebStreamEvent? = nil) {
+    init(after lastID: UInt64, preamble: String, introduction: WebStreamEvent? = nil) {
         self.lastID = lastID
         pending = Array(preamble.utf8)
         self.introduction = introduction
     }
 
     /// Whether bytes are in hand already.
-    public var hasPending: Bool { offset < pending.count }
+    var hasPending: Bool { offset < pending.count }
 
     /// Copies as much as fits into `buffer`: the frame in hand, then the next events of
     /// `ring`, then a keep-alive if one is due and nothing else went.
     /// - Returns: The number of bytes written; 0 when there is nothing to send.
-    public mutating func fill(_ buffer: UnsafeMutableRawBufferPointer, from ring: EventRing) -> Int {
+    mutating func fill(_ buffer: UnsafeMutableRawBufferPointer, from ring: EventRing) -> Int {
         var written = 0
         while written < buffer.count {
             if !hasPending {

@@ -3,29 +3,29 @@ import Glibc
 import ScalePOSIX
 
 /// A request as the application sees it, once its body has been read.
-public struct HTTPRequest {
-    public var method: String
-    public var path: String
+struct HTTPRequest {
+    var method: String
+    var path: String
     /// A request header by name (case does not matter), `nil` when absent.
-    public let header: (String) -> String?
+    let header: (String) -> String?
     /// The body, at most `HTTPServer.Limits.maximumBody` bytes.
-    public var body: [UInt8]
+    var body: [UInt8]
 }
 
 /// What the application answers.
-public enum HTTPResponse {
+enum HTTPResponse {
     /// A whole response.
     case complete(status: UInt32, contentType: String, body: [UInt8], headers: [(String, String)] = [])
     /// A stream that the application feeds through the subscriber: `/events`.
     case stream(EventStreamSubscriber)
 
     /// A plain-text response, for errors.
-    public static func text(_ status: UInt32, _ message: String, headers: [(String, String)] = []) -> HTTPResponse {
+    static func text(_ status: UInt32, _ message: String, headers: [(String, String)] = []) -> HTTPResponse {
         .complete(status: status, contentType: "text/plain; charset=utf-8", body: Array((message + "\n").utf8), headers: headers)
     }
 
     /// A JSON response.
-    public static func json(_ status: UInt32, _ object: String) -> HTTPResponse {
+    static func json(_ status: UInt32, _ object: String) -> HTTPResponse {
         .complete(status: status, contentType: "application/json", body: Array((object + "\n").utf8))
     }
 }
@@ -33,8 +33,8 @@ public enum HTTPResponse {
 /// One `/events` client: its place in the stream and its suspended-or-not connection. The
 /// server asks it for bytes; with none to give it suspends the connection, and the
 /// application resumes it when an event or a keep-alive is due.
-public final class EventStreamSubscriber {
-    public var cursor: EventCursor
+final class EventStreamSubscriber {
+    var cursor: EventCursor
     fileprivate var connection: OpaquePointer?
     fileprivate(set) var isSuspended = false
     /// Set when the connection is gone; the subscriber is then dropped.
@@ -53,7 +53,7 @@ public final class EventStreamSubscriber {
     /// Wakes the connection if it waits: the library then asks for bytes again at its next
     /// run. Resuming a connection that is not suspended is undefined in libmicrohttpd, so
     /// this is the one place that does it, and only for a suspended one.
-    public func wake() {
+    func wake() {
         guard isSuspended, !isFinished, let connection else { return }
         isSuspended = false
         CMicroHTTPD_resume(connection)
@@ -87,56 +87,56 @@ public final class EventStreamSubscriber {
 /// does the library get the connection (`MHD_add_connection`), with every byte still in the
 /// socket. A head too long gets 431, one too slow 408, a connection past the limits 503 at
 /// once (or takes the place of one that has waited longest for its head), all answered here.
-public final class HTTPServer {
+package final class HTTPServer {
     /// Bounds on what a client can make the server hold.
-    public struct Limits: Sendable {
+    package struct Limits: Sendable {
         /// Connections at once. Past it, a new connection takes the place of the one that has
         /// waited longest for its request head, or, when every connection is being served,
         /// gets 503 with `Retry-After` at once.
-        public var connections = 256
+        var connections = 256
         /// Connections at once from one address (its share of `connections`); past it, the
         /// same as past `connections`, among that address's own connections.
-        public var connectionsPerAddress = 192
+        var connectionsPerAddress = 192
         /// Connections kept for requests other than `/events`, in all and in each address's
         /// share: a stream past `connections - reservedForRequests`, or past
         /// `connectionsPerAddress - reservedForRequests` from one address, gets 503, so that
         /// streams never keep `/metrics` or `/api/status` from being served, not even to
         /// the address that holds them.
-        public var reservedForRequests = 16
+        var reservedForRequests = 16
         /// Seconds a connection has for each request's head and body, from its first byte
         /// (or from the end of the previous response), however steadily it trickles in:
         /// past it, the connection is answered 408 (or, after a response, closed).
-        public var requestSeconds = 10
+        var requestSeconds = 10
         /// Seconds a connection may make no progress: a client that does not read what it
         /// is sent is closed. (Suspended connections are exempt; keep-alives resume them.)
-        public var timeoutSeconds: UInt32 = 10
+        var timeoutSeconds: UInt32 = 10
         /// The most bytes of a request head (request line, headers, the empty line); a
         /// longer one gets 431.
-        public var maximumHead = 7680
+        var maximumHead = 7680
         /// The most lines of a request head (request line and headers); more get 431.
-        public var maximumHeadLines = 100
+        var maximumHeadLines = 100
         /// Seconds in the `Retry-After` of a 503.
-        public var retryAfterSeconds = 5
+        var retryAfterSeconds = 5
         /// Bytes per connection for the request head, the library's record of each header
         /// and the response's head and buffer. Twice `maximumHead`: libmicrohttpd 0.9.75
         /// closes a connection without an answer when a head fits in this memory but its
         /// records or the response's head do not, so every head within the limits above
         /// must leave room for both (100 records of about 64 bytes and a response head
         /// of under 1 KiB).
-        public var connectionMemory = 16 * 1024
+        var connectionMemory = 16 * 1024
         /// Largest request body; a longer one gets 413.
-        public var maximumBody = 1024
+        var maximumBody = 1024
         /// Largest body read (and dropped) in order to answer 413; a longer one has the
         /// connection closed.
-        public var maximumDiscardedBody = 64 * 1024
+        var maximumDiscardedBody = 64 * 1024
         /// The buffer of each stream's response, for HTTP/1.0 clients only: libmicrohttpd
         /// makes the chunks of an HTTP/1.1 stream in the connection's own memory
         /// (`connectionMemory`) and never touches this one, yet allocates it for every
         /// `/events` client. An event (about 300 bytes) that does not fit goes over two
-        /// calls; 4 KiB cost 0.35 MiB with 100 clients (BENCHMARKS.md, Web).
-        public var streamBlock = 512
+        /// calls; 4 KiB would take 0.35 MiB for 100 clients.
+        var streamBlock = 512
 
-        public init() {}
+        package init() {}
     }
 
     /// One connection, from its acceptance to its close.
@@ -174,7 +174,7 @@ public final class HTTPServer {
         var answered = false
     }
 
-    public let limits: Limits
+    let limits: Limits
     private let loop: EventLoop
     private let listener: InetListener
     private let timer: DeadlineTimer
@@ -206,7 +206,7 @@ public final class HTTPServer {
     ///   - log: Gets the library's error messages.
     ///   - handler: Answers each request, on the loop's thread.
     /// - Throws: `HTTPServerError` when the library does not start.
-    public init(
+    init(
         listener: InetListener, loop: EventLoop, limits: Limits = Limits(), log: @escaping (String) -> Void,
         handler: @escaping (HTTPRequest) -> HTTPResponse
     ) throws(HTTPServerError) {
@@ -271,7 +271,7 @@ public final class HTTPServer {
     }
 
     /// Does what the library can do now, then arms the timer for its next deadline.
-    public func run() {
+    func run() {
         guard let daemon else { return }
         _ = CMicroHTTPD_run(daemon)
         let milliseconds = CMicroHTTPD_timeout(daemon)
@@ -282,7 +282,7 @@ public final class HTTPServer {
     /// its callbacks: in the epoll mode without a thread of its own, libmicrohttpd 0.9.75's
     /// resumption is only taken up by the next `MHD_run`, which its own epoll descriptor
     /// does not announce, so the timer is made due now (the loop runs it; no recursion).
-    public func runSoon() {
+    func runSoon() {
         guard daemon != nil else { return }
         timer.arm(atMicroseconds: MonotonicClock.now())
     }
@@ -292,7 +292,7 @@ public final class HTTPServer {
     /// the library never had, is only closed (a socket from systemd must not be shut
     /// down). Calling it again does nothing.
     /// - Parameter subscribers: The streams open now; they must end (`isStopping`).
-    public func stop(subscribers: [EventStreamSubscriber]) {
+    func stop(subscribers: [EventStreamSubscriber]) {
         guard let daemon else { return }
         loop.unwatch(listener.descriptor)
         for subscriber in subscribers { subscriber.wake() }
@@ -628,9 +628,9 @@ public final class HTTPServer {
 }
 
 /// Why the server did not start.
-public enum HTTPServerError: Error, Sendable, CustomStringConvertible {
+enum HTTPServerError: Error, Sendable, CustomStringConvertible {
     case startFailed(String)
-    public var description: String {
+    var description: String {
         switch self {
         case .startFailed(let what): return "cannot start the HTTP server: \(what)"
         }

@@ -1,7 +1,8 @@
 import ScaleCore
+import ScaleProtocol
 
 /// The two exposition formats `/metrics` speaks.
-public enum MetricsFormat: Sendable, Hashable {
+enum MetricsFormat: Sendable, Hashable {
     /// Prometheus's text format 0.0.4: `text/plain; version=0.0.4; charset=utf-8`.
     case prometheusText
     /// OpenMetrics 1.0.0: `# UNIT`, counters as families without `_total`, info metrics,
@@ -9,7 +10,7 @@ public enum MetricsFormat: Sendable, Hashable {
     case openMetrics
 
     /// The `Content-Type` of a response in this format.
-    public var contentType: String {
+    var contentType: String {
         switch self {
         case .prometheusText: return "text/plain; version=0.0.4; charset=utf-8"
         case .openMetrics: return "application/openmetrics-text; version=1.0.0; charset=utf-8"
@@ -20,7 +21,7 @@ public enum MetricsFormat: Sendable, Hashable {
     /// `application/openmetrics-text` with a q-value above 0 (and, if it gives a version,
     /// 1.0.0), the text format otherwise, as Prometheus's own client libraries negotiate.
     /// - Parameter accept: The request's `Accept` header, if any.
-    public static func negotiate(accept: String?) -> MetricsFormat {
+    static func negotiate(accept: String?) -> MetricsFormat {
         guard let accept else { return .prometheusText }
         for range in accept.split(separator: ",") {
             let parts = range.split(separator: ";").map { $0.trimmingSpaces }
@@ -51,52 +52,52 @@ extension Substring {
 /// pure, fed with each READING and PEAK and the time it came (the caller's wall clock), and
 /// rendered on demand. One set of gauges and counters per device, by the READING's
 /// `device`; a histogram of each press's peak grams (one observation per PEAK).
-public struct MetricsState: Sendable {
+struct MetricsState: Sendable {
     /// The histogram's upper bounds, in grams: light things to a kilogram and more; 385 is
     /// the nominal model's full scale, so that a saturated press of it falls in its own bucket.
-    public static let peakBuckets: [Double] = [1, 2, 5, 10, 20, 50, 100, 200, 385, 500, 1000, 2000, 5000]
+    static let peakBuckets: [Double] = [1, 2, 5, 10, 20, 50, 100, 200, 385, 500, 1000, 2000, 5000]
     /// The rumble latency histogram's upper bounds, in seconds: from a tenth of a
     /// millisecond (a write straight after the frame) to a tenth of a second, past which a
     /// rumble no longer feels like the press's own.
-    public static let rumbleLatencyBuckets: [Double] = [0.0001, 0.00025, 0.0005, 0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1]
+    static let rumbleLatencyBuckets: [Double] = [0.0001, 0.00025, 0.0005, 0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1]
 
     /// One device's latest values and totals.
-    public struct DeviceSeries: Sendable, Hashable {
-        public var grams = 0.0
-        public var force = 0.0
-        public var raw: Int32 = 0
-        public var saturated = false
-        public var stable = false
-        public var contacts = 0
-        public var model = ""
-        public var readings: UInt64 = 0
-        public var peaks: UInt64 = 0
+    struct DeviceSeries: Sendable, Hashable {
+        var grams = 0.0
+        var force = 0.0
+        var raw: Int32 = 0
+        var saturated = false
+        var stable = false
+        var contacts = 0
+        var model = ""
+        var readings: UInt64 = 0
+        var peaks: UInt64 = 0
         /// The wall-clock time the latest reading came, in seconds since 1970.
-        public var lastReadingSeconds = 0.0
+        var lastReadingSeconds = 0.0
         /// Per bucket of `peakBuckets` (not cumulative), then the count above the last.
-        public var peakCounts: [UInt64] = Array(repeating: 0, count: MetricsState.peakBuckets.count + 1)
-        public var peakSum = 0.0
+        var peakCounts: [UInt64] = Array(repeating: 0, count: MetricsState.peakBuckets.count + 1)
+        var peakSum = 0.0
         /// Whether a READING came for it (a PEAK alone makes only the peak series).
-        public var hasReading = false
+        var hasReading = false
         /// PEAK rumbles by their outcome's name (`played`, `failed`, …).
-        public var rumbles: [String: UInt64] = [:]
+        var rumbles: [String: UInt64] = [:]
         /// Per bucket of `rumbleLatencyBuckets` (not cumulative), then the count above the last.
-        public var rumbleLatencyCounts: [UInt64] = Array(repeating: 0, count: MetricsState.rumbleLatencyBuckets.count + 1)
-        public var rumbleLatencySum = 0.0
+        var rumbleLatencyCounts: [UInt64] = Array(repeating: 0, count: MetricsState.rumbleLatencyBuckets.count + 1)
+        var rumbleLatencySum = 0.0
         /// Rumbles with a latency: those that played.
-        public var rumbleLatencyObservations: UInt64 = 0
+        var rumbleLatencyObservations: UInt64 = 0
     }
 
     /// What the daemon says about its device (STATUS and DEVICES), for the info metric.
-    public struct DeviceInfo: Sendable, Hashable {
+    struct DeviceInfo: Sendable, Hashable {
         /// The node name, as READING's `device`.
-        public var device: String
-        public var name: String
+        var device: String
+        var name: String
         /// `bus:vendor:product`.
-        public var id: String
-        public var model: String
+        var id: String
+        var model: String
 
-        public init(device: String, name: String, id: String, model: String) {
+        init(device: String, name: String, id: String, model: String) {
             self.device = device
             self.name = name
             self.id = id
@@ -104,13 +105,13 @@ public struct MetricsState: Sendable {
         }
     }
 
-    public private(set) var devices: [String: DeviceSeries] = [:]
-    public var daemonUp = false
-    public var deviceInfo: DeviceInfo?
+    private(set) var devices: [String: DeviceSeries] = [:]
+    var daemonUp = false
+    var deviceInfo: DeviceInfo?
     /// forcescale-web's release, for `forcescale_build_info`.
-    public let release: String
+    let release: String
 
-    public init(release: String) {
+    init(release: String) {
         self.release = release
     }
 
@@ -121,7 +122,7 @@ public struct MetricsState: Sendable {
     /// - Parameters:
     ///   - reading: The reading.
     ///   - receivedSeconds: When it came, in wall-clock seconds since 1970.
-    public mutating func observe(_ reading: ReadingMessage, receivedSeconds: Double) {
+    mutating func observe(_ reading: ReadingMessage, receivedSeconds: Double) {
         var series = devices[Self.label(reading.device)] ?? DeviceSeries()
         series.grams = reading.shownGrams
         series.force = reading.force
@@ -137,7 +138,7 @@ public struct MetricsState: Sendable {
     }
 
     /// Takes a PEAK: one observation of the histogram.
-    public mutating func observe(_ peak: PeakMessage) {
+    mutating func observe(_ peak: PeakMessage) {
         var series = devices[Self.label(peak.device)] ?? DeviceSeries()
         series.peaks += 1
         series.peakSum += peak.grams
@@ -153,7 +154,7 @@ public struct MetricsState: Sendable {
     }
 
     /// The exposition, in `format`.
-    public func render(_ format: MetricsFormat) -> String {
+    func render(_ format: MetricsFormat) -> String {
         var out = MetricsWriter(format: format)
         let names = devices.keys.sorted()
         let withReadings = names.filter { devices[$0]!.hasReading }

@@ -2,6 +2,7 @@ import Glibc
 import ScaleClient
 import ScaleCore
 import ScalePOSIX
+import ScaleProtocol
 
 /// forcescale-web itself: a client of forcescaled (ScaleClient's reconnecting
 /// `ForcescaleClient`) and an HTTP server (`HTTPServer`), on one `EventLoop` and one thread.
@@ -9,27 +10,27 @@ import ScalePOSIX
 /// Each READING and PEAK from the daemon goes into the `EventRing` (for `/events`) and the
 /// `MetricsState` (for `/metrics`), and wakes the suspended streams; nothing else runs
 /// between events except the keep-alive timer, armed only while a stream is open.
-public final class WebServer {
-    public struct Options {
-        public var socketPath: String
-        public var allowControl: Bool
-        public var release: String
+package final class WebServer {
+    package struct Options {
+        var socketPath: String
+        var allowControl: Bool
+        var release: String
         /// Events kept for clients that reconnect with `Last-Event-ID` (and for slow ones).
-        public var ringCapacity = 1024
+        var ringCapacity = 1024
         /// Seconds between keep-alive comments on an idle stream.
-        public var keepAliveSeconds = 15.0
+        var keepAliveSeconds = 15.0
         /// Seconds to wait for the daemon's replies (STATUS, DEVICES, TARE).
-        public var daemonTimeout = 2.0
-        public var limits = HTTPServer.Limits()
+        var daemonTimeout = 2.0
+        package var limits = HTTPServer.Limits()
 
-        public init(socketPath: String, allowControl: Bool, release: String) {
+        package init(socketPath: String, allowControl: Bool, release: String) {
             self.socketPath = socketPath
             self.allowControl = allowControl
             self.release = release
         }
     }
 
-    public let options: Options
+    let options: Options
     private let loop: EventLoop
     private let client: ForcescaleClient
     private var attachment: ClientLoopAttachment?
@@ -59,7 +60,7 @@ public final class WebServer {
     /// Sets up and starts serving on `listener`; the daemon is connected to at once and
     /// again whenever it goes away (with back-off).
     /// - Throws: `HTTPServerError`, or `Errno` for the loop's timers.
-    public init(options: Options, listener: InetListener, loop: EventLoop, log: @escaping (String) -> Void) throws {
+    package init(options: Options, listener: InetListener, loop: EventLoop, log: @escaping (String) -> Void) throws {
         self.options = options
         self.loop = loop
         self.log = log
@@ -90,7 +91,7 @@ public final class WebServer {
     }
 
     /// Ends every stream, stops the HTTP server and leaves the daemon.
-    public func stop() {
+    package func stop() {
         guard !isStopping else { return }
         isStopping = true
         http?.stop(subscribers: subscribers)
@@ -230,14 +231,15 @@ public final class WebServer {
 
     private func received(_ event: StreamEvent) {
         noteHeard()
-        switch event {
+        // The daemon's line as it sent it, with any field a later daemon added.
+        let line = String(decoding: event.line, as: UTF8.self)
+        switch event.message {
         case .reading(let reading):
             metrics.observe(reading, receivedSeconds: Self.wallSeconds())
-            // The daemon's line, as it wrote it: the same writer makes the same bytes.
-            publish(.reading, data: String(reading.line.dropLast()))
+            publish(.reading, data: line)
         case .peak(let peak):
             metrics.observe(peak)
-            publish(.peak, data: String(peak.line.dropLast()))
+            publish(.peak, data: line)
         }
     }
 
@@ -323,23 +325,26 @@ public final class WebServer {
     private func status() -> HTTPResponse {
         let control = options.allowControl ? "true" : "false"
         let down = HTTPResponse.json(200, #"{"up":false,"control":"# + control + #","status":null}"#)
-        guard case .success(let status)? = askDaemon({ () throws(DaemonClientError) in try client.status(timeout: options.daemonTimeout) }), daemonUp else {
+        guard case .success(let status)? = askDaemon({ () throws(DaemonClientError) in
+            try client.request(.status, expecting: StatusMessage.self, timeout: options.daemonTimeout)
+        }), daemonUp else {
             return down
         }
-        return .json(200, #"{"up":true,"control":"# + control + #","status":"# + String(status.line.dropLast()) + "}")
+        // STATUS as the daemon sent it, with any field a later daemon added.
+        return .json(200, #"{"up":true,"control":"# + control + #","status":"# + status.text + "}")
     }
 
     private func tare(_ request: HTTPRequest) -> HTTPResponse {
-        if let refusal = ControlPolicy.refusal(
+        if let refusal = WebControlPolicy.refusal(
             allowControl: options.allowControl, origin: request.header("Origin"), host: request.header("Host")) {
             return .text(403, "Forbidden: \(refusal)")
         }
         guard client.isConnected else { return .json(503, #"{"error":"forcescaled is not running"}"#) }
-        switch askDaemon({ () throws(DaemonClientError) in try client.tare(timeout: options.daemonTimeout) }) {
+        switch askDaemon({ () throws(DaemonClientError) in try client.request(.tare, expecting: TareMessage.self, timeout: options.daemonTimeout) }) {
         case nil:
             return .json(503, #"{"error":"forcescaled does not answer"}"#)
         case .success(let reply)?:
-            return .json(200, String(reply.line.dropLast()))
+            return .json(200, reply.text)
         case .failure(let error)?:
             var json = JSONLineWriter()
             json.add("error", string: error.description)

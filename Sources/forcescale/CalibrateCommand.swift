@@ -3,6 +3,7 @@ import ScaleClient
 import ScaleCore
 import ScaleDisplay
 import ScalePOSIX
+import ScaleProtocol
 
 enum CalibrateCommand {
     static let declaration = Command(

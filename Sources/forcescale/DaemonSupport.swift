@@ -3,6 +3,7 @@ import ScaleClient
 import ScaleCore
 import ScaleDisplay
 import ScalePOSIX
+import ScaleProtocol
 
 /// What the commands that talk to forcescaled (watch, weigh, tare, calibrate, status)
 /// share: the `--socket` option, connecting, and turning the daemon's failures into
@@ -69,35 +70,6 @@ extension CommandFailure {
     }
 }
 
-// MARK: - Lines as values
-
-extension ReadingMessage {
-    /// The reading as the gauge draws it, whatever its model, so that nothing the daemon
-    /// weighed is dropped.
-    var gaugeReading: Reading {
-        // The gauge draws time, force, weight, contacts and state, never the model, while a
-        // `Reading` must hold a model this build knows: for one it does not, `nominal` only
-        // fills the field, and ``gaugeNote`` shows the real name beside the line.
-        Reading(
-            time: time, raw: raw, force: force, grams: shownGrams, saturated: saturated, contacts: contacts,
-            stable: stable, model: model.kind ?? .nominal, beyondCalibration: beyondCalibration)
-    }
-
-    /// `future-model model`, shown after the gauge line when the model is one this client
-    /// does not know, so that a later daemon's grams are not taken for a known model's.
-    var gaugeNote: String? {
-        model.kind == nil ? "\(model.rawValue) model" : nil
-    }
-}
-
-extension PeakMessage {
-    /// The peak as the gauge draws it. The line carries no force: a PEAK is the threshold
-    /// reached, and the gauge does not draw it.
-    var gaugePeak: Peak {
-        Peak(time: time, raw: raw, force: 1, grams: grams)
-    }
-}
-
 extension MassUnit {
     /// `179.7 g`, `0.1797 kg`: a weight as the gauge writes it.
     func format(grams: Double) -> String {
@@ -126,12 +98,11 @@ extension GaugePresenter {
         return GaugePresenter(output: output, style: style, unit: unit, inPlace: terminal, flushEachLine: true)
     }
 
-    /// Shows a READING or PEAK line, whatever its model; other lines are not for the gauge.
-    func show(_ line: ReceivedLine) throws {
-        switch line.message {
-        case .reading(let reading): try show(.reading(reading.gaugeReading), note: reading.gaugeNote)
-        case .peak(let peak): try show(.peak(peak.gaugePeak))
-        default: return
+    /// Shows a READING or PEAK of the daemon's stream, whatever its model.
+    func show(_ event: StreamEvent) throws {
+        switch event.message {
+        case .reading(let reading): try show(reading: reading)
+        case .peak(let peak): try show(peak: peak)
         }
     }
 }

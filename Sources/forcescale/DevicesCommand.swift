@@ -2,6 +2,7 @@ import ArgumentParsing
 import ScaleCore
 import ScaleEvdev
 import ScalePOSIX
+import ScaleProtocol
 
 enum DevicesCommand {
     static let declaration = Command(
@@ -99,7 +100,7 @@ enum DevicesCommand {
             json.add("name", string: description.name)
             json.add("id", string: description.identity.description)
             json.add("kind", string: description.kind.rawValue)
-            json.add("pressure", objects: description.pressureAxes.map { DaemonMessage.pressureAxis($0.code, $0.range) })
+            json.add("pressure", objects: description.pressureAxes.map { DevicesMessage.PressureAxis(code: $0.code, range: $0.range).json })
             json.add("canWeigh", bool: description.canWeigh)
             json.add("properties", strings: propertyNames(description))
             var ff = JSONLineWriter()

@@ -3,6 +3,7 @@ import ScaleClient
 import ScaleCore
 import ScaleDisplay
 import ScalePOSIX
+import ScaleProtocol
 
 /// `forcescale calibrate --guided`: a whole calibration taken with a person, weight by weight.
 ///
@@ -89,7 +90,7 @@ struct GuidedCalibration {
             let point: CalibrationPoint
             do {
                 point = try measure(grams: grams)
-            } catch DaemonClientError.refused(let message, _) where message.hasPrefix(DaemonMessage.liftedBeforeSettling) {
+            } catch DaemonClientError.refused(let message, _) where message.hasPrefix(CalibrateMessage.liftedBeforeSettling) {
                 try say("  The weight was lifted before it settled: nothing was taken. Try this weight again.")
                 again = grams
                 continue

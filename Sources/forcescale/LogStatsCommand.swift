@@ -3,6 +3,7 @@ import ScaleCore
 import ScaleDisplay
 import ScaleLog
 import ScalePOSIX
+import ScaleProtocol
 
 /// `forcescale log stats`: what the log holds and what it costs on disk.
 enum LogStatsCommand {

@@ -1,6 +1,7 @@
 import ScaleCore
 import ScaleDisplay
 import ScalePOSIX
+import ScaleProtocol
 
 /// Shows pipeline output: JSON lines, gauge lines, or a gauge redrawn in place.
 protocol Presenter {
@@ -23,7 +24,7 @@ final class JSONPresenter: Presenter {
     func begin(device: DeviceDescription, source: PressureSource, model: GramModelKind, origin: EventTime) throws {}
 
     func show(_ value: ScaleOutput) throws {
-        try output.write { ProtocolMessage.appendLine(for: value, to: &$0) }
+        try output.write { value.appendLine(to: &$0) }
         if flushEachLine { try output.flush() }
     }
 
@@ -40,7 +41,7 @@ final class GaugePresenter: Presenter {
     let inPlace: Bool
     let flushEachLine: Bool
     private var gauge: Gauge?
-    private var lastStable: Reading?
+    private var lastStable: ReadingMessage?
     private var liveLine = ""
 
     init(output: OutputChannel, style: GaugeStyle, unit: MassUnit, inPlace: Bool, flushEachLine: Bool) {
@@ -61,38 +62,44 @@ final class GaugePresenter: Presenter {
     }
 
     func show(_ value: ScaleOutput) throws {
-        try show(value, note: nil)
+        switch value {
+        case .reading(let reading): try show(reading: ReadingMessage(reading))
+        case .peak(let peak): try show(peak: PeakMessage(peak))
+        }
     }
 
-    /// Shows a reading or peak with words after a reading's gauge line.
-    /// - Parameters:
-    ///   - value: The reading or peak.
-    ///   - note: Shown after a reading's line (the daemon's model when this client does not
-    ///     know it); `nil` for none.
-    func show(_ value: ScaleOutput, note: String?) throws {
-        let suffix = note.map { "  " + $0 } ?? ""
-        // Without a begin() (the daemon's stream has no device header), times count from
-        // the first output.
-        let gauge = self.gauge ?? Gauge(style: style, unit: unit, origin: value.time)
-        self.gauge = gauge
-        switch value {
-        case .peak(let peak):
-            try leaveLine(gauge.line(for: peak))
-        case .reading(let reading) where inPlace:
-            if reading.contacts == 0 {
-                liveLine = ""
-                try leaveLine(gauge.liftLine(at: reading.time, lastStable: lastStable))
-                lastStable = nil
-            } else {
-                if reading.stable { lastStable = reading }
-                liveLine = gauge.line(for: reading) + suffix
-                try output.write("\r\u{1B}[K" + liveLine)
-                try output.flush()
-            }
-        case .reading(let reading):
-            try output.write(gauge.line(for: reading) + suffix + "\n")
+    /// Shows a READING, from this process's pipeline or the daemon's stream.
+    func show(reading: ReadingMessage) throws {
+        let gauge = gauge(startingAt: reading.time)
+        guard inPlace else {
+            try output.write(gauge.line(for: reading) + "\n")
             if flushEachLine { try output.flush() }
+            return
         }
+        if reading.contacts == 0 {
+            liveLine = ""
+            try leaveLine(gauge.liftLine(at: reading.time, lastStable: lastStable))
+            lastStable = nil
+        } else {
+            if reading.stable { lastStable = reading }
+            liveLine = gauge.line(for: reading)
+            try output.write("\r\u{1B}[K" + liveLine)
+            try output.flush()
+        }
+    }
+
+    /// Shows a PEAK, from this process's pipeline or the daemon's stream.
+    func show(peak: PeakMessage) throws {
+        try leaveLine(gauge(startingAt: peak.time).line(for: peak))
+    }
+
+    /// The gauge; without a begin() (the daemon's stream has no device header), times count
+    /// from the first output.
+    private func gauge(startingAt time: EventTime) -> Gauge {
+        if let gauge { return gauge }
+        let started = Gauge(style: style, unit: unit, origin: time)
+        gauge = started
+        return started
     }
 
     func end() throws {
@@ -108,15 +115,6 @@ final class GaugePresenter: Presenter {
         } else {
             try output.write(line + "\n")
             if flushEachLine { try output.flush() }
-        }
-    }
-}
-
-extension ScaleOutput {
-    var time: EventTime {
-        switch self {
-        case .reading(let reading): return reading.time
-        case .peak(let peak): return peak.time
         }
     }
 }

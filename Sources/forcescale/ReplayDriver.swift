@@ -13,9 +13,9 @@ struct ReplayDriver {
     func play(_ files: RecordingFiles) throws {
         var device: DeviceDescription?
         // Local, not stored on a class: the per-event path then needs no runtime
-        // exclusivity checks (they cost a fifth of replay time when it was a class).
-        // The flag, not `session == nil`: comparing the optional copied the whole session
-        // (pipeline included) on every event.
+        // exclusivity checks (on a class they would cost a fifth of replay time).
+        // The flag, not `session == nil`: comparing the optional would copy the whole
+        // session (pipeline included) on every event.
         var session: ReplaySession?
         var started = false
         try files.read(onDevice: { device = $0 }, onEvent: { event in

@@ -3,6 +3,7 @@ import ScaleCore
 import ScaleEvdev
 import ScaleOptions
 import ScalePOSIX
+import ScaleProtocol
 
 enum RumbleCommand {
     static let declaration = Command(

@@ -2,6 +2,7 @@ import ArgumentParsing
 import ScaleCore
 import ScaleDisplay
 import ScaleEvdev
+import ScaleProtocol
 import ScalePOSIX
 
 /// `forcescale rumble --test`: the report of ``ForceFeedbackTest`` in words or as JSON, and
@@ -94,9 +95,9 @@ enum RumbleTestCommand {
             object.add("step", string: step.name)
             object.add("count", integer: step.attempts)
             object.add("failed", integer: step.failures)
-            object.add("p50", number: seconds(step.quantile(0.5)), decimals: ProtocolMessage.rumbleLatencyDecimals)
-            object.add("p99", number: seconds(step.quantile(0.99)), decimals: ProtocolMessage.rumbleLatencyDecimals)
-            object.add("max", number: seconds(step.durations.last), decimals: ProtocolMessage.rumbleLatencyDecimals)
+            object.add("p50", number: seconds(step.quantile(0.5)), decimals: ProtocolDecimals.rumbleLatency)
+            object.add("p99", number: seconds(step.quantile(0.99)), decimals: ProtocolDecimals.rumbleLatency)
+            object.add("max", number: seconds(step.durations.last), decimals: ProtocolDecimals.rumbleLatency)
             object.add("error", string: step.firstError?.description)
             return object
         })

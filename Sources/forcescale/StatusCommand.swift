@@ -2,6 +2,7 @@ import ArgumentParsing
 import ScaleCore
 import ScaleDisplay
 import ScalePOSIX
+import ScaleProtocol
 
 enum StatusCommand {
     static let declaration = Command(

@@ -1,6 +1,7 @@
 import ArgumentParsing
 import ScaleCore
 import ScalePOSIX
+import ScaleProtocol
 
 enum TareCommand {
     static let declaration = Command(

@@ -11,51 +11,81 @@ enum WatchCommand {
             Asks forcescaled to WATCH and shows each reading with the same gauge as \
             'read': redrawn in place on a terminal, one line per reading otherwise. PEAKs \
             leave a line behind, and so does each weight when it is lifted. --json passes \
-            the daemon's READING and PEAK lines through unchanged. Ctrl-C stops.
+            the daemon's READING and PEAK lines through byte for byte. When the daemon goes \
+            away, watch ends with status 69; with --reconnect it says on standard error that \
+            it is waiting, tries again after 0.1 s, then after twice the wait each time up \
+            to 5 s, and goes on watching once forcescaled is back (or first starts). Ctrl-C \
+            stops.
             """,
         options: [
             Option(long: "json", help: "Print the daemon's READING and PEAK lines as they come."),
+            Option(long: "reconnect", help: "Keep watching across a restart of forcescaled, waiting for it with back-off."),
             Option(long: "unit", valueName: "unit", help: "Unit of the gauge; JSON always carries grams.", defaultValue: "g", allowedValues: MassUnit.allCases.map(\.rawValue)),
             DaemonConnection.socketOption,
         ])
 
     static func run(_ command: ParsedCommand) throws -> Int32 {
         let json = command.flag("json")
+        let reconnect = command.flag("reconnect")
         let unit = MassUnit(rawValue: command.string("unit") ?? "g") ?? .grams
         return DaemonConnection.run {
-            let client = try DaemonConnection.connect(command)
+            let path = DaemonConnection.socketPath(command)
+            let client = ForcescaleClient(options: .init(socketPath: path, reconnect: reconnect ? ReconnectPolicy() : nil))
+            client.onConnectionEvent = reportWaiting(on: path)
+            if reconnect {
+                // Asked for on each connection, the first included, which may come later.
+                try client.watchWhenConnected()
+            } else {
+                try client.watch()
+            }
             let output = OutputChannel.standardOutput
             let gauge = GaugePresenter.forDaemonStream(output: output, unit: unit)
-            let show: (ReceivedLine) throws -> Void = { line in
-                guard line.isStream else { return }
-                if json {
-                    try output.write(line.text + "\n")
-                    try output.flush()
-                } else {
-                    try gauge.show(line)
-                }
-            }
-            _ = try client.request(.watch(enable: true, device: nil), expecting: WatchMessage.self, onStream: show)
             if !json, output.isTerminal {
-                try output.write("Watching forcescaled on \(client.path). Ctrl-C stops.\n")
+                try output.write("Watching forcescaled on \(path). Ctrl-C stops.\n")
                 try output.flush()
             }
-            // Lines that came with the reply are already read: the loop would not wake for them.
-            for line in try client.readAvailable() { try show(line) }
             let loop = try EventLoop()
             var failure: (any Error)?
-            try loop.watch(client.descriptor) {
+            let show = { (event: StreamEvent) in
                 do {
-                    for line in try client.readAvailable() { try show(line) }
+                    if json {
+                        try output.write { $0 += event.line; $0.append(UInt8(ascii: "\n")) }
+                        try output.flush()
+                    } else {
+                        try gauge.show(event)
+                    }
                 } catch {
                     failure = error
                     loop.stop()
                 }
             }
+            let attachment = try client.attach(to: loop, onEvent: show) { error in
+                failure = error
+                loop.stop()
+            }
             try loop.runUntilTerminated()
-            loop.unwatch(client.descriptor)
+            attachment.detach()
+            client.close()
             if !json { try gauge.end() }
             if let failure { throw failure }
+        }
+    }
+
+    /// One line on standard error when the daemon is lost and retries begin, and one when it
+    /// is back: a long outage does not fill the terminal with an attempt per line.
+    private static func reportWaiting(on path: String) -> (ForcescaleClient.ConnectionEvent) -> Void {
+        var waiting = false
+        return { event in
+            switch event {
+            case .retrying(_, let delay, let error) where !waiting:
+                waiting = true
+                printError("forcescale: waiting for forcescaled (\(error)); trying again in \(DaemonClient.seconds(delay)) s, then less and less often")
+            case .connected(let release) where waiting:
+                waiting = false
+                printError("forcescale: watching forcescaled \(release) on \(path) again")
+            default:
+                break
+            }
         }
     }
 }

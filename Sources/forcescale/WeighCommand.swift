@@ -2,6 +2,7 @@ import ArgumentParsing
 import ScaleClient
 import ScaleCore
 import ScalePOSIX
+import ScaleProtocol
 
 enum WeighCommand {
     static let declaration = Command(
@@ -130,10 +131,10 @@ enum WeighCommand {
                 if json {
                     var line = JSONLineWriter()
                     line.add("class", string: "ADDED")
-                    line.add("grams", number: result.added, decimals: ProtocolMessage.gramDecimals)
-                    line.add("uncertainty", number: result.uncertainty, decimals: ProtocolMessage.gramDecimals)
-                    line.add("zero", number: result.zero.mean, decimals: ProtocolMessage.gramDecimals)
-                    line.add("total", number: result.total.mean, decimals: ProtocolMessage.gramDecimals)
+                    line.add("grams", number: result.added, decimals: ProtocolDecimals.grams)
+                    line.add("uncertainty", number: result.uncertainty, decimals: ProtocolDecimals.grams)
+                    line.add("zero", number: result.zero.mean, decimals: ProtocolDecimals.grams)
+                    line.add("total", number: result.total.mean, decimals: ProtocolDecimals.grams)
                     line.add("model", string: status.model?.rawValue)
                     try output.write(line.line)
                 } else {

@@ -1,6 +1,7 @@
 import Foundation
 import Glibc
 import ScaleCore
+import ScaleProtocol
 import Testing
 
 /// The CLI as a user meets it: exit statuses, error messages naming file and line, help.

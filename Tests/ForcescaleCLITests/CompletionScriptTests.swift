@@ -16,6 +16,7 @@ import Testing
         // A value that is a subcommand's name is a value, not the subcommand.
         ("forcescale read --device read --con", ["--contacts"], []),
         ("forcescale help wa", ["watch"], ["weigh"]),
+        ("forcescale watch --re", ["--reconnect"], ["--json"]),
         // Options of the default subcommand (demo) work before any subcommand.
         ("forcescale --fa", ["--fast"], []),
         ("forcescale status -", ["--json", "--socket", "--help", "-h"], ["--unit"]),

@@ -1,6 +1,7 @@
 import Foundation
 import Glibc
 import ScaleCore
+import ScaleProtocol
 import TestWaiting
 import Testing
 
@@ -239,6 +240,11 @@ final class DaemonUnderTest {
     func restart() throws {
         let stopped = stop()
         #expect(stopped.exited && stopped.status == 0, "forcescaled did not stop cleanly: \(stopped.stderr)")
+        try start()
+    }
+
+    /// Starts it again, once stopped, on the same socket and state directory.
+    func start() throws {
         child = try Self.start(recording: recording, socket: socketPath, state: stateDirectory, arguments: extraArguments)
         try waitUntilListening(child, on: socketPath)
     }

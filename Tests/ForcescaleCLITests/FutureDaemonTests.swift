@@ -1,6 +1,7 @@
 import Foundation
 import Glibc
 import ScaleCore
+import ScaleProtocol
 import TestWaiting
 import Testing
 
@@ -8,12 +9,13 @@ import Testing
 /// gram model, fields and a class this forcescale does not know. The protocol promises that
 /// such a client keeps working; above all it must not drop the readings.
 @Suite struct FutureDaemonTests {
-    /// A reading by a model this build does not know, stable with something on the pad.
+    /// A reading by a model this build does not know, stable with something on the pad, with
+    /// a field this build does not know either (`tilt`).
     static func reading(_ index: Int) -> String {
         let microseconds = 100_000_000 + index * 20_000
         let time = "\(microseconds / 1_000_000)." + String(String(microseconds % 1_000_000 + 1_000_000).dropFirst())
         return #"{"class":"READING","device":"event7","time":"# + time
-            + #","raw":120,"force":0.4706,"grams":123.4,"saturated":false,"contacts":1,"stable":true,"model":"future-model"}"#
+            + #","tilt":[0.25,-1.5],"raw":120,"force":0.4706,"grams":123.4,"saturated":false,"contacts":1,"stable":true,"model":"future-model"}"#
     }
 
     @Test func watchJSONPassesTheReadingsOfAnUnknownModelThrough() throws {
@@ -71,6 +73,24 @@ import Testing
             #"{"class":"STATUS"}"#, #"{"class":"WATCH","enable":true}"#, #"{"class":"POLL"}"#,
             #"{"class":"STATUS"}"#, #"{"class":"WATCH","enable":true}"#, #"{"class":"POLL"}"#,
         ])
+    }
+
+    /// forcescale-web passes the daemon's lines on as it received them: a field this build
+    /// does not know reaches `/events` and `/api/status` byte for byte.
+    @Test func forcescaleWebForwardsTheDaemonsLinesByteForByte() throws {
+        let daemon = try FutureDaemon()
+        defer { daemon.stop() }
+        let web = try WebUnderTest(socket: daemon.socketPath)
+        defer { _ = web.stop() }
+        let stream = try EventStreamClient(port: web.port)
+        try stream.waitUntil("three readings on /events") { $0.filter { $0.event == "reading" }.count >= 3 }
+        let readings = stream.events.filter { $0.event == "reading" }.map(\.data)
+        // Each is one of the stand-in's lines, unknown field and all, in the order sent.
+        let first = try #require((0..<1000).first { Self.reading($0) == readings.first }, "not a line the stand-in sent: \(readings.first ?? "")")
+        #expect(readings == (first..<first + readings.count).map(Self.reading))
+        #expect(readings.allSatisfy { $0.contains(#","tilt":[0.25,-1.5],"#) })
+        try waitFor("/api/status to find the daemon up") { try web.get("/api/status").hasPrefix(#"{"up":true"#) }
+        #expect(try web.get("/api/status") == #"{"up":true,"control":false,"status":"# + FutureDaemon.status + "}\n")
     }
 
     @Test func statusShowsTheUnknownModelByName() throws {

@@ -2,6 +2,7 @@ import Foundation
 import FoundationXML
 import ScaleCore
 import ScaleLog
+import ScaleProtocol
 import TestWaiting
 import Testing
 #if canImport(FoundationXML)

@@ -1,5 +1,6 @@
 import Foundation
 import ScaleCore
+import ScaleProtocol
 import Testing
 
 /// `forcescale replay` on a directory laid out the way the public evemu-devices collection

@@ -5,7 +5,7 @@ import Testing
 
 /// `make run` (scripts/run) with this build: the daemon on the built-in demo, forcescale-web
 /// on loopback with its URL printed, `forcescale watch` in the foreground, and all three gone
-/// when the script is stopped (issue 11).
+/// when the script is stopped.
 @Suite struct RunScriptTests {
     @Test func runServesThePageAndStopsEverything() throws {
         let directory = try CLI.temporaryDirectory()

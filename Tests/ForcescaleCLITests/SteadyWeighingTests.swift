@@ -1,6 +1,7 @@
 import Foundation
 import Glibc
 import ScaleCore
+import ScaleProtocol
 import TestWaiting
 import Testing
 

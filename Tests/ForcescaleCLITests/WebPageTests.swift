@@ -1,7 +1,7 @@
 import Foundation
 import Testing
 
-/// forcescale-web's page in a real browser (issue 11): Tests/Browser/dashboard.py drives
+/// forcescale-web's page in a real browser: Tests/Browser/dashboard.py drives
 /// Debian's chromium through /usr/bin/chromedriver against forcescaled serving the press
 /// below and forcescale-web on a free loopback port, and checks the page against a second
 /// /events client. Its screenshots land in .build/test-artifacts/web.

@@ -3,7 +3,7 @@ import Glibc
 import TestWaiting
 import Testing
 
-/// forcescale-web as a system service (issue 11): systemd/forcescale-web.socket and
+/// forcescale-web as a system service: systemd/forcescale-web.socket and
 /// .service checked with systemd-analyze and systemd-sysusers, and the program started as
 /// the units start it, through `systemd-socket-activate` handing it a bound loopback socket.
 @Suite(.serialized) struct WebServiceTests {

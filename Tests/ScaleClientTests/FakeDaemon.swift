@@ -3,6 +3,7 @@ import Foundation
 import Glibc
 import ScaleCore
 import ScalePOSIX
+import ScaleProtocol
 
 /// A small daemon for the client's tests: the project's own `UnixListener` and
 /// `SocketServer` on an `EventLoop` in a thread of its own, answering requests with
@@ -66,7 +67,7 @@ final class FakeDaemon: @unchecked Sendable {
             stopped.signal()
             return
         }
-        server.onConnect = { client in client.send(DaemonMessage.version(release: Self.release)) }
+        server.onConnect = { client in client.send(VersionMessage(release: Self.release).line) }
         server.onLine = { [self] client, line in answer(client, String(decoding: line, as: UTF8.self)) }
         server.onError = { _ in }
         let wakeEnd = FileDescriptor(rawValue: wake[0])
@@ -90,44 +91,44 @@ final class FakeDaemon: @unchecked Sendable {
         lock.unlock()
         switch ClientRequest.parse(line: line) {
         case .failure(let error):
-            client.send(DaemonMessage.error(error))
+            client.send(error.line)
         case .success(let request):
             switch request {
             case .status:
                 let calibration = try? Calibration(points: [CalibrationPoint(raw: 152.37, grams: 100)], tareGrams: Self.tareGrams, axisMinimum: 0)
-                client.send(DaemonMessage.status(StatusSnapshot(
+                client.send(StatusMessage(
                     release: Self.release, uptimeSeconds: 12.5, clients: 1, device: "event5", model: .calibrated,
                     calibration: calibration, rumble: "/dev/input/event21", dropped: 3,
-                    log: LogStatusSnapshot(path: "/var/lib/forcescale/log.sqlite", written: 10, pending: 0, dropped: 0))))
+                    log: StatusMessage.LogSummary(path: "/var/lib/forcescale/log.sqlite", written: 10, pending: 0, dropped: 0)).line)
             case .devices:
-                client.send(DaemonMessage.devices([
-                    DeviceSummary(
+                client.send(DevicesMessage(devices: [
+                    DevicesMessage.Device(
                         path: "/dev/input/event5", name: "Fake Pressure Pad", id: "0003:056a:00b9",
                         kind: DeviceKindName(.pressurePad), active: true,
                         pressure: [.init(code: .absMTPressure, range: AxisRange(minimum: 0, maximum: 255, resolution: 40))],
                         canWeigh: true, canRumble: false),
-                    DeviceSummary(path: "/dev/input/event9", error: "permission denied"),
-                ]))
+                    DevicesMessage.Device(path: "/dev/input/event9", error: "permission denied"),
+                ]).line)
             case .tare:
-                client.send(DaemonMessage.tare(grams: Self.tareGrams, device: "event5"))
+                client.send(TareMessage(device: "event5", grams: Self.tareGrams).line)
             case .calibrate(let grams):
-                client.send(DaemonMessage.calibrate(CalibrationPoint(raw: 152.37, grams: grams), points: 1, device: "event5"))
+                client.send(CalibrateMessage(point: CalibrationPoint(raw: 152.37, grams: grams), points: 1, device: "event5").line)
             case .rumble(let pattern):
-                client.send(DaemonMessage.rumble(pattern: pattern))
+                client.send(RumbleMessage(pattern: pattern).line)
             case .watch(let enable, let device):
-                client.send(DaemonMessage.watch(enable: enable, device: device))
+                client.send(WatchMessage(enable: enable, device: device).line)
                 guard enable else { return }
                 for (index, raw) in [40, 80, 120].enumerated() {
                     let reading = Reading(
                         time: EventTime(microseconds: 1_000_000 + Int64(index) * 10_000), raw: Int32(raw),
                         force: Double(raw) / 255, grams: Double(raw) / 2, saturated: false, contacts: 1,
                         stable: index == 2, model: .calibrated)
-                    client.send(ProtocolMessage.reading(reading, device: "event5"), droppable: true)
+                    client.send(ReadingMessage(reading, device: "event5").line, droppable: true)
                 }
                 let peak = Peak(time: EventTime(microseconds: 1_030_000), raw: 255, force: 1, grams: 127.5)
-                client.send(ProtocolMessage.peak(peak, device: "event5"), droppable: true)
+                client.send(PeakMessage(peak, device: "event5").line, droppable: true)
             case .poll, .calibration, .measure, .replaceCurve:
-                client.send(DaemonMessage.error("not served by the fake daemon", request: request))
+                client.send(RequestError(message: "not served by the fake daemon", request: request).line)
             }
         }
     }

@@ -4,6 +4,7 @@ import Glibc
 import ScaleClient
 import ScaleCore
 import ScalePOSIX
+import ScaleProtocol
 import ScaleTestSupport
 import Testing
 
@@ -50,7 +51,7 @@ import Testing
         var events: [StreamEvent] = []
         while events.count < 4, let event = try client.nextEvent(timeout: 5) { events.append(event) }
         #expect(events.count == 4)
-        guard case .reading(let first) = events.first else {
+        guard case .reading(let first) = events.first?.message else {
             Issue.record("the first event is not a reading: \(events)")
             return
         }
@@ -58,7 +59,10 @@ import Testing
         #expect(first.raw == 40)
         #expect(first.grams == 20)
         #expect(first.model == .calibrated)
-        #expect(events.last == .peak(PeakMessage(device: "event5", time: EventTime(microseconds: 1_030_000), raw: 255, grams: 127.5)))
+        let peak = PeakMessage(device: "event5", time: EventTime(microseconds: 1_030_000), raw: 255, grams: 127.5)
+        #expect(events.last?.message == .peak(peak))
+        // Each event carries the line as the daemon sent it.
+        #expect(events.last.map { String(decoding: $0.line, as: UTF8.self) + "\n" } == peak.line)
 
         #expect(daemon.requests == [
             #"{"class":"STATUS"}"#, #"{"class":"TARE"}"#, #"{"class":"CALIBRATE","grams":100.0}"#,
@@ -109,7 +113,7 @@ import Testing
         let event = try client.nextEvent(timeout: 10)
         let elapsed = monotonicSeconds() - stoppedAt
         daemon = try restart.daemon()
-        guard case .reading = event else {
+        guard case .reading = event?.message else {
             Issue.record("no reading after the restart: \(String(describing: event))")
             return
         }

@@ -1,4 +1,5 @@
 import Glibc  // exp and pow: the known responses of the devices below.
+import ScaleProtocol
 import Testing
 @testable import ScaleCore
 

@@ -1,6 +1,6 @@
 import Glibc
 import ScaleCore
-import ScaleDaemon
+@testable import ScaleDaemon
 import ScalePOSIX
 import ScaleTestSupport
 import Testing

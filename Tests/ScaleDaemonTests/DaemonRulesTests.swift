@@ -1,4 +1,5 @@
 import ScaleCore
+import ScaleProtocol
 import Testing
 @testable import ScaleDaemon
 

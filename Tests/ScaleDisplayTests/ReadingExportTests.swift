@@ -1,4 +1,5 @@
 @testable import ScaleCore
+import ScaleProtocol
 import Testing
 @testable import ScaleDisplay
 

@@ -1,5 +1,6 @@
 import ScaleCore
 @testable import ScaleMQTT
+import ScaleProtocol
 import Testing
 
 @Suite struct MQTTPayloadTests {

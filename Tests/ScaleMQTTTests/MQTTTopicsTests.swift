@@ -1,5 +1,5 @@
 import Foundation
-import ScaleMQTT
+@testable import ScaleMQTT
 import ScaleOptions
 import Testing
 

@@ -1,5 +1,6 @@
 import Foundation
 import ScaleCore
+import ScaleProtocol
 import Testing
 @testable import ScaleWeb
 

@@ -3,15 +3,15 @@
 /// plays.
 ///
 /// An `Array` grows by doubling, and each time it copies everything into a buffer twice the
-/// size while the old one is still there: the last growth of a 26,000-event recording briefly
-/// held 1.5 times the events' size on top of them, which was the daemon's peak memory
-/// (BENCHMARKS.md, Daemon). Chunks are never moved or copied once full, so building costs at
-/// most one chunk more than the elements, and the elements stay that size afterwards.
+/// size while the old one is still there: the last growth of a long recording briefly holds
+/// 1.5 times the events' size on top of them, the daemon's peak memory. Chunks are never
+/// moved or copied once full, so building costs at most one chunk more than the elements,
+/// and the elements stay that size afterwards.
 ///
 /// Inlinable: its users are in other modules (a recording's events in ScaleEvdev), where
-/// without it every append and every subscript ran the unspecialised generic code, looking
-/// up the metadata of `[[Element]]` each time: some 2,000 instructions an event to load a
-/// recording and as many to play it (BENCHMARKS.md, Daemon).
+/// without it every append and every subscript would run the unspecialised generic code,
+/// looking up the metadata of `[[Element]]` each time: some 2,000 instructions an event to
+/// load a recording and as many to play it.
 public struct ChunkedArray<Element>: RandomAccessCollection {
     /// Elements per chunk: a power of two, so that an index splits with a shift and a mask.
     @inlinable public static var chunkCapacity: Int { 1 << chunkShift }

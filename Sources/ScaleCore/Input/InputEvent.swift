@@ -18,9 +18,10 @@ public struct EventTime: Hashable, Comparable, Sendable, CustomStringConvertible
 
     /// Seconds with six decimals, as evemu and the protocol write it: `1382570965.747302`.
     public var description: String {
-        var bytes: [UInt8] = []
-        DecimalDigits.append(microseconds.magnitude, decimals: 6, negative: microseconds < 0, to: &bytes)
-        return String(decoding: bytes, as: UTF8.self)
+        let magnitude = microseconds.magnitude
+        let fraction = String(magnitude % 1_000_000)
+        return (microseconds < 0 ? "-" : "") + String(magnitude / 1_000_000) + "."
+            + String(repeating: "0", count: 6 - fraction.count) + fraction
     }
 }
 

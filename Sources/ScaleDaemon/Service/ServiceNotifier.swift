@@ -9,22 +9,22 @@ import ScalePOSIX
 /// `VAR=value` lines to the socket named by `NOTIFY_SOCKET`, which systemd documents as
 /// stable for other implementations, while linking libsystemd maps it and the libraries it
 /// pulls in (libgcrypt, libgpg-error, liblzma, libzstd, liblz4, libcap) into the daemon for
-/// about 1 MiB of its resident memory (BENCHMARKS.md, Daemon).
+/// about 1 MiB of its resident memory.
 ///
 /// Everything here does nothing, and succeeds, when the process was not started with
 /// `NOTIFY_SOCKET` (started by hand, or by a unit of another type), so callers need not
 /// ask first. The environment is left as it is: the watchdog keeps finding it.
-public struct ServiceNotifier: Sendable {
-    public init() {}
+struct ServiceNotifier: Sendable {
+    init() {}
 
     /// Whether a service manager is listening (`NOTIFY_SOCKET` is set).
-    public var isEnabled: Bool { getenv("NOTIFY_SOCKET") != nil }
+    var isEnabled: Bool { getenv("NOTIFY_SOCKET") != nil }
 
     /// The daemon has finished starting up: `READY=1`, with a status line if given.
     /// - Returns: Whether it was sent (`false`: no `NOTIFY_SOCKET`).
     /// - Throws: `Errno` when `NOTIFY_SOCKET` is set but sending failed.
     @discardableResult
-    public func ready(status: String? = nil) throws(Errno) -> Bool {
+    func ready(status: String? = nil) throws(Errno) -> Bool {
         try send(["READY=1"] + Self.statusAssignment(status))
     }
 
@@ -32,7 +32,7 @@ public struct ServiceNotifier: Sendable {
     /// - Returns: Whether it was sent (`false`: no `NOTIFY_SOCKET`).
     /// - Throws: `Errno` when `NOTIFY_SOCKET` is set but sending failed.
     @discardableResult
-    public func status(_ text: String) throws(Errno) -> Bool {
+    func status(_ text: String) throws(Errno) -> Bool {
         try send(Self.statusAssignment(text))
     }
 
@@ -40,7 +40,7 @@ public struct ServiceNotifier: Sendable {
     /// - Returns: Whether it was sent (`false`: no `NOTIFY_SOCKET`).
     /// - Throws: `Errno` when `NOTIFY_SOCKET` is set but sending failed.
     @discardableResult
-    public func stopping(status: String? = nil) throws(Errno) -> Bool {
+    func stopping(status: String? = nil) throws(Errno) -> Bool {
         try send(["STOPPING=1"] + Self.statusAssignment(status))
     }
 
@@ -48,7 +48,7 @@ public struct ServiceNotifier: Sendable {
     /// (`WATCHDOG_USEC`), or `nil` when it wants none: no watchdog configured, one meant
     /// for another process (`WATCHDOG_PID`), or malformed variables. Send at about half
     /// this interval; `WatchdogTimer` does.
-    public var watchdogInterval: Int64? {
+    var watchdogInterval: Int64? {
         guard let text = Environment.value("WATCHDOG_USEC"),
               let microseconds = Self.decimal(text, as: Int64.self), microseconds > 0
         else { return nil }
@@ -64,7 +64,7 @@ public struct ServiceNotifier: Sendable {
     /// - Returns: Whether it was sent (`false`: no `NOTIFY_SOCKET`).
     /// - Throws: `Errno` when `NOTIFY_SOCKET` is set but sending failed.
     @discardableResult
-    public func keepAlive() throws(Errno) -> Bool {
+    func keepAlive() throws(Errno) -> Bool {
         try send(["WATCHDOG=1"])
     }
 

@@ -7,13 +7,13 @@ import ScalePOSIX
 /// Create it with `init?(loop:notifier:)`, which makes nothing at all (no timer, no wake-up)
 /// when no watchdog was asked for. It sends from the loop's thread until `stop()` or until
 /// it is released.
-public final class WatchdogTimer {
+final class WatchdogTimer {
     /// The interval the service manager asked for, in microseconds.
-    public let intervalMicroseconds: Int64
+    let intervalMicroseconds: Int64
     /// How often a keep-alive goes out: half the interval.
-    public var periodMicroseconds: Int64 { max(intervalMicroseconds / 2, 1) }
+    var periodMicroseconds: Int64 { max(intervalMicroseconds / 2, 1) }
     /// Sending a keep-alive failed; the timer keeps going. By default a line on stderr.
-    public var onError: (Errno) -> Void = { error in printError("forcescaled: watchdog notification failed: \(error)") }
+    var onError: (Errno) -> Void = { error in printError("forcescaled: watchdog notification failed: \(error)") }
 
     private let loop: EventLoop
     private let notifier: ServiceNotifier
@@ -25,7 +25,7 @@ public final class WatchdogTimer {
     /// (`notifier.watchdogInterval`).
     /// - Returns: `nil` when no watchdog was asked for: then nothing is created.
     /// - Throws: `Errno` from `timerfd_create` or `epoll_ctl`.
-    public convenience init?(loop: EventLoop, notifier: ServiceNotifier = ServiceNotifier()) throws(Errno) {
+    convenience init?(loop: EventLoop, notifier: ServiceNotifier = ServiceNotifier()) throws(Errno) {
         guard let interval = notifier.watchdogInterval else { return nil }
         try self.init(loop: loop, intervalMicroseconds: interval, notifier: notifier)
     }
@@ -33,7 +33,7 @@ public final class WatchdogTimer {
     /// Starts sending `WATCHDOG=1` every `intervalMicroseconds / 2`, the first half an
     /// interval from now.
     /// - Throws: `Errno` from `timerfd_create` or `epoll_ctl`.
-    public init(loop: EventLoop, intervalMicroseconds: Int64, notifier: ServiceNotifier = ServiceNotifier()) throws(Errno) {
+    init(loop: EventLoop, intervalMicroseconds: Int64, notifier: ServiceNotifier = ServiceNotifier()) throws(Errno) {
         precondition(intervalMicroseconds > 0, "a watchdog interval must be positive")
         self.loop = loop
         self.notifier = notifier
@@ -47,7 +47,7 @@ public final class WatchdogTimer {
     deinit { stop() }
 
     /// Stops sending and leaves the loop. Calling it again does nothing.
-    public func stop() {
+    func stop() {
         guard !isStopped else { return }
         isStopped = true
         timer.arm(atMicroseconds: nil)

@@ -1,4 +1,5 @@
 import ScaleCore
+import ScaleProtocol
 
 /// The calibration file's contents: one JSON object on one line, written with
 /// `JSONLineWriter` and read with `JSONValue` (both in ScaleCore), so that the daemon needs

@@ -9,9 +9,9 @@ import ScalePOSIX
 /// Saves are atomic and durable (see `DurableFile`). A file that cannot be read as a
 /// calibration is not fatal: it is renamed aside to `<file>.corrupt-<n>` for a person to
 /// look at, reported once, and the device starts uncalibrated.
-public final class CalibrationStore {
+final class CalibrationStore {
     /// What `load` found.
-    public enum LoadResult: Hashable, Sendable {
+    enum LoadResult: Hashable, Sendable {
         /// The saved calibration (its points and tare).
         case loaded(Calibration)
         /// Nothing was saved for this device.
@@ -21,19 +21,19 @@ public final class CalibrationStore {
         case corrupt(movedTo: String, reason: String)
     }
 
-    public let directory: String
+    let directory: String
 
     /// Opens the store, making its directory (mode 0700: calibrations are nobody else's
     /// business) if it is missing. Its parent must exist.
     /// - Throws: `SystemError` naming the directory, with a hint: parent missing, read-only
     ///   file system, a file in the way.
-    public init(directory: String) throws(SystemError) {
+    init(directory: String) throws(SystemError) {
         self.directory = directory.count > 1 && directory.hasSuffix("/") ? String(directory.dropLast()) : directory
         try DurableFile.makeDirectory(self.directory)
     }
 
     /// The file that holds `device`'s calibration.
-    public func path(for device: DeviceDescription) -> String {
+    func path(for device: DeviceDescription) -> String {
         directory + "/" + Self.fileName(for: device)
     }
 
@@ -41,7 +41,7 @@ public final class CalibrationStore {
     /// - Returns: `.loaded`, `.nothingSaved`, or `.corrupt` after moving the bad file aside.
     /// - Throws: `SystemError` when the file cannot be read at all (no permission, a
     ///   directory in its place) or a corrupt one cannot be moved aside.
-    public func load(for device: DeviceDescription) throws(SystemError) -> LoadResult {
+    func load(for device: DeviceDescription) throws(SystemError) -> LoadResult {
         let path = path(for: device)
         guard let bytes = try DurableFile.read(path, limit: CalibrationFile.maximumBytes) else { return .nothingSaved }
         do {
@@ -54,7 +54,7 @@ public final class CalibrationStore {
     /// Saves `device`'s calibration, replacing any earlier one atomically.
     /// - Throws: `SystemError` naming the file: the directory vanished and cannot be made
     ///   again, the disk is full or read-only, or the tare is not a number (`EINVAL`).
-    public func save(_ calibration: Calibration, for device: DeviceDescription) throws(SystemError) {
+    func save(_ calibration: Calibration, for device: DeviceDescription) throws(SystemError) {
         let text: String
         do {
             text = try CalibrationFile.encode(calibration, for: device)

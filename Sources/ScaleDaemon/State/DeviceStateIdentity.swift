@@ -9,7 +9,7 @@ extension DeviceDescription {
     /// finger, touchpad and its mouse). The version is left out on purpose, so that a
     /// firmware update does not lose the calibration. The result is safe as a file name:
     /// no `/`, no leading dot, at most 79 bytes.
-    public var stateIdentity: String {
+    var stateIdentity: String {
         let id = [identity.bus, identity.vendor, identity.product].map(Self.hex4).joined(separator: "-")
         return id + "-" + Self.sanitised(name)
     }

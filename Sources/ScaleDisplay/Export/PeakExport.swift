@@ -1,4 +1,5 @@
 import ScaleCore
+import ScaleProtocol
 
 /// Turns logged PEAKs into lines of CSV or JSON lines (`forcescale log export --peaks`),
 /// each with what became of its rumble. Columns and keys, in this order: `session`,
@@ -6,26 +7,26 @@ import ScaleCore
 /// empty, or no key, where none was tried), `rumble_latency` (seconds, six decimals, when
 /// it played), `rumble_errno` (when it failed). Times and numbers are written as
 /// ``ReadingExporter`` writes them.
-public struct PeakExporter: Sendable {
+package struct PeakExporter: Sendable {
     /// The column names, in order; also the JSON keys.
-    public static let columns = ["session", "device", "time", "raw", "grams", "rumble", "rumble_latency", "rumble_errno"]
+    package static let columns = ["session", "device", "time", "raw", "grams", "rumble", "rumble_latency", "rumble_errno"]
 
-    public let format: ReadingExportFormat
+    package let format: ReadingExportFormat
     private let deviceNames: [Int64: String]
 
     /// - Parameters:
     ///   - format: CSV or JSON lines.
     ///   - deviceNames: The device name of each session id, as for ``ReadingExporter``.
-    public init(format: ReadingExportFormat, deviceNames: [Int64: String]) {
+    package init(format: ReadingExportFormat, deviceNames: [Int64: String]) {
         self.format = format
         self.deviceNames = deviceNames
     }
 
     /// What goes before the first PEAK: the CSV header line, nothing for JSON lines.
-    public var header: String { format.header(columns: Self.columns) }
+    package var header: String { format.header(columns: Self.columns) }
 
     /// Appends one PEAK as one line.
-    public func append(_ peak: LoggedPeak, to text: inout String) {
+    package func append(_ peak: LoggedPeak, to text: inout String) {
         let latency = peak.rumble?.latencyMicroseconds.map { WallTime(microseconds: $0).description }
         let errno = peak.rumble?.errno.map { String($0) }
         switch format {

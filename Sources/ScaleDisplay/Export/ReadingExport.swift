@@ -1,7 +1,8 @@
 import ScaleCore
+import ScaleProtocol
 
 /// The formats `forcescale log export` writes logged readings in.
-public enum ReadingExportFormat: String, CaseIterable, Sendable {
+package enum ReadingExportFormat: String, CaseIterable, Sendable {
     /// RFC 4180 comma-separated values with a header line; lines end in CRLF as the RFC says.
     case csv
     /// One JSON object per line, keys in a fixed order, as the protocol writes its lines.
@@ -24,11 +25,11 @@ public enum ReadingExportFormat: String, CaseIterable, Sendable {
 /// very same `Double` (`77.0`, `0.2`, `77.03921568627451`), so nothing the log holds is
 /// rounded away. Columns and keys, in this order: `session`, `device`, `time`, `raw`,
 /// `force`, `grams`, `contacts`, `saturated`, `stable`.
-public struct ReadingExporter: Sendable {
+package struct ReadingExporter: Sendable {
     /// The column names, in order; also the JSON keys.
-    public static let columns = ["session", "device", "time", "raw", "force", "grams", "contacts", "saturated", "stable"]
+    static let columns = ["session", "device", "time", "raw", "force", "grams", "contacts", "saturated", "stable"]
 
-    public let format: ReadingExportFormat
+    let format: ReadingExportFormat
     /// The device field of each session, already encoded for the format (quoted as needed),
     /// because the same few names repeat on every line.
     private var encodedDevices: [Int64: String] = [:]
@@ -38,19 +39,19 @@ public struct ReadingExporter: Sendable {
     ///   - format: CSV or JSON lines.
     ///   - deviceNames: The device name of each session id; a reading of a session missing
     ///     here gets an empty device field (CSV) or none at all (JSON lines).
-    public init(format: ReadingExportFormat, deviceNames: [Int64: String]) {
+    package init(format: ReadingExportFormat, deviceNames: [Int64: String]) {
         self.format = format
         self.deviceNames = deviceNames
     }
 
     /// What goes before the first reading: the CSV header line, nothing for JSON lines.
-    public var header: String { format.header(columns: Self.columns) }
+    package var header: String { format.header(columns: Self.columns) }
 
     /// Appends one reading as one line.
     /// - Parameters:
     ///   - reading: The reading.
     ///   - text: The buffer the line is appended to.
-    public mutating func append(_ reading: LoggedReading, to text: inout String) {
+    package mutating func append(_ reading: LoggedReading, to text: inout String) {
         let device = encodedDevice(of: reading.session)
         switch format {
         case .csv:
@@ -146,11 +147,11 @@ public struct ReadingExporter: Sendable {
 }
 
 /// RFC 4180 fields.
-public enum CSV {
+enum CSV {
     /// A field as RFC 4180 writes it: as it is, unless it holds a comma, a double quote, a
     /// line break or leading/trailing spaces, in which case it is put in double quotes with
     /// each double quote doubled.
-    public static func field(_ value: String) -> String {
+    static func field(_ value: String) -> String {
         let needsQuotes = value.utf8.contains { byte in
             byte == UInt8(ascii: ",") || byte == UInt8(ascii: "\"") || byte == UInt8(ascii: "\n") || byte == UInt8(ascii: "\r")
         } || value.first == " " || value.last == " "

@@ -1,10 +1,11 @@
 import ScaleCore
+import ScaleProtocol
 
 /// Logged sessions as a person reads them (a table) and as a program reads them (JSON
 /// lines), for `forcescale log sessions`.
-public enum SessionText {
+package enum SessionText {
     /// The table's columns, in order.
-    public static let columns = ["ID", "DEVICE", "START", "DURATION", "PEAK G", "STABLE G", "READINGS"]
+    static let columns = ["ID", "DEVICE", "START", "DURATION", "PEAK G", "STABLE G", "READINGS"]
 
     /// A table with a header and one row per session, columns padded to line up; numbers
     /// are right-aligned. A session without a stable weight shows `-`, one still open shows
@@ -15,7 +16,7 @@ public enum SessionText {
     ///   - peaks: The PEAKs of each session by its id.
     ///   - localTime: The start of a session as local time text (the caller knows the zone).
     /// - Returns: The table, each line ending in a newline.
-    public static func table(_ sessions: [LoggedSession], peaks: [Int64: [LoggedPeak]] = [:], localTime: (WallTime) -> String) -> String {
+    package static func table(_ sessions: [LoggedSession], peaks: [Int64: [LoggedPeak]] = [:], localTime: (WallTime) -> String) -> String {
         let showsRumbles = peaks.values.contains { $0.contains { $0.rumble != nil } }
         let columns = showsRumbles ? columns + ["RUMBLES"] : columns
         let rows = sessions.map { session in
@@ -51,7 +52,7 @@ public enum SessionText {
     /// one object per PEAK with `time`, `raw`, `grams` and its rumble's `rumble`,
     /// `rumble_latency` and `rumble_errno` as `log export --peaks` writes them. Times are
     /// Unix seconds with six decimals; grams keep every digit the log has.
-    public static func jsonLine(_ session: LoggedSession, peaks: [LoggedPeak] = []) -> String {
+    package static func jsonLine(_ session: LoggedSession, peaks: [LoggedPeak] = []) -> String {
         var json = JSONLineWriter()
         json.add("session", literal: String(session.id))
         json.add("device", string: session.device.name)
@@ -78,7 +79,7 @@ public enum SessionText {
 
     /// A duration the way people say it: `0.8 s`, `42.5 s`, `5 min 12 s`, `3 h 05 min`,
     /// `2 d 4 h`.
-    public static func duration(_ seconds: Double) -> String {
+    package static func duration(_ seconds: Double) -> String {
         guard seconds.isFinite else { return "?" }
         if seconds < 60 { return fixed(Swift.max(0, seconds), decimals: 1) + " s" }
         let whole = Int(seconds)
@@ -89,7 +90,7 @@ public enum SessionText {
     }
 
     /// `1 reading`, `420 readings`.
-    public static func count(_ value: Int, _ noun: String) -> String {
+    package static func count(_ value: Int, _ noun: String) -> String {
         "\(value) \(noun)\(value == 1 ? "" : "s")"
     }
 }

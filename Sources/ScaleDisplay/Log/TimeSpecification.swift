@@ -5,7 +5,7 @@ import ScaleCore
 ///
 /// Parsing is pure; turning a local date into Unix time needs the time zone's rules and
 /// "ago" needs the clock, so ``resolve(now:local:)`` takes both from the caller.
-public enum TimeSpecification: Hashable, Sendable {
+package enum TimeSpecification: Hashable, Sendable {
     /// A date and time in the local time zone (a date alone is its midnight).
     case local(LocalDateTime)
     /// An exact time: Unix seconds, or an ISO date-time with `Z` or an offset.
@@ -14,25 +14,25 @@ public enum TimeSpecification: Hashable, Sendable {
     case ago(microseconds: Int64)
 
     /// A calendar date and a time of day, in no particular zone.
-    public struct LocalDateTime: Hashable, Sendable {
-        public var year: Int, month: Int, day: Int
-        public var hour: Int, minute: Int, second: Int, microsecond: Int
+    package struct LocalDateTime: Hashable, Sendable {
+        package var year: Int, month: Int, day: Int
+        package var hour: Int, minute: Int, second: Int, microsecond: Int
 
-        public init(year: Int, month: Int, day: Int, hour: Int = 0, minute: Int = 0, second: Int = 0, microsecond: Int = 0) {
+        init(year: Int, month: Int, day: Int, hour: Int = 0, minute: Int = 0, second: Int = 0, microsecond: Int = 0) {
             (self.year, self.month, self.day) = (year, month, day)
             (self.hour, self.minute, self.second, self.microsecond) = (hour, minute, second, microsecond)
         }
     }
 
     /// The forms accepted, for error messages and help.
-    public static let examples = "a date (2026-11-30), a local date and time (2026-11-30T14:00 or \"2026-11-30 14:00:05\"), "
+    package static let examples = "a date (2026-11-30), a local date and time (2026-11-30T14:00 or \"2026-11-30 14:00:05\"), "
         + "one in UTC or with an offset (2026-11-30T13:00Z, 2026-11-30T14:00+01:00), Unix seconds (1764511200), "
         + "or a time ago (90s, 30m, 2h, 7d, 2w)"
 
     /// Reads what was typed.
     /// - Returns: The time, or `nil` when the text is none of the accepted forms (or names a
     ///   day that does not exist, such as 2026-02-30).
-    public init?(_ text: String) {
+    package init?(_ text: String) {
         let text = text.trimmingSpaces
         guard !text.isEmpty else { return nil }
         if let ago = Self.ago(text) {
@@ -51,7 +51,7 @@ public enum TimeSpecification: Hashable, Sendable {
     ///   - now: The current time, for a time ago.
     ///   - local: Converts a local date and time to Unix time by the zone's rules.
     /// - Returns: The time, or `nil` when `local` cannot convert it.
-    public func resolve(now: WallTime, local: (LocalDateTime) -> WallTime?) -> WallTime? {
+    package func resolve(now: WallTime, local: (LocalDateTime) -> WallTime?) -> WallTime? {
         switch self {
         case .local(let dateTime): local(dateTime)
         case .absolute(let time): time

@@ -8,18 +8,18 @@ import ScaleCore
 /// with its own shape (triangle, circle, dashes) and words beside it, so nothing depends on
 /// telling colours apart. Feed the readings in time order with ``add(_:)``; a session of any
 /// length keeps at most two points per pixel column (see ``PlotDecimator``).
-public struct ForcePlot: Sendable {
+package struct ForcePlot: Sendable {
     /// Where the plot area sits in the picture, in pixels.
-    public struct Layout: Hashable, Sendable {
-        public var width: Int
-        public var height: Int
+    package struct Layout: Hashable, Sendable {
+        var width: Int
+        var height: Int
         /// The plot area: left and right edges (x), top and bottom edges (y).
-        public var left: Double
-        public var right: Double
-        public var top: Double
-        public var bottom: Double
+        var left: Double
+        var right: Double
+        var top: Double
+        var bottom: Double
 
-        public init(width: Int, height: Int, left: Double, right: Double, top: Double, bottom: Double) {
+        init(width: Int, height: Int, left: Double, right: Double, top: Double, bottom: Double) {
             self.width = width
             self.height = height
             self.left = left
@@ -29,16 +29,16 @@ public struct ForcePlot: Sendable {
         }
 
         /// 800 × 450: room for the title, the legend, the tick labels and the axis names.
-        public static let standard = Layout(width: 800, height: 450, left: 76, right: 776, top: 86, bottom: 388)
+        static let standard = Layout(width: 800, height: 450, left: 76, right: 776, top: 86, bottom: 388)
 
         /// One decimation column per pixel of the plot area.
         var columns: Int { Int((right - left).rounded()) }
     }
 
-    public let session: LoggedSession
-    public let startedText: String
-    public let peaks: [LoggedPeak]
-    public let layout: Layout
+    let session: LoggedSession
+    let startedText: String
+    let peaks: [LoggedPeak]
+    let layout: Layout
 
     /// Decimated as the readings come when the session's end is known; kept whole until
     /// rendering when it is not (a session still open), because the columns need the span.
@@ -57,7 +57,7 @@ public struct ForcePlot: Sendable {
     ///     formatted by the caller, which knows the time zone).
     ///   - peaks: The session's PEAKs.
     ///   - layout: The picture's size and plot area.
-    public init(session: LoggedSession, startedText: String, peaks: [LoggedPeak], layout: Layout = .standard) {
+    package init(session: LoggedSession, startedText: String, peaks: [LoggedPeak], layout: Layout = .standard) {
         self.session = session
         self.startedText = startedText
         self.peaks = peaks
@@ -69,7 +69,7 @@ public struct ForcePlot: Sendable {
     }
 
     /// Takes the next reading of the session.
-    public mutating func add(_ reading: LoggedReading) {
+    package mutating func add(_ reading: LoggedReading) {
         let point = PlotPoint(seconds: Self.seconds(from: session.started, to: reading.time), grams: reading.grams)
         guard point.grams.isFinite else { return }
         readingCount += 1
@@ -81,7 +81,7 @@ public struct ForcePlot: Sendable {
     }
 
     /// The axes the picture uses: seconds across, grams up.
-    public var axes: (time: PlotAxis, grams: PlotAxis) {
+    var axes: (time: PlotAxis, grams: PlotAxis) {
         let duration = Swift.max(session.ended.map { Self.seconds(from: session.started, to: $0) } ?? 0, lastSeconds)
         let time = PlotAxis(covering: firstSeconds, duration, ticks: 8)
         var high = heaviest?.grams ?? session.peakGrams
@@ -97,7 +97,7 @@ public struct ForcePlot: Sendable {
     }
 
     /// The SVG document.
-    public func render() -> String {
+    package func render() -> String {
         let (timeAxis, gramAxis) = axes
         let layout = layout
         func x(_ seconds: Double) -> Double { timeAxis.position(of: seconds, from: layout.left, to: layout.right) }

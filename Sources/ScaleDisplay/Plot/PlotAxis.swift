@@ -1,21 +1,21 @@
 /// A linear axis with "nice" ticks: steps of 1, 2, 2.5 or 5 times a power of ten, bounds
 /// on whole steps, labels with just the decimals the step needs (`0`, `2.5`, `0.25`).
-public struct PlotAxis: Hashable, Sendable {
+struct PlotAxis: Hashable, Sendable {
     /// The value at the start of the axis (a whole number of steps).
-    public let lower: Double
+    let lower: Double
     /// The value at the end of the axis (a whole number of steps).
-    public let upper: Double
+    let upper: Double
     /// The distance between two ticks.
-    public let step: Double
+    let step: Double
     /// Decimals that show every tick exactly.
-    public let decimals: Int
+    let decimals: Int
 
     /// An axis that covers `low...high` with about `ticks` intervals.
     /// - Parameters:
     ///   - low: The smallest value to show.
     ///   - high: The largest value to show; a range of zero width is widened around it.
     ///   - ticks: About how many intervals between ticks (at least 1).
-    public init(covering low: Double, _ high: Double, ticks: Int = 6) {
+    init(covering low: Double, _ high: Double, ticks: Int = 6) {
         var low = low.isFinite ? low : 0
         var high = high.isFinite ? high : 1
         if low > high { swap(&low, &high) }
@@ -34,7 +34,7 @@ public struct PlotAxis: Hashable, Sendable {
     }
 
     /// The tick values from ``lower`` to ``upper``.
-    public var ticks: [Double] {
+    var ticks: [Double] {
         let count = Int(((upper - lower) / step).rounded())
         return (0...count).map { index in
             let value = lower + Double(index) * step
@@ -44,12 +44,12 @@ public struct PlotAxis: Hashable, Sendable {
     }
 
     /// A tick's label, with the axis's decimals.
-    public func label(_ value: Double) -> String {
+    func label(_ value: Double) -> String {
         fixed(value, decimals: decimals)
     }
 
     /// Where `value` falls between `start` (at ``lower``) and `end` (at ``upper``).
-    public func position(of value: Double, from start: Double, to end: Double) -> Double {
+    func position(of value: Double, from start: Double, to end: Double) -> Double {
         start + (value - lower) / (upper - lower) * (end - start)
     }
 

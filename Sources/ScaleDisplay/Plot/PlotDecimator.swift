@@ -1,9 +1,9 @@
 /// One point of a plotted series: seconds since the session started, and grams.
-public struct PlotPoint: Hashable, Sendable {
-    public var seconds: Double
-    public var grams: Double
+struct PlotPoint: Hashable, Sendable {
+    var seconds: Double
+    var grams: Double
 
-    public init(seconds: Double, grams: Double) {
+    init(seconds: Double, grams: Double) {
         self.seconds = seconds
         self.grams = grams
     }
@@ -13,11 +13,11 @@ public struct PlotPoint: Hashable, Sendable {
 /// and the highest point (in their time order), so a one-reading spike, a peak, survives
 /// however many readings share its column, and a session of a million readings becomes at
 /// most two points per column.
-public struct PlotDecimator: Sendable {
+struct PlotDecimator: Sendable {
     /// The time span the columns divide, in seconds since the start.
-    public let span: ClosedRange<Double>
+    let span: ClosedRange<Double>
     /// How many columns: the plot's width in pixels.
-    public let columns: Int
+    let columns: Int
 
     private var lowest: [PlotPoint?]
     private var highest: [PlotPoint?]
@@ -31,7 +31,7 @@ public struct PlotDecimator: Sendable {
     ///   - span: The seconds the plot's time axis covers; points outside go to the first or
     ///     the last column.
     ///   - columns: The number of pixel columns (at least 1).
-    public init(span: ClosedRange<Double>, columns: Int) {
+    init(span: ClosedRange<Double>, columns: Int) {
         self.span = span
         self.columns = Swift.max(1, columns)
         lowest = Array(repeating: nil, count: self.columns)
@@ -41,7 +41,7 @@ public struct PlotDecimator: Sendable {
     }
 
     /// Takes one point; points whose grams are not a number are left out.
-    public mutating func add(_ point: PlotPoint) {
+    mutating func add(_ point: PlotPoint) {
         guard point.grams.isFinite, point.seconds.isFinite else { return }
         let width = span.upperBound - span.lowerBound
         let fraction = width > 0 ? (point.seconds - span.lowerBound) / width : 0
@@ -59,7 +59,7 @@ public struct PlotDecimator: Sendable {
     }
 
     /// The kept points in time order: one or two per column that received any.
-    public var points: [PlotPoint] {
+    var points: [PlotPoint] {
         var result: [PlotPoint] = []
         result.reserveCapacity(columns * 2)
         for column in 0..<columns {

@@ -1,6 +1,6 @@
 /// Writes an SVG document element by element, with every text and attribute value
 /// XML-escaped, so a device called `Tom & Jerry's <pad>` cannot break the file.
-public struct SVGWriter: Sendable {
+struct SVGWriter: Sendable {
     private var text: String
     private var depth = 0
 
@@ -8,7 +8,7 @@ public struct SVGWriter: Sendable {
     /// - Parameters:
     ///   - width: Width in pixels.
     ///   - height: Height in pixels.
-    public init(width: Int, height: Int) {
+    init(width: Int, height: Int) {
         text = "<?xml version=\"1.0\" encoding=\"UTF-8\"?>\n"
         text += "<svg xmlns=\"http://www.w3.org/2000/svg\" version=\"1.1\" width=\"\(width)\" height=\"\(height)\" viewBox=\"0 0 \(width) \(height)\">\n"
         depth = 1
@@ -18,7 +18,7 @@ public struct SVGWriter: Sendable {
     /// - Parameters:
     ///   - name: The element name.
     ///   - attributes: Names and values, written in this order; values are escaped here.
-    public mutating func element(_ name: String, _ attributes: KeyValuePairs<String, String>) {
+    mutating func element(_ name: String, _ attributes: KeyValuePairs<String, String>) {
         indent()
         text += "<" + name
         append(attributes)
@@ -30,7 +30,7 @@ public struct SVGWriter: Sendable {
     ///   - name: The element name.
     ///   - attributes: Names and values, written in this order; values are escaped here.
     ///   - content: The text, escaped here.
-    public mutating func element(_ name: String, _ attributes: KeyValuePairs<String, String>, text content: String) {
+    mutating func element(_ name: String, _ attributes: KeyValuePairs<String, String>, text content: String) {
         indent()
         text += "<" + name
         append(attributes)
@@ -38,7 +38,7 @@ public struct SVGWriter: Sendable {
     }
 
     /// Opens an element that holds others (`<g …>`); close it with ``close(_:)``.
-    public mutating func open(_ name: String, _ attributes: KeyValuePairs<String, String> = [:]) {
+    mutating func open(_ name: String, _ attributes: KeyValuePairs<String, String> = [:]) {
         indent()
         text += "<" + name
         append(attributes)
@@ -47,19 +47,19 @@ public struct SVGWriter: Sendable {
     }
 
     /// Closes the element opened last.
-    public mutating func close(_ name: String) {
+    mutating func close(_ name: String) {
         depth -= 1
         indent()
         text += "</" + name + ">\n"
     }
 
     /// The finished document.
-    public var document: String { text + "</svg>\n" }
+    var document: String { text + "</svg>\n" }
 
     /// Text made safe for XML content and for attribute values in double quotes. Control
     /// characters other than tab and line breaks are not allowed in XML 1.0 at all, even
     /// escaped, so they become U+FFFD.
-    public static func escape(_ value: String) -> String {
+    static func escape(_ value: String) -> String {
         guard value.unicodeScalars.contains(where: { "&<>\"'".unicodeScalars.contains($0) || $0.value < 0x20 || ($0.value >= 0xFFFE && $0.value <= 0xFFFF) }) else {
             return value
         }

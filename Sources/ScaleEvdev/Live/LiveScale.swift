@@ -440,8 +440,8 @@ public final class LiveScale: ScaleSource {
 
 /// An open device and what reads it, made and dropped together. A class, so that the
 /// per-frame path reaches the pipeline in place: an optional `ScalePipeline` stored in the
-/// scale was copied whole (a retain and release of each array and string in it) by every
-/// `!= nil` and `?.nextDeadline`, several times per frame (BENCHMARKS.md, Live).
+/// scale itself would be copied whole (a retain and release of each array and string in it)
+/// by every `!= nil` and `?.nextDeadline`, several times per frame.
 private final class OpenDevice {
     let device: EvdevDevice
     /// The device as its outputs name it.

@@ -22,9 +22,9 @@ public struct FileInput: ~Copyable {
     /// Calls `body` with each chunk of the file in order, until the end of the file.
     /// - Parameter size: The chunk's size. 64 KiB by default: larger chunks save no time worth
     ///   having (a read per 64 KiB), while the buffer and what a caller builds from one chunk
-    ///   before the next (a recording's events, parsed a chunk at a time) are memory the
-    ///   daemon held at its peak: with 1 MiB, a 0.7 MB recording arrived in one chunk and
-    ///   raised forcescaled's peak by about 1 MiB (BENCHMARKS.md, Daemon).
+    ///   before the next (a recording's events, parsed a chunk at a time) count toward the
+    ///   daemon's peak memory: a chunk as large as a whole recording would add about the
+    ///   recording's size to it.
     /// - Throws: `SystemError` when reading fails, or what `body` throws.
     public func forEachChunk(size: Int = 64 << 10, _ body: (UnsafeRawBufferPointer) throws -> Void) throws {
         let buffer = UnsafeMutableRawBufferPointer.allocate(byteCount: size, alignment: 16)

@@ -30,7 +30,7 @@ public final class EventLoop {
     /// Counts the batches dispatched, so that a handler can tell whether it has already done
     /// something in this one (a client's first line of a wake-up goes at once, the rest with
     /// the batch's end: `ClientConnection.send`).
-    public private(set) var wakeUpNumber = 0
+    private(set) var wakeUpNumber = 0
 
     public init() throws(Errno) {
         epoll = epoll_create1(Int32(EPOLL_CLOEXEC))

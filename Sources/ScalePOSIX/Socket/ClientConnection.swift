@@ -117,8 +117,8 @@ public final class ClientConnection: Identifiable {
         guard isOpen else { return }
         // The first line of a wake-up, with nothing waiting, goes to the socket at once: one
         // line per wake-up is the daemon's usual case (a READING per throttle window), and
-        // queueing it for the end of the wake-up cost the queue, the deferred flush and their
-        // bookkeeping for every line (BENCHMARKS.md, Live).
+        // queueing it for the end of the wake-up would cost the queue, the deferred flush and
+        // their bookkeeping for every line.
         var written: Int?
         if queue.isEmpty, !isFlushScheduled, lastImmediateWakeUp != loop.wakeUpNumber {
             lastImmediateWakeUp = loop.wakeUpNumber

@@ -137,7 +137,7 @@ public final class SocketServer {
                 // The handler holds the client until `release` unwatches it (the server's
                 // deinit releases every client), and the server unowned: no weak reference,
                 // which would send every retain and release of a client, several per line
-                // sent, through the runtime's slow path (BENCHMARKS.md, Live).
+                // sent, through the runtime's slow path.
                 try loop.watch(descriptor, readable: true, writable: false) { [unowned self] readiness in
                     service(client, readiness)
                 }

@@ -1,4 +1,4 @@
-// forcescale-calibration-bench: the accuracy study of issue 12 and the fit's speed.
+// forcescale-calibration-bench: the accuracy study of calibrated curves and the fit's speed.
 //
 //   forcescale-calibration-bench study [TRIALS] [SEED]
 //       The pure path: synthetic devices with a known response (bench/Sources/

@@ -1,5 +1,6 @@
 import Testing
 import ScaleCore
+import ScaleProtocol
 
 @Suite struct RumbleOutcomeTests {
     private static let time = EventTime(seconds: 1_364_787_582, microseconds: 957_445)
@@ -15,7 +16,7 @@ import ScaleCore
         ]
         for (outcome, ending) in cases {
             let peak = Peak(time: Self.time, raw: 255, force: 1, grams: 385, rumble: outcome)
-            let line = ProtocolMessage.peak(peak, device: "event5")
+            let line = PeakMessage(peak, device: "event5").line
             #expect(line == #"{"class":"PEAK","device":"event5","time":1364787582.957445,"raw":255,"grams":385.0"# + ending + "\n")
             let decoded = try #require(PeakMessage(try DaemonLine.decode(line: line)))
             #expect(decoded == PeakMessage(peak, device: "event5"))

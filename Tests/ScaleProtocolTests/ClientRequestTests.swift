@@ -1,4 +1,5 @@
 import Testing
+@testable import ScaleProtocol
 @testable import ScaleCore
 
 private func request(_ line: String) -> Result<ClientRequest, RequestError> {
@@ -179,34 +180,34 @@ private func error(_ message: String, _ requestClass: String? = nil) -> Result<C
     }
 }
 
-@Suite struct DaemonMessageTests {
+@Suite struct ReplyLineTests {
     let reading = Reading(time: EventTime(seconds: 1382570965, microseconds: 747302), raw: 51, force: 0.2, grams: 77.0, saturated: false, contacts: 1, stable: false, model: .nominal)
 
     @Test func version() {
-        #expect(DaemonMessage.version(release: "0.1.0") == #"{"class":"VERSION","release":"0.1.0","proto_major":1,"proto_minor":4}"# + "\n")
+        #expect(VersionMessage(release: "0.1.0").line == #"{"class":"VERSION","release":"0.1.0","proto_major":1,"proto_minor":4}"# + "\n")
     }
 
     @Test func error() {
-        #expect(DaemonMessage.error(RequestError(message: "unknown class 'FOO'")) == #"{"class":"ERROR","message":"unknown class 'FOO'"}"# + "\n")
-        #expect(DaemonMessage.error(RequestError(message: "'grams' must be a number greater than 0", requestClass: "CALIBRATE"))
+        #expect(RequestError(message: "unknown class 'FOO'").line == #"{"class":"ERROR","message":"unknown class 'FOO'"}"# + "\n")
+        #expect(RequestError(message: "'grams' must be a number greater than 0", requestClass: "CALIBRATE").line
             == #"{"class":"ERROR","message":"'grams' must be a number greater than 0","request":"CALIBRATE"}"# + "\n")
-        #expect(DaemonMessage.error("no rumble device", request: .rumble(pattern: .success))
+        #expect(RequestError(message: "no rumble device", request: .rumble(pattern: .success)).line
             == #"{"class":"ERROR","message":"no rumble device","request":"RUMBLE"}"# + "\n")
-        #expect(DaemonMessage.error(.notARequest) == #"{"class":"ERROR","message":"the request must be a JSON object with a \"class\""}"# + "\n")
-        #expect(DaemonMessage.error(.lineTooLong) == #"{"class":"ERROR","message":"line longer than 65536 bytes"}"# + "\n")
+        #expect(RequestError.notARequest.line == #"{"class":"ERROR","message":"the request must be a JSON object with a \"class\""}"# + "\n")
+        #expect(RequestError.lineTooLong.line == #"{"class":"ERROR","message":"line longer than 65536 bytes"}"# + "\n")
     }
 
     @Test func watch() {
-        #expect(DaemonMessage.watch(enable: true, device: "event5") == #"{"class":"WATCH","enable":true,"device":"event5"}"# + "\n")
-        #expect(DaemonMessage.watch(enable: false) == #"{"class":"WATCH","enable":false}"# + "\n")
+        #expect(WatchMessage(enable: true, device: "event5").line == #"{"class":"WATCH","enable":true,"device":"event5"}"# + "\n")
+        #expect(WatchMessage(enable: false).line == #"{"class":"WATCH","enable":false}"# + "\n")
     }
 
     @Test func poll() {
-        #expect(DaemonMessage.poll(time: EventTime(seconds: 1382570966, microseconds: 5), reading: reading, device: "event5") ==
+        #expect(PollMessage(time: EventTime(seconds: 1382570966, microseconds: 5), reading: ReadingMessage(reading, device: "event5")).line ==
             #"{"class":"POLL","time":1382570966.000005,"reading":{"class":"READING","device":"event5","time":1382570965.747302,"raw":51,"force":0.2,"grams":77.0,"saturated":false,"contacts":1,"stable":false,"model":"nominal"}}"# + "\n")
-        #expect(DaemonMessage.poll(reading: nil) == #"{"class":"POLL"}"# + "\n")
+        #expect(PollMessage(reading: nil).line == #"{"class":"POLL"}"# + "\n")
         // The nested reading is the READING line without its newline.
-        #expect(DaemonMessage.poll(reading: reading).contains(ProtocolMessage.reading(reading).dropLast() + "}\n"))
+        #expect(PollMessage(reading: ReadingMessage(reading)).line.contains(ReadingMessage(reading).line.dropLast() + "}\n"))
     }
 
     @Test func devices() {
@@ -220,59 +221,59 @@ private func error(_ message: String, _ requestClass: String? = nil) -> Result<C
                 .absMTPressure: AxisRange(minimum: 0, maximum: 253, fuzz: 5, resolution: 2),
             ])
         let entries = [
-            DeviceSummary(path: "/dev/input/event5", description: trackpad, active: true, canRumble: false),
-            DeviceSummary(path: "/dev/input/event9", error: "Permission denied"),
+            DevicesMessage.Device(path: "/dev/input/event5", description: trackpad, active: true, canRumble: false),
+            DevicesMessage.Device(path: "/dev/input/event9", error: "Permission denied"),
         ]
-        #expect(DaemonMessage.devices(entries) ==
+        #expect(DevicesMessage(devices: entries).line ==
             #"{"class":"DEVICES","devices":[{"path":"/dev/input/event5","name":"Apple Inc. Magic Trackpad","id":"0005:004c:0265","kind":"touchpad","active":true,"pressure":[{"axis":"ABS_MT_PRESSURE","min":0,"max":253,"fuzz":5,"resolution":2},{"axis":"ABS_PRESSURE","min":0,"max":255,"fuzz":0,"resolution":0}],"canWeigh":true,"canRumble":false},{"path":"/dev/input/event9","active":false,"error":"Permission denied"}]}"# + "\n")
-        #expect(DaemonMessage.devices([]) == #"{"class":"DEVICES","devices":[]}"# + "\n")
+        #expect(DevicesMessage(devices: []).line == #"{"class":"DEVICES","devices":[]}"# + "\n")
     }
 
     @Test func status() throws {
         let calibration = try Calibration(points: [CalibrationPoint(raw: 80, grams: 50), CalibrationPoint(raw: 160, grams: 100)], tareGrams: 2.34)
-        let full = StatusSnapshot(
+        let full = StatusMessage(
             release: "0.1.0", uptimeSeconds: 3600.12345, clients: 2, device: "event5", model: .calibrated,
             calibration: calibration, rumble: "/dev/input/event7", dropped: 3)
-        #expect(DaemonMessage.status(full) ==
+        #expect(full.line ==
             #"{"class":"STATUS","release":"0.1.0","uptime":3600.123,"clients":2,"device":"event5","model":"calibrated","calibration":{"points":2,"tare":2.3},"rumble":"/dev/input/event7","dropped":3}"# + "\n")
-        let idle = StatusSnapshot(release: "0.1.0", uptimeSeconds: 0.5, clients: 1)
-        #expect(DaemonMessage.status(idle) == #"{"class":"STATUS","release":"0.1.0","uptime":0.5,"clients":1,"dropped":0}"# + "\n")
+        let idle = StatusMessage(release: "0.1.0", uptimeSeconds: 0.5, clients: 1)
+        #expect(idle.line == #"{"class":"STATUS","release":"0.1.0","uptime":0.5,"clients":1,"dropped":0}"# + "\n")
     }
 
     @Test func tare() {
-        #expect(DaemonMessage.tare(grams: 12.34, device: "event5") == #"{"class":"TARE","device":"event5","grams":12.3}"# + "\n")
-        #expect(DaemonMessage.tare(grams: 0) == #"{"class":"TARE","grams":0.0}"# + "\n")
+        #expect(TareMessage(device: "event5", grams: 12.34).line == #"{"class":"TARE","device":"event5","grams":12.3}"# + "\n")
+        #expect(TareMessage(grams: 0).line == #"{"class":"TARE","grams":0.0}"# + "\n")
     }
 
     @Test func calibrate() {
-        #expect(DaemonMessage.calibrate(CalibrationPoint(raw: 812.456, grams: 100), points: 1, device: "event5") ==
+        #expect(CalibrateMessage(point: CalibrationPoint(raw: 812.456, grams: 100), points: 1, device: "event5").line ==
             #"{"class":"CALIBRATE","device":"event5","grams":100.0,"raw":812.46,"points":1}"# + "\n")
     }
 
     @Test func calibration() throws {
         let curve = try Calibration(points: [CalibrationPoint(raw: 160.5, grams: 100), CalibrationPoint(raw: 80.25, grams: 50)], tareGrams: -1.25)
-        #expect(DaemonMessage.calibration(curve, device: "event5") ==
+        #expect(CalibrationMessage(curve, device: "event5").line ==
             #"{"class":"CALIBRATION","device":"event5","points":2,"curve":[{"raw":80.25,"grams":50.0},{"raw":160.5,"grams":100.0}],"tare":-1.3}"# + "\n")
         // After a reset: the same shape, empty.
-        #expect(DaemonMessage.calibration(.none) == #"{"class":"CALIBRATION","points":0,"curve":[],"tare":0.0}"# + "\n")
+        #expect(CalibrationMessage(.none).line == #"{"class":"CALIBRATION","points":0,"curve":[],"tare":0.0}"# + "\n")
     }
 
     @Test func rumble() {
-        #expect(DaemonMessage.rumble(pattern: .success) == #"{"class":"RUMBLE","pattern":"success"}"# + "\n")
+        #expect(RumbleMessage(pattern: .success).line == #"{"class":"RUMBLE","pattern":"success"}"# + "\n")
     }
 
     @Test func everyReplyIsOneLineOfJSONWithItsClass() throws {
         let lines = [
-            ("VERSION", DaemonMessage.version(release: "0.1.0")),
-            ("ERROR", DaemonMessage.error(RequestError(message: "a \"quoted\"\nline\u{01}", requestClass: "TARE"))),
-            ("WATCH", DaemonMessage.watch(enable: true, device: "é\\")),
-            ("POLL", DaemonMessage.poll(time: EventTime(microseconds: 1), reading: reading)),
-            ("DEVICES", DaemonMessage.devices([DeviceSummary(path: "/dev/input/event1", name: "Pad \"Pro\"", active: false)])),
-            ("STATUS", DaemonMessage.status(StatusSnapshot(release: "0.1.0", uptimeSeconds: 1, clients: 1, calibration: Calibration.none))),
-            ("TARE", DaemonMessage.tare(grams: 1)),
-            ("CALIBRATE", DaemonMessage.calibrate(CalibrationPoint(raw: 1, grams: 1), points: 1)),
-            ("CALIBRATION", DaemonMessage.calibration(.none)),
-            ("RUMBLE", DaemonMessage.rumble(pattern: .error)),
+            ("VERSION", VersionMessage(release: "0.1.0").line),
+            ("ERROR", RequestError(message: "a \"quoted\"\nline\u{01}", requestClass: "TARE").line),
+            ("WATCH", WatchMessage(enable: true, device: "é\\").line),
+            ("POLL", PollMessage(time: EventTime(microseconds: 1), reading: ReadingMessage(reading)).line),
+            ("DEVICES", DevicesMessage(devices: [DevicesMessage.Device(path: "/dev/input/event1", name: "Pad \"Pro\"", active: false)]).line),
+            ("STATUS", StatusMessage(release: "0.1.0", uptimeSeconds: 1, clients: 1, calibration: Calibration.none).line),
+            ("TARE", TareMessage(grams: 1).line),
+            ("CALIBRATE", CalibrateMessage(point: CalibrationPoint(raw: 1, grams: 1), points: 1).line),
+            ("CALIBRATION", CalibrationMessage(.none).line),
+            ("RUMBLE", RumbleMessage(pattern: .error).line),
         ]
         for (name, line) in lines {
             #expect(line.last == "\n")

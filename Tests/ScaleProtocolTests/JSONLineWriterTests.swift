@@ -1,4 +1,5 @@
 import Testing
+@testable import ScaleProtocol
 @testable import ScaleCore
 
 /// The writer's text is what every client parses: keys in order, escapes as JSON wants them,

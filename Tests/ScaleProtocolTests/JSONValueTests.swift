@@ -1,4 +1,5 @@
 import Testing
+@testable import ScaleProtocol
 @testable import ScaleCore
 
 /// Parses, returning the error instead of throwing it, so that `#expect` can compare.
@@ -313,7 +314,7 @@ private func failure(_ offset: Int, _ message: String) -> Result<JSONValue, JSON
                 }
             }
             if case .failure(let error) = ClientRequest.parse(line: line) {
-                let reply = DaemonMessage.error(error)
+                let reply = error.line
                 let value = try? JSONValue.parse(reply)
                 if value?["class"] != .string("ERROR") || value?["message"] != .string(error.message) {
                     Issue.record("ERROR line does not parse back: \(reply)")

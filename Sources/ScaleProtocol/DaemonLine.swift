@@ -1,3 +1,5 @@
+import ScaleCore
+
 /// One message the daemon sends, of a class this build knows: its typed value, the line it
 /// is written as, and how to find it in a decoded ``DaemonLine``.
 ///

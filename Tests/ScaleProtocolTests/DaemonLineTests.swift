@@ -1,4 +1,5 @@
 import Foundation
+@testable import ScaleProtocol
 import Testing
 @testable import ScaleCore
 
@@ -89,13 +90,16 @@ private func roundTrip(_ text: String, sourceLocation: SourceLocation = #_source
             PollMessage(time: EventTime(seconds: 8125, microseconds: 2317), reading: reading),
             PollMessage(reading: nil),
             DevicesMessage(devices: [
-                DeviceSummary(path: "/dev/input/event5", description: TestDevice.multitouch(resolution: 40), active: true, canRumble: true),
-                DeviceSummary(path: "/dev/input/event9", error: "Permission denied"),
+                DevicesMessage.Device(path: "/dev/input/event5", description: DeviceDescription(
+                    name: "test mt pad", supportedCodes: [.key: BitSet([Int(EventCode.btnTouch.rawValue)])],
+                    axes: [.absMTSlot: AxisRange(minimum: 0, maximum: 4), .absMTPressure: AxisRange(minimum: 0, maximum: 255, resolution: 40)]),
+                active: true, canRumble: true),
+                DevicesMessage.Device(path: "/dev/input/event9", error: "Permission denied"),
             ]),
-            StatusSnapshot(
+            StatusMessage(
                 release: "0.1.0", uptimeSeconds: 3600.12345, clients: 2, device: "event5", model: .calibrated,
                 calibration: calibration, rumble: "/dev/input/event7", dropped: 3,
-                log: LogStatusSnapshot(path: "/var/lib/forcescale/log.sqlite", written: 1, pending: 2, dropped: 3, error: "full")),
+                log: StatusMessage.LogSummary(path: "/var/lib/forcescale/log.sqlite", written: 1, pending: 2, dropped: 3, error: "full")),
             TareMessage(device: "event5", grams: 12.34),
             CalibrateMessage(point: CalibrationPoint(raw: 812.456, grams: 100.004), points: 1),
             CalibrationMessage(calibration, device: "event5"),
@@ -111,14 +115,13 @@ private func roundTrip(_ text: String, sourceLocation: SourceLocation = #_source
         #expect(try ReadingMessage.decode(line: reading.line) == reading)
     }
 
-    @Test func theDaemonsWritersAreTheMessagesLines() throws {
+    @Test func aPipelineOutputIsWrittenAsItsMessage() {
         let reading = Reading(time: EventTime(seconds: 1382570965, microseconds: 747302), raw: 51, force: 0.2, grams: 77.0, saturated: false, contacts: 1, stable: false, model: .nominal)
-        #expect(ProtocolMessage.reading(reading, device: "event5") == ReadingMessage(reading, device: "event5").line)
-        #expect(ProtocolMessage.line(for: .peak(Peak(time: EventTime(microseconds: 1), raw: 2, force: 1, grams: 3))) == PeakMessage(time: EventTime(microseconds: 1), raw: 2, grams: 3).line)
-        #expect(DaemonMessage.poll(time: EventTime(microseconds: 7), reading: reading, device: "event5")
-            == PollMessage(time: EventTime(microseconds: 7), reading: ReadingMessage(reading, device: "event5")).line)
-        #expect(DaemonMessage.version(release: "0.2.0") == #"{"class":"VERSION","release":"0.2.0","proto_major":1,"proto_minor":4}"# + "\n")
-        #expect(DaemonMessage.error("no rumble device", request: .rumble(pattern: .success)) == RequestError(message: "no rumble device", requestClass: "RUMBLE").line)
+        #expect(ScaleOutput.reading(reading).lineBytes(device: "event5") == Array(ReadingMessage(reading, device: "event5").line.utf8))
+        let peak = Peak(time: EventTime(microseconds: 1), raw: 2, force: 1, grams: 3)
+        var bytes = Array("before\n".utf8)
+        ScaleOutput.peak(peak).appendLine(to: &bytes)
+        #expect(bytes == Array(("before\n" + PeakMessage(time: EventTime(microseconds: 1), raw: 2, grams: 3).line).utf8))
     }
 }
 

@@ -1,3 +1,5 @@
+import ScaleCore
+
 /// Why a line from the daemon could not be read as the message its class names: which
 /// field, and what it should have been.
 public enum ProtocolDecodeError: Error, Hashable, Sendable, CustomStringConvertible {

@@ -1,5 +1,7 @@
-/// The reply to STATUS: what the daemon is doing. The daemon fills it in (it knows it as
-/// ``StatusSnapshot``) and a client decodes the same type.
+import ScaleCore
+
+/// The reply to STATUS: what the daemon is doing. The daemon fills it in and a client
+/// decodes the same type.
 public struct StatusMessage: DaemonLineMessage {
     public static let className = "STATUS"
 
@@ -23,9 +25,9 @@ public struct StatusMessage: DaemonLineMessage {
         ///   - uncertainty: The uncertainty in grams, rounded here to 0.1 g.
         public init(points: Int, tare: Double, model: String? = nil, uncertainty: Double? = nil) {
             self.points = points
-            self.tare = JSONLineWriter.round(tare, decimals: ProtocolMessage.gramDecimals)
+            self.tare = JSONLineWriter.round(tare, decimals: ProtocolDecimals.grams)
             self.model = model
-            self.uncertainty = uncertainty.map { JSONLineWriter.round($0, decimals: ProtocolMessage.gramDecimals) }
+            self.uncertainty = uncertainty.map { JSONLineWriter.round($0, decimals: ProtocolDecimals.grams) }
         }
 
         /// The summary of a device's calibration.
@@ -105,7 +107,7 @@ public struct StatusMessage: DaemonLineMessage {
         rumbles: RumbleSummary? = nil
     ) {
         self.release = release
-        self.uptime = JSONLineWriter.round(uptime, decimals: DaemonMessage.uptimeDecimals)
+        self.uptime = JSONLineWriter.round(uptime, decimals: ProtocolDecimals.uptime)
         self.clients = clients
         self.device = device
         self.model = model
@@ -167,16 +169,16 @@ public struct StatusMessage: DaemonLineMessage {
         var json = JSONLineWriter()
         json.add("class", string: Self.className)
         json.add("release", string: release)
-        json.add("uptime", number: uptime, decimals: DaemonMessage.uptimeDecimals)
+        json.add("uptime", number: uptime, decimals: ProtocolDecimals.uptime)
         json.add("clients", integer: clients)
         json.add("device", string: device)
         json.add("model", string: model?.rawValue)
         json.add("calibration", object: calibration.map { calibration in
             var summary = JSONLineWriter()
             summary.add("points", integer: calibration.points)
-            summary.add("tare", number: calibration.tare, decimals: ProtocolMessage.gramDecimals)
+            summary.add("tare", number: calibration.tare, decimals: ProtocolDecimals.grams)
             summary.add("model", string: calibration.model)
-            summary.add("uncertainty", number: calibration.uncertainty, decimals: ProtocolMessage.gramDecimals)
+            summary.add("uncertainty", number: calibration.uncertainty, decimals: ProtocolDecimals.grams)
             return summary
         })
         json.add("rumble", string: rumble)
@@ -199,9 +201,3 @@ public struct StatusMessage: DaemonLineMessage {
         self = message
     }
 }
-
-/// What STATUS reports, as the daemon fills it in: the message itself.
-public typealias StatusSnapshot = StatusMessage
-
-/// The force log in STATUS, as the daemon fills it in.
-public typealias LogStatusSnapshot = StatusMessage.LogSummary

@@ -1,3 +1,5 @@
+import ScaleCore
+
 // The daemon's greeting and its replies (docs/protocol.md, "Talking to the daemon"), other
 // than STATUS and DEVICES, which have files of their own. Each type is both what the daemon
 // writes and what a client decodes; its initialisers keep numbers at the line's precision.
@@ -5,6 +7,11 @@
 /// The VERSION greeting, sent as soon as a client connects.
 public struct VersionMessage: DaemonLineMessage {
     public static let className = "VERSION"
+    /// The major version this build speaks: raised when a change would break existing clients.
+    public static let currentMajor = 1
+    /// The minor version this build speaks: raised when classes or fields are added; clients
+    /// ignore what they do not know.
+    public static let currentMinor = 4
 
     /// The daemon's release, as `forcescaled --version` prints it.
     public var release: String
@@ -18,7 +25,7 @@ public struct VersionMessage: DaemonLineMessage {
     ///   - release: The daemon's release.
     ///   - protocolMajor: The protocol's major version; this build's by default.
     ///   - protocolMinor: The protocol's minor version; this build's by default.
-    public init(release: String, protocolMajor: Int = DaemonMessage.protocolMajor, protocolMinor: Int = DaemonMessage.protocolMinor) {
+    public init(release: String, protocolMajor: Int = VersionMessage.currentMajor, protocolMinor: Int = VersionMessage.currentMinor) {
         self.release = release
         self.protocolMajor = protocolMajor
         self.protocolMinor = protocolMinor
@@ -140,7 +147,7 @@ public struct TareMessage: DaemonLineMessage {
     ///   - grams: The tare offset, rounded here to 0.1 g.
     public init(device: String? = nil, grams: Double) {
         self.device = device
-        self.grams = JSONLineWriter.round(grams, decimals: ProtocolMessage.gramDecimals)
+        self.grams = JSONLineWriter.round(grams, decimals: ProtocolDecimals.grams)
     }
 
     init(fields: MessageFields) throws(ProtocolDecodeError) {
@@ -152,7 +159,7 @@ public struct TareMessage: DaemonLineMessage {
         var json = JSONLineWriter()
         json.add("class", string: Self.className)
         json.add("device", string: device)
-        json.add("grams", number: grams, decimals: ProtocolMessage.gramDecimals)
+        json.add("grams", number: grams, decimals: ProtocolDecimals.grams)
         return json.line
     }
 
@@ -165,6 +172,9 @@ public struct TareMessage: DaemonLineMessage {
 /// The reply to CALIBRATE: the point added to the curve, or only measured.
 public struct CalibrateMessage: DaemonLineMessage {
     public static let className = "CALIBRATE"
+    /// How the ERROR that ends a CALIBRATE begins when its touch was lifted before it was
+    /// steady (docs/protocol.md, CALIBRATE): clients may offer to try the weight again.
+    public static let liftedBeforeSettling = "the weight was lifted before it settled"
 
     /// The device calibrated.
     public var device: String?
@@ -193,10 +203,10 @@ public struct CalibrateMessage: DaemonLineMessage {
     ///   - added: `false` for a point only measured; `nil` for one added.
     public init(device: String? = nil, grams: Double, raw: Double, points: Int, spread: Double? = nil, count: Int? = nil, added: Bool? = nil) {
         self.device = device
-        self.grams = JSONLineWriter.round(grams, decimals: DaemonMessage.calibrationDecimals)
-        self.raw = JSONLineWriter.round(raw, decimals: DaemonMessage.calibrationDecimals)
+        self.grams = JSONLineWriter.round(grams, decimals: ProtocolDecimals.calibration)
+        self.raw = JSONLineWriter.round(raw, decimals: ProtocolDecimals.calibration)
         self.points = points
-        self.spread = spread.map { JSONLineWriter.round($0, decimals: DaemonMessage.calibrationDecimals) }
+        self.spread = spread.map { JSONLineWriter.round($0, decimals: ProtocolDecimals.calibration) }
         self.count = count
         self.added = added
     }
@@ -228,10 +238,10 @@ public struct CalibrateMessage: DaemonLineMessage {
         var json = JSONLineWriter()
         json.add("class", string: Self.className)
         json.add("device", string: device)
-        json.add("grams", number: grams, decimals: DaemonMessage.calibrationDecimals)
-        json.add("raw", number: raw, decimals: DaemonMessage.calibrationDecimals)
+        json.add("grams", number: grams, decimals: ProtocolDecimals.calibration)
+        json.add("raw", number: raw, decimals: ProtocolDecimals.calibration)
         json.add("points", integer: points)
-        json.add("sd", number: spread, decimals: DaemonMessage.calibrationDecimals)
+        json.add("sd", number: spread, decimals: ProtocolDecimals.calibration)
         json.add("n", integer: count)
         json.add("added", bool: added)
         return json.line
@@ -264,9 +274,9 @@ public struct CalibrationMessage: DaemonLineMessage {
         ///   - leaveOneOut: The leave-one-out error, rounded here to 0.01 g.
         ///   - expected: What the others predict for a point that disagrees, rounded to 0.01 g.
         public init(residual: Double? = nil, leaveOneOut: Double? = nil, expected: Double? = nil) {
-            self.residual = residual.map { JSONLineWriter.round($0, decimals: DaemonMessage.calibrationDecimals) }
-            self.leaveOneOut = leaveOneOut.map { JSONLineWriter.round($0, decimals: DaemonMessage.calibrationDecimals) }
-            self.expected = expected.map { JSONLineWriter.round($0, decimals: DaemonMessage.calibrationDecimals) }
+            self.residual = residual.map { JSONLineWriter.round($0, decimals: ProtocolDecimals.calibration) }
+            self.leaveOneOut = leaveOneOut.map { JSONLineWriter.round($0, decimals: ProtocolDecimals.calibration) }
+            self.expected = expected.map { JSONLineWriter.round($0, decimals: ProtocolDecimals.calibration) }
         }
     }
 
@@ -283,7 +293,7 @@ public struct CalibrationMessage: DaemonLineMessage {
         ///   - value: Its value, rounded here to 6 decimals.
         public init(name: String, value: Double) {
             self.name = name
-            self.value = JSONLineWriter.round(value, decimals: DaemonMessage.parameterDecimals)
+            self.value = JSONLineWriter.round(value, decimals: ProtocolDecimals.parameters)
         }
     }
 
@@ -328,16 +338,16 @@ public struct CalibrationMessage: DaemonLineMessage {
         self.points = points
         self.curve = curve.map {
             CalibrationPoint(
-                raw: JSONLineWriter.round($0.raw, decimals: DaemonMessage.calibrationDecimals),
-                grams: JSONLineWriter.round($0.grams, decimals: DaemonMessage.calibrationDecimals),
-                spread: $0.spread.map { JSONLineWriter.round($0, decimals: DaemonMessage.calibrationDecimals) },
+                raw: JSONLineWriter.round($0.raw, decimals: ProtocolDecimals.calibration),
+                grams: JSONLineWriter.round($0.grams, decimals: ProtocolDecimals.calibration),
+                spread: $0.spread.map { JSONLineWriter.round($0, decimals: ProtocolDecimals.calibration) },
                 count: $0.count)
         }
-        self.tare = JSONLineWriter.round(tare, decimals: ProtocolMessage.gramDecimals)
+        self.tare = JSONLineWriter.round(tare, decimals: ProtocolDecimals.grams)
         self.pointFits = pointFits
         self.model = model
         self.parameters = parameters
-        self.uncertainty = uncertainty.map { JSONLineWriter.round($0, decimals: ProtocolMessage.gramDecimals) }
+        self.uncertainty = uncertainty.map { JSONLineWriter.round($0, decimals: ProtocolDecimals.grams) }
         self.preview = preview
     }
 
@@ -391,23 +401,23 @@ public struct CalibrationMessage: DaemonLineMessage {
             let point = curve[index]
             let fit = index < pointFits.count ? pointFits[index] : PointFit()
             var entry = JSONLineWriter()
-            entry.add("raw", number: point.raw, decimals: DaemonMessage.calibrationDecimals)
-            entry.add("grams", number: point.grams, decimals: DaemonMessage.calibrationDecimals)
-            entry.add("sd", number: point.spread, decimals: DaemonMessage.calibrationDecimals)
+            entry.add("raw", number: point.raw, decimals: ProtocolDecimals.calibration)
+            entry.add("grams", number: point.grams, decimals: ProtocolDecimals.calibration)
+            entry.add("sd", number: point.spread, decimals: ProtocolDecimals.calibration)
             entry.add("n", integer: point.count)
-            entry.add("residual", number: fit.residual, decimals: DaemonMessage.calibrationDecimals)
-            entry.add("loo", number: fit.leaveOneOut, decimals: DaemonMessage.calibrationDecimals)
-            entry.add("expected", number: fit.expected, decimals: DaemonMessage.calibrationDecimals)
+            entry.add("residual", number: fit.residual, decimals: ProtocolDecimals.calibration)
+            entry.add("loo", number: fit.leaveOneOut, decimals: ProtocolDecimals.calibration)
+            entry.add("expected", number: fit.expected, decimals: ProtocolDecimals.calibration)
             return entry
         })
-        json.add("tare", number: tare, decimals: ProtocolMessage.gramDecimals)
+        json.add("tare", number: tare, decimals: ProtocolDecimals.grams)
         json.add("model", string: model)
         if !parameters.isEmpty {
             var object = JSONLineWriter()
-            for parameter in parameters { object.add(name: parameter.name, number: parameter.value, decimals: DaemonMessage.parameterDecimals) }
+            for parameter in parameters { object.add(name: parameter.name, number: parameter.value, decimals: ProtocolDecimals.parameters) }
             json.add("parameters", object: object)
         }
-        json.add("uncertainty", number: uncertainty, decimals: ProtocolMessage.gramDecimals)
+        json.add("uncertainty", number: uncertainty, decimals: ProtocolDecimals.grams)
         json.add("preview", bool: preview)
         return json.line
     }

@@ -1,3 +1,5 @@
+import ScaleCore
+
 /// A JSON document, as a client's request line holds one. Parsing follows RFC 8259
 /// strictly (see ``parse(_:)-(UnsafeBufferPointer<UInt8>)``); the daemon's own output is
 /// written with ``JSONLineWriter`` instead, which fixes the order of keys.

@@ -1,3 +1,5 @@
+import ScaleCore
+
 /// A READING line (docs/protocol.md, "READING"): what the daemon writes for each reading
 /// and what a client reads back, one type for both so that the two can never disagree.
 ///
@@ -52,14 +54,14 @@ public struct ReadingMessage: DaemonLineMessage {
         self.device = device
         self.time = time
         self.raw = raw
-        self.force = JSONLineWriter.round(force, decimals: ProtocolMessage.forceDecimals)
-        self.grams = JSONLineWriter.round(grams, decimals: ProtocolMessage.gramDecimals)
+        self.force = JSONLineWriter.round(force, decimals: ProtocolDecimals.force)
+        self.grams = JSONLineWriter.round(grams, decimals: ProtocolDecimals.grams)
         self.saturated = saturated
         self.contacts = contacts
         self.stable = stable
         self.model = model
-        self.beyondCalibration = beyondCalibration.map { JSONLineWriter.round($0, decimals: ProtocolMessage.gramDecimals) }
-        self.settledGrams = settledGrams.map { JSONLineWriter.round($0, decimals: ProtocolMessage.gramDecimals) }
+        self.beyondCalibration = beyondCalibration.map { JSONLineWriter.round($0, decimals: ProtocolDecimals.grams) }
+        self.settledGrams = settledGrams.map { JSONLineWriter.round($0, decimals: ProtocolDecimals.grams) }
     }
 
     /// The line of a pipeline reading.
@@ -99,14 +101,14 @@ public struct ReadingMessage: DaemonLineMessage {
         json.add("device", string: device)
         json.add("time", time: time)
         json.add("raw", integer: Int(raw))
-        json.add("force", number: force, decimals: ProtocolMessage.forceDecimals)
-        json.add("grams", number: grams, decimals: ProtocolMessage.gramDecimals)
+        json.add("force", number: force, decimals: ProtocolDecimals.force)
+        json.add("grams", number: grams, decimals: ProtocolDecimals.grams)
         json.add("saturated", bool: saturated)
         json.add("contacts", integer: contacts)
         json.add("stable", bool: stable)
         json.add("model", string: model.rawValue)
-        json.add("beyond_calibration", number: beyondCalibration, decimals: ProtocolMessage.gramDecimals)
-        json.add("settled_grams", number: settledGrams, decimals: ProtocolMessage.gramDecimals)
+        json.add("beyond_calibration", number: beyondCalibration, decimals: ProtocolDecimals.grams)
+        json.add("settled_grams", number: settledGrams, decimals: ProtocolDecimals.grams)
         return json
     }
 
@@ -159,7 +161,7 @@ public struct PeakMessage: DaemonLineMessage {
         self.device = device
         self.time = time
         self.raw = raw
-        self.grams = JSONLineWriter.round(grams, decimals: ProtocolMessage.gramDecimals)
+        self.grams = JSONLineWriter.round(grams, decimals: ProtocolDecimals.grams)
         self.rumble = rumble?.name
         rumbleLatency = rumble?.latencySeconds
         rumbleErrno = rumble?.errno.map(Int.init)
@@ -199,9 +201,9 @@ public struct PeakMessage: DaemonLineMessage {
         json.add("device", string: device)
         json.add("time", time: time)
         json.add("raw", integer: Int(raw))
-        json.add("grams", number: grams, decimals: ProtocolMessage.gramDecimals)
+        json.add("grams", number: grams, decimals: ProtocolDecimals.grams)
         json.add("rumble", string: rumble)
-        json.add("rumble_latency", number: rumbleLatency, decimals: ProtocolMessage.rumbleLatencyDecimals)
+        json.add("rumble_latency", number: rumbleLatency, decimals: ProtocolDecimals.rumbleLatency)
         json.add("rumble_errno", integer: rumbleErrno)
         return json
     }
@@ -211,5 +213,28 @@ public struct PeakMessage: DaemonLineMessage {
     public init?(_ line: DaemonLine) {
         guard case .peak(let message) = line else { return nil }
         self = message
+    }
+}
+
+extension ScaleOutput {
+    /// The output's READING or PEAK line, newline included, appended to `bytes` as UTF-8:
+    /// for output that is bytes anyway (``OutputChannel``), with no `String` made of it.
+    /// - Parameter device: The evdev node's name; left out when `nil` (replays).
+    public func appendLine(device: String? = nil, to bytes: inout [UInt8]) {
+        json(device: device).appendLine(to: &bytes)
+    }
+
+    /// The output's READING or PEAK line, newline included, as UTF-8 in an array of its own:
+    /// for a line that goes to clients' sockets (the daemon's), with no `String` made of it.
+    /// - Parameter device: The evdev node's name; left out when `nil` (replays).
+    public func lineBytes(device: String? = nil) -> [UInt8] {
+        json(device: device).lineBytes()
+    }
+
+    private func json(device: String?) -> JSONLineWriter {
+        switch self {
+        case .reading(let value): ReadingMessage(value, device: device).json
+        case .peak(let value): PeakMessage(value, device: device).json
+        }
     }
 }

@@ -1,3 +1,5 @@
+import ScaleCore
+
 extension StatusMessage {
     /// STATUS's `rumbles`: the PEAK rumbles since the daemon started, played and failed,
     /// with the latencies of those that played (since protocol 1.4).
@@ -15,9 +17,9 @@ extension StatusMessage {
         public init(played: Int, failed: Int, p50: Double? = nil, p99: Double? = nil, max: Double? = nil) {
             self.played = played
             self.failed = failed
-            self.p50 = p50.map { JSONLineWriter.round($0, decimals: ProtocolMessage.rumbleLatencyDecimals) }
-            self.p99 = p99.map { JSONLineWriter.round($0, decimals: ProtocolMessage.rumbleLatencyDecimals) }
-            self.max = max.map { JSONLineWriter.round($0, decimals: ProtocolMessage.rumbleLatencyDecimals) }
+            self.p50 = p50.map { JSONLineWriter.round($0, decimals: ProtocolDecimals.rumbleLatency) }
+            self.p99 = p99.map { JSONLineWriter.round($0, decimals: ProtocolDecimals.rumbleLatency) }
+            self.max = max.map { JSONLineWriter.round($0, decimals: ProtocolDecimals.rumbleLatency) }
         }
 
         /// The summary of the daemon's counts; `nil` while no rumble was played or failed,
@@ -41,9 +43,9 @@ extension StatusMessage {
             var json = JSONLineWriter()
             json.add("played", integer: played)
             json.add("failed", integer: failed)
-            json.add("p50", number: p50, decimals: ProtocolMessage.rumbleLatencyDecimals)
-            json.add("p99", number: p99, decimals: ProtocolMessage.rumbleLatencyDecimals)
-            json.add("max", number: max, decimals: ProtocolMessage.rumbleLatencyDecimals)
+            json.add("p50", number: p50, decimals: ProtocolDecimals.rumbleLatency)
+            json.add("p99", number: p99, decimals: ProtocolDecimals.rumbleLatency)
+            json.add("max", number: max, decimals: ProtocolDecimals.rumbleLatency)
             return json
         }
     }

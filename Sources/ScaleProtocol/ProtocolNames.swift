@@ -1,3 +1,5 @@
+import ScaleCore
+
 /// A name the protocol carries for one of a fixed set of things this build knows (a gram
 /// model, a device kind), or the name of one a later daemon added, kept exactly as sent.
 ///

@@ -1,3 +1,5 @@
+import ScaleCore
+
 /// The reply to DEVICES: the input devices the daemon found, in the order it ranks them.
 /// Each entry follows `forcescale devices --json`.
 public struct DevicesMessage: DaemonLineMessage {
@@ -181,6 +183,3 @@ public struct DevicesMessage: DaemonLineMessage {
         self = message
     }
 }
-
-/// One entry of DEVICES, as the daemon fills it in: the message's own entry type.
-public typealias DeviceSummary = DevicesMessage.Device

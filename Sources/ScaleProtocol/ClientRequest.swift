@@ -1,3 +1,5 @@
+import ScaleCore
+
 /// A request a client sends to the daemon: one JSON object on one line, with a `"class"`
 /// naming the request, as gpsd's clients do. docs/protocol.md documents each.
 public enum ClientRequest: Hashable, Sendable {
@@ -288,6 +290,14 @@ public struct RequestError: Error, Hashable, Sendable, CustomStringConvertible {
     public init(message: String, requestClass: String? = nil) {
         self.message = message
         self.requestClass = requestClass
+    }
+
+    /// A failure while serving a valid request (the device is gone, no rumble device).
+    /// - Parameters:
+    ///   - message: One sentence naming the problem.
+    ///   - request: The request that failed, named in the ERROR's `request`.
+    public init(message: String, request: ClientRequest?) {
+        self.init(message: message, requestClass: request?.className)
     }
 
     /// A line longer than ``ClientRequest/maximumLineBytes``.

@@ -1,11 +1,13 @@
+import ScaleCore
+
 /// Builds one JSON object with its keys in the order written, which the protocol fixes so
 /// that output can be compared byte for byte. Fields without a value are left out rather
 /// than written as `null`.
 ///
 /// The object is gathered as UTF-8 bytes and becomes a `String` once, at the end: a live
 /// reader writes a line per reading, and appending piece by piece to a `String` (capacity
-/// checks, ASCII and grapheme bookkeeping per append) cost more than the rest of a reading's
-/// work (BENCHMARKS.md, Live).
+/// checks, ASCII and grapheme bookkeeping per append) costs more than the rest of a
+/// reading's work (BENCHMARKS.md, Live, has the measurements).
 public struct JSONLineWriter: Sendable {
     private var bytes: [UInt8]
     private var isFirst = true
@@ -137,7 +139,7 @@ public struct JSONLineWriter: Sendable {
     /// `"key":value` (the value in quotes when `quoted`), after a comma but for the first
     /// member, gathered on the stack and appended in one piece: every append to the line
     /// checks that its array is not shared and has room, a reading has ten members, and
-    /// this runs for every line a live reader writes (BENCHMARKS.md, Live). Keys are literals
+    /// this runs for every line a live reader writes. Keys are literals
     /// of the code, which need no escape (checked in debug builds); `value` is written as
     /// given (digits, or a string already known to need no escape).
     private mutating func addMember(_ key: StaticString, _ value: UnsafeBufferPointer<UInt8>, quoted: Bool = false) {

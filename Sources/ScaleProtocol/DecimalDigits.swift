@@ -1,7 +1,8 @@
+import ScaleCore
+
 /// Numbers written as ASCII straight into a byte buffer, for the lines that go out per
 /// reading: `String(value)`, `Double.description` and string concatenation each allocate
-/// and run general code, where a reading's numbers need only their digits (BENCHMARKS.md,
-/// Live).
+/// and run general code, where a reading's numbers need only their digits.
 enum DecimalDigits {
     /// Appends `magnitude` in decimal with a point before its last `decimals` digits (none
     /// for 0 decimals, and at least one digit before the point), after a `-` when `negative`.
