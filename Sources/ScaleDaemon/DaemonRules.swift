@@ -301,9 +301,11 @@ struct DaemonRules: Sendable {
         }
         switch request {
         case .tare:
-            // With something on the pad its weight becomes zero; with nothing, tare is cleared.
+            // With something on the pad its weight becomes zero (its settled weight when it
+            // rests, so that one frame's noise is not carried into every later reading); with
+            // nothing, tare is cleared.
             if let reading = lastReading, reading.contacts > 0 {
-                calibration.tareGrams += reading.grams
+                calibration.tareGrams += reading.settledGrams ?? reading.grams
             } else {
                 calibration.tareGrams = 0
             }

@@ -136,6 +136,16 @@ import Testing
         ])
     }
 
+    /// A resting weight is tared at its settled weight, not at its last frame's.
+    @Test func tareTakesTheSettledWeightOfAStableReading() {
+        var rules = Self.rules()
+        var stable = Self.reading(grams: 32.9, stable: true)
+        stable.settledGrams = 31.4
+        _ = rules.receive(.reading(stable), from: Self.pad)
+        _ = rules.handle(.tare, from: Self.member, serving: Self.pad)
+        #expect(rules.calibration.tareGrams == 31.4)
+    }
+
     @Test func tareWithNothingOnThePadClearsIt() {
         var rules = Self.rules()
         _ = rules.receive(.reading(Self.reading(grams: 40)), from: Self.pad)
