@@ -1,13 +1,13 @@
 /// A positional argument of a command, declared as data.
-public struct Argument: Sendable {
+package struct Argument: Sendable {
     /// The name shown between angle brackets, as in `<file>`, and used for lookup.
-    public var name: String
+    package var name: String
     /// One line describing the argument, shown in the `ARGUMENTS` section.
-    public var help: String
+    package var help: String
     /// Whether the command runs without this argument.
-    public var isOptional: Bool
+    package var isOptional: Bool
     /// Whether the argument takes every remaining value; declare it last.
-    public var isRepeating: Bool
+    package var isRepeating: Bool
 
     /// Declares a positional argument.
     ///
@@ -16,7 +16,7 @@ public struct Argument: Sendable {
     ///   - help: One line describing the argument.
     ///   - isOptional: Whether the command runs without it.
     ///   - isRepeating: Whether it takes every remaining value.
-    public init(name: String, help: String = "", isOptional: Bool = false, isRepeating: Bool = false) {
+    package init(name: String, help: String = "", isOptional: Bool = false, isRepeating: Bool = false) {
         self.name = name
         self.help = help
         self.isOptional = isOptional

@@ -9,23 +9,23 @@
 /// The names `help` and `version` are reserved: every command answers to
 /// `-h` and `--help`, and `--version` works wherever a command on the path
 /// declares a ``version``.
-public struct Command: Sendable {
+package struct Command: Sendable {
     /// The word that invokes the command, such as `forcescale` or `replay`.
-    public var name: String
+    package var name: String
     /// One line, shown after `OVERVIEW:` and in the parent's `SUBCOMMANDS` list.
-    public var abstract: String
+    package var abstract: String
     /// Optional paragraphs shown after the overview line.
-    public var discussion: String?
+    package var discussion: String?
     /// Positional arguments, in the order they are read.
-    public var arguments: [Argument]
+    package var arguments: [Argument]
     /// Named options and flags.
-    public var options: [Option]
+    package var options: [Option]
     /// Commands that can follow this one's name.
-    public var subcommands: [Command]
+    package var subcommands: [Command]
     /// The subcommand that runs when no subcommand name is given.
-    public var defaultSubcommand: String?
+    package var defaultSubcommand: String?
     /// The tool's version; enables `--version` for this command and all below it.
-    public var version: String?
+    package var version: String?
 
     /// Declares a command.
     ///
@@ -38,7 +38,7 @@ public struct Command: Sendable {
     ///   - subcommands: Commands that can follow this one's name.
     ///   - defaultSubcommand: The name of the subcommand to run when none is given.
     ///   - version: The version printed by `--version`.
-    public init(
+    package init(
         name: String,
         abstract: String = "",
         discussion: String? = nil,

@@ -177,6 +177,6 @@ struct CommandParser {
 ///   - terminalWidth: The width help text is wrapped to.
 /// - Returns: The command to run with its values, or the help or version text to print.
 /// - Throws: ``UsageError`` when the command line cannot be run.
-public func parse(_ arguments: [String], root: Command, terminalWidth: Int = 80) throws(UsageError) -> ParseResult {
+package func parse(_ arguments: [String], root: Command, terminalWidth: Int = 80) throws(UsageError) -> ParseResult {
     try CommandParser(root: root, terminalWidth: terminalWidth).parse(arguments)
 }

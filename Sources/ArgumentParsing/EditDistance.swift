@@ -4,7 +4,7 @@
 ///   - source: The first string.
 ///   - target: The second string.
 /// - Returns: The Levenshtein distance between them.
-public func editDistance(_ source: String, _ target: String) -> Int {
+package func editDistance(_ source: String, _ target: String) -> Int {
     let source = Array(source)
     let target = Array(target)
     // Only the previous row of the distance table is needed to compute the next.

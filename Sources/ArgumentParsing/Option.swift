@@ -1,21 +1,21 @@
 /// A named option (`--unit kg`) or flag (`--json`) of a command, declared as data.
-public struct Option: Sendable {
+package struct Option: Sendable {
     /// The long name without dashes, such as `interval-ms`.
-    public var long: String
+    package var long: String
     /// An optional one-letter name, given as `-o`.
-    public var short: Character?
+    package var short: Character?
     /// The placeholder for the value, shown as `<n>`; `nil` makes the option a flag.
-    public var valueName: String?
+    package var valueName: String?
     /// One line describing the option, shown in the `OPTIONS` section.
-    public var help: String
+    package var help: String
     /// The value used when the option is not given, shown as `(default: 10)`.
-    public var defaultValue: String?
+    package var defaultValue: String?
     /// The only values accepted, checked while parsing and shown as `(values: a, b)`.
-    public var allowedValues: [String]?
+    package var allowedValues: [String]?
     /// Whether the option may be given several times to collect several values.
-    public var isRepeatable: Bool
+    package var isRepeatable: Bool
     /// Whether the command refuses to run without the option (and without a default).
-    public var isRequired: Bool
+    package var isRequired: Bool
 
     /// Declares an option or flag.
     ///
@@ -28,7 +28,7 @@ public struct Option: Sendable {
     ///   - allowedValues: The only values accepted.
     ///   - isRepeatable: Whether the option collects several values.
     ///   - isRequired: Whether the option must be given.
-    public init(
+    package init(
         long: String,
         short: Character? = nil,
         valueName: String? = nil,

@@ -3,9 +3,9 @@
 /// Values are looked up by the names used in the declarations. Asking for a
 /// name that was never declared is a programming error and stops the program,
 /// so a typo cannot silently read as "not given".
-public struct ParsedCommand: Sendable {
+package struct ParsedCommand: Sendable {
     /// The names from the root to the selected command, such as `["forcescale", "replay"]`.
-    public let path: [String]
+    package let path: [String]
     /// The selected command and its parents, for error messages.
     private let stack: CommandStack
     /// The options of the command and its parents, and what was typed for them.
@@ -30,7 +30,7 @@ public struct ParsedCommand: Sendable {
     ///
     /// - Parameter long: The option's long name without dashes.
     /// - Returns: `true` if it appeared at least once.
-    public func flag(_ long: String) -> Bool {
+    package func flag(_ long: String) -> Bool {
         !occurrences(of: long).isEmpty
     }
 
@@ -38,7 +38,7 @@ public struct ParsedCommand: Sendable {
     ///
     /// - Parameter long: The option's long name without dashes.
     /// - Returns: The value, or `nil` when neither given nor defaulted.
-    public func string(_ long: String) -> String? {
+    package func string(_ long: String) -> String? {
         occurrences(of: long).last?.value ?? declaredOption(long).defaultValue
     }
 
@@ -46,7 +46,7 @@ public struct ParsedCommand: Sendable {
     ///
     /// - Parameter long: The option's long name without dashes.
     /// - Returns: The values; empty when neither given nor defaulted.
-    public func strings(_ long: String) -> [String] {
+    package func strings(_ long: String) -> [String] {
         let given = occurrences(of: long).compactMap(\.value)
         if !given.isEmpty { return given }
         return declaredOption(long).defaultValue.map { [$0] } ?? []
@@ -57,7 +57,7 @@ public struct ParsedCommand: Sendable {
     /// - Parameter long: The option's long name without dashes.
     /// - Returns: The last value given, else the default, or `nil` when there is neither.
     /// - Throws: ``UsageError`` (`The value 'abc' is invalid for '--count <n>'`) when the value is not an integer.
-    public func int(_ long: String) throws(UsageError) -> Int? {
+    package func int(_ long: String) throws(UsageError) -> Int? {
         try convert(long) { Int($0) }
     }
 
@@ -66,7 +66,7 @@ public struct ParsedCommand: Sendable {
     /// - Parameter long: The option's long name without dashes.
     /// - Returns: The last value given, else the default, or `nil` when there is neither.
     /// - Throws: ``UsageError`` when the value is not a number, or is `nan` or infinite.
-    public func double(_ long: String) throws(UsageError) -> Double? {
+    package func double(_ long: String) throws(UsageError) -> Double? {
         try convert(long) { text in Double(text).flatMap { $0.isFinite ? $0 : nil } }
     }
 
@@ -74,7 +74,7 @@ public struct ParsedCommand: Sendable {
     ///
     /// - Parameter name: The argument's declared name, without angle brackets.
     /// - Returns: The value, or `nil` when an optional argument was not given.
-    public func argument(_ name: String) -> String? {
+    package func argument(_ name: String) -> String? {
         arguments(name).first
     }
 
@@ -82,7 +82,7 @@ public struct ParsedCommand: Sendable {
     ///
     /// - Parameter name: The argument's declared name, without angle brackets.
     /// - Returns: The values; empty when none was given.
-    public func arguments(_ name: String) -> [String] {
+    package func arguments(_ name: String) -> [String] {
         guard let values = argumentValues[name] else {
             preconditionFailure("'\(stack.commandLine)' declares no argument named '\(name)'")
         }
@@ -96,7 +96,7 @@ public struct ParsedCommand: Sendable {
     ///
     /// - Parameter message: What is wrong, such as `--interval-ms must be positive.`
     /// - Returns: The error, to throw or print.
-    public func usageError(_ message: String) -> UsageError {
+    package func usageError(_ message: String) -> UsageError {
         UsageError(message, in: stack)
     }
 

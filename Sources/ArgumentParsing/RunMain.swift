@@ -7,35 +7,35 @@ import Darwin
 #endif
 
 /// The exit status for a command line that cannot be run (`EX_USAGE` in `sysexits.h`).
-public let usageErrorExitCode: Int32 = ExitStatus.usage
+package let usageErrorExitCode: Int32 = ExitStatus.usage
 
 /// Exit statuses from sysexits.h, which swift-argument-parser also follows for usage (64):
 /// one table for every program of the package, so that a status means the same in each.
-public enum ExitStatus {
-    public static let success: Int32 = 0
-    public static let failure: Int32 = 1
+package enum ExitStatus {
+    package static let success: Int32 = 0
+    package static let failure: Int32 = 1
     /// `EX_USAGE`: the command line is wrong.
-    public static let usage: Int32 = 64
+    package static let usage: Int32 = 64
     /// `EX_DATAERR`: malformed input (a recording, a device that cannot weigh, an empty
     /// password file).
-    public static let dataError: Int32 = 65
+    package static let dataError: Int32 = 65
     /// `EX_NOINPUT`: a file that does not exist or cannot be read.
-    public static let noInput: Int32 = 66
+    package static let noInput: Int32 = 66
     /// `EX_UNAVAILABLE`: something needed is not there (no usable device, no daemon, an
     /// address that cannot be listened on).
-    public static let unavailable: Int32 = 69
+    package static let unavailable: Int32 = 69
     /// `EX_OSERR`: the operating system refused what a program needs to start.
-    public static let osError: Int32 = 71
+    package static let osError: Int32 = 71
     /// `EX_CANTCREAT`: an output file that cannot be created.
-    public static let cannotCreate: Int32 = 73
+    package static let cannotCreate: Int32 = 73
     /// `EX_IOERR`: input or output failed.
-    public static let ioError: Int32 = 74
+    package static let ioError: Int32 = 74
     /// `EX_PROTOCOL`: a peer said something this program cannot understand.
-    public static let protocolError: Int32 = 76
+    package static let protocolError: Int32 = 76
     /// `EX_NOPERM`: not allowed (a device, a socket, a port, a broker's refusal).
-    public static let noPermission: Int32 = 77
+    package static let noPermission: Int32 = 77
     /// `EX_CONFIG`: a broken configuration file.
-    public static let configuration: Int32 = 78
+    package static let configuration: Int32 = 78
 }
 
 /// Parses a command line and runs the selected command, returning the exit status.
@@ -53,7 +53,7 @@ public enum ExitStatus {
 ///   - standardError: Receives the exact text for standard error.
 ///   - body: Runs the selected command and returns its exit status.
 /// - Returns: The exit status.
-public func runCommand(
+package func runCommand(
     root: Command,
     arguments: [String],
     terminalWidth: Int = 80,
@@ -85,7 +85,7 @@ public func runCommand(
 ///   - standardError: Receives the exact text for standard error.
 ///   - body: Runs the selected command and returns its exit status.
 /// - Returns: The exit status.
-public func runCommand(
+package func runCommand(
     root: Command,
     arguments: [String],
     terminalWidth: Int = 80,
@@ -114,7 +114,7 @@ public func runCommand(
 ///   - root: The tool's top-level command.
 ///   - arguments: The command-line arguments without the program name.
 ///   - body: Runs the selected command and returns its exit status.
-public func runMain(
+package func runMain(
     root: Command,
     arguments: [String] = Array(CommandLine.arguments.dropFirst()),
     body: (ParsedCommand) throws -> Int32
@@ -128,7 +128,7 @@ public func runMain(
 ///   - root: The tool's top-level command.
 ///   - arguments: The command-line arguments without the program name.
 ///   - body: Runs the selected command and returns its exit status.
-public func runMain(
+package func runMain(
     root: Command,
     arguments: [String] = Array(CommandLine.arguments.dropFirst()),
     body: (ParsedCommand) async throws -> Int32

@@ -9,7 +9,7 @@ import Darwin
 /// Writes text to standard output exactly as given.
 ///
 /// - Parameter text: The bytes to write, including any final newline.
-public func writeToStandardOutput(_ text: String) {
+package func writeToStandardOutput(_ text: String) {
     // `print` shares the buffer with the command body's own output, so the order is kept.
     print(text, terminator: "")
 }
@@ -17,7 +17,7 @@ public func writeToStandardOutput(_ text: String) {
 /// Writes text to standard error exactly as given.
 ///
 /// - Parameter text: The bytes to write, including any final newline.
-public func writeToStandardError(_ text: String) {
+package func writeToStandardError(_ text: String) {
     // Standard error is unbuffered, so write the bytes straight to the descriptor.
     var bytes = Array(text.utf8)[...]
     while !bytes.isEmpty {
@@ -33,7 +33,7 @@ public func writeToStandardError(_ text: String) {
 /// Help is wrapped to this width, as swift-argument-parser wraps it.
 ///
 /// - Returns: The number of columns.
-public func standardOutputWidth() -> Int {
+package func standardOutputWidth() -> Int {
     var size = winsize()
     guard ioctl(STDOUT_FILENO, UInt(TIOCGWINSZ), &size) == 0, size.ws_col > 0 else { return 80 }
     return Int(size.ws_col)

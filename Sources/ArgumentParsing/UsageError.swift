@@ -8,15 +8,15 @@
 ///       See 'forcescale replay --help' for more information.
 ///
 /// The `Help:` line appears only for errors about one known argument or option.
-public struct UsageError: Error, Sendable, Equatable, CustomStringConvertible {
+package struct UsageError: Error, Sendable, Equatable, CustomStringConvertible {
     /// What went wrong, such as `Unknown option '--bogus'`.
-    public let message: String
+    package let message: String
     /// The synopsis and help of the argument at fault, shown after `Help:`, if any.
-    public let argumentHelp: String?
+    package let argumentHelp: String?
     /// The command's usage line, without the `Usage: ` prefix.
-    public let usage: String
+    package let usage: String
     /// The pointer to the full help, such as `See 'forcescale --help' for more information.`
-    public let helpHint: String
+    package let helpHint: String
 
     /// Creates an error with every part given.
     ///
@@ -25,7 +25,7 @@ public struct UsageError: Error, Sendable, Equatable, CustomStringConvertible {
     ///   - argumentHelp: The help of the argument at fault, if any.
     ///   - usage: The command's usage line.
     ///   - helpHint: The pointer to the full help.
-    public init(message: String, argumentHelp: String? = nil, usage: String, helpHint: String) {
+    package init(message: String, argumentHelp: String? = nil, usage: String, helpHint: String) {
         self.message = message
         self.argumentHelp = argumentHelp
         self.usage = usage
@@ -33,7 +33,7 @@ public struct UsageError: Error, Sendable, Equatable, CustomStringConvertible {
     }
 
     /// The full text to print on standard error (print adds the final newline).
-    public var description: String {
+    package var description: String {
         var text = "Error: \(message)\n"
         if let argumentHelp, !argumentHelp.isEmpty {
             text += "Help:  \(argumentHelp)\n"

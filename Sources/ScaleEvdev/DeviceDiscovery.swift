@@ -3,48 +3,48 @@ import ScaleCore
 import ScalePOSIX
 
 /// One `/dev/input/event*` node as found: what it is, or why it could not be opened.
-public struct DiscoveredDevice: Sendable {
-    public var path: String
+package struct DiscoveredDevice: Sendable {
+    package var path: String
     /// Its `/dev/input/by-id` and `/dev/input/by-path` links.
-    public var links: [String]
-    public var details: Result<Details, DeviceOpenError>
+    package var links: [String]
+    package var details: Result<Details, DeviceOpenError>
 
-    public struct Details: Sendable {
-        public var description: DeviceDescription
-        public var forceFeedback: ForceFeedbackCapabilities
+    package struct Details: Sendable {
+        package var description: DeviceDescription
+        package var forceFeedback: ForceFeedbackCapabilities
         /// Opened read-write: rumble possible. Read-only still allows weighing.
-        public var isWritable: Bool
+        package var isWritable: Bool
     }
 
-    public var candidate: DeviceCandidate? {
+    package var candidate: DeviceCandidate? {
         guard case .success(let details) = details else { return nil }
         return DeviceCandidate(path: path, description: details.description, links: links)
     }
 }
 
 /// Why no device could be chosen, with what to do.
-public struct DeviceSelectionError: Error, Sendable, CustomStringConvertible {
-    public var description: String
+package struct DeviceSelectionError: Error, Sendable, CustomStringConvertible {
+    package var description: String
     /// The open failure behind it, when a device was there but could not be opened (a
     /// missing permission, most often).
-    public var openError: DeviceOpenError?
+    package var openError: DeviceOpenError?
 
-    public init(description: String, openError: DeviceOpenError? = nil) {
+    package init(description: String, openError: DeviceOpenError? = nil) {
         self.description = description
         self.openError = openError
     }
 }
 
 /// Finds input devices and picks the one to weigh with.
-public enum DeviceDiscovery {
+package enum DeviceDiscovery {
     /// `/dev/input`, or `FORCESCALE_INPUT_DIR` when set: tests point it at a folder of
     /// their own, and containers can point it at a mounted device directory.
-    public static var inputDirectory: String {
+    package static var inputDirectory: String {
         Environment.value("FORCESCALE_INPUT_DIR").flatMap { $0.isEmpty ? nil : $0 } ?? "/dev/input"
     }
 
     /// Opens every event node briefly to describe it.
-    public static func scan(directory: String = inputDirectory) -> [DiscoveredDevice] {
+    package static func scan(directory: String = inputDirectory) -> [DiscoveredDevice] {
         let links = symlinks(in: directory)
         return eventNodes(in: directory).map { path in
             let details: Result<DiscoveredDevice.Details, DeviceOpenError>
@@ -66,7 +66,7 @@ public enum DeviceDiscovery {
     ///     (pressure pads and pen tablets first).
     ///   - devices: The result of `scan`.
     /// - Throws: `DeviceSelectionError` saying what was found and what to do.
-    public static func choose(_ query: DeviceQuery?, from devices: [DiscoveredDevice]) throws(DeviceSelectionError) -> DeviceCandidate {
+    package static func choose(_ query: DeviceQuery?, from devices: [DiscoveredDevice]) throws(DeviceSelectionError) -> DeviceCandidate {
         let candidates = devices.compactMap(\.candidate)
         let unopenable = devices.compactMap { device -> DeviceOpenError? in
             if case .failure(let error) = device.details { return error }
@@ -106,7 +106,7 @@ public enum DeviceDiscovery {
     /// vendor:product, and only one of them has force feedback.
     /// - Returns: The device's path.
     /// - Throws: `DeviceSelectionError` saying what was found instead.
-    public static func chooseRumbler(_ query: DeviceQuery?, from devices: [DiscoveredDevice]) throws(DeviceSelectionError) -> String {
+    package static func chooseRumbler(_ query: DeviceQuery?, from devices: [DiscoveredDevice]) throws(DeviceSelectionError) -> String {
         let matching = devices.filter { device in
             guard let query else { return true }
             if let candidate = device.candidate { return query.matches(candidate) }

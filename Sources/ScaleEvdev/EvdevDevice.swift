@@ -4,17 +4,17 @@ import ScaleCore
 import ScalePOSIX
 
 /// Why a device could not be opened, with what to do about it.
-public struct DeviceOpenError: Error, Hashable, Sendable, CustomStringConvertible {
-    public var path: String
-    public var errno: Errno
+package struct DeviceOpenError: Error, Hashable, Sendable, CustomStringConvertible {
+    package var path: String
+    package var errno: Errno
 
-    public init(path: String, errno: Errno) {
+    package init(path: String, errno: Errno) {
         self.path = path
         self.errno = errno
     }
 
     /// What the user can do about it.
-    public var advice: String {
+    package var advice: String {
         switch errno {
         case .permissionDenied:
             return "add yourself to group 'input' (sudo usermod -aG input $USER, then log in again) or run the forcescaled service"
@@ -27,11 +27,11 @@ public struct DeviceOpenError: Error, Hashable, Sendable, CustomStringConvertibl
         }
     }
 
-    public var description: String { "\(path): \(errno) (\(advice))" }
+    package var description: String { "\(path): \(errno) (\(advice))" }
 }
 
 /// What one drain of a device's queue found.
-public enum DeviceReadOutcome: Equatable, Sendable {
+package enum DeviceReadOutcome: Equatable, Sendable {
     /// Every queued event was read; wait for the fd to become readable again.
     case drained
     /// The device is gone (`ENODEV`): close it and wait for it to come back.
@@ -42,15 +42,15 @@ public enum DeviceReadOutcome: Equatable, Sendable {
 
 /// An evdev device opened through libevdev: its description, its events, and the file
 /// descriptor that force feedback writes to.
-public final class EvdevDevice {
-    public let path: String
-    public let descriptor: FileDescriptor
+package final class EvdevDevice {
+    package let path: String
+    package let descriptor: FileDescriptor
     /// Whether the device was opened read-write (needed to play force feedback).
-    public let isWritable: Bool
-    public let description: DeviceDescription
+    package let isWritable: Bool
+    package let description: DeviceDescription
     /// The clock the kernel stamps this device's events with: `CLOCK_MONOTONIC`, asked for
     /// when the device is opened (`CLOCK_REALTIME` only where a kernel refused that).
-    public let eventClock: clockid_t
+    package let eventClock: clockid_t
     private let handle: OpaquePointer
     /// Where `drain` reads raw events: a few frames of a busy multitouch pad.
     private let batch: UnsafeMutableBufferPointer<input_event>
@@ -63,7 +63,7 @@ public final class EvdevDevice {
     ///   - wantsWrite: Open read-write for force feedback; falls back to read-only when only
     ///     reading is allowed.
     /// - Throws: `DeviceOpenError` naming the path and what to do.
-    public init(path: String, wantsWrite: Bool) throws(DeviceOpenError) {
+    package init(path: String, wantsWrite: Bool) throws(DeviceOpenError) {
         self.path = path
         var fd: Int32 = -1
         var writable = false
@@ -100,7 +100,7 @@ public final class EvdevDevice {
 
     /// Takes the device for this process alone. Off by default: a grabbed touchpad stops
     /// moving the desktop's pointer.
-    public func grab() throws(DeviceOpenError) {
+    package func grab() throws(DeviceOpenError) {
         let status = libevdev_grab(handle, LIBEVDEV_GRAB)
         if status < 0 { throw DeviceOpenError(path: path, errno: Errno(rawValue: -status)) }
     }
@@ -123,7 +123,7 @@ public final class EvdevDevice {
     ///   - onResynchronize: Called when the kernel dropped events (`SYN_DROPPED`); the
     ///     events that follow until the next `SYN_REPORT` are libevdev's rebuilt state.
     /// - Returns: Why reading stopped.
-    public func drain(onEvent: (InputEvent) -> Void, onResynchronize: () -> Void) -> DeviceReadOutcome {
+    package func drain(onEvent: (InputEvent) -> Void, onResynchronize: () -> Void) -> DeviceReadOutcome {
         let bytes = UnsafeMutableRawBufferPointer(batch)
         while true {
             let count: Int
@@ -202,7 +202,7 @@ public final class EvdevDevice {
     /// lifted: the kernel sends no event for a key that is already down.
     /// - Parameter time: The time the state is read at (the device's clock, `CLOCK_MONOTONIC`).
     /// - Returns: The events, or none when no key is down and no touch is active.
-    public func currentState(at time: EventTime) -> [InputEvent] {
+    package func currentState(at time: EventTime) -> [InputEvent] {
         journal.catchUp()
         func event(_ type: Int32, _ code: Int, _ value: Int32) -> InputEvent {
             InputEvent(time: time, type: EventType(rawValue: UInt16(type)), code: EventCode(rawValue: UInt16(code)), value: value)
@@ -238,14 +238,14 @@ public final class EvdevDevice {
     /// Whether the device is still plugged in. An unplugged device's descriptor stays open
     /// and reads nothing until it is read (ENODEV), so a device that is only written to (a
     /// separate rumble device) is asked this way.
-    public var isPresent: Bool {
+    package var isPresent: Bool {
         var version: Int32 = 0
         return CEvdev_driver_version(descriptor.rawValue, &version) == 0 || errno != ENODEV
     }
 
     /// Writes one event to the device (force-feedback play, stop and gain).
     /// - Throws: `Errno` when the write fails.
-    public func write(type: EventType, code: UInt16, value: Int32) throws(Errno) {
+    package func write(type: EventType, code: UInt16, value: Int32) throws(Errno) {
         var event = input_event()
         event.type = type.rawValue
         event.code = code

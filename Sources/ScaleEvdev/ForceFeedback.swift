@@ -4,25 +4,25 @@ import ScaleCore
 import ScalePOSIX
 
 /// The kinds of force-feedback effect the kernel knows (`FF_RUMBLE` … `FF_RAMP`).
-public enum ForceFeedbackEffectType: UInt16, CaseIterable, Sendable {
+package enum ForceFeedbackEffectType: UInt16, CaseIterable, Sendable {
     case rumble = 0x50, periodic = 0x51, constant = 0x52, spring = 0x53
     case friction = 0x54, damper = 0x55, inertia = 0x56, ramp = 0x57
 
-    public var name: String { String(describing: self) }
+    package var name: String { String(describing: self) }
 }
 
 /// What a device can do with force feedback.
-public struct ForceFeedbackCapabilities: Hashable, Sendable {
+package struct ForceFeedbackCapabilities: Hashable, Sendable {
     /// How many effects the device holds at once (`EVIOCGEFFECTS`); 0 when it has no FF.
-    public var effectsCapacity: Int
-    public var effectTypes: [ForceFeedbackEffectType]
-    public var supportsGain: Bool
-    public var supportsAutocenter: Bool
+    package var effectsCapacity: Int
+    package var effectTypes: [ForceFeedbackEffectType]
+    package var supportsGain: Bool
+    package var supportsAutocenter: Bool
 
-    public var canRumble: Bool { effectsCapacity > 0 && effectTypes.contains(.rumble) }
+    package var canRumble: Bool { effectsCapacity > 0 && effectTypes.contains(.rumble) }
 
     /// Reads the capabilities of an open device.
-    public init(of device: EvdevDevice) {
+    package init(of device: EvdevDevice) {
         let codes = device.description.supportedCodes[.forceFeedback] ?? BitSet()
         effectTypes = ForceFeedbackEffectType.allCases.filter { codes.contains(Int($0.rawValue)) }
         supportsGain = codes.contains(Int(FF_GAIN))
@@ -33,20 +33,20 @@ public struct ForceFeedbackCapabilities: Hashable, Sendable {
 }
 
 /// Why force feedback failed, in words a user can act on.
-public struct ForceFeedbackError: Error, Hashable, Sendable, CustomStringConvertible {
-    public var path: String
-    public var operation: String
-    public var errno: Errno?
-    public var explanation: String
+package struct ForceFeedbackError: Error, Hashable, Sendable, CustomStringConvertible {
+    package var path: String
+    package var operation: String
+    package var errno: Errno?
+    package var explanation: String
 
-    public init(path: String, operation: String, errno: Errno?, explanation: String) {
+    package init(path: String, operation: String, errno: Errno?, explanation: String) {
         self.path = path
         self.operation = operation
         self.errno = errno
         self.explanation = explanation
     }
 
-    public var description: String {
+    package var description: String {
         "\(path): \(operation) failed" + (errno.map { ": \($0)" } ?? "") + " (\(explanation))"
     }
 
@@ -68,12 +68,12 @@ public struct ForceFeedbackError: Error, Hashable, Sendable, CustomStringConvert
 /// effect sits in the device's memory, so firing it is a single `write()`, and updating it
 /// reuses its id, so thousands of peaks never exhaust the device's slots. It is erased when
 /// this object goes away; if the process dies instead, closing the fd makes the kernel erase it.
-public final class RumbleEffect {
-    public let device: EvdevDevice
-    public private(set) var effectID: Int16 = -1
+package final class RumbleEffect {
+    package let device: EvdevDevice
+    package private(set) var effectID: Int16 = -1
 
     /// - Throws: `ForceFeedbackError` when the device cannot rumble.
-    public init(device: EvdevDevice) throws(ForceFeedbackError) {
+    package init(device: EvdevDevice) throws(ForceFeedbackError) {
         self.device = device
         let capabilities = ForceFeedbackCapabilities(of: device)
         guard capabilities.canRumble else {
@@ -92,7 +92,7 @@ public final class RumbleEffect {
     ///   - weak: The light, high-frequency motor, 0…0xFFFF.
     ///   - milliseconds: How long one play lasts; always finite, so a lost stop cannot
     ///     leave a motor running.
-    public func upload(strong: UInt16, weak: UInt16, milliseconds: Int) throws(ForceFeedbackError) {
+    package func upload(strong: UInt16, weak: UInt16, milliseconds: Int) throws(ForceFeedbackError) {
         var effect = ff_effect()
         effect.type = UInt16(FF_RUMBLE)
         effect.id = effectID
@@ -106,7 +106,7 @@ public final class RumbleEffect {
     }
 
     /// Plays the uploaded effect once.
-    public func play() throws(ForceFeedbackError) {
+    package func play() throws(ForceFeedbackError) {
         do {
             try device.write(type: .forceFeedback, code: UInt16(bitPattern: effectID), value: 1)
         } catch {
@@ -115,7 +115,7 @@ public final class RumbleEffect {
     }
 
     /// Stops the effect if it is playing.
-    public func stop() throws(ForceFeedbackError) {
+    package func stop() throws(ForceFeedbackError) {
         do {
             try device.write(type: .forceFeedback, code: UInt16(bitPattern: effectID), value: 0)
         } catch {
@@ -125,7 +125,7 @@ public final class RumbleEffect {
 
     /// Sets the device's overall strength, when it supports `FF_GAIN`.
     /// - Parameter fraction: 0…1 of full strength.
-    public func setGain(_ fraction: Double) throws(ForceFeedbackError) {
+    package func setGain(_ fraction: Double) throws(ForceFeedbackError) {
         let value = Int32((min(1, max(0, fraction)) * 0xFFFF).rounded())
         do {
             try device.write(type: .forceFeedback, code: UInt16(FF_GAIN), value: value)
@@ -136,13 +136,13 @@ public final class RumbleEffect {
 
     /// Removes the effect from the device; safe to call twice. A failure is ignored: the
     /// kernel erases what is left when the fd closes.
-    public func erase() {
+    package func erase() {
         try? remove()
     }
 
     /// Removes the effect from the device, saying when the kernel refused; the effect counts
     /// as gone either way (a second erase could only fail the same way).
-    public func remove() throws(ForceFeedbackError) {
+    package func remove() throws(ForceFeedbackError) {
         guard effectID >= 0 else { return }
         let status = CEvdev_erase_effect(device.descriptor.rawValue, Int32(effectID))
         effectID = -1
@@ -153,7 +153,7 @@ public final class RumbleEffect {
 extension RumbleEffect {
     /// Plays a pattern segment by segment through this one effect slot, waiting out each
     /// segment and its pause.
-    public func play(_ pattern: HapticPattern) throws(ForceFeedbackError) {
+    package func play(_ pattern: HapticPattern) throws(ForceFeedbackError) {
         for segment in pattern.segments {
             try upload(strong: segment.strongMagnitude, weak: segment.weakMagnitude, milliseconds: segment.durationMilliseconds)
             try play()
@@ -163,10 +163,10 @@ extension RumbleEffect {
 }
 
 /// Tries each kind of effect on a device, as fftest does, to show what really works.
-public enum ForceFeedbackProbe {
+package enum ForceFeedbackProbe {
     /// Uploads a small effect of `type` and erases it again.
     /// - Throws: `ForceFeedbackError` explaining a refusal in words.
-    public static func tryEffect(_ type: ForceFeedbackEffectType, on device: EvdevDevice) throws(ForceFeedbackError) {
+    package static func tryEffect(_ type: ForceFeedbackEffectType, on device: EvdevDevice) throws(ForceFeedbackError) {
         var effect = ff_effect()
         effect.type = type.rawValue
         effect.id = -1

@@ -10,48 +10,48 @@ import ScalePOSIX
 /// A play is stopped as soon as it was accepted: the test times what the kernel and the
 /// driver take, it does not wait for the motors. The kernel does not pass a device's own
 /// `EV_FF_STATUS` on to evdev readers, so whether a motor really turned cannot be read.
-public enum ForceFeedbackTest {
+package enum ForceFeedbackTest {
     /// One kind of request, timed over every time it was made.
-    public struct Step: Sendable {
+    package struct Step: Sendable {
         /// `upload`, `play`, `stop` or `erase`.
-        public var name: String
+        package var name: String
         /// The durations of the requests that succeeded, in microseconds, sorted.
-        public var durations: [Int64]
-        public var failures: Int
+        package var durations: [Int64]
+        package var failures: Int
         /// The first failure, in words.
-        public var firstError: ForceFeedbackError?
+        package var firstError: ForceFeedbackError?
 
-        public var attempts: Int { durations.count + failures }
-        public func quantile(_ fraction: Double) -> Int64? { Quantile.of(fraction, sorted: durations) }
+        package var attempts: Int { durations.count + failures }
+        package func quantile(_ fraction: Double) -> Int64? { Quantile.of(fraction, sorted: durations) }
     }
 
     /// A claim of the device tried once: an effect type, the effects at once, FF_GAIN.
-    public struct Trial: Sendable {
+    package struct Trial: Sendable {
         /// What was tried, as the report names it (`rumble`, `effects at once`, `gain`).
-        public var name: String
+        package var name: String
         /// Why it failed; `nil` when it worked.
-        public var error: ForceFeedbackError?
+        package var error: ForceFeedbackError?
     }
 
-    public struct Report: Sendable {
-        public var path: String
-        public var name: String
-        public var capabilities: ForceFeedbackCapabilities
+    package struct Report: Sendable {
+        package var path: String
+        package var name: String
+        package var capabilities: ForceFeedbackCapabilities
         /// Each effect type the device lists, uploaded once.
-        public var effectTypes: [Trial]
+        package var effectTypes: [Trial]
         /// As many rumble effects uploaded together as EVIOCGEFFECTS says the device holds
         /// (64 at most), and how many went in.
-        public var effectsAtOnce: Trial
-        public var effectsUploadedAtOnce: Int
+        package var effectsAtOnce: Trial
+        package var effectsUploadedAtOnce: Int
         /// FF_GAIN set to full strength; `nil` when the device has no FF_GAIN (intensity is
         /// then scaled into each effect's magnitudes).
-        public var gain: Trial?
-        public var rounds: Int
+        package var gain: Trial?
+        package var rounds: Int
         /// `upload`, `play`, `stop`, `erase`, in that order.
-        public var steps: [Step]
+        package var steps: [Step]
 
         /// Everything the device claims that did not work, in words; empty when all did.
-        public var problems: [String] {
+        package var problems: [String] {
             var problems = effectTypes.compactMap { trial in trial.error.map { "the \(trial.name) effect type: \($0)" } }
             if let error = effectsAtOnce.error {
                 problems.append("\(capabilities.effectsCapacity) effects at once: only \(effectsUploadedAtOnce) went in (\(error))")
@@ -66,13 +66,13 @@ public enum ForceFeedbackTest {
 
     /// The most effects uploaded together: enough to fill a gamepad's 16 slots or a wheel's
     /// few dozen, without making a test take long on a device that claims thousands.
-    public static let maximumEffectsAtOnce = 64
+    package static let maximumEffectsAtOnce = 64
 
     /// Runs the test.
     /// - Parameters:
     ///   - device: A device opened for writing, with `FF_RUMBLE`.
     ///   - rounds: How many times every pattern's rumbles are uploaded, played, stopped and erased.
-    public static func run(on device: EvdevDevice, rounds: Int) -> Report {
+    package static func run(on device: EvdevDevice, rounds: Int) -> Report {
         let capabilities = ForceFeedbackCapabilities(of: device)
         let effectTypes = capabilities.effectTypes.map { type in
             do throws(ForceFeedbackError) {

@@ -3,12 +3,12 @@ import ScaleCore
 import ScalePOSIX
 
 /// Why a recording could not be read.
-public enum RecordingError: Error, Sendable, CustomStringConvertible {
+package enum RecordingError: Error, Sendable, CustomStringConvertible {
     case file(SystemError)
     case parse(EvemuParseError)
     case noDescription(file: String)
 
-    public var description: String {
+    package var description: String {
         switch self {
         case .file(let error): return error.description
         case .parse(let error): return error.description
@@ -21,12 +21,12 @@ public enum RecordingError: Error, Sendable, CustomStringConvertible {
 /// A recording on disk: one evemu file, or the older split pair of a description file
 /// (`.desc`, `.device`) and an events-only file (`.events`, `.event`). Events stream from
 /// disk; only the description is kept.
-public struct RecordingFiles: Sendable {
-    public let descriptionPath: String
-    public let eventsPath: String?
+package struct RecordingFiles: Sendable {
+    package let descriptionPath: String
+    package let eventsPath: String?
     /// Whether `descriptionPath` was found beside a lone events file rather than given; it
     /// must then hold only a description.
-    public let descriptionIsCompanion: Bool
+    package let descriptionIsCompanion: Bool
 
     /// - Parameters:
     ///   - file: A whole recording, or the description of a pair.
@@ -34,7 +34,7 @@ public struct RecordingFiles: Sendable {
     ///     rather than its own description, the description beside it is used when there is
     ///     one, found the ways the evemu-devices collection names its pairs (see
     ///     `companionDescription(of:)`). A file's own description always wins.
-    public init(file: String, eventsFile: String? = nil) {
+    package init(file: String, eventsFile: String? = nil) {
         if eventsFile == nil, Self.startsWithDescription(file) == false,
            let description = Self.companionDescription(of: file) {
             descriptionPath = description
@@ -53,7 +53,7 @@ public struct RecordingFiles: Sendable {
     ///     refuse the device (no pressure axis, say).
     ///   - onEvent: Called for each event in order.
     /// - Throws: `RecordingError`, or what `onDevice` or `onEvent` throws.
-    public func read(onDevice: (DeviceDescription) throws -> Void, onEvent: (InputEvent) throws -> Void) throws {
+    package func read(onDevice: (DeviceDescription) throws -> Void, onEvent: (InputEvent) throws -> Void) throws {
         var device: DeviceDescription?
         // Events parsed from one chunk wait here, so that the consumer sees the device
         // (complete once the first event arrives) before any event.

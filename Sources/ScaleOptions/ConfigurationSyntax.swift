@@ -7,9 +7,9 @@
 /// - Whitespace around keys, `=` and values is ignored; so is a `\r` before the newline.
 /// - A `#` starts a comment at the start of a line, or after whitespace within one
 ///   (`interval-ms = 20  # faster`); inside double quotes `\"` and `\\` stand for `"` and `\`.
-public enum ConfigurationSyntax {
+package enum ConfigurationSyntax {
     /// What one line of a configuration file holds.
-    public enum Line: Equatable, Sendable {
+    package enum Line: Equatable, Sendable {
         case blank
         case entry(key: String, value: String)
         case problem(String)
@@ -20,7 +20,7 @@ public enum ConfigurationSyntax {
     /// - Returns: `.blank` for a blank or comment line, the key and the value (unquoted)
     ///   for an entry, or what is wrong with it. Whether the key is known is the caller's
     ///   question.
-    public static func parseLine(_ line: Substring) -> Line {
+    package static func parseLine(_ line: Substring) -> Line {
         let trimmed = line.trimmingBlanks
         if trimmed.isEmpty || trimmed.hasPrefix("#") { return .blank }
         guard let equals = trimmed.firstIndex(of: "=") else {

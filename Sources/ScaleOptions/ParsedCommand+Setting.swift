@@ -6,25 +6,25 @@ import ArgumentParsing
 extension ParsedCommand {
     /// Whether the setting's `--name <value>` option was given.
     /// - Parameter setting: A setting the command declares.
-    public func given(_ setting: Setting) -> Bool { flag(setting.name) }
+    package func given(_ setting: Setting) -> Bool { flag(setting.name) }
 
     /// Whether a flag of the setting standing for `value` was given (`--no-rumble` for
     /// `rumble` `off`).
     /// - Parameters:
     ///   - setting: A setting the command declares.
     ///   - value: The value as the configuration file spells it.
-    public func flagGiven(_ setting: Setting, for value: String) -> Bool {
+    package func flagGiven(_ setting: Setting, for value: String) -> Bool {
         setting.flags.contains { $0.value == value && flag($0.long) }
     }
 
     /// The option's value: the last one given, else the default.
-    public func string(_ setting: Setting) -> String? { string(setting.name) }
+    package func string(_ setting: Setting) -> String? { string(setting.name) }
 
     /// The option's value as a whole number.
     /// - Throws: `UsageError` when it is not one.
-    public func int(_ setting: Setting) throws(UsageError) -> Int? { try int(setting.name) }
+    package func int(_ setting: Setting) throws(UsageError) -> Int? { try int(setting.name) }
 
     /// The option's value as a finite number.
     /// - Throws: `UsageError` when it is not one.
-    public func double(_ setting: Setting) throws(UsageError) -> Double? { try double(setting.name) }
+    package func double(_ setting: Setting) throws(UsageError) -> Double? { try double(setting.name) }
 }

@@ -5,6 +5,6 @@ import ScaleCore
 /// (`forcescale replay`, `demo`, `read`; `forcescaled` and its configuration keys), so
 /// they are spelt, explained and defaulted the same way everywhere: made from the settings'
 /// declarations (`Setting.pipeline`).
-public enum PipelineOptionDeclarations {
-    public static let all: [Option] = Setting.pipeline.compactMap(\.option)
+package enum PipelineOptionDeclarations {
+    package static let all: [Option] = Setting.pipeline.compactMap(\.option)
 }

@@ -5,21 +5,21 @@ import ArgumentParsing
 /// programs that take it, the flags that set it and how a reload reaches it. The command
 /// lines' `Option`s, `--help`, the configuration file parser's keys and range checks come
 /// from here; the man pages and `etc/forcescale.conf` are checked against it by tests.
-public struct Setting: Hashable, Sendable, CustomStringConvertible {
+package struct Setting: Hashable, Sendable, CustomStringConvertible {
     /// A program (or subcommand) that takes settings on its command line.
-    public enum Program: String, CaseIterable, Hashable, Sendable {
+    package enum Program: String, CaseIterable, Hashable, Sendable {
         case demo, replay, read, record, rumble
         case forcescaled
 
         /// How the man pages and help name it: `forcescale read`, `forcescaled`.
-        public var commandName: String {
+        package var commandName: String {
             self == .forcescaled ? "forcescaled" : "forcescale \(rawValue)"
         }
     }
 
     /// What values a setting takes; this also decides what the configuration file's error
     /// says the key accepts.
-    public enum Kind: Hashable, Sendable {
+    package enum Kind: Hashable, Sendable {
         /// A whole number of `unit` from `minimum` to `maximum` (without one, any above).
         case wholeNumber(of: String, minimum: Int, maximum: Int?, note: String? = nil)
         /// A number named by `noun` (`a force fraction`): above `minimum` (or at it, when
@@ -42,7 +42,7 @@ public struct Setting: Hashable, Sendable, CustomStringConvertible {
     }
 
     /// When a change of the setting takes effect in a running `forcescaled` (SIGHUP).
-    public enum Reload: Hashable, Sendable {
+    package enum Reload: Hashable, Sendable {
         /// The device is reopened (or the recording started over) with the new value.
         case source
         /// Applied at once.
@@ -54,21 +54,21 @@ public struct Setting: Hashable, Sendable, CustomStringConvertible {
     }
 
     /// A flag that sets the setting to one value (`--no-rumble` sets `rumble` to `off`).
-    public struct Flag: Hashable, Sendable {
+    package struct Flag: Hashable, Sendable {
         /// The long name without dashes.
-        public var long: String
-        public var short: Character?
+        package var long: String
+        package var short: Character?
         /// One line for `--help`.
-        public var help: String
+        package var help: String
         /// The value it sets, as the configuration file would spell it.
-        public var value: String
+        package var value: String
 
         /// - Parameters:
         ///   - long: The long name without dashes.
         ///   - short: An optional one-letter name.
         ///   - help: One line for `--help`.
         ///   - value: The setting's value the flag stands for.
-        public init(_ long: String, short: Character? = nil, help: String, sets value: String) {
+        package init(_ long: String, short: Character? = nil, help: String, sets value: String) {
             self.long = long
             self.short = short
             self.help = help
@@ -76,11 +76,11 @@ public struct Setting: Hashable, Sendable, CustomStringConvertible {
         }
 
         /// The flag as the argument parser declares it.
-        public var option: Option { Option(long: long, short: short, help: help) }
+        package var option: Option { Option(long: long, short: short, help: help) }
     }
 
     /// A value read from text, checked against the setting's kind and range.
-    public enum Value: Hashable, Sendable {
+    package enum Value: Hashable, Sendable {
         case integer(Int)
         case number(Double)
         /// A choice, a device, a path or a group name, as written.
@@ -88,36 +88,36 @@ public struct Setting: Hashable, Sendable, CustomStringConvertible {
         case toggle(Bool)
 
         /// The whole number, for `.integer`.
-        public var integer: Int? { if case .integer(let value) = self { value } else { nil } }
+        package var integer: Int? { if case .integer(let value) = self { value } else { nil } }
         /// The number, for `.number`.
-        public var number: Double? { if case .number(let value) = self { value } else { nil } }
+        package var number: Double? { if case .number(let value) = self { value } else { nil } }
         /// The text, for `.text`.
-        public var text: String? { if case .text(let value) = self { value } else { nil } }
+        package var text: String? { if case .text(let value) = self { value } else { nil } }
         /// On or off, for `.toggle`.
-        public var toggle: Bool? { if case .toggle(let value) = self { value } else { nil } }
+        package var toggle: Bool? { if case .toggle(let value) = self { value } else { nil } }
     }
 
     /// The option's long name without dashes, and the configuration file's key.
-    public let name: String
+    package let name: String
     /// The placeholder of `--name <value>`; `nil` when the command line sets the setting
     /// only through `flags` (or not at all).
-    public let valueName: String?
-    public let kind: Kind
+    package let valueName: String?
+    package let kind: Kind
     /// The default as `--help`, the man pages and `etc/forcescale.conf` write it; `nil` when
     /// it is not one value (it depends on the user, or means "none").
-    public let defaultValue: String?
+    package let defaultValue: String?
     /// The default in words, when there is no `defaultValue`: `keep them`.
-    public let defaultDescription: String?
+    package let defaultDescription: String?
     /// One sentence: `--help`'s line, and the first words of each man page's entry.
-    public let help: String
+    package let help: String
     /// Whether `forcescale.conf` takes the setting, under its `name`.
-    public let isInConfigurationFile: Bool
+    package let isInConfigurationFile: Bool
     /// The programs whose command lines take it (by `--name` or by its flags).
-    public let programs: Set<Program>
+    package let programs: Set<Program>
     /// Flags that stand for one of its values.
-    public let flags: [Flag]
+    package let flags: [Flag]
     /// When a reload applies a change of it.
-    public let reload: Reload
+    package let reload: Reload
 
     /// Declares a setting.
     /// - Parameters:
@@ -131,7 +131,7 @@ public struct Setting: Hashable, Sendable, CustomStringConvertible {
     ///   - programs: Who takes it on the command line.
     ///   - flags: Flags for some of its values.
     ///   - reload: When a reload applies it.
-    public init(
+    package init(
         _ name: String, valueName: String?, kind: Kind, defaultValue: String? = nil, defaultDescription: String? = nil,
         help: String, inConfigurationFile: Bool = true, programs: Set<Program>, flags: [Flag] = [], reload: Reload
     ) {
@@ -148,26 +148,26 @@ public struct Setting: Hashable, Sendable, CustomStringConvertible {
     }
 
     /// The configuration file's key, when the file takes the setting.
-    public var configurationKey: String? { isInConfigurationFile ? name : nil }
+    package var configurationKey: String? { isInConfigurationFile ? name : nil }
 
-    public var description: String { name }
+    package var description: String { name }
 
     // MARK: - The command line
 
     /// `--name <value>` as the argument parser declares it; `nil` when the setting has no
     /// such option. The help names a default that is not one value in words, as
     /// `(default: keep them)`.
-    public var option: Option? {
+    package var option: Option? {
         guard let valueName else { return nil }
         let words = defaultValue == nil ? defaultDescription.map { " (default: \($0))" } ?? "" : ""
         return Option(long: name, valueName: valueName, help: help + words, defaultValue: defaultValue, allowedValues: choices)
     }
 
     /// The option and then the flags: everything a command line declares for the setting.
-    public var options: [Option] { (option.map { [$0] } ?? []) + flags.map(\.option) }
+    package var options: [Option] { (option.map { [$0] } ?? []) + flags.map(\.option) }
 
     /// The words of a `choice`, `nil` for other kinds.
-    public var choices: [String]? {
+    package var choices: [String]? {
         if case .choice(let words) = kind { return words }
         return nil
     }
@@ -178,7 +178,7 @@ public struct Setting: Hashable, Sendable, CustomStringConvertible {
     /// - Parameter text: The value, trimmed.
     /// - Returns: The value, or `nil` when the setting does not take it (empty, malformed or
     ///   out of range); `accepted` then says what it takes.
-    public func parse(_ text: String) -> Value? {
+    package func parse(_ text: String) -> Value? {
         guard !text.isEmpty else { return nil }
         switch kind {
         case .wholeNumber(_, let minimum, let maximum, _):
@@ -211,7 +211,7 @@ public struct Setting: Hashable, Sendable, CustomStringConvertible {
     /// - Parameter value: The number.
     /// - Returns: `true` when the setting takes it; `false` for infinities, NaN, values out
     ///   of range, and for settings that take no numbers.
-    public func accepts(_ value: Double) -> Bool {
+    package func accepts(_ value: Double) -> Bool {
         guard value.isFinite else { return false }
         switch kind {
         case .wholeNumber(_, let minimum, let maximum, _):
@@ -224,14 +224,14 @@ public struct Setting: Hashable, Sendable, CustomStringConvertible {
     }
 
     /// The largest whole number the setting takes, for settings of whole numbers.
-    public var maximumWholeNumber: Int? {
+    package var maximumWholeNumber: Int? {
         if case .wholeNumber(_, _, let maximum, _) = kind { return maximum }
         return nil
     }
 
     /// What the setting takes, in the words of the configuration file's errors:
     /// `a whole number of milliseconds from 0 to 86400000 (0 lets every frame through)`.
-    public var accepted: String {
+    package var accepted: String {
         switch kind {
         case .wholeNumber(let unit, let minimum, let maximum, let note):
             let range = maximum.map { "a whole number of \(unit) from \(minimum) to \($0)" } ?? "a whole number of \(unit), \(minimum) or more"
@@ -264,11 +264,11 @@ public struct Setting: Hashable, Sendable, CustomStringConvertible {
     /// `a, b or c`.
     /// - Parameter words: The words, in order.
     /// - Returns: The words joined by commas, the last by "or".
-    public static func spelledOut(_ words: [String]) -> String {
+    package static func spelledOut(_ words: [String]) -> String {
         guard words.count > 1 else { return words.first ?? "" }
         return words.dropLast().joined(separator: ", ") + " or " + words.last!
     }
 
-    public static func == (lhs: Setting, rhs: Setting) -> Bool { lhs.name == rhs.name }
-    public func hash(into hasher: inout Hasher) { hasher.combine(name) }
+    package static func == (lhs: Setting, rhs: Setting) -> Bool { lhs.name == rhs.name }
+    package func hash(into hasher: inout Hasher) { hasher.combine(name) }
 }

@@ -6,86 +6,86 @@ import ScaleCore
 extension Setting {
     /// The longest duration a millisecond setting takes: a day, far beyond any use, and far
     /// from overflowing once turned into microseconds.
-    public static let maximumMilliseconds = 86_400_000
+    package static let maximumMilliseconds = 86_400_000
     /// The longest `log-keep-days`: a century.
-    public static let maximumKeepDays = 36_500
+    package static let maximumKeepDays = 36_500
 
     /// The programs that shape readings with the pipeline's settings.
     static let pipelinePrograms: Set<Program> = [.demo, .replay, .read, .forcescaled]
 
-    public static let device = Setting(
+    package static let device = Setting(
         "device", valueName: "device", kind: .device,
         help: "A path, a part of the name, or vendor:product in hex.",
         programs: [.read, .record, .rumble, .forcescaled], reload: .source)
 
-    public static let intervalMilliseconds = Setting(
+    package static let intervalMilliseconds = Setting(
         "interval-ms", valueName: "ms",
         kind: .wholeNumber(of: "milliseconds", minimum: 0, maximum: maximumMilliseconds, note: "0 lets every frame through"),
         defaultValue: "10", help: "Minimum time between two readings; 0 lets every frame through.",
         programs: pipelinePrograms, reload: .source)
 
-    public static let threshold = Setting(
+    package static let threshold = Setting(
         "threshold", valueName: "force",
         kind: .number(noun: "a force fraction", minimum: 0, minimumIncluded: false, maximum: 1),
         defaultValue: "1.0", help: "Force (0 to 1) at which a PEAK fires; 1 is saturation.",
         programs: pipelinePrograms, reload: .source)
 
-    public static let hysteresis = Setting(
+    package static let hysteresis = Setting(
         "hysteresis", valueName: "force",
         // Checked on its own up to 1; against the threshold once both are known.
         kind: .number(noun: "a force fraction", minimum: 0, minimumIncluded: true, maximum: 1, maximumName: "the threshold"),
         defaultValue: "0.05", help: "How far force must fall below the threshold before the next PEAK.",
         programs: pipelinePrograms, reload: .source)
 
-    public static let contacts = Setting(
+    package static let contacts = Setting(
         "contacts", valueName: "mode", kind: .choice(ContactMode.allCases.map(\.rawValue)),
         defaultValue: ContactMode.primary.rawValue, help: "Which contacts make the force: the oldest, their sum or the hardest.",
         programs: pipelinePrograms, reload: .source)
 
-    public static let unit = Setting(
+    package static let unit = Setting(
         "unit", valueName: "unit", kind: .choice(MassUnit.allCases.map(\.rawValue)),
         defaultValue: MassUnit.grams.rawValue, help: "The unit clients show by default; the protocol always carries grams.",
         programs: [.forcescaled], reload: .stored)
 
-    public static let stableMilliseconds = Setting(
+    package static let stableMilliseconds = Setting(
         "stable-ms", valueName: "ms", kind: .wholeNumber(of: "milliseconds", minimum: 1, maximum: maximumMilliseconds),
         defaultValue: "500", help: "How long a weight must hold still to be stable.",
         programs: pipelinePrograms, reload: .source)
 
-    public static let stableGrams = Setting(
+    package static let stableGrams = Setting(
         "stable-grams", valueName: "grams", kind: .number(noun: "a number of grams", minimum: 0, minimumIncluded: true, maximum: nil),
         defaultValue: "2.0", help: "Grams a still weight may spread over the window; a spread the sensor cannot avoid (two raw units, twice the fuzz, its own noise) is still whatever it weighs.",
         programs: pipelinePrograms, reload: .source)
 
-    public static let rumble = Setting(
+    package static let rumble = Setting(
         "rumble", valueName: nil, kind: .onOff, defaultValue: "on", help: "Whether a PEAK plays a rumble.",
         programs: [.read, .forcescaled], flags: [Flag("no-rumble", help: "Do not rumble on a PEAK.", sets: "off")], reload: .source)
 
-    public static let rumbleDevice = Setting(
+    package static let rumbleDevice = Setting(
         "rumble-device", valueName: "device", kind: .device,
         help: "Rumble this device (a gamepad, say) on a PEAK instead of the pressure device.",
         programs: [.read, .forcescaled], reload: .source)
 
-    public static let rumbleIntensity = Setting(
+    package static let rumbleIntensity = Setting(
         "rumble-intensity", valueName: "fraction", kind: .number(noun: "a fraction", minimum: 0, minimumIncluded: true, maximum: 1),
         defaultValue: "1.0", help: "Strength of the PEAK rumble from 0 to 1, through FF_GAIN when the device has it.",
         programs: [.read, .forcescaled], reload: .source)
 
-    public static let socket = Setting(
+    package static let socket = Setting(
         "socket", valueName: "path", kind: .absolutePath,
         defaultDescription: "$RUNTIME_DIRECTORY/forcescale.sock under systemd, /run/forcescale/forcescale.sock as root, $XDG_RUNTIME_DIR/forcescale.sock otherwise",
         help: "The socket to listen on.", programs: [.forcescaled], reload: .restart)
 
-    public static let stateDirectory = Setting(
+    package static let stateDirectory = Setting(
         "state-dir", valueName: "dir", kind: .absolutePath,
         defaultDescription: "$STATE_DIRECTORY under systemd, /var/lib/forcescale as root, $XDG_STATE_HOME/forcescale otherwise",
         help: "Where calibrations are kept.", programs: [.forcescaled], reload: .restart)
 
-    public static let group = Setting(
+    package static let group = Setting(
         "group", valueName: "group", kind: .groupName, defaultValue: "forcescale",
         help: "The group allowed to connect, tare, calibrate and rumble.", programs: [.forcescaled], reload: .restart)
 
-    public static let logLevel = Setting(
+    package static let logLevel = Setting(
         "log-level", valueName: nil, kind: .choice(["error", "warning", "notice", "info", "debug"]), defaultValue: "info",
         help: "The least important messages still logged.", programs: [.forcescaled],
         flags: [
@@ -94,7 +94,7 @@ extension Setting {
         ],
         reload: .immediate)
 
-    public static let log = Setting(
+    package static let log = Setting(
         "log", valueName: nil, kind: .onOff, defaultValue: "off",
         help: "Whether to log sessions, readings and PEAKs to an SQLite file.", programs: [.forcescaled],
         flags: [
@@ -103,22 +103,22 @@ extension Setting {
         ],
         reload: .restart)
 
-    public static let logDatabase = Setting(
+    package static let logDatabase = Setting(
         "log-db", valueName: "path", kind: .absolutePath,
         help: "Log readings to this SQLite file (implies --log).", programs: [.forcescaled], reload: .restart)
 
-    public static let logKeepDays = Setting(
+    package static let logKeepDays = Setting(
         "log-keep-days", valueName: "days", kind: .wholeNumber(of: "days", minimum: 1, maximum: maximumKeepDays),
         defaultDescription: "keep them", help: "Remove logged sessions that ended longer ago than this.",
         programs: [.forcescaled], reload: .immediate)
 
-    public static let logKeepReadings = Setting(
+    package static let logKeepReadings = Setting(
         "log-keep-readings", valueName: "count", kind: .wholeNumber(of: "readings", minimum: 1, maximum: nil),
         defaultDescription: "no limit", help: "Remove the oldest logged sessions while the log holds more readings than this.",
         programs: [.forcescaled], reload: .immediate)
 
     /// Every setting, in the configuration file's order.
-    public static let all: [Setting] = [
+    package static let all: [Setting] = [
         device, intervalMilliseconds, threshold, hysteresis, contacts, unit, stableMilliseconds, stableGrams,
         rumble, rumbleDevice, rumbleIntensity, socket, stateDirectory, group, logLevel, log, logDatabase,
         logKeepDays, logKeepReadings,
@@ -126,18 +126,18 @@ extension Setting {
 
     /// The settings of the measuring pipeline, which `forcescale replay`, `demo` and `read`
     /// take as well as the daemon.
-    public static var pipeline: [Setting] { all.filter { $0.programs.isSuperset(of: pipelinePrograms) } }
+    package static var pipeline: [Setting] { all.filter { $0.programs.isSuperset(of: pipelinePrograms) } }
 
     /// The setting of a name, or `nil`.
     /// - Parameter name: An option's long name or a configuration key.
-    public static func named(_ name: String) -> Setting? { all.first { $0.name == name } }
+    package static func named(_ name: String) -> Setting? { all.first { $0.name == name } }
 }
 
 extension Setting {
     /// Every option and flag a program declares for its settings, in the table's order.
     /// - Parameter program: The program or subcommand.
     /// - Returns: The options of the settings whose `programs` include it.
-    public static func options(for program: Program) -> [Option] {
+    package static func options(for program: Program) -> [Option] {
         all.filter { $0.programs.contains(program) }.flatMap(\.options)
     }
 }

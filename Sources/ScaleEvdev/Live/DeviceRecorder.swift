@@ -3,19 +3,19 @@ import ScaleCore
 import ScalePOSIX
 
 /// What a recording run saw, for the summary line.
-public struct RecordingSummary: Sendable {
+package struct RecordingSummary: Sendable {
     /// Every `E:` line written.
-    public var events = 0
+    package var events = 0
     /// The frames among them (`SYN_REPORT`s).
-    public var frames = 0
+    package var frames = 0
     /// How often the kernel dropped events (`SYN_DROPPED`).
-    public var resynchronizations = 0
+    package var resynchronizations = 0
     /// Why recording stopped.
-    public var ending: RecordingEnding = .stopped
+    package var ending: RecordingEnding = .stopped
 }
 
 /// Why a recording ended.
-public enum RecordingEnding: Sendable, Equatable {
+package enum RecordingEnding: Sendable, Equatable {
     /// SIGINT or SIGTERM.
     case stopped
     /// The `duration` ran out.
@@ -32,7 +32,7 @@ public enum RecordingEnding: Sendable, Equatable {
 /// the daemon see them), so replaying the file gives the same readings, times included, as
 /// the live run did. Output is flushed after every batch the kernel hands over, so a crash
 /// or a pulled plug loses at most the batch being written.
-public final class DeviceRecorder {
+package final class DeviceRecorder {
     private let device: EvdevDevice
     private let output: OutputChannel
     private let loop: EventLoop
@@ -44,7 +44,7 @@ public final class DeviceRecorder {
     ///   - device: The opened device; it is not grabbed, so the desktop keeps it.
     ///   - output: Where the recording goes (a file or standard output).
     ///   - loop: The loop that delivers the device's events and the signals.
-    public init(device: EvdevDevice, output: OutputChannel, loop: EventLoop) {
+    package init(device: EvdevDevice, output: OutputChannel, loop: EventLoop) {
         self.device = device
         self.output = output
         self.loop = loop
@@ -56,7 +56,7 @@ public final class DeviceRecorder {
     /// - Returns: What was recorded.
     /// - Throws: `Errno` when the output cannot be written (the disk is full, say);
     ///   `DeviceOpenError` when reading the device fails in a way that will not heal.
-    public func record(comments: [String], seconds: Double?) throws -> RecordingSummary {
+    package func record(comments: [String], seconds: Double?) throws -> RecordingSummary {
         try output.write(EvemuWriter.header(for: device.description, comments: comments))
         try output.flush()
         try loop.watch(device.descriptor) { [unowned self] in drainDevice() }

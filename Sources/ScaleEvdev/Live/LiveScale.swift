@@ -3,7 +3,7 @@ import ScaleCore
 import ScalePOSIX
 
 /// Which device rumbles on a PEAK.
-public enum RumbleChoice: Sendable {
+package enum RumbleChoice: Sendable {
     /// The pressure device itself, when it has force feedback.
     case pressureDevice
     /// Another device (a gamepad) for pressure devices without `EV_FF`.
@@ -12,7 +12,7 @@ public enum RumbleChoice: Sendable {
 }
 
 /// What happened to the devices, for the user to be told once each.
-public enum LiveNotice: Sendable {
+package enum LiveNotice: Sendable {
     case opened(path: String, device: DeviceDescription, source: PressureSource, model: GramModelKind)
     case rumbleReady(path: String)
     case rumbleUnavailable(reason: String)
@@ -26,22 +26,22 @@ public enum LiveNotice: Sendable {
 /// command, or the daemon with its clients): the device, a timer for the throttle's
 /// trailing edge, and hotplug. It follows its device through unplug and replug and rumbles
 /// on peaks. The pipeline is the same one replay uses.
-public final class LiveScale: ScaleSource {
-    public struct Options: Sendable {
-        public var query: DeviceQuery?
-        public var settings: ScaleSettings
-        public var grab: Bool
-        public var rumble: RumbleChoice
+package final class LiveScale: ScaleSource {
+    package struct Options: Sendable {
+        package var query: DeviceQuery?
+        package var settings: ScaleSettings
+        package var grab: Bool
+        package var rumble: RumbleChoice
         /// Strength of the peak rumble, 0…1: through `FF_GAIN` when the device has it, so
         /// the device scales its own motors, otherwise by scaling the effect's magnitudes.
-        public var rumbleIntensity: Double
-        public var directory: String
+        package var rumbleIntensity: Double
+        package var directory: String
         /// Start without a device rather than throw when none is usable (or the input
         /// directory is missing): the scale waits and takes the device up when it appears.
         /// The daemon starts so; `forcescale read` wants a device at once.
-        public var waitForDevice: Bool
+        package var waitForDevice: Bool
 
-        public init(
+        package init(
             query: DeviceQuery?, settings: ScaleSettings, grab: Bool = false, rumble: RumbleChoice = .pressureDevice,
             rumbleIntensity: Double = 1, directory: String = DeviceDiscovery.inputDirectory, waitForDevice: Bool = false
         ) {
@@ -58,7 +58,7 @@ public final class LiveScale: ScaleSource {
         var awaited: String { query?.description ?? "a pressure device" }
     }
 
-    public private(set) var options: Options
+    package private(set) var options: Options
     private let onOutput: (ScaleOutput, SourceDevice) throws -> Void
     private let onNotice: (LiveNotice) -> Void
     private let onDelivered: () throws -> Void
@@ -92,13 +92,13 @@ public final class LiveScale: ScaleSource {
 
     /// Why no device is open, when none is: nothing usable was found, or the chosen one
     /// could not be opened. Set when the scale starts or is reconfigured without a device.
-    public private(set) var waitingReason: String?
+    package private(set) var waitingReason: String?
     /// Why the input directory cannot be watched (it does not exist, say): no device can
     /// appear then. Only with `waitForDevice`; otherwise this failure is thrown by `start()`.
-    public private(set) var hotplugError: SystemError?
+    package private(set) var hotplugError: SystemError?
 
     /// Why the loop was stopped from inside, if it was: output could not be written.
-    public private(set) var failure: (any Error)?
+    package private(set) var failure: (any Error)?
 
     /// Makes the scale's timers; nothing is read, opened or announced until `start()`.
     /// - Parameters:
@@ -108,7 +108,7 @@ public final class LiveScale: ScaleSource {
     ///     owner that buffers them writes them out here, in one system call however many
     ///     there were (several, when the loop has fallen behind the device).
     /// - Throws: `Errno` when a timer cannot be made.
-    public init(
+    package init(
         options: Options, loop: EventLoop, onOutput: @escaping (ScaleOutput, SourceDevice) throws -> Void,
         onNotice: @escaping (LiveNotice) -> Void, onDelivered: @escaping () throws -> Void = {}
     ) throws {
@@ -131,7 +131,7 @@ public final class LiveScale: ScaleSource {
     /// - Throws: `DeviceSelectionError`, `DeviceOpenError`, `DeviceSetupError` or a
     ///   `SystemError` when there is nothing to read; with `waitForDevice`, only failures
     ///   of the loop's own descriptors. A second call does nothing.
-    public func start() throws {
+    package func start() throws {
         guard !isStarted else { return }
         isStarted = true
         // The device first: "no pressure device" says more than any failure after it.
@@ -186,7 +186,7 @@ public final class LiveScale: ScaleSource {
     /// erased) and the device the new options choose is opened with the new settings,
     /// rumble and all — or the scale waits for it. The input directory stays the one the
     /// scale started with.
-    public func reconfigure(_ newOptions: Options) {
+    package func reconfigure(_ newOptions: Options) {
         var newOptions = newOptions
         newOptions.directory = options.directory
         closeDevice()
@@ -198,7 +198,7 @@ public final class LiveScale: ScaleSource {
     }
 
     /// Closes the device (its held reading goes out, its effect is erased) and leaves the loop.
-    public func stop() {
+    package func stop() {
         closeDevice()
         loop.unwatch(timer.descriptor)
         loop.unwatch(hapticTimer.descriptor)
@@ -206,18 +206,18 @@ public final class LiveScale: ScaleSource {
     }
 
     /// The device being read, if one is present.
-    public var currentDevice: (path: String, description: DeviceDescription)? {
+    package var currentDevice: (path: String, description: DeviceDescription)? {
         current.map { ($0.device.path, $0.device.description) }
     }
 
     /// The device that rumbles on a PEAK, if any.
-    public var rumblePath: String? { rumble?.device.path }
+    package var rumblePath: String? { rumble?.device.path }
 
-    public var gramModel: GramModelKind? { current?.pipeline.gramModel.kind }
+    package var gramModel: GramModelKind? { current?.pipeline.gramModel.kind }
 
     /// Plays a pattern through the rumble effect, one segment per timer wake-up, then puts
     /// the peak effect back (they share the device's one slot that forcescale holds).
-    public func play(_ pattern: HapticPattern) throws(ForceFeedbackError) {
+    package func play(_ pattern: HapticPattern) throws(ForceFeedbackError) {
         guard let rumble else {
             throw ForceFeedbackError(
                 path: current?.device.path ?? "forcescale", operation: "rumble", errno: nil,
@@ -243,7 +243,7 @@ public final class LiveScale: ScaleSource {
     /// Applies a calibration to the open device's readings from now on. The scale keeps no
     /// copy: a device that opens starts uncalibrated, and its owner (the daemon, told by
     /// `.opened`) applies that device's calibration before the first event is read.
-    public func setCalibration(_ calibration: Calibration) {
+    package func setCalibration(_ calibration: Calibration) {
         current?.pipeline.setCalibration(calibration)
     }
 

@@ -5,8 +5,8 @@ import ScalePOSIX
 /// A recording served as if it were a live device, on the owner's loop: each event is due
 /// at its own offset from the start, restamped on `CLOCK_MONOTONIC` like live events, and a
 /// timer wakes the loop for the next one. For the daemon's demo and its tests.
-public final class RecordingScale: ScaleSource {
-    public let path: String
+package final class RecordingScale: ScaleSource {
+    package let path: String
     private let device: DeviceDescription
     /// Chunked rather than an Array: no doubling copies while loading (ChunkedArray says why).
     private let events: ChunkedArray<InputEvent>
@@ -27,7 +27,7 @@ public final class RecordingScale: ScaleSource {
     private var isFinished = false
 
     /// Why the loop was stopped from inside, if it was: output could not be written.
-    public private(set) var failure: (any Error)?
+    package private(set) var failure: (any Error)?
 
     /// Loads the recording; playing starts with `start()`.
     /// - Parameters:
@@ -35,7 +35,7 @@ public final class RecordingScale: ScaleSource {
     ///   - loops: Start over at the end instead of stopping.
     ///   - onOutput: Each reading and PEAK, with the recording as its device.
     /// - Throws: `RecordingError`, `DeviceSetupError`, or `Errno` for the timer.
-    public init(
+    package init(
         files: RecordingFiles, loops: Bool, settings: ScaleSettings, loop: EventLoop,
         onOutput: @escaping (ScaleOutput, SourceDevice) throws -> Void
     ) throws {
@@ -59,7 +59,7 @@ public final class RecordingScale: ScaleSource {
     /// Starts playing: the recording's first event is due now, and outputs go out from here
     /// on (those already due at once, before this returns). A second call does nothing.
     /// - Throws: `Errno` when the loop cannot watch the timer.
-    public func start() throws {
+    package func start() throws {
         guard !isStarted, !isFinished else { return }
         isStarted = true
         offset = MonotonicClock.now() - (events.first?.time.microseconds ?? 0)
@@ -70,17 +70,17 @@ public final class RecordingScale: ScaleSource {
         advance()
     }
 
-    public var currentDevice: (path: String, description: DeviceDescription)? { isFinished ? nil : (path, device) }
-    public var gramModel: GramModelKind? { pipeline.gramModel.kind }
-    public var rumblePath: String? { nil }
+    package var currentDevice: (path: String, description: DeviceDescription)? { isFinished ? nil : (path, device) }
+    package var gramModel: GramModelKind? { pipeline.gramModel.kind }
+    package var rumblePath: String? { nil }
 
-    public func setCalibration(_ calibration: Calibration) { pipeline.setCalibration(calibration) }
+    package func setCalibration(_ calibration: Calibration) { pipeline.setCalibration(calibration) }
 
-    public func play(_ pattern: HapticPattern) throws(ForceFeedbackError) {
+    package func play(_ pattern: HapticPattern) throws(ForceFeedbackError) {
         throw ForceFeedbackError(path: path, operation: "rumble", errno: nil, explanation: "a recording cannot rumble")
     }
 
-    public func stop() {
+    package func stop() {
         guard !isFinished else { return }
         isFinished = true
         pipeline.finish(into: &outputs)

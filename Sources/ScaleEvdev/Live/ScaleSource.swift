@@ -6,7 +6,7 @@ import ScaleCore
 ///
 /// Making a source sends nothing: outputs and notices begin with `start()`, so the owner can
 /// keep the source (and apply a calibration) before the first one arrives.
-public protocol ScaleSource: AnyObject {
+package protocol ScaleSource: AnyObject {
     /// The device being read: its node (or file) and description.
     var currentDevice: (path: String, description: DeviceDescription)? { get }
     var gramModel: GramModelKind? { get }
