@@ -176,6 +176,29 @@ func summary(_ message: ReceivedMessage) -> String? {
 }
 
 @Suite(.serialized) struct MQTTTests {
+    /// A discovery config's `value_template` rendered by Jinja2 (Debian's python3-jinja2, the
+    /// engine Home Assistant uses) with each payload as `value_json`, beside what the state
+    /// should be: the payload's `settled_grams`, or its `grams` when it has none.
+    static func render(_ template: String, for payloads: [String]) throws -> [(state: String, expected: String)] {
+        let script = """
+            import json, sys, jinja2
+            template = jinja2.Environment().from_string(sys.argv[1])
+            for line in open(sys.argv[2]):
+                value = json.loads(line)
+                print(template.render(value_json=value) + "\\t" + str(value.get("settled_grams", value["grams"])))
+            """
+        let directory = try CLI.temporaryDirectory()
+        defer { try? FileManager.default.removeItem(at: directory) }
+        let file = directory.appendingPathComponent("payloads").path
+        try (payloads.joined(separator: "\n") + "\n").write(toFile: file, atomically: true, encoding: .utf8)
+        let result = try run("/usr/bin/python3", ["-c", script, template, file])
+        #expect(result.status == 0, "jinja2: \(result.stderr)")
+        return result.stdout.split(separator: "\n").map { line in
+            let parts = line.split(separator: "\t", omittingEmptySubsequences: false).map(String.init)
+            return (parts.first ?? "", parts.count > 1 ? parts[1] : "")
+        }
+    }
+
     /// The discovery configs come retained with what Home Assistant needs; the weights and
     /// peaks come in the recording's order; SIGKILL leaves `offline` by the last will.
     @Test func discoveryWeightsPeaksInOrderAndTheLastWill() throws {
@@ -194,6 +217,7 @@ func summary(_ message: ReceivedMessage) -> String? {
         // Retained discovery, for a subscriber that comes after it was sent.
         try live.waitFor("the weight sensor's discovery config") { $0.topic.hasSuffix("/weight/config") }
         let late = try MQTTSubscriber(broker: broker, topics: ["homeassistant/#"])
+        var weightTemplate: String?
         for component in ["sensor", "binary_sensor", "event"] {
             let config = try late.waitFor("a retained \(component) config") { $0.retained && $0.topic.hasPrefix("homeassistant/\(component)/") && $0.topic.hasSuffix("/config") }
             let json = try #require(config.json, "not JSON: \(config.payload)")
@@ -206,6 +230,7 @@ func summary(_ message: ReceivedMessage) -> String? {
                 #expect(json["device_class"] as? String == "weight")
                 #expect(json["unit_of_measurement"] as? String == "g")
                 #expect(json["state_class"] as? String == "measurement")
+                weightTemplate = json["value_template"] as? String
             }
             if component == "event" { #expect(json["event_types"] as? [String] == ["peak"]) }
         }
@@ -233,6 +258,12 @@ func summary(_ message: ReceivedMessage) -> String? {
             let json = try #require(message.json, "not JSON: \(message)")
             #expect(json["class"] as? String == (message.topic.hasSuffix("/peak") ? "PEAK" : "READING"))
         }
+        // The weight sensor's state, as Home Assistant's Jinja renders its value_template: the
+        // settled weight of a weight at rest, the grams (0) of a release.
+        let weights = live.messages.filter { $0.topic.hasSuffix("/weight") }
+        let rendered = try Self.render(try #require(weightTemplate), for: weights.map(\.payload))
+        #expect(rendered.count == weights.count && rendered.allSatisfy { $0.state == $0.expected }, "\(rendered)")
+        #expect(weights.contains { $0.json?["settled_grams"] != nil } && weights.contains { $0.json?["contacts"] as? Int == 0 })
         #expect(live.messages.contains { $0.topic.hasSuffix("/loaded") && $0.payload == "ON" })
         #expect(!live.messages.contains { $0.topic.hasSuffix("/reading") }, "live readings are off by default")
 
