@@ -181,7 +181,9 @@ class StreamWatcher(threading.Thread):
                 name, data = "message", []
                 while not self.stopping:
                     line = response.fp.readline()
-                    if not line:
+                    if not line.endswith(b"\n"):
+                        # The connection ended, perhaps within a line: as EventSource does,
+                        # an event not finished by a blank line is dropped, not half-read.
                         break
                     line = line.decode("utf-8").rstrip("\r\n")
                     if line == "":
