@@ -387,7 +387,7 @@ import Testing
             if !resting { sawUnsettled = true } else if sawUnsettled { return reading }
             return nil
         }
-        let weight = try #require(settled.number("grams"))
+        let weight = try #require(settled.number("settled_grams"))
         let reply = try JSONValue.parse(try #require(client.request(#"{"class":"TARE"}"#)))
         let tare = try #require(reply.number("grams"))
         #expect(abs(tare - weight) <= 3, "tare \(tare) g for a weight of \(weight) g")
@@ -395,7 +395,10 @@ import Testing
 
         var after: [Double] = []
         while let reading = client.nextReading(), (reading.number("contacts") ?? 0) > 0 {
-            if eventMicroseconds(reading) > taredAt, reading["stable"]?.boolValue == true { after.append(reading.number("grams") ?? .nan) }
+            // The weight a stable reading shows: its settled weight.
+            if eventMicroseconds(reading) > taredAt, reading["stable"]?.boolValue == true {
+                after.append(reading.number("settled_grams") ?? .nan)
+            }
         }
         #expect(after.count >= 10, "stable readings after the tare: \(after.count)")
         #expect(after.allSatisfy { abs($0) <= 3 }, "after the tare the weight reads \(after.prefix(20))…")
