@@ -175,6 +175,17 @@ func run(
     try ChildProcess(executable, arguments, environment: environment).wait(timeout: timeout, sourceLocation: sourceLocation)
 }
 
+/// Runs Debian's python3 (whose modules are Debian's packages: python3-prometheus-client,
+/// python3-jinja2) on `script`, with the path of a file holding `input` as its first
+/// argument and `arguments` after it.
+func python(_ script: String, input: String, arguments: [String] = []) throws -> ProcessResult {
+    let directory = try CLI.temporaryDirectory()
+    defer { try? FileManager.default.removeItem(at: directory) }
+    let file = directory.appendingPathComponent("input").path
+    try input.write(toFile: file, atomically: true, encoding: .utf8)
+    return try run("/usr/bin/python3", ["-c", script, file] + arguments)
+}
+
 /// Runs `forcescale` with arguments, killing it after `timeout` seconds (a failure of the test).
 func forcescale(
     _ arguments: [String], environment: [String: String] = [:], timeout: Double = 2 * patience,

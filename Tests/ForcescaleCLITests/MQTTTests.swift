@@ -182,16 +182,12 @@ func summary(_ message: ReceivedMessage) -> String? {
     static func render(_ template: String, for payloads: [String]) throws -> [(state: String, expected: String)] {
         let script = """
             import json, sys, jinja2
-            template = jinja2.Environment().from_string(sys.argv[1])
-            for line in open(sys.argv[2]):
+            template = jinja2.Environment().from_string(sys.argv[2])
+            for line in open(sys.argv[1]):
                 value = json.loads(line)
                 print(template.render(value_json=value) + "\\t" + str(value.get("settled_grams", value["grams"])))
             """
-        let directory = try CLI.temporaryDirectory()
-        defer { try? FileManager.default.removeItem(at: directory) }
-        let file = directory.appendingPathComponent("payloads").path
-        try (payloads.joined(separator: "\n") + "\n").write(toFile: file, atomically: true, encoding: .utf8)
-        let result = try run("/usr/bin/python3", ["-c", script, template, file])
+        let result = try python(script, input: payloads.joined(separator: "\n") + "\n", arguments: [template])
         #expect(result.status == 0, "jinja2: \(result.stderr)")
         return result.stdout.split(separator: "\n").map { line in
             let parts = line.split(separator: "\t", omittingEmptySubsequences: false).map(String.init)

@@ -19,15 +19,6 @@ import Testing
         return child
     }
 
-    private static func python(_ script: String, input: String) throws -> ProcessResult {
-        let directory = try CLI.temporaryDirectory()
-        defer { try? FileManager.default.removeItem(at: directory) }
-        let file = directory.appendingPathComponent("input").path
-        try input.write(toFile: file, atomically: true, encoding: .utf8)
-        // Debian's python3, whose prometheus_client is python3-prometheus-client's.
-        return try run("/usr/bin/python3", ["-c", script, file])
-    }
-
     /// `promtool check metrics`, which reads the exposition from standard input.
     private static func promtool(_ text: String) throws -> ProcessResult {
         let directory = try CLI.temporaryDirectory()
@@ -83,7 +74,7 @@ import Testing
 
         let open = try web.request("GET", "/metrics", headers: ["Accept": "application/openmetrics-text; version=1.0.0"])
         #expect(open.headers["content-type"]?.hasPrefix("application/openmetrics-text; version=1.0.0") == true)
-        let parsed = try Self.python("""
+        let parsed = try python("""
             import sys
             from prometheus_client.openmetrics.parser import text_string_to_metric_families
             for family in text_string_to_metric_families(open(sys.argv[1]).read()):

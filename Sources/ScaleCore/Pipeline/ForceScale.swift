@@ -12,7 +12,12 @@ public struct ForceScale: Hashable, Sendable {
 
     /// `clamp((raw - min) / (max - min), 0, 1)`.
     public func force(raw: Int32) -> Double {
-        Swift.min(1, Swift.max(0, (Double(raw) - Double(axis.minimum)) / span))
+        force(pressure: Double(raw))
+    }
+
+    /// The same for a pressure between the sensor's steps (a window's mean).
+    public func force(pressure: Double) -> Double {
+        Swift.min(1, Swift.max(0, (pressure - Double(axis.minimum)) / span))
     }
 
     /// At or beyond the top of the range: "100%+" in the original iPhone scale.

@@ -53,9 +53,7 @@ public struct GramModel: Hashable, Sendable {
     /// Grams for a pressure between the sensor's steps, the mean of a steady window, after
     /// tare.
     public func grams(meanRaw: Double) -> Double {
-        let span = Double(axis.maximum) - Double(axis.minimum)
-        let force = Swift.min(1, Swift.max(0, (meanRaw - Double(axis.minimum)) / span))
-        return grams(pressure: meanRaw, force: force)
+        grams(pressure: meanRaw, force: ForceScale(axis: axis).force(pressure: meanRaw))
     }
 
     private func grams(pressure: Double, force: Double) -> Double {
