@@ -389,7 +389,7 @@ struct DaemonRules: Sendable {
             lastReading = reading
             lastReadingDevice = device
             let lifted = touches.count(reading)
-            if reading.steady || lifted {
+            if reading.steadyThroughout || lifted {
                 let waiting = awaitingCalibration ?? clients.filter { $0.value.pendingCalibration != nil }.keys.sorted()
                 awaitingCalibration = waiting
                 if waiting.isEmpty { return }

@@ -82,6 +82,22 @@ func reading(at milliseconds: Double, raw: Int32 = 100, contacts: Int = 1) -> Re
         }
     }
 
+    /// Steady throughout only once a whole window has passed since the touch was first
+    /// steady, and again a window after each unsteady stretch: the frames of a window that
+    /// is steady throughout all came after steadiness was reached.
+    @Test func steadyThroughoutWaitsAWindowAfterTheFirstSteadyOne() {
+        var detector = StabilityDetector(window: 500_000)
+        for step in 0...180 {
+            let time = step * 10
+            let wobble = Int32(step % 3) - 1
+            let window = detector.update(time: ms(Double(time)), raw: (time < 600 ? 100 : 120) + wobble)
+            // Steady 500–590 ms and from 1100 ms (the step at 600 ms); throughout from 1600 ms
+            // only: at 500–590 ms a window's first frames precede the first steady moment.
+            let expected: Bool? = time < 500 ? nil : time >= 1600
+            #expect(window?.steadyThroughout == expected, "at \(time) ms")
+        }
+    }
+
     /// The window's mean and spread are those of its frames: the last 500 ms of the touch.
     @Test func theWindowsPressureIsTheMeanAndSpreadOfItsFrames() throws {
         var detector = StabilityDetector(window: 500_000)

@@ -26,7 +26,7 @@ import Testing
     static func reading(raw: Int32 = 51, grams: Double = 77, contacts: Int = 1, stable: Bool = false, at seconds: Int64 = 8123) -> Reading {
         Reading(
             time: EventTime(microseconds: seconds * 1_000_000 + 401_022), raw: raw, force: Double(raw) / 255, grams: grams,
-            saturated: false, contacts: contacts, stable: stable, model: .nominal, steady: stable,
+            saturated: false, contacts: contacts, stable: stable, model: .nominal, steady: stable, steadyThroughout: stable,
             settled: stable ? SettledPressure(mean: Double(raw), standardDeviation: 0, count: 1) : nil)
     }
 
@@ -209,7 +209,9 @@ import Testing
 
     /// A point is judged steady on raw pressure alone: a reading whose grams a steep
     /// provisional curve puts far from the weight still gives its point when the sensor is
-    /// steady, and one stable by its grams alone does not while the sensor is not.
+    /// steady, and one stable by its grams alone does not while the sensor is not. The
+    /// first steady window may hold the landing's tail: the point waits for a window that
+    /// is steady throughout.
     @Test func aPointWaitsForTheSensorNotForTheCurvesGrams() {
         var rules = Self.rules()
         _ = rules.handle(.calibrate(grams: 260), from: Self.member, serving: Self.pad)
@@ -217,9 +219,14 @@ import Testing
             time: EventTime(microseconds: 10_000_000), raw: 150, force: 0, grams: 260, saturated: false, contacts: 1,
             stable: true, model: .calibrated, steady: false)
         #expect(rules.receive(.reading(stableByGramsOnly), from: Self.pad).effects.isEmpty)
+        let firstSteadyWindow = Reading(
+            time: EventTime(microseconds: 10_050_000), raw: 151, force: 0, grams: 712, saturated: false, contacts: 1,
+            stable: true, model: .calibrated, steady: true, settled: SettledPressure(mean: 152.1, standardDeviation: 1.2, count: 50))
+        #expect(rules.receive(.reading(firstSteadyWindow), from: Self.pad).effects.isEmpty)
         let steadyAtTheWrongGrams = Reading(
-            time: EventTime(microseconds: 10_100_000), raw: 151, force: 0, grams: 710, saturated: false, contacts: 1,
-            stable: true, model: .calibrated, steady: true, settled: SettledPressure(mean: 150.6, standardDeviation: 0.5, count: 50))
+            time: EventTime(microseconds: 10_550_000), raw: 151, force: 0, grams: 710, saturated: false, contacts: 1,
+            stable: true, model: .calibrated, steady: true, steadyThroughout: true,
+            settled: SettledPressure(mean: 150.6, standardDeviation: 0.5, count: 50))
         let completed = rules.receive(.reading(steadyAtTheWrongGrams), from: Self.pad)
         #expect(rules.calibration.points.map(\.grams) == [260])
         #expect(completed.effects.count == 2)
@@ -313,7 +320,7 @@ import Testing
         _ = rules.receive(.reading(Self.reading(raw: 140, at: 10)), from: Self.pad)
         let steady = Reading(
             time: EventTime(microseconds: 10_900_000), raw: 155, force: 0, grams: 155, saturated: false, contacts: 1,
-            stable: true, model: .nominal, steady: true, settled: SettledPressure(mean: 152.5, standardDeviation: 1.8708, count: 51))
+            stable: true, model: .nominal, steady: true, steadyThroughout: true, settled: SettledPressure(mean: 152.5, standardDeviation: 1.8708, count: 51))
         let completed = rules.receive(.reading(steady), from: Self.pad)
         #expect(rules.calibration.points == [CalibrationPoint(raw: 152.5, grams: 100, spread: 1.8708, count: 51)])
         #expect(completed.effects.count == 2)

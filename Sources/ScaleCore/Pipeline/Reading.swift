@@ -15,9 +15,12 @@ public struct Reading: Hashable, Sendable {
     public var stable: Bool
     public var model: GramModelKind
     /// The window's raw pressure is steady for the sensor alone (``SensorSteadiness``),
-    /// whatever grams any curve gives: what a calibration point waits for. Not sent; implies
-    /// `stable`.
+    /// whatever grams any curve gives. Not sent; implies `stable`.
     public var steady: Bool
+    /// Steady, and every frame of the window came after the touch was first steady, so the
+    /// window holds none of the landing: what a calibration point waits for. Not sent;
+    /// implies `steady`.
+    public var steadyThroughout: Bool
     /// The heaviest calibration weight, when this reading presses past it: its grams are
     /// then an extrapolation of the curve (``CalibrationFit/grams(raw:)``). `nil` inside the
     /// calibrated range and without a calibration.
@@ -32,7 +35,7 @@ public struct Reading: Hashable, Sendable {
 
     public init(
         time: EventTime, raw: Int32, force: Double, grams: Double, saturated: Bool,
-        contacts: Int, stable: Bool, model: GramModelKind, steady: Bool = false, beyondCalibration: Double? = nil,
+        contacts: Int, stable: Bool, model: GramModelKind, steady: Bool = false, steadyThroughout: Bool = false, beyondCalibration: Double? = nil,
         settled: SettledPressure? = nil, settledGrams: Double? = nil
     ) {
         self.time = time
@@ -44,6 +47,7 @@ public struct Reading: Hashable, Sendable {
         self.stable = stable
         self.model = model
         self.steady = steady
+        self.steadyThroughout = steadyThroughout
         self.beyondCalibration = beyondCalibration
         self.settled = settled
         self.settledGrams = settledGrams

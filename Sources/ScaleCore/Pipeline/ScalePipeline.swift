@@ -83,7 +83,7 @@ public struct ScalePipeline: Sendable {
         var reading = Reading(
             time: frame.time, raw: frame.raw, force: force, grams: grams,
             saturated: scale.isSaturated(raw: frame.raw), contacts: frame.contacts,
-            stable: false, model: gramModel.kind, steady: window?.steady ?? false,
+            stable: false, model: gramModel.kind, steady: window?.steady ?? false, steadyThroughout: window?.steadyThroughout ?? false,
             beyondCalibration: gramModel.beyondCalibration(raw: Double(frame.raw)))
         if let window, isStable(window) {
             reading.stable = true

@@ -85,6 +85,9 @@ public struct StabilityDetector: Sendable {
     private var origin: Int32 = 0
     private var deviationSum = 0.0
     private var deviationSquares = 0.0
+    /// When the current run of steady windows began: the end of its first window. `nil`
+    /// while the window is not steady.
+    private var steadySince: Int64?
 
     /// What the window holds once the touch has lasted it.
     public struct Window: Hashable, Sendable {
@@ -97,6 +100,10 @@ public struct StabilityDetector: Sendable {
         public var pressure: SettledPressure
         /// Whether the spread is within what the sensor cannot avoid.
         public var steady: Bool
+        /// Whether every frame of the window came after the touch was first steady: a
+        /// window that holds none of a landing's sinking tail, which the first steady
+        /// window may (its spread allows the noise, and a tail can sink within that).
+        public var steadyThroughout: Bool
     }
 
     /// A detector.
@@ -119,6 +126,7 @@ public struct StabilityDetector: Sendable {
         readings.removeAll()
         deviationSum = 0
         deviationSquares = 0
+        steadySince = nil
     }
 
     /// Adds a frame of the current touch.
@@ -160,7 +168,13 @@ public struct StabilityDetector: Sendable {
             steady = span <= SensorSteadiness.allowedSpan(
                 steps: steps.count, stepSum: Double(stepSum), largestStep: Double(largest), fuzz: fuzz)
         }
-        return Window(lowest: lowest, highest: highest, pressure: pressure, steady: steady)
+        if !steady {
+            steadySince = nil
+        } else if steadySince == nil {
+            steadySince = now
+        }
+        let steadyThroughout = steadySince.map { windowStart >= $0 } ?? false
+        return Window(lowest: lowest, highest: highest, pressure: pressure, steady: steady, steadyThroughout: steadyThroughout)
     }
 
     /// The mean and sample standard deviation of the window's readings.
