@@ -74,7 +74,12 @@ package final class RecordingScale: ScaleSource {
         isFinished ? [] : [SourceDeviceStatus(device: device, gramModel: pipeline.gramModel.kind, rumblePath: nil, droppedEvents: 0)]
     }
 
-    package func setCalibration(_ calibration: Calibration, for device: SourceDevice) { pipeline.setCalibration(calibration) }
+    /// Applies a calibration when `device` is this recording (by its name: the same file
+    /// may be served twice); other devices' calibrations are not its own.
+    package func setCalibration(_ calibration: Calibration, for device: SourceDevice) {
+        guard device.nodeName == self.device.nodeName else { return }
+        pipeline.setCalibration(calibration)
+    }
 
     package func play(_ pattern: HapticPattern) throws(ForceFeedbackError) {
         throw ForceFeedbackError(path: path, operation: "rumble", errno: nil, explanation: "a recording cannot rumble")
