@@ -64,7 +64,9 @@ enum TwoDevices {
         // 3. TARE without a device is refused, listing both; a TARE of the pad leaves the pen.
         client.send(#"{"class":"TARE"}"#)
         let refused = client.waitFor(Limits.reaction) { $0.hasPrefix(#"{"class":"ERROR""#) || $0.hasPrefix(#"{"class":"TARE""#) }
-        check(refused == #"{"class":"ERROR","message":"2 devices are served (\#(penName), \#(padName)): name one with 'device'","request":"TARE"}"#,
+        // Listed in the order they were opened: their nodes' order.
+        let served = [penName, padName].sorted { (Int($0.dropFirst(5)) ?? 0) < (Int($1.dropFirst(5)) ?? 0) }
+        check(refused == #"{"class":"ERROR","message":"2 devices are served (\#(served.joined(separator: ", "))): name one with 'device'","request":"TARE"}"#,
               "q: TARE naming no device is refused with an ERROR listing both", "saw \(refused ?? "no reply within \(Int(Limits.reaction)) s")")
         client.send(#"{"class":"TARE","device":"\#(padName)"}"#)
         let tare = client.waitFor(Limits.reaction) { $0.hasPrefix(#"{"class":"TARE""#) || $0.hasPrefix(#"{"class":"ERROR""#) }
