@@ -367,7 +367,7 @@ import Testing
         let restarted = try JSONValue.parse(try #require(try daemon.connect().request(#"{"class":"STATUS"}"#)))
         #expect(restarted["calibration"]?.number("tare") == (kept * 10).rounded() / 10)
         #expect(restarted["calibration"]?.number("points") == 0)
-        #expect(daemon.stderr.contains("calibration of 'Wacom Intuos4 6x9' loaded: 0 points, tare"))
+        #expect(daemon.stderr.contains("calibration of 'Wacom Intuos4 6x9' (\(DaemonRecordings.intuosDeviceName)) loaded: 0 points, tare"))
     }
 
     @Test func tareZeroesTheWeightResting() throws {

@@ -1,14 +1,18 @@
+import CEvdev
 import Foundation
 import KernelTestSupport
 import Glibc
 
-/// q. `forcescaled` with two pressure devices at once, a pen (0–2047) and a touchpad
-/// (0–255), each named by `--device`: STATUS lists both; a watching client gets each one's
-/// readings under its own name; TARE without a device is refused with an ERROR listing
+/// q. `forcescaled` with two pressure devices at once, a pen (0–2047, no force feedback)
+/// and a touchpad that rumbles (0–255), each named by `--device`, the pad also named by
+/// `--rumble-device`: STATUS lists both, each rumbling through the pad, whose one effect is
+/// uploaded once; a watching client gets each one's readings under its own name, and each
+/// one's PEAK plays that effect; TARE without a device is refused with an ERROR listing
 /// both, and a TARE of the pad leaves the pen's grams alone; each is calibrated on its own
-/// (a point on the pen, then one on the pad, each in its own state file); the pen is
-/// unplugged while the pad streams, and the pad's readings go on, STATUS then naming it
-/// alone; SIGTERM exits 0.
+/// (a point on the pen, then one on the pad, each in its own state file); a flood of the
+/// pen (SYN_DROPPED) leaves the pad's readings alone and is counted for the pen only; the
+/// pen is unplugged while the pad streams, and the pad's readings go on, STATUS then naming
+/// it alone; SIGTERM exits 0 and erases the effect.
 enum TwoDevices {
     static func run(_ programs: Programs) {
         let daemonPath = (programs.forcescale as NSString).deletingLastPathComponent + "/forcescaled"
@@ -22,9 +26,11 @@ enum TwoDevices {
         mkdir(folder, 0o755)
         defer { try? FileManager.default.removeItem(atPath: folder) }
 
-        guard let pad = makeDevice(Tables.synapticsPad, scenario: "q") else { return }
+        guard let pad = makeDevice(Tables.rumblePad, scenario: "q") else { return }
         defer { pad.destroy() }
-        guard var pen: VirtualDevice? = makeDevice(Tables.pen2047, scenario: "q") else { return }
+        guard let penDevice = makeDevice(Tables.pen2047, scenario: "q") else { return }
+        // Unplugged halfway through (then nil).
+        var pen: VirtualDevice? = penDevice
         defer { pen?.destroy() }
         let padName = (pad.node as NSString).lastPathComponent
         let penName = (pen!.node as NSString).lastPathComponent
@@ -32,15 +38,22 @@ enum TwoDevices {
         // 1. Both served: STATUS lists each, and no one device at the top.
         guard let (daemon, statusLine) = DaemonOnDevice.startDaemon(
             programs, daemonPath: daemonPath,
-            ["--device", pen!.node, "--device", pad.node, "--no-rumble", "--socket", socketPath, "--state-dir", stateDirectory],
+            // The pen by its name, so that a pen plugged in later is taken up; the pad by its node.
+            ["--device", Tables.pen2047.name, "--device", pad.node, "--rumble-device", pad.node, "--socket", socketPath, "--state-dir", stateDirectory],
             scenario: "q")
         else { return }
         defer { if !daemon.hasFinished { daemon.stop(SIGKILL) } }
         // The daemon opens both before it serves anyone: the first STATUS lists both.
         check(statusLine.contains(#""device":"\#(penName)","name":"forcescale pen 2047""#)
-                && statusLine.contains(#""device":"\#(padName)","name":"forcescale test pad""#)
+                && statusLine.contains(#""device":"\#(padName)","name":"forcescale rumble pad""#)
                 && !statusLine.contains(#""clients":1,"device""#),
               "q: STATUS lists the pen (\(penName)) and the pad (\(padName)), and names neither at the top", "saw \(statusLine)")
+        let rumbles = statusLine.components(separatedBy: #""rumble":"\#(pad.node)","dropped_events""#).count - 1
+        check(rumbles == 2, "q: STATUS: both devices rumble through the pad (the pen through --rumble-device)", "saw \(statusLine)")
+        // Both devices are open (and their effect uploaded) before the daemon serves anyone.
+        let opened = pad.forceFeedback
+        check(opened.uploads.count == 1, "q: one effect is uploaded on the pad, shared by the pen", "saw \(opened.uploads)")
+        let effect = opened.uploads.first?.effectID ?? -1
 
         guard let client = SocketClient(path: socketPath) else {
             check(false, "q: connect to \(socketPath)", String(cString: strerror(errno)))
@@ -60,6 +73,10 @@ enum TwoDevices {
             client.lines.contains(where: reading(of: penName, raw: 1024)) && client.lines.contains(where: reading(of: padName, raw: 100))
         }
         check(seen.held, "q: a watch of all gets the pen's and the pad's readings, each named", "\(seen.account)\n\(client.tail())")
+
+        // Each device's PEAK plays the pad's one effect.
+        peak(pen!, name: penName, maximum: 2047, back: 1024, pad: pad, effect: effect, client: client)
+        peak(pad, name: padName, maximum: 255, back: 100, pad: pad, effect: effect, client: client)
 
         // 3. TARE without a device is refused, listing both; a TARE of the pad leaves the pen.
         client.send(#"{"class":"TARE"}"#)
@@ -98,7 +115,31 @@ enum TwoDevices {
         let stateFiles = ((try? FileManager.default.contentsOfDirectory(atPath: stateDirectory)) ?? []).filter { $0.hasSuffix(".json") }
         check(stateFiles.count == 2, "q: each device has a calibration file of its own", "saw \(stateFiles)")
 
-        // 5. The pen unplugged while the pad streams: the pad's readings go on.
+        // 5. A flood of the pen while the daemon is stopped: the kernel drops the pen's events
+        // (SYN_DROPPED), never the pad's one frame.
+        daemon.signal(SIGSTOP)
+        waitFor("the daemon stopped", within: Limits.reaction) { ProcessInfoFile.stat(daemon.pid)?.state == "T" }
+        var batch: [Event] = []
+        for index in 0..<20_000 {
+            batch += [.abs(ABS_PRESSURE, Int32(index * 7 % 2048)), .report]
+            if batch.count >= 600 { pen!.send(batch); batch.removeAll(keepingCapacity: true) }
+        }
+        pen!.send(batch + [.abs(ABS_PRESSURE, 1030), .report])
+        pad.press(120)
+        let beforeFlood = client.lines.count
+        daemon.signal(SIGCONT)
+        let flooded = daemon.waitForError("/dev/input/\(penName): events were dropped (SYN_DROPPED)", timeout: Limits.reaction * 2)
+        check(flooded, "q: the daemon says the pen's events were dropped", daemon.tail())
+        let padRead = waitFor("the pad's READING raw 120 after the flood", within: Limits.reaction * 2) {
+            client.lines.dropFirst(beforeFlood).contains(where: reading(of: padName, raw: 120))
+        }
+        check(padRead.held, "q: the pad's frame sent during the pen's flood is read", "\(padRead.account)\n\(client.tail())")
+        client.send(#"{"class":"STATUS"}"#)
+        let counted = client.waitFor(Limits.reaction * 2) { $0.hasPrefix(#"{"class":"STATUS""#) } ?? ""
+        let drops = Self.devices(in: counted).mapValues { ($0["dropped_events"] as? NSNumber)?.intValue ?? -1 }
+        check((drops[penName] ?? 0) >= 1 && drops[padName] == 0, "q: STATUS counts the drops for the pen only", "saw \(counted)")
+
+        // 6. The pen unplugged while the pad streams: the pad's readings go on.
         let streaming = Streamer(pad, around: 110)
         let beforeUnplug = client.lines.count
         pen?.destroy()
@@ -114,15 +155,60 @@ enum TwoDevices {
         let strays = client.lines.dropFirst(beforeUnplug).filter { $0.hasPrefix(#"{"class":"ERROR""#) }
         check(strays.isEmpty, "q: the unplug sends the watcher no ERROR", "\(strays)")
         client.send(#"{"class":"STATUS"}"#)
-        let alone = client.waitFor(Limits.reaction) { $0.hasPrefix(#"{"class":"STATUS""#) } ?? ""
+        let alone = client.waitFor(Limits.reaction) { $0.hasPrefix(#"{"class":"STATUS""#) && !$0.contains(#""device":"\#(penName)""#) } ?? ""
         check(alone.contains(#""device":"\#(padName)","model":"calibrated""#) && !alone.contains(#""device":"\#(penName)""#),
               "q: STATUS then names the pad alone, at the top as with one device", "saw \(alone)")
         pad.release()
 
-        // 6. SIGTERM.
+        // 7. A pen plugged in again is taken up under its new node, with its calibration.
+        guard let replugged = makeDevice(Tables.pen2047, scenario: "q") else { return }
+        pen = replugged
+        let newName = (replugged.node as NSString).lastPathComponent
+        let takenUp = daemon.waitForError("reading \(replugged.node) (forcescale pen 2047)", timeout: Limits.readerStart)
+        check(takenUp, "q: a pen plugged in again is taken up", daemon.tail())
+        let beforeReplug = client.lines.count
+        replugged.press(1030, down: true)
+        let readAgain = waitFor("a READING of the replugged pen", within: Limits.reaction) {
+            client.lines.dropFirst(beforeReplug).contains { reading(of: newName, raw: 1030)($0) && $0.contains(#""model":"calibrated""#) }
+        }
+        check(readAgain.held, "q: the replugged pen's readings come under its new name (\(newName)), calibrated", "\(readAgain.account)\n\(client.tail())")
+        replugged.release()
+
+        // 8. SIGTERM: the effect erased, once.
         daemon.signal(SIGTERM)
-        waitFor("the daemon's exit after SIGTERM", within: Limits.exit) { daemon.hasFinished }
+        let stopped = waitFor("the daemon's exit after SIGTERM and the erase at the pad", within: Limits.exit) {
+            daemon.hasFinished && !pad.forceFeedback.erases.isEmpty
+        }
         check(daemon.ended == .exited(0), "q: forcescaled exits 0 on SIGTERM", "saw \(ending(daemon.ended, waited: Limits.exit))\n\(daemon.tail())")
+        let final = pad.forceFeedback
+        expect("q: SIGTERM erases the pad's one effect; nothing else was uploaded", after: stopped,
+               final.erases == [Int32(effect)] && final.uploads.count == 1 && final.problems.isEmpty,
+               saw: "uploads \(final.uploads), erases \(final.erases), problems \(final.problems)")
+    }
+
+    /// STATUS's `devices`, by name.
+    static func devices(in status: String) -> [String: [String: Any]] {
+        guard let data = status.data(using: .utf8), let object = try? JSONSerialization.jsonObject(with: data) as? [String: Any],
+              let entries = object["devices"] as? [[String: Any]] else { return [:] }
+        var byName: [String: [String: Any]] = [:]
+        for entry in entries { if let name = entry["device"] as? String { byName[name] = entry } }
+        return byName
+    }
+
+    /// Presses `device` to its `maximum` and back to `back`, with `client` watching: its PEAK
+    /// names it and was played, and the pad's effect played once more.
+    static func peak(_ device: VirtualDevice, name: String, maximum: Int32, back: Int32, pad: VirtualDevice, effect: Int16, client: SocketClient) {
+        let playsBefore = pad.forceFeedback.playsByEffect[Int(effect)] ?? 0
+        let from = client.lines.count
+        device.press(maximum)
+        let played = waitFor("\(name)'s PEAK at the client and a play at the pad", within: Limits.reaction) {
+            client.lines.dropFirst(from).contains { $0.contains(Marker.peak) && $0.contains(#""device":"\#(name)""#) }
+                && (pad.forceFeedback.playsByEffect[Int(effect)] ?? 0) > playsBefore
+        }
+        let line = client.lines.dropFirst(from).first { $0.contains(Marker.peak) && $0.contains(#""device":"\#(name)""#) } ?? "none"
+        check(played.held && line.contains(#""rumble":"played""#),
+              "q: \(name)'s PEAK is played through the pad's effect \(effect)", "\(played.account); PEAK \(line); plays \(pad.forceFeedback.playsByEffect)")
+        device.press(back)
     }
 
     /// CALIBRATE `name` with `grams` while `device` rests at `raw` with a unit of noise, and
