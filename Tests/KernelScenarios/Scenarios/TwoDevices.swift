@@ -109,8 +109,13 @@ enum TwoDevices {
         calibrate(pad, name: padName, raw: 110, grams: 50, client: client)
         client.send(#"{"class":"STATUS"}"#)
         let status = client.waitFor(Limits.reaction) { $0.hasPrefix(#"{"class":"STATUS""#) } ?? ""
-        check(status.contains(#""device":"\#(penName)","name":"forcescale pen 2047","model":"calibrated","calibration":{"points":1,"tare":0.0"#)
-                && status.contains(#""device":"\#(padName)","name":"forcescale test pad","model":"calibrated","calibration":{"points":1,"tare":151.0"#),
+        let calibrations = Self.devices(in: status).mapValues { entry -> String in
+            let calibration = entry["calibration"] as? [String: Any]
+            let points = (calibration?["points"] as? NSNumber)?.intValue ?? -1
+            let tare = (calibration?["tare"] as? NSNumber)?.doubleValue ?? -1
+            return "\(entry["model"] as? String ?? "?") \(points) " + String(format: "%.1f", tare)
+        }
+        check(calibrations == [penName: "calibrated 1 0.0", padName: "calibrated 1 151.0"],
               "q: STATUS: the pen has its point and no tare, the pad its point and its tare", "saw \(status)")
         let stateFiles = ((try? FileManager.default.contentsOfDirectory(atPath: stateDirectory)) ?? []).filter { $0.hasSuffix(".json") }
         check(stateFiles.count == 2, "q: each device has a calibration file of its own", "saw \(stateFiles)")
