@@ -263,12 +263,13 @@ package final class Daemon {
                 source.stop()
             }
             forceLog?.sourceEnded()
+            let what = sources.count == 1 ? "the recording" : "the recordings"
             sources = []
             do {
                 try openSources()
-                log.log(.notice, "the recordings start over with the new settings")
+                log.log(.notice, "\(what) \(sources.count == 1 ? "starts" : "start") over with the new settings")
             } catch {
-                log.log(.error, "the recordings could not be started again: \(error); serving without a device")
+                log.log(.error, "\(what) could not be started again: \(error); serving without a device")
             }
         }
     }
