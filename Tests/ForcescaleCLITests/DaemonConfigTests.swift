@@ -118,7 +118,7 @@ import Testing
         let busy = try DaemonRecordings.busy(in: directory)
         let daemon = try DaemonUnderTest(recording: busy, directory: directory, arguments: ["--config", config, "--interval-ms", "20"])
         defer { daemon.cleanUp() }
-        #expect(daemon.stderr.contains("<6>configuration from \(config): device the best one, interval-ms 20, threshold 0.9, "), "\(daemon.stderr)")
+        #expect(daemon.stderr.contains("<6>configuration from \(config): device every pressure device, interval-ms 20, threshold 0.9, "), "\(daemon.stderr)")
         #expect(daemon.stderr.contains("<6>the command line overrides the file's interval-ms\n"))
         let client = try daemon.connect()
         #expect(client.request(#"{"class":"WATCH"}"#) == #"{"class":"WATCH","enable":true}"#)

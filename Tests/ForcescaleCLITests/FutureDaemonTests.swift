@@ -68,11 +68,10 @@ import Testing
         let line = try #require(weighJSON.stdout.split(separator: "\n").first.map(String.init))
         #expect(weighJSON.stdout == line + "\n" && line.hasPrefix(#"{"class":"READING","device":"event7","time":1"#))
         #expect(line.hasSuffix(#","raw":120,"force":0.4706,"grams":123.4,"saturated":false,"contacts":1,"stable":true,"model":"future-model"}"#))
-        // STATUS first: whether the daemon has a device open at all.
-        #expect(daemon.requests.prefix(6) == [
-            #"{"class":"STATUS"}"#, #"{"class":"WATCH","enable":true}"#, #"{"class":"POLL"}"#,
-            #"{"class":"STATUS"}"#, #"{"class":"WATCH","enable":true}"#, #"{"class":"POLL"}"#,
-        ])
+        // STATUS first: whether the daemon has a device open at all, and which; then the
+        // stream and the newest reading of that device.
+        let watch = #"{"class":"WATCH","enable":true,"device":"event7"}"#, poll = #"{"class":"POLL","device":"event7"}"#
+        #expect(daemon.requests.prefix(6) == [#"{"class":"STATUS"}"#, watch, poll, #"{"class":"STATUS"}"#, watch, poll])
     }
 
     /// forcescale-web passes the daemon's lines on as it received them: a field this build
