@@ -352,17 +352,23 @@ package final class WebServer {
         }
     }
 
-    /// Asks the daemon which device it reads, for `forcescale_device_info`.
+    /// Asks the daemon which devices it serves, for `forcescale_device_info`.
     private func refreshDeviceInfo() {
-        guard case .success(let status)? = askDaemon({ () throws(DaemonClientError) in try client.status(timeout: options.daemonTimeout) }),
-              let node = status.device else {
-            metrics.deviceInfo = nil
+        guard case .success(let status)? = askDaemon({ () throws(DaemonClientError) in try client.status(timeout: options.daemonTimeout) }) else {
+            metrics.deviceInfos = []
+            return
+        }
+        let served = status.servedDevices
+        guard !served.isEmpty else {
+            metrics.deviceInfos = []
             return
         }
         let devices = (try? askDaemon({ () throws(DaemonClientError) in try client.devices(timeout: options.daemonTimeout) })?.get()) ?? []
-        let entry = devices.first { $0.active } ?? devices.first { $0.path.hasSuffix("/" + node) }
-        metrics.deviceInfo = MetricsState.DeviceInfo(
-            device: node, name: entry?.name ?? node, id: entry?.id ?? "", model: status.model?.rawValue ?? "")
+        metrics.deviceInfos = served.map { served in
+            let entry = devices.first { $0.active && $0.path.split(separator: "/").last.map(String.init) == served.device }
+            return MetricsState.DeviceInfo(
+                device: served.device, name: entry?.name ?? served.name ?? served.device, id: entry?.id ?? "", model: served.model ?? "")
+        }
     }
 
     private static func wallSeconds() -> Double {
