@@ -128,19 +128,22 @@ public final class ForcescaleClient {
     public func probe() throws(DaemonClientError) {
         guard let connection else { return }
         do {
-            try connection.send(ClientRequest.status)
+            try connection.send(ClientRequest.status())
         } catch {
             try lose(error)
         }
     }
 
     /// Asks for the daemon's state.
-    /// - Parameter timeout: Seconds to wait for the reply; `options.timeout` when `nil`.
+    /// - Parameters:
+    ///   - device: One device served (its name or path), or `nil` for every one.
+    ///   - timeout: Seconds to wait for the reply; `options.timeout` when `nil`.
     /// - Returns: STATUS.
     /// - Throws: `DaemonClientError`: not connected and connecting failed, `.refused` for an
-    ///   ERROR reply, `.timedOut`, `.closed`, `.malformedLine` for a reply it cannot read.
-    public func status(timeout: Double? = nil) throws(DaemonClientError) -> StatusMessage {
-        try request(.status, expecting: StatusMessage.self, timeout: timeout).message
+    ///   ERROR reply (a device that is not served), `.timedOut`, `.closed`, `.malformedLine`
+    ///   for a reply it cannot read.
+    public func status(device: String? = nil, timeout: Double? = nil) throws(DaemonClientError) -> StatusMessage {
+        try request(.status(device: device), expecting: StatusMessage.self, timeout: timeout).message
     }
 
     /// Asks for the input devices the daemon knows.
@@ -152,25 +155,28 @@ public final class ForcescaleClient {
     }
 
     /// Takes the current weight as zero.
-    /// - Parameter timeout: Seconds to wait for the reply; `options.timeout` when `nil`.
+    /// - Parameters:
+    ///   - device: The device to tare (its name or path); `nil` for the only one served.
+    ///   - timeout: Seconds to wait for the reply; `options.timeout` when `nil`.
     /// - Returns: The tare offset now stored, and the device.
-    /// - Throws: `DaemonClientError`, as for `status()`; `.refused` when no device is open
-    ///   or this user may not tare.
-    public func tare(timeout: Double? = nil) throws(DaemonClientError) -> TareMessage {
-        try request(.tare, expecting: TareMessage.self, timeout: timeout).message
+    /// - Throws: `DaemonClientError`, as for `status()`; `.refused` when no device is open,
+    ///   several are and none was named, or this user may not tare.
+    public func tare(device: String? = nil, timeout: Double? = nil) throws(DaemonClientError) -> TareMessage {
+        try request(.tare(device: device), expecting: TareMessage.self, timeout: timeout).message
     }
 
     /// Adds a calibration point: the daemon waits for the next stable reading with `grams`
     /// on the pad and takes its raw pressure.
     /// - Parameters:
     ///   - grams: The known weight now on the pad, more than 0.
+    ///   - device: The device to calibrate (its name or path); `nil` for the only one served.
     ///   - timeout: Seconds to wait for the reply, which comes only once the reading has
     ///     settled; `options.timeout` when `nil`, which may be too short.
     /// - Returns: The point added and the size of the curve.
     /// - Throws: `DaemonClientError`, as for `status()`; `.refused` when the point does not
-    ///   make a rising curve.
-    public func calibrate(grams: Double, timeout: Double? = nil) throws(DaemonClientError) -> CalibrateMessage {
-        try request(.calibrate(grams: grams), expecting: CalibrateMessage.self, timeout: timeout).message
+    ///   make a rising curve, or several devices are served and none was named.
+    public func calibrate(grams: Double, device: String? = nil, timeout: Double? = nil) throws(DaemonClientError) -> CalibrateMessage {
+        try request(.calibrate(grams: grams, device: device), expecting: CalibrateMessage.self, timeout: timeout).message
     }
 
     /// Plays a haptic pattern on the daemon's rumble device.

@@ -99,7 +99,8 @@ struct ConfigurationValueError: Error, Equatable, Sendable, CustomStringConverti
 /// What one source of settings says — the configuration file, or the command line: each
 /// key it sets, `nil` for those it leaves alone.
 package struct ConfigurationLayer: Equatable, Sendable {
-    package var device: String?
+    /// The devices to read, as `--device` names each; `nil` leaves the key alone.
+    package var devices: [String]?
     package var intervalMilliseconds: Int?
     package var threshold: Double?
     package var hysteresis: Double?
@@ -124,7 +125,7 @@ package struct ConfigurationLayer: Equatable, Sendable {
     /// Whether the layer sets `key`.
     package func sets(_ key: ConfigurationKey) -> Bool {
         switch key {
-        case .device: device != nil
+        case .device: devices != nil
         case .intervalMilliseconds: intervalMilliseconds != nil
         case .threshold: threshold != nil
         case .hysteresis: hysteresis != nil
@@ -151,6 +152,13 @@ package struct ConfigurationLayer: Equatable, Sendable {
     /// declaration (the hysteresis against the threshold is checked once the whole file is
     /// read).
     /// - Throws: `ConfigurationValueError` naming the key and what it accepts.
+    /// The configuration file's `device`: one device or several, separated by commas.
+    /// - Returns: The devices; `nil` when one of them is empty.
+    static func deviceList(_ text: String) -> [String]? {
+        let devices = text.split(separator: ",", omittingEmptySubsequences: false).map { String($0.trimmingBlanks) }
+        return devices.contains(where: \.isEmpty) ? nil : devices
+    }
+
     mutating func set(_ key: ConfigurationKey, from text: String) throws(ConfigurationValueError) {
         let bad = ConfigurationValueError(key: key, value: text)
         guard let value = key.setting.parse(text) else { throw bad }
@@ -159,7 +167,7 @@ package struct ConfigurationLayer: Equatable, Sendable {
             return typed
         }
         switch key {
-        case .device: device = try given(value.text)
+        case .device: devices = try given(Self.deviceList(try given(value.text)))
         case .intervalMilliseconds: intervalMilliseconds = try given(value.integer)
         case .threshold: threshold = try given(value.number)
         case .hysteresis: hysteresis = try given(value.number)
@@ -189,8 +197,8 @@ package struct DaemonConfiguration: Equatable, Sendable {
     /// Where the configuration file is looked for when `--config` does not say.
     package static let defaultPath = "/etc/forcescale/forcescale.conf"
 
-    /// The device to read; `nil` for the best one.
-    var device: String?
+    /// The devices to read, each as `--device` names one; empty for every pressure device.
+    var devices: [String] = []
     package var settings = ScaleSettings()
     /// The unit clients show by default. The daemon itself always speaks grams.
     var unit = MassUnit.grams
@@ -225,7 +233,7 @@ package struct DaemonConfiguration: Equatable, Sendable {
 
     /// Takes every key the layer sets.
     mutating func apply(_ layer: ConfigurationLayer) {
-        if let value = layer.device { device = value }
+        if let value = layer.devices { devices = value }
         if let value = layer.intervalMilliseconds { settings.throttleInterval = Int64(value) * 1000 }
         if let value = layer.threshold { settings.peakThreshold = value }
         if let value = layer.hysteresis { settings.peakHysteresis = value }
@@ -265,7 +273,7 @@ package struct DaemonConfiguration: Equatable, Sendable {
     /// spelling (`best`, `default`, `pressure device`).
     func text(for key: ConfigurationKey) -> String {
         switch key {
-        case .device: device ?? "the best one"
+        case .device: devices.isEmpty ? "every pressure device" : devices.joined(separator: ", ")
         case .intervalMilliseconds: String(settings.throttleInterval / 1000)
         case .threshold: "\(settings.peakThreshold)"
         case .hysteresis: "\(settings.peakHysteresis)"

@@ -4,16 +4,18 @@ import ScaleEvdev
 import ScalePOSIX
 import ScaleProtocol
 
-/// The service: one thread, one epoll loop that owns the scale source (a device or a
-/// recording), the clients on the Unix socket and the calibration store. What requests and
+/// The service: one thread, one epoll loop that owns the scale sources (the live devices,
+/// or recordings), the clients on the Unix socket and the calibration store. What requests and
 /// readings do is decided by `DaemonRules`; the daemon moves the bytes and performs the
 /// effects. Readings go to watching clients without ever waiting for them.
 package final class Daemon {
     package enum Source: Sendable {
-        /// A live device: the configuration's `device`, or the best one. The daemon starts
-        /// without one when none is there, and takes it up when it appears.
-        case device
-        case recording(RecordingFiles, loops: Bool)
+        /// Live devices: those the configuration's `device` names, or every pressure device.
+        /// The daemon starts without one when none is there, and takes each up when it
+        /// appears.
+        case devices
+        /// Recordings, each served as a device of its own named after its file.
+        case recordings([RecordingFiles], loops: Bool)
     }
 
     package struct Options: Sendable {
@@ -75,7 +77,8 @@ package final class Daemon {
     private let loop: EventLoop
     private let server: SocketServer
     private let store: CalibrationStore
-    private var source: (any ScaleSource)?
+    /// The live scale, or one recording scale per recording.
+    private var sources: [any ScaleSource] = []
     /// The force log's hand-off to its writer thread; nil when logging is off.
     private var forceLog: DaemonForceLog?
     /// The connected clients and who each is (resolved once, when it connected).
@@ -130,7 +133,7 @@ package final class Daemon {
         }
         server.onLine = { [unowned self] client, line in
             guard let identity = clients[client.id]?.identity else { return }
-            perform(rules.handle(line: line, from: identity, serving: servedDevice))
+            perform(rules.handle(line: line, from: identity, serving: servedDevices.map(\.device)))
         }
         server.onOversizedLine = { [unowned self] client in
             perform(rules.lineTooLong(from: clients[client.id]?.identity ?? ClientIdentity(client)))
@@ -150,7 +153,7 @@ package final class Daemon {
         if let path = options.configuration.logPath(stateDirectory: options.stateDirectory) {
             forceLog = try DaemonForceLog(path: path, retention: options.configuration.logRetention, log: log)
         }
-        try openSource()
+        try openSources()
         log.log(.notice, "listening on \(options.socketPath)")
     }
 
@@ -162,7 +165,7 @@ package final class Daemon {
         let signal = try loop.runUntilTerminated(onHangUp: { [unowned self] in reload() })
         announce(.stopping)
         if let signal { log.log(.notice, "stopping on signal \(signal)") }
-        source?.stop()
+        for source in sources { source.stop() }
         forceLog?.stop()
         server.close()
     }
@@ -240,60 +243,88 @@ package final class Daemon {
         if changed.contains(where: { $0.reach == .source }) { reconfigureSource(changed: changed) }
     }
 
-    /// Applies changed device, pipeline and rumble settings to the source.
+    /// Applies changed device, pipeline and rumble settings to the sources.
     private func reconfigureSource(changed: [ConfigurationKey]) {
         switch options.source {
-        case .device:
-            guard let scale = source as? LiveScale else { return }
+        case .devices:
+            guard let scale = sources.first as? LiveScale else { return }
+            // Every device is closed and opened again: each starts afresh in the rules.
+            for served in scale.servedDevices { perform(rules.remove(served.device.nodeName)) }
             scale.reconfigure(liveOptions())
-            if scale.currentDevice == nil, let reason = scale.waitingReason { log.log(.notice, reason) }
-        case .recording:
+            if scale.servedDevices.isEmpty, let reason = scale.waitingReason { log.log(.notice, reason) }
+        case .recordings:
             let unused = changed.filter { $0.reach == .source && !$0.isPipelineSetting }
             if !unused.isEmpty {
                 log.log(.info, "\(unused.map(\.rawValue).joined(separator: ", ")): not used while serving a recording")
             }
             guard changed.contains(where: \.isPipelineSetting) else { return }
-            source?.stop()
+            for source in sources {
+                for served in source.servedDevices { perform(rules.remove(served.device.nodeName)) }
+                source.stop()
+            }
             forceLog?.sourceEnded()
-            source = nil
+            sources = []
             do {
-                try openSource()
-                log.log(.notice, "the recording starts over with the new settings")
+                try openSources()
+                log.log(.notice, "the recordings start over with the new settings")
             } catch {
-                log.log(.error, "the recording could not be started again: \(error); serving without a device")
+                log.log(.error, "the recordings could not be started again: \(error); serving without a device")
             }
         }
     }
 
-    // MARK: - Source
+    // MARK: - Sources
 
-    private func openSource() throws {
+    private func openSources() throws {
         switch options.source {
-        case .recording(let files, let loops):
-            let scale = try RecordingScale(files: files, loops: loops, settings: options.configuration.settings, loop: loop) { [unowned self] in
-                handle($0, from: $1)
+        case .recordings(let recordings, let loops):
+            let names = Self.names(of: recordings.map { SourceDevice.nodeName(of: $0.eventsPath ?? $0.descriptionPath) })
+            var scales: [RecordingScale] = []
+            for (files, name) in zip(recordings, names) {
+                let scale = try RecordingScale(files: files, name: name, loops: loops, settings: options.configuration.settings, loop: loop) { [unowned self] in
+                    handle($0, from: $1)
+                }
+                scales.append(scale)
+                log.log(.notice, "serving the recording \(scale.path) as \(name)" + (loops ? " in a loop" : ""))
+                // Its calibration is in force before its first reading.
+                takeCalibration(for: scale.device)
             }
-            source = scale
-            log.log(.notice, "serving the recording \(scale.path)" + (loops ? " in a loop" : ""))
-            // Its calibration is in force before its first reading.
-            if let device = scale.currentDevice { takeCalibration(for: device.description) }
-            try scale.start()
-        case .device:
+            sources = scales
+            for scale in scales { try scale.start() }
+        case .devices:
             let scale = try LiveScale(options: liveOptions(), loop: loop, onOutput: { [unowned self] in handle($0, from: $1) }) { [unowned self] notice in
-                if case .opened(_, let device, _, _) = notice { takeCalibration(for: device) }
-                if case .removed = notice { forceLog?.sourceEnded() }
+                switch notice {
+                case .opened(let path, let device, _, _):
+                    takeCalibration(for: SourceDevice(path: path, description: device))
+                case .removed(let path), .readFailed(let path, _):
+                    perform(rules.remove(SourceDevice.nodeName(of: path)))
+                    forceLog?.sourceEnded()
+                default:
+                    break
+                }
                 log.log(.notice, Self.describe(notice))
             }
             // Kept before it starts, so that `.opened` finds it to apply the calibration to.
-            source = scale
+            sources = [scale]
             try scale.start()
-            guard scale.currentDevice == nil else { return }
+            guard scale.servedDevices.isEmpty else { return }
             if let error = scale.hotplugError {
                 log.log(.warning, "\(error): no input device can appear there; serving without one (restart forcescaled once the directory exists)")
             } else {
                 if let reason = scale.waitingReason { log.log(.notice, reason) }
-                log.log(.notice, "waiting for \(scale.options.query?.description ?? "a pressure device")")
+                log.log(.notice, "waiting for \(scale.options.awaited)")
             }
+        }
+    }
+
+    /// The names recordings are served as: each file's name, with `#2`, `#3`… after the
+    /// first when several files share one (`pen.evemu`, `pen.evemu#2`).
+    static func names(of fileNames: [String]) -> [String] {
+        var seen: [String: Int] = [:]
+        return fileNames.map { name in
+            let count = (seen[name] ?? 0) + 1
+            seen[name] = count
+            return count == 1 ? name : "\(name)#\(count)"
         }
     }
 
@@ -301,33 +332,33 @@ package final class Daemon {
     private func liveOptions() -> LiveScale.Options {
         let configuration = options.configuration
         return LiveScale.Options(
-            query: configuration.device.map(DeviceQuery.init), settings: configuration.settings,
+            devices: .every(configuration.devices.map(DeviceQuery.init)), settings: configuration.settings,
             rumble: configuration.rumbleChoice, rumbleIntensity: configuration.rumbleIntensity, waitForDevice: true)
     }
 
     /// Loads the device's saved calibration into the rules, which apply it; a corrupt file
     /// is moved aside with one warning.
-    private func takeCalibration(for device: DeviceDescription) {
+    private func takeCalibration(for device: SourceDevice) {
         var loaded = Calibration.none
         do {
-            switch try store.load(for: device) {
+            switch try store.load(for: device.description) {
             case .loaded(let saved):
                 loaded = saved
-                log.log(.info, "calibration of '\(device.name)' loaded: \(saved.points.count) points, tare \(saved.tareGrams) g")
+                log.log(.info, "calibration of '\(device.description.name)' (\(device.nodeName)) loaded: \(saved.points.count) points, tare \(saved.tareGrams) g")
             case .nothingSaved:
                 break
             case .corrupt(let movedTo, let reason):
-                log.log(.warning, "the calibration of '\(device.name)' was unreadable (\(reason)); moved to \(movedTo), running uncalibrated")
+                log.log(.warning, "the calibration of '\(device.description.name)' was unreadable (\(reason)); moved to \(movedTo), running uncalibrated")
             }
         } catch {
             log.log(.warning, "\(error); running uncalibrated")
         }
-        perform(rules.adopt(loaded))
+        perform(rules.adopt(loaded, for: device))
     }
 
-    /// The device the source reads now, as the rules name it.
-    private var servedDevice: SourceDevice? {
-        source?.currentDevice.map { SourceDevice(path: $0.path, description: $0.description) }
+    /// The devices the sources read now, in the order they were opened.
+    private var servedDevices: [SourceDeviceStatus] {
+        sources.flatMap(\.servedDevices)
     }
 
     // MARK: - Readings
@@ -352,8 +383,8 @@ package final class Daemon {
         }
         for effect in outcome.effects {
             switch effect {
-            case .applyCalibration(let calibration):
-                source?.setCalibration(calibration)
+            case .applyCalibration(let calibration, let device):
+                for source in sources { source.setCalibration(calibration, for: device) }
             case .saveCalibration(let calibration, let device, let confirmation):
                 do {
                     try store.save(calibration, for: device.description)
@@ -364,14 +395,13 @@ package final class Daemon {
                 }
             case .play(let pattern, let confirmation):
                 do throws(ForceFeedbackError) {
-                    guard let source else { throw ForceFeedbackError(path: "forcescaled", operation: "rumble", errno: nil, explanation: "no device") }
-                    try source.play(pattern)
+                    try play(pattern)
                     send(confirmation.reply, to: confirmation.client)
                 } catch {
                     send(confirmation.failureLine(error.description), to: confirmation.client)
                 }
-            case .reportStatus(let client):
-                send(status().line, to: client)
+            case .reportStatus(let client, let device):
+                send(status(of: device).line, to: client)
             case .listDevices(let client):
                 send(DevicesMessage(devices: deviceSummaries()).line, to: client)
             case .close(let client):
@@ -395,27 +425,50 @@ package final class Daemon {
         clients[client]?.connection.send(line)
     }
 
-    /// STATUS: the rules' calibration with the process's own facts.
-    private func status() -> StatusMessage {
-        let device = servedDevice?.nodeName
+    /// Plays a pattern on the first source that can rumble.
+    private func play(_ pattern: HapticPattern) throws(ForceFeedbackError) {
+        var failure = ForceFeedbackError(path: "forcescaled", operation: "rumble", errno: nil, explanation: "no device")
+        for source in sources {
+            do throws(ForceFeedbackError) {
+                try source.play(pattern)
+                return
+            } catch {
+                failure = error
+            }
+        }
+        throw failure
+    }
+
+    /// STATUS: the rules' calibrations with the process's own facts; of one device, or of
+    /// every one (the top-level device fields then describe the device only when exactly one
+    /// is served).
+    private func status(of requested: SourceDevice?) -> StatusMessage {
+        let served = servedDevices.filter { requested == nil || $0.device.nodeName == requested!.nodeName }
+        let entries = served.map { status in
+            let name = status.device.nodeName
+            return StatusMessage.ServedDevice(
+                device: name, name: status.device.description.name, model: GramModelName(status.gramModel),
+                calibration: StatusMessage.CalibrationSummary(rules.calibration(of: name), fit: rules.fit(for: status.device)),
+                rumble: status.rumblePath, droppedEvents: status.droppedEvents)
+        }
+        let only = entries.count == 1 ? entries[0] : nil
         return StatusMessage(
-            release: options.release, uptimeSeconds: Double(MonotonicClock.now() - startedAt) / 1e6,
-            clients: clients.count, device: device, model: source?.gramModel,
-            calibration: device == nil ? nil : rules.calibration, fit: servedDevice.flatMap { rules.fit(for: $0) },
-            rumble: source?.rumblePath,
+            release: options.release, uptime: Double(MonotonicClock.now() - startedAt) / 1e6,
+            clients: clients.count, device: only?.device, model: only?.model, calibration: only?.calibration, rumble: only?.rumble,
             dropped: clients.values.reduce(droppedByDepartedClients) { $0 + $1.connection.droppedCount },
-            log: forceLog?.status, rumbles: rumbles)
+            log: forceLog?.status, rumbles: StatusMessage.RumbleSummary(rumbles), devices: entries)
     }
 
     private func deviceSummaries() -> [DevicesMessage.Device] {
-        let active = source?.currentDevice?.path
-        if case .recording = options.source, let device = source?.currentDevice {
-            return [DevicesMessage.Device(path: device.path, description: device.description, active: true, canRumble: false)]
+        let served = servedDevices
+        if case .recordings = options.source {
+            return served.map { DevicesMessage.Device(path: $0.device.path, description: $0.device.description, active: true, canRumble: false) }
         }
+        let active = Set(served.map(\.device.path))
         return DeviceDiscovery.scan().map { found in
             switch found.details {
             case .success(let details):
-                return DevicesMessage.Device(path: found.path, description: details.description, active: found.path == active, canRumble: details.forceFeedback.canRumble)
+                return DevicesMessage.Device(path: found.path, description: details.description, active: active.contains(found.path), canRumble: details.forceFeedback.canRumble)
             case .failure(let error):
                 return DevicesMessage.Device(path: found.path, error: error.description)
             }
@@ -425,7 +478,8 @@ package final class Daemon {
     static func describe(_ notice: LiveNotice) -> String {
         switch notice {
         case .opened(let path, let device, _, let model): return "reading \(path) (\(device.name)), \(model.rawValue) model"
-        case .rumbleReady(let path): return "rumble on PEAK through \(path)"
+        case .rumbleReady(let path, let device): return "\(device): rumble on PEAK through \(path)"
+        case .unusable(let path, let reason): return "\(path): \(reason)"
         case .rumbleUnavailable(let reason): return "rumble unavailable: \(reason)"
         case .resynchronized(let path): return "\(path): events were dropped (SYN_DROPPED); state rebuilt"
         case .removed(let path): return "\(path): device removed"

@@ -6,10 +6,12 @@ import ScaleProtocol
 /// new state and the effects for the daemon to perform come out. `Daemon` only moves bytes
 /// and performs the effects, so every rule can be tried in a unit test.
 ///
-/// The rules own the calibration of the device being served: this is its one place. The
-/// pipeline receives a copy through `Effect.applyCalibration` (it needs it to weigh), the
-/// store a copy through `Effect.saveCalibration` (to keep it across restarts); neither is
-/// read back.
+/// The rules own the calibration of each device being served, keyed by the device's name on
+/// the wire: this is its one place. The device's pipeline receives a copy through
+/// `Effect.applyCalibration` (it needs it to weigh), the store a copy through
+/// `Effect.saveCalibration` (to keep it across restarts); neither is read back. A request
+/// that changes a device's state must name the device when several are served: the rules
+/// never guess.
 struct DaemonRules: Sendable {
     /// One line for some clients.
     struct Line: Hashable, Sendable {
@@ -64,14 +66,15 @@ struct DaemonRules: Sendable {
     /// What the daemon must do besides sending lines. Effects run after the outcome's lines,
     /// in order.
     enum Effect: Hashable, Sendable {
-        /// Weigh the source's readings with this calibration from now on.
-        case applyCalibration(Calibration)
+        /// Weigh the device's readings with this calibration from now on.
+        case applyCalibration(Calibration, device: SourceDevice)
         /// Keep this calibration for the device across restarts; then confirm.
         case saveCalibration(Calibration, device: SourceDevice, confirmation: Confirmation)
         /// Play a haptic pattern on whatever rumbles; then confirm.
         case play(HapticPattern, confirmation: Confirmation)
-        /// Answer STATUS: the facts are the process's (uptime, queues, the force log).
-        case reportStatus(client: Int)
+        /// Answer STATUS, of one device or of every one (`nil`): the facts are the
+        /// process's (uptime, queues, the force log).
+        case reportStatus(client: Int, device: SourceDevice?)
         /// Answer DEVICES: the list comes from looking at the input devices.
         case listDevices(client: Int)
         /// End the client's connection once what is queued for it is written.
@@ -110,12 +113,18 @@ struct DaemonRules: Sendable {
     struct PendingPoint: Hashable, Sendable {
         var grams: Double
         var add: Bool
+        /// The device measured, by its name.
+        var device: String
+        /// Whether the request named the device, so that the ERROR that refuses it can.
+        var named: Bool
         /// The number of the touch it measures (``TouchCounter``): the one on the pad when
         /// it was asked, or else the next one placed. It never takes a later touch.
         var touch: Int
 
         /// The request that asked for it, named by the ERROR that refuses or replaces it.
-        var request: ClientRequest { add ? .calibrate(grams: grams) : .measure(grams: grams) }
+        var request: ClientRequest {
+            add ? .calibrate(grams: grams, device: named ? device : nil) : .measure(grams: grams, device: named ? device : nil)
+        }
     }
 
     /// What the rules remember of each client.
@@ -123,7 +132,7 @@ struct DaemonRules: Sendable {
         var watching = false
         /// The device a WATCH named (a node name or a path); nil watches whatever is served.
         var watchedDevice: String?
-        /// A CALIBRATE request waiting for the next stable reading.
+        /// A CALIBRATE request waiting for the next stable reading of its device.
         var pendingCalibration: PendingPoint?
 
         /// Whether this client wants the stream of `device`: a WATCH without a device takes
@@ -136,34 +145,39 @@ struct DaemonRules: Sendable {
         }
     }
 
+    /// What the rules keep of one device being served.
+    struct DeviceState: Hashable, Sendable {
+        /// Its calibration (the one copy the daemon keeps).
+        var calibration = Calibration.none
+        /// Its newest reading, for POLL and TARE.
+        var lastReading: Reading?
+        /// Which touch its readings belong to, so that a calibration point is taken from the
+        /// touch it was asked for and no other.
+        var touches = TouchCounter()
+        /// The ids of the clients that watch it, in ascending order: worked out once per
+        /// change of the clients rather than for every reading (a reading goes out 100 times
+        /// a second per device, and every allocation and hash on that path costs the daemon
+        /// CPU).
+        var watchers: [Int]?
+        /// The ids of the clients with a CALIBRATE waiting on it, in ascending order; cached
+        /// like `watchers`, so that a stable reading (every reading while something lies on
+        /// the pad) costs nothing when nobody is calibrating.
+        var awaitingCalibration: [Int]?
+
+        init(calibration: Calibration = .none) {
+            self.calibration = calibration
+        }
+    }
+
     /// The daemon's release, for VERSION.
     let release: String
     /// Who may change state.
     var policy: ControlPolicy
-    /// The calibration of the device being served (the one copy the daemon keeps).
-    private(set) var calibration = Calibration.none
-    /// The newest reading, from any device, for POLL and TARE.
-    private(set) var lastReading: Reading?
-    /// The device `lastReading` came from.
-    private(set) var lastReadingDevice: SourceDevice?
+    /// Each device served, by its name on the wire (`event5`, `pen.evemu`).
+    private(set) var devices: [String: DeviceState] = [:]
     private var clients: [Int: ClientState] = [:] {
-        didSet {
-            watchersByPath = nil
-            awaitingCalibration = nil
-        }
+        didSet { forgetRecipients() }
     }
-    /// The ids of the clients that watch the device at `path`, in ascending order: worked out
-    /// once per device and change of the clients rather than for every reading (a reading
-    /// goes out 100 times a second, and every allocation and hash on that path costs the
-    /// daemon CPU).
-    private var watchersByPath: (path: String, ids: [Int])?
-    /// The ids of the clients with a CALIBRATE waiting, in ascending order; cached like
-    /// `watchersByPath`, so that a stable reading (every reading while something lies on the
-    /// scale) costs nothing when nobody is calibrating.
-    private var awaitingCalibration: [Int]?
-    /// Which touch the readings belong to, so that a calibration point is taken from the
-    /// touch it was asked for and no other.
-    private var touches = TouchCounter()
 
     /// Rules with no client, no reading and no calibration yet.
     /// - Parameters:
@@ -174,11 +188,33 @@ struct DaemonRules: Sendable {
         self.policy = policy
     }
 
-    /// The curve fitted to the calibration's points, on `device`'s pressure axis.
-    /// - Parameter device: The device being served.
+    /// The calibration of a device being served.
+    /// - Parameter device: The device's name.
+    /// - Returns: Its calibration; `.none` for a device the rules do not know.
+    func calibration(of device: String) -> Calibration {
+        devices[device]?.calibration ?? .none
+    }
+
+    /// The curve fitted to a device's calibration points, on its pressure axis.
+    /// - Parameter device: A device being served.
     /// - Returns: The fit; `nil` without points or without a usable pressure axis.
     func fit(for device: SourceDevice) -> CalibrationFit? {
-        Self.fit(calibration, for: device)
+        Self.fit(calibration(of: device.nodeName), for: device)
+    }
+
+    /// The newest reading of a device being served.
+    func lastReading(of device: String) -> Reading? {
+        devices[device]?.lastReading
+    }
+
+    /// The caches of who gets each device's lines, dropped when a client changes.
+    private mutating func forgetRecipients() {
+        var index = devices.values.startIndex
+        while index != devices.values.endIndex {
+            devices.values[index].watchers = nil
+            devices.values[index].awaitingCalibration = nil
+            devices.values.formIndex(after: &index)
+        }
     }
 
     /// The curve fitted to some calibration's points on `device`'s axis, choosing between
@@ -227,12 +263,12 @@ struct DaemonRules: Sendable {
     ///   - line: The line's bytes as received, without its newline: a line that is not
     ///     UTF-8 is refused as such, at the byte where it stops being so.
     ///   - client: Who sent it.
-    ///   - device: The device being read now, if any.
+    ///   - served: The devices being read now, in the order DEVICES lists them.
     /// - Returns: The reply (an ERROR for a line that is no request) and what follows from it.
-    mutating func handle(line: [UInt8], from client: ClientIdentity, serving device: SourceDevice?) -> Outcome {
+    mutating func handle(line: [UInt8], from client: ClientIdentity, serving served: [SourceDevice]) -> Outcome {
         switch ClientRequest.parse(line: line) {
         case .success(let request):
-            return handle(request, from: client, serving: device)
+            return handle(request, from: client, serving: served)
         case .failure(let error):
             var outcome = Outcome()
             outcome.send(error.line, to: client.id)
@@ -246,118 +282,215 @@ struct DaemonRules: Sendable {
     ///   - request: What the client asked.
     ///   - client: Who asked; TARE, CALIBRATE, a CALIBRATION reset and RUMBLE need
     ///     `policy.mayControl(client)`.
-    ///   - device: The device being read now, if any: TARE, CALIBRATE and CALIBRATION need
-    ///     one; RUMBLE does not (a gamepad may rumble without it).
+    ///   - served: The devices being read now, in the order DEVICES lists them: TARE,
+    ///     CALIBRATE and CALIBRATION need one, named by the request when there are several;
+    ///     RUMBLE does not (a gamepad may rumble without it).
     /// - Returns: Exactly one reply for the client (or an effect that sends it), and the
     ///   effects of the change. A client that is not connected gets nothing.
-    mutating func handle(_ request: ClientRequest, from client: ClientIdentity, serving device: SourceDevice?) -> Outcome {
+    mutating func handle(_ request: ClientRequest, from client: ClientIdentity, serving served: [SourceDevice]) -> Outcome {
         guard clients[client.id] != nil else { return Outcome() }
         var outcome = Outcome()
         switch request {
         case .watch(let enable, let requested):
+            if enable, let requested, !served.isEmpty, Self.find(requested, in: served) == nil {
+                outcome.send(RequestError(message: Self.unknown(requested, among: served), request: request).line, to: client.id)
+                break
+            }
             clients[client.id]!.watching = enable
             clients[client.id]!.watchedDevice = enable ? requested : nil
             // The reply names a device only when the request did (docs/protocol.md).
             outcome.send(WatchMessage(enable: enable, device: requested).line, to: client.id)
-        case .poll:
-            // The reading exactly as its READING line went out, with the device it came from.
-            outcome.send(PollMessage(time: lastReading?.time, reading: lastReading.map { ReadingMessage($0, device: lastReadingDevice?.nodeName) }).line, to: client.id)
+        case .poll(let requested):
+            outcome.send(poll(requested, among: served, request: request), to: client.id)
         case .devices:
             outcome.effects.append(.listDevices(client: client.id))
-        case .status:
-            outcome.effects.append(.reportStatus(client: client.id))
-        case .calibration(reset: false):
-            guard let device else {
-                outcome.send(RequestError(message: "no device is open; waiting for one to appear", request: request).line, to: client.id)
+        case .status(let requested):
+            guard let requested else {
+                outcome.effects.append(.reportStatus(client: client.id, device: nil))
                 break
             }
-            outcome.send(CalibrationMessage(calibration, fit: fit(for: device), device: device.nodeName).line, to: client.id)
-        case .tare, .calibrate, .measure, .calibration(reset: true), .replaceCurve, .rumble:
+            switch address(requested, among: served, for: request) {
+            case .success(let device): outcome.effects.append(.reportStatus(client: client.id, device: device))
+            case .failure(let error): outcome.send(error.line, to: client.id)
+            }
+        case .calibration(reset: false, let requested):
+            switch address(requested, among: served, for: request) {
+            case .success(let device):
+                outcome.send(CalibrationMessage(calibration(of: device.nodeName), fit: fit(for: device), device: device.nodeName).line, to: client.id)
+            case .failure(let error):
+                outcome.send(error.line, to: client.id)
+            }
+        case .tare, .calibrate, .measure, .calibration(reset: true, _), .replaceCurve, .rumble:
             guard policy.mayControl(client) else {
                 outcome.send(RequestError(message: "permission denied: only \(policy.allowed) may \(request.className)", request: request).line, to: client.id)
                 break
             }
-            change(request, for: client, serving: device, into: &outcome)
+            change(request, for: client, serving: served, into: &outcome)
         }
         return outcome
     }
 
+    /// POLL's reply: the newest reading of the device named, or of any device, and with
+    /// several devices and none named, the newest reading of each.
+    private func poll(_ requested: String?, among served: [SourceDevice], request: ClientRequest) -> String {
+        // Each reading exactly as its READING line went out, with the device it came from.
+        func message(_ device: SourceDevice) -> ReadingMessage? {
+            lastReading(of: device.nodeName).map { ReadingMessage($0, device: device.nodeName) }
+        }
+        if let requested {
+            guard let device = Self.find(requested, in: served) else {
+                return RequestError(message: Self.unknown(requested, among: served), request: request).line
+            }
+            let reading = message(device)
+            return PollMessage(time: reading?.time, reading: reading).line
+        }
+        let readings = served.compactMap(message)
+        let newest = readings.max { $0.time < $1.time }
+        return PollMessage(time: newest?.time, reading: newest, readings: served.count > 1 ? readings : nil).line
+    }
+
+    /// The device a request that needs one addresses: the one it names, or the only one.
+    /// - Returns: The device, or the ERROR to send: no device is served, the name is not
+    ///   served, or several are and the request named none (never a guess).
+    private func address(_ requested: String?, among served: [SourceDevice], for request: ClientRequest) -> Result<SourceDevice, RequestError> {
+        guard !served.isEmpty else {
+            let what = switch request {
+            case .tare: "no device to tare"
+            case .calibrate, .measure, .replaceCurve: "no device to calibrate"
+            case .calibration(reset: true, _): "no device whose calibration to reset"
+            default: "no device is open"
+            }
+            return .failure(RequestError(message: "\(what); waiting for one to appear", request: request))
+        }
+        if let requested {
+            guard let device = Self.find(requested, in: served) else {
+                return .failure(RequestError(message: Self.unknown(requested, among: served), request: request))
+            }
+            return .success(device)
+        }
+        guard served.count == 1 else {
+            return .failure(RequestError(
+                message: "\(served.count) devices are served (\(Self.names(of: served))): name one with 'device'", request: request))
+        }
+        return .success(served[0])
+    }
+
+    /// The served device a request names by its name on the wire or its path.
+    private static func find(_ name: String, in served: [SourceDevice]) -> SourceDevice? {
+        served.first { $0.nodeName == name || $0.path == name }
+    }
+
+    /// `no device 'event9' is served (served: event5, event7)`.
+    private static func unknown(_ name: String, among served: [SourceDevice]) -> String {
+        served.isEmpty
+            ? "no device '\(ClientRequest.abbreviated(name))' is served; none is open"
+            : "no device '\(ClientRequest.abbreviated(name))' is served (served: \(names(of: served)))"
+    }
+
+    /// The devices' names, comma-separated.
+    private static func names(of served: [SourceDevice]) -> String {
+        served.map(\.nodeName).joined(separator: ", ")
+    }
+
     /// The requests that change the scale or the hardware, once the client may.
-    private mutating func change(_ request: ClientRequest, for client: ClientIdentity, serving device: SourceDevice?, into outcome: inout Outcome) {
+    private mutating func change(_ request: ClientRequest, for client: ClientIdentity, serving served: [SourceDevice], into outcome: inout Outcome) {
         if case .rumble(let pattern) = request {
             // A rumble goes on without the pressure device (to a gamepad); the rest need it.
             outcome.effects.append(.play(pattern, confirmation: Confirmation(
                 client: client.id, request: request, reply: RumbleMessage(pattern: pattern).line, failure: "rumble unavailable")))
             return
         }
-        guard let device else {
-            let what = switch request {
-            case .tare: "no device to tare"
-            case .calibrate, .measure, .replaceCurve: "no device to calibrate"
-            default: "no device whose calibration to reset"
-            }
-            outcome.send(RequestError(message: "\(what); waiting for one to appear", request: request).line, to: client.id)
+        let device: SourceDevice
+        switch address(request.device, among: served, for: request) {
+        case .success(let addressed): device = addressed
+        case .failure(let error):
+            outcome.send(error.line, to: client.id)
             return
         }
+        let name = device.nodeName
+        var state = devices[name] ?? DeviceState()
+        defer { devices[name] = state }
         switch request {
         case .tare:
             // With something on the pad its weight becomes zero (its settled weight when it
             // rests, so that one frame's noise is not carried into every later reading); with
             // nothing, tare is cleared.
-            if let reading = lastReading, reading.contacts > 0 {
-                calibration.tareGrams += reading.settledGrams ?? reading.grams
+            if let reading = state.lastReading, reading.contacts > 0 {
+                state.calibration.tareGrams += reading.settledGrams ?? reading.grams
             } else {
-                calibration.tareGrams = 0
+                state.calibration.tareGrams = 0
             }
-            keep(for: device, confirming: client.id, request, reply: TareMessage(device: device.nodeName, grams: calibration.tareGrams).line, into: &outcome)
-        case .calibrate(let grams), .measure(let grams):
-            let pending = PendingPoint(grams: grams, add: request == .calibrate(grams: grams), touch: touches.touchToMeasure)
+            keep(state.calibration, for: device, confirming: client.id, request, reply: TareMessage(device: name, grams: state.calibration.tareGrams).line, into: &outcome)
+        case .calibrate(let grams, let requested), .measure(let grams, let requested):
+            let pending = PendingPoint(
+                grams: grams, add: request == .calibrate(grams: grams, device: requested), device: name, named: requested != nil,
+                touch: state.touches.touchToMeasure)
             if let superseded = clients[client.id]!.pendingCalibration {
                 outcome.send(RequestError(message: "the calibration with \(superseded.grams) g was replaced by one with \(grams) g", request: superseded.request).line, to: client.id)
             }
             clients[client.id]!.pendingCalibration = pending
-            let what = pending.add ? "calibrating with" : "measuring"
-            let which = touches.down ? "the touch on the pad" : "the next touch"
+            let what = pending.add ? "calibrating \(name) with" : "measuring on \(name)"
+            let which = state.touches.down ? "the touch on the pad" : "the next touch"
             outcome.effects.append(.log(.info, "\(client.label) \(what) \(grams) g: waiting for \(which) to be steady"))
-        case .replaceCurve(let points, let preview):
+        case .replaceCurve(let points, let preview, _):
             let replaced: Calibration
             do throws(CalibrationError) {
                 let axisMinimum = (try? PressureSource.select(for: device.description).axis.minimum) ?? Int32.min
-                replaced = try Calibration(points: points, tareGrams: calibration.tareGrams, axisMinimum: axisMinimum)
+                replaced = try Calibration(points: points, tareGrams: state.calibration.tareGrams, axisMinimum: axisMinimum)
             } catch {
                 outcome.send(RequestError(message: "calibration refused: \(error)", request: request).line, to: client.id)
                 return
             }
-            let reply = CalibrationMessage(replaced, fit: Self.fit(replaced, for: device), device: device.nodeName, preview: preview).line
+            let reply = CalibrationMessage(replaced, fit: Self.fit(replaced, for: device), device: name, preview: preview).line
             if preview {
                 outcome.send(reply, to: client.id)
                 return
             }
-            calibration = replaced
-            outcome.effects.append(.log(.info, "\(client.label) replaced the calibration curve with \(points.count) points"))
-            keep(for: device, confirming: client.id, request, reply: reply, into: &outcome)
+            state.calibration = replaced
+            outcome.effects.append(.log(.info, "\(client.label) replaced the calibration curve of \(name) with \(points.count) points"))
+            keep(state.calibration, for: device, confirming: client.id, request, reply: reply, into: &outcome)
         default:
-            calibration = .none
-            keep(for: device, confirming: client.id, request, reply: CalibrationMessage(calibration, device: device.nodeName).line, into: &outcome)
+            state.calibration = .none
+            keep(state.calibration, for: device, confirming: client.id, request, reply: CalibrationMessage(state.calibration, device: name).line, into: &outcome)
         }
     }
 
-    /// Applies the calibration to the readings and saves it; the reply waits on the save.
-    private func keep(for device: SourceDevice, confirming client: Int, _ request: ClientRequest, reply: String, into outcome: inout Outcome) {
-        outcome.effects.append(.applyCalibration(calibration))
+    /// Applies the calibration to the device's readings and saves it; the reply waits on the
+    /// save.
+    private func keep(_ calibration: Calibration, for device: SourceDevice, confirming client: Int, _ request: ClientRequest, reply: String, into outcome: inout Outcome) {
+        outcome.effects.append(.applyCalibration(calibration, device: device))
         outcome.effects.append(.saveCalibration(calibration, device: device, confirmation: Confirmation(
             client: client, request: request, reply: reply, failure: "applied but not saved")))
     }
 
-    // MARK: - Readings and the device
+    // MARK: - Readings and the devices
 
     /// A device was opened and its saved calibration read (or none was there): it becomes
-    /// the calibration in force.
-    /// - Parameter calibration: The device's saved calibration, or `.none`.
-    /// - Returns: The effect that applies it to the readings.
-    mutating func adopt(_ calibration: Calibration) -> Outcome {
-        self.calibration = calibration
-        return Outcome(effects: [.applyCalibration(calibration)])
+    /// the device's calibration in force, and the device starts afresh (no reading, no
+    /// touch).
+    /// - Parameters:
+    ///   - calibration: The device's saved calibration, or `.none`.
+    ///   - device: The device opened.
+    /// - Returns: The effect that applies it to the device's readings.
+    mutating func adopt(_ calibration: Calibration, for device: SourceDevice) -> Outcome {
+        devices[device.nodeName] = DeviceState(calibration: calibration)
+        return Outcome(effects: [.applyCalibration(calibration, device: device)])
+    }
+
+    /// A device went away (unplugged, failed, or its recording ended): its state goes with
+    /// it, and each CALIBRATE waiting on it ends with an ERROR.
+    /// - Parameter device: The device's name.
+    /// - Returns: The ERRORs.
+    mutating func remove(_ device: String) -> Outcome {
+        var outcome = Outcome()
+        guard devices.removeValue(forKey: device) != nil else { return outcome }
+        for id in clients.keys.sorted() {
+            guard let pending = clients[id]!.pendingCalibration, pending.device == device else { continue }
+            clients[id]!.pendingCalibration = nil
+            outcome.send(RequestError(
+                message: "\(device) went away before the weight settled: nothing was stored", request: pending.request).line, to: id)
+        }
+        return outcome
     }
 
     /// A reading or PEAK arrived from `device`.
@@ -378,35 +511,43 @@ struct DaemonRules: Sendable {
     /// `receive(_:from:)` into an outcome the caller keeps: the daemon empties and reuses one
     /// rather than allocating its arrays for each of a hundred readings a second.
     mutating func receive(_ output: ScaleOutput, from device: SourceDevice, into outcome: inout Outcome) {
-        let watchers = watchers(of: device)
+        let name = device.nodeName
+        // One lookup of the device's state per output; its index stays valid while only
+        // values change.
+        let index: [String: DeviceState].Index
+        if let found = devices.index(forKey: name) {
+            index = found
+        } else {
+            devices[name] = DeviceState()
+            index = devices.index(forKey: name)!
+        }
+        let watchers = devices.values[index].watchers ?? watchers(of: device, at: index)
         if !watchers.isEmpty {
             // A slow client may miss READINGs, never a PEAK.
             var droppable = false
             if case .reading = output { droppable = true }
-            outcome.lines.append(Line(bytes: output.lineBytes(device: device.nodeName), to: watchers, droppable: droppable))
+            outcome.lines.append(Line(bytes: output.lineBytes(device: name), to: watchers, droppable: droppable))
         }
-        if case .reading(let reading) = output {
-            lastReading = reading
-            lastReadingDevice = device
-            let lifted = touches.count(reading)
-            if reading.steady || lifted {
-                let waiting = awaitingCalibration ?? clients.filter { $0.value.pendingCalibration != nil }.keys.sorted()
-                awaitingCalibration = waiting
-                if waiting.isEmpty { return }
-                if lifted {
-                    refuseLiftedCalibrations(of: waiting, into: &outcome)
-                } else if reading.contacts > 0 {
-                    completeCalibrations(of: waiting, with: reading, from: device, into: &outcome)
-                }
-            }
+        guard case .reading(let reading) = output else { return }
+        devices.values[index].lastReading = reading
+        let lifted = devices.values[index].touches.count(reading)
+        guard reading.steady || lifted else { return }
+        let waiting = devices.values[index].awaitingCalibration ?? clients.filter { $0.value.pendingCalibration?.device == name }.keys.sorted()
+        devices.values[index].awaitingCalibration = waiting
+        if waiting.isEmpty { return }
+        if lifted {
+            refuseLiftedCalibrations(of: waiting, on: name, into: &outcome)
+        } else if reading.contacts > 0 {
+            completeCalibrations(of: waiting, with: reading, from: device, into: &outcome)
         }
     }
 
     /// Ends the CALIBRATE requests whose touch was just lifted before it was steady: nothing
     /// is stored, and the client is told to place the weight again.
-    private mutating func refuseLiftedCalibrations(of waiting: [Int], into outcome: inout Outcome) {
+    private mutating func refuseLiftedCalibrations(of waiting: [Int], on device: String, into outcome: inout Outcome) {
+        let touch = devices[device]!.touches.current
         for id in waiting {
-            guard let pending = clients[id]!.pendingCalibration, pending.touch == touches.current else { continue }
+            guard let pending = clients[id]!.pendingCalibration, pending.touch == touch else { continue }
             clients[id]!.pendingCalibration = nil
             outcome.send(RequestError(
                 message: "\(CalibrateMessage.liftedBeforeSettling): nothing was stored; put the \(MassUnit.sentence(grams: pending.grams)) weight on again, keep it still and ask again",
@@ -414,11 +555,11 @@ struct DaemonRules: Sendable {
         }
     }
 
-    /// The clients watching `device`, from the cache while neither changes.
-    private mutating func watchers(of device: SourceDevice) -> [Int] {
-        if let cached = watchersByPath, cached.path == device.path { return cached.ids }
+    /// The clients watching `device`, whose state is at `index`, worked out and kept until
+    /// the clients change.
+    private mutating func watchers(of device: SourceDevice, at index: [String: DeviceState].Index) -> [Int] {
         let ids = clients.filter { $0.value.watches(device) }.keys.sorted()
-        watchersByPath = (device.path, ids)
+        devices.values[index].watchers = ids
         return ids
     }
 
@@ -434,22 +575,25 @@ struct DaemonRules: Sendable {
         guard let axis = try? PressureSource.select(for: device.description).axis else { return }
         // A steady reading is stable and carries its window; without one, keep waiting.
         guard let settled = reading.settled else { return }
+        let name = device.nodeName
+        let touch = devices[name]!.touches.current
         for id in waiting {
-            guard let pending = clients[id]!.pendingCalibration, pending.touch == touches.current else { continue }
+            guard let pending = clients[id]!.pendingCalibration, pending.touch == touch else { continue }
             clients[id]!.pendingCalibration = nil
             let point = CalibrationPoint(
                 raw: settled.mean, grams: pending.grams, spread: settled.standardDeviation, count: settled.count)
             guard pending.add else {
-                outcome.send(CalibrateMessage(point: point, points: calibration.points.count, device: device.nodeName, added: false).line, to: id)
+                outcome.send(CalibrateMessage(point: point, points: devices[name]!.calibration.points.count, device: name, added: false).line, to: id)
                 continue
             }
             do throws(CalibrationError) {
-                try calibration.add(point, axisMinimum: axis.minimum)
+                try devices[name]!.calibration.add(point, axisMinimum: axis.minimum)
             } catch {
                 outcome.send(RequestError(message: "calibration point refused: \(error)", request: pending.request).line, to: id)
                 continue
             }
-            keep(for: device, confirming: id, pending.request, reply: CalibrateMessage(point: point, points: calibration.points.count, device: device.nodeName).line, into: &outcome)
+            let calibration = devices[name]!.calibration
+            keep(calibration, for: device, confirming: id, pending.request, reply: CalibrateMessage(point: point, points: calibration.points.count, device: name).line, into: &outcome)
         }
     }
 }

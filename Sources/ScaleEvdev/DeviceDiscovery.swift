@@ -44,9 +44,12 @@ package enum DeviceDiscovery {
     }
 
     /// Opens every event node briefly to describe it.
-    package static func scan(directory: String = inputDirectory) -> [DiscoveredDevice] {
+    /// - Parameters:
+    ///   - directory: Where the nodes are.
+    ///   - excluding: Nodes to leave out (those already open).
+    package static func scan(directory: String = inputDirectory, excluding: Set<String> = []) -> [DiscoveredDevice] {
         let links = symlinks(in: directory)
-        return eventNodes(in: directory).map { path in
+        return eventNodes(in: directory).filter { !excluding.contains($0) }.map { path in
             let details: Result<DiscoveredDevice.Details, DeviceOpenError>
             do throws(DeviceOpenError) {
                 let device = try EvdevDevice(path: path, wantsWrite: true)
@@ -99,6 +102,24 @@ package enum DeviceDiscovery {
         var message = "no input device matches \(query)"
         if !unopenable.isEmpty { message += " among those that could be opened (\(unopenable.count) could not: \(unopenable[0]))" }
         throw DeviceSelectionError(description: message + "; 'forcescale devices' lists them", openError: unopenable.first)
+    }
+
+    /// Chooses every device to weigh with, in the order of their nodes.
+    /// - Parameters:
+    ///   - queries: What the user asked for with `--device` (each may match several
+    ///     devices), or none for every device with usable pressure.
+    ///   - devices: The result of `scan`.
+    /// - Returns: The devices, at least one.
+    /// - Throws: `DeviceSelectionError` when none is usable, saying what was found and what
+    ///   to do, as `choose` says it for the first query.
+    package static func chooseEvery(_ queries: [DeviceQuery], from devices: [DiscoveredDevice]) throws(DeviceSelectionError) -> [DeviceCandidate] {
+        let usable = Set(DeviceRanking.ranked(devices.compactMap(\.candidate)).map(\.path))
+        let chosen = devices.compactMap(\.candidate).filter { candidate in
+            usable.contains(candidate.path) && (queries.isEmpty || queries.contains { $0.matches(candidate) })
+        }
+        guard chosen.isEmpty else { return chosen }
+        // Nothing usable: `choose` says why, as it does for one device.
+        return [try choose(queries.first, from: devices)]
     }
 
     /// Chooses the device to rumble: the first that can, among those matching `query` (or

@@ -118,6 +118,9 @@ package struct Setting: Hashable, Sendable, CustomStringConvertible {
     package let flags: [Flag]
     /// When a reload applies a change of it.
     package let reload: Reload
+    /// The programs whose `--name` may be given several times, each value adding one (the
+    /// configuration file then takes a comma-separated list).
+    package let repeatsIn: Set<Program>
 
     /// Declares a setting.
     /// - Parameters:
@@ -131,9 +134,11 @@ package struct Setting: Hashable, Sendable, CustomStringConvertible {
     ///   - programs: Who takes it on the command line.
     ///   - flags: Flags for some of its values.
     ///   - reload: When a reload applies it.
+    ///   - repeatsIn: The programs that take it several times.
     package init(
         _ name: String, valueName: String?, kind: Kind, defaultValue: String? = nil, defaultDescription: String? = nil,
-        help: String, inConfigurationFile: Bool = true, programs: Set<Program>, flags: [Flag] = [], reload: Reload
+        help: String, inConfigurationFile: Bool = true, programs: Set<Program>, flags: [Flag] = [], reload: Reload,
+        repeatsIn: Set<Program> = []
     ) {
         self.name = name
         self.valueName = valueName
@@ -145,6 +150,7 @@ package struct Setting: Hashable, Sendable, CustomStringConvertible {
         self.programs = programs
         self.flags = flags
         self.reload = reload
+        self.repeatsIn = repeatsIn
     }
 
     /// The configuration file's key, when the file takes the setting.
@@ -246,7 +252,7 @@ package struct Setting: Hashable, Sendable, CustomStringConvertible {
         case .onOff:
             return "on or off"
         case .device:
-            return "a device path, a part of the device's name, or vendor:product in hex"
+            return "a device path, a part of the device's name, or vendor:product in hex (several separated by commas)"
         case .absolutePath:
             return "an absolute path"
         case .groupName:

@@ -16,7 +16,7 @@ extension Setting {
     package static let device = Setting(
         "device", valueName: "device", kind: .device,
         help: "A path, a part of the name, or vendor:product in hex.",
-        programs: [.read, .record, .rumble, .forcescaled], reload: .source)
+        programs: [.read, .record, .rumble, .forcescaled], reload: .source, repeatsIn: [.forcescaled])
 
     package static let intervalMilliseconds = Setting(
         "interval-ms", valueName: "ms",
@@ -138,6 +138,12 @@ extension Setting {
     /// - Parameter program: The program or subcommand.
     /// - Returns: The options of the settings whose `programs` include it.
     package static func options(for program: Program) -> [Option] {
-        all.filter { $0.programs.contains(program) }.flatMap(\.options)
+        all.filter { $0.programs.contains(program) }.flatMap { setting in
+            setting.options.map { option in
+                var option = option
+                option.isRepeatable = option.long == setting.name && setting.repeatsIn.contains(program)
+                return option
+            }
+        }
     }
 }

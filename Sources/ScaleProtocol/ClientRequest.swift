@@ -7,24 +7,24 @@ public enum ClientRequest: Hashable, Sendable {
     /// of one device.
     case watch(enable: Bool, device: String?)
     /// The newest reading, once.
-    case poll
+    case poll(device: String? = nil)
     /// The input devices the daemon knows.
     case devices
     /// The daemon's state.
-    case status
+    case status(device: String? = nil)
     /// Take the current weight as zero.
-    case tare
+    case tare(device: String? = nil)
     /// Add a calibration point: the known weight now on the pad, in grams.
-    case calibrate(grams: Double)
+    case calibrate(grams: Double, device: String? = nil)
     /// Measure a calibration point without adding it (CALIBRATE with `"add":false`): the
     /// known weight now on the pad, in grams. Guided calibration measures every point first
     /// and saves them together only when the person agrees.
-    case measure(grams: Double)
+    case measure(grams: Double, device: String? = nil)
     /// Report the calibration, or first clear it when `reset` is true.
-    case calibration(reset: Bool)
+    case calibration(reset: Bool, device: String? = nil)
     /// Replace the curve's points (CALIBRATION with `"curve"`), keeping the tare; with
     /// `preview`, only show the fit those points would give and change nothing.
-    case replaceCurve(points: [CalibrationPoint], preview: Bool)
+    case replaceCurve(points: [CalibrationPoint], preview: Bool, device: String? = nil)
     /// Play a haptic pattern on the rumble device.
     case rumble(pattern: HapticPattern)
 
@@ -38,6 +38,17 @@ public enum ClientRequest: Hashable, Sendable {
     public static let classNames = ["WATCH", "POLL", "DEVICES", "STATUS", "TARE", "CALIBRATE", "CALIBRATION", "RUMBLE"]
 
     /// The class of the request, as it appears in the request and its reply: `"WATCH"`.
+    /// The device the request names, for those that take one.
+    public var device: String? {
+        switch self {
+        case .watch(_, let device), .poll(let device), .status(let device), .tare(let device), .calibrate(_, let device),
+             .measure(_, let device), .calibration(_, let device), .replaceCurve(_, _, let device):
+            return device
+        case .devices, .rumble:
+            return nil
+        }
+    }
+
     public var className: String {
         switch self {
         case .watch: return "WATCH"
@@ -65,20 +76,19 @@ public enum ClientRequest: Hashable, Sendable {
         var json = JSONLineWriter()
         json.add("class", string: className)
         switch self {
-        case .watch(let enable, let device):
+        case .watch(let enable, _):
             json.add("enable", bool: enable)
-            json.add("device", string: device)
         case .poll, .devices, .status, .tare:
             break
-        case .calibrate(let grams):
+        case .calibrate(let grams, _):
             // The shortest text that reads back as the same Double: 100.0, 0.25, 1e-05.
             json.add("grams", literal: grams.isFinite ? grams.description : nil)
-        case .measure(let grams):
+        case .measure(let grams, _):
             json.add("grams", literal: grams.isFinite ? grams.description : nil)
             json.add("add", bool: false)
-        case .calibration(let reset):
+        case .calibration(let reset, _):
             json.add("reset", bool: reset)
-        case .replaceCurve(let points, let preview):
+        case .replaceCurve(let points, let preview, _):
             json.add("curve", objects: points.map { point in
                 var entry = JSONLineWriter()
                 entry.add("raw", literal: point.raw.isFinite ? point.raw.description : nil)
@@ -91,6 +101,7 @@ public enum ClientRequest: Hashable, Sendable {
         case .rumble(let pattern):
             json.add("pattern", string: pattern.name)
         }
+        json.add("device", string: device)
         return json.line
     }
 
@@ -168,18 +179,20 @@ public enum ClientRequest: Hashable, Sendable {
             case "WATCH":
                 let enable = try fields.bool("enable") ?? true
                 return .success(.watch(enable: enable, device: try fields.string("device")))
-            case "POLL": return .success(.poll)
+            case "POLL": return .success(.poll(device: try fields.string("device")))
             case "DEVICES": return .success(.devices)
-            case "STATUS": return .success(.status)
-            case "TARE": return .success(.tare)
+            case "STATUS": return .success(.status(device: try fields.string("device")))
+            case "TARE": return .success(.tare(device: try fields.string("device")))
             case "CALIBRATE":
                 let grams = try fields.positiveGrams()
-                return .success(try fields.bool("add") ?? true ? .calibrate(grams: grams) : .measure(grams: grams))
+                let device = try fields.string("device")
+                return .success(try fields.bool("add") ?? true ? .calibrate(grams: grams, device: device) : .measure(grams: grams, device: device))
             case "CALIBRATION":
+                let device = try fields.string("device")
                 if let points = try fields.curve() {
-                    return .success(.replaceCurve(points: points, preview: try fields.bool("preview") ?? false))
+                    return .success(.replaceCurve(points: points, preview: try fields.bool("preview") ?? false, device: device))
                 }
-                return .success(.calibration(reset: try fields.bool("reset") ?? false))
+                return .success(.calibration(reset: try fields.bool("reset") ?? false, device: device))
             case "RUMBLE":
                 return .success(.rumble(pattern: try fields.pattern()))
             default:
@@ -271,7 +284,7 @@ public enum ClientRequest: Hashable, Sendable {
 
     /// A client's text quoted in an error, cut to 40 characters so that a huge bogus value
     /// does not come back as a huge error.
-    static func abbreviated(_ text: String) -> String {
+    public static func abbreviated(_ text: String) -> String {
         let limit = 40
         guard text.count > limit else { return text }
         return String(text.prefix(limit)) + "…"

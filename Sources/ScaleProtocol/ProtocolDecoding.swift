@@ -119,6 +119,11 @@ struct MessageFields {
         try optional(key, .object) { $0.objectValue }.map { nested($0, at: path + key + ".") }
     }
 
+    /// A required nested object, read with its own path.
+    func object(_ key: String) throws(ProtocolDecodeError) -> MessageFields {
+        nested(try required(key, .object) { $0.objectValue }, at: path + key + ".")
+    }
+
     /// An array whose elements must all be objects.
     func objects(_ key: String) throws(ProtocolDecodeError) -> [MessageFields] {
         try elements(of: try required(key, .array) { $0.arrayValue }, key: key)

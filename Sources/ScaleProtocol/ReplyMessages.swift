@@ -11,7 +11,7 @@ public struct VersionMessage: DaemonLineMessage {
     public static let currentMajor = 1
     /// The minor version this build speaks: raised when classes or fields are added; clients
     /// ignore what they do not know.
-    public static let currentMinor = 4
+    public static let currentMinor = 5
 
     /// The daemon's release, as `forcescaled --version` prints it.
     public var release: String
@@ -96,33 +96,45 @@ public struct PollMessage: DaemonLineMessage {
 
     /// When the daemon answered, in the clock of the event times; `nil` leaves it out.
     public var time: EventTime?
-    /// The newest reading, exactly as its READING line; `nil` before the first.
+    /// The newest reading, exactly as its READING line; `nil` before the first. Of the
+    /// device the request named, or else of any device.
     public var reading: ReadingMessage?
+    /// Since protocol 1.5, when the request named no device and several are served: the
+    /// newest reading of each device that has read one, in the order DEVICES lists them.
+    public var readings: [ReadingMessage]?
 
     /// The reply.
     /// - Parameters:
     ///   - time: When the daemon answered, in the clock of the event times.
     ///   - reading: The newest reading.
-    public init(time: EventTime? = nil, reading: ReadingMessage?) {
+    ///   - readings: The newest reading of each device, when several are served.
+    public init(time: EventTime? = nil, reading: ReadingMessage?, readings: [ReadingMessage]? = nil) {
         self.time = time
         self.reading = reading
+        self.readings = readings
     }
 
     init(fields: MessageFields) throws(ProtocolDecodeError) {
-        // The nested object is a READING line's object; its "class" is not checked, since
-        // the field's name already says what it is.
+        // The nested objects are READING lines' objects; their "class" is not checked, since
+        // the field's name already says what they are.
         var reading: ReadingMessage?
         if let nested = try fields.optionalObject("reading") { reading = try ReadingMessage(fields: nested) }
-        self.init(time: try fields.optionalTime("time"), reading: reading)
+        var readings: [ReadingMessage]?
+        if let entries = try fields.optionalObjects("readings") {
+            readings = []
+            for entry in entries { readings!.append(try ReadingMessage(fields: entry)) }
+        }
+        self.init(time: try fields.optionalTime("time"), reading: reading, readings: readings)
     }
 
-    /// `{"class":"POLL","time":…,"reading":{"class":"READING",…}}`: the reading is written by
-    /// ``ReadingMessage``, so it is its line without the newline.
+    /// `{"class":"POLL","time":…,"reading":{"class":"READING",…},"readings":[…]}`: each reading
+    /// is written by ``ReadingMessage``, so it is its line without the newline.
     public var line: String {
         var json = JSONLineWriter()
         json.add("class", string: Self.className)
         json.add("time", time: time)
         json.add("reading", object: reading?.json)
+        json.add("readings", objects: readings?.map(\.json))
         return json.line
     }
 

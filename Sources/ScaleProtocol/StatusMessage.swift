@@ -37,6 +37,22 @@ public struct StatusMessage: DaemonLineMessage {
         public init(_ calibration: Calibration, fit: CalibrationFit? = nil) {
             self.init(points: calibration.points.count, tare: calibration.tareGrams, model: fit?.model.family.rawValue, uncertainty: fit?.uncertainty)
         }
+
+        init(fields summary: MessageFields) throws(ProtocolDecodeError) {
+            self.init(
+                points: try summary.integer("points"), tare: try summary.number("tare"), model: try summary.optionalString("model"),
+                uncertainty: try summary.optionalNumber("uncertainty"))
+        }
+
+        /// `{"points":…,"tare":…,"model":…,"uncertainty":…}`
+        var json: JSONLineWriter {
+            var summary = JSONLineWriter()
+            summary.add("points", integer: points)
+            summary.add("tare", number: tare, decimals: ProtocolDecimals.grams)
+            summary.add("model", string: model)
+            summary.add("uncertainty", number: uncertainty, decimals: ProtocolDecimals.grams)
+            return summary
+        }
     }
 
     /// STATUS's `log`: the force log's state.
@@ -68,13 +84,67 @@ public struct StatusMessage: DaemonLineMessage {
         }
     }
 
+    /// One entry of STATUS's `devices` (since protocol 1.5): a device the daemon serves.
+    public struct ServedDevice: Hashable, Sendable {
+        /// Its name on the wire, as READING's `device` gives it (`event5`, `pen.evemu`).
+        public var device: String
+        /// The name the device gives itself.
+        public var name: String
+        /// The gram model of its readings, kept by name.
+        public var model: GramModelName?
+        /// Its calibration.
+        public var calibration: CalibrationSummary
+        /// The event node its PEAKs rumble through; `nil` when they cannot rumble.
+        public var rumble: String?
+        /// How often the kernel dropped its events (`SYN_DROPPED`) since it was opened.
+        public var droppedEvents: Int
+
+        /// An entry, field by field.
+        /// - Parameters:
+        ///   - device: Its name on the wire.
+        ///   - name: The device's own name.
+        ///   - model: Its gram model's name.
+        ///   - calibration: Its calibration's summary.
+        ///   - rumble: The node its PEAKs rumble through.
+        ///   - droppedEvents: Its `SYN_DROPPED` count.
+        public init(device: String, name: String, model: GramModelName?, calibration: CalibrationSummary, rumble: String?, droppedEvents: Int) {
+            self.device = device
+            self.name = name
+            self.model = model
+            self.calibration = calibration
+            self.rumble = rumble
+            self.droppedEvents = droppedEvents
+        }
+
+        init(fields: MessageFields) throws(ProtocolDecodeError) {
+            self.init(
+                device: try fields.string("device"), name: try fields.string("name"),
+                model: try fields.optionalString("model").map(GramModelName.init(rawValue:)),
+                calibration: try CalibrationSummary(fields: try fields.object("calibration")),
+                rumble: try fields.optionalString("rumble"), droppedEvents: try fields.integer("dropped_events"))
+        }
+
+        /// `{"device":…,"name":…,"model":…,"calibration":{…},"rumble":…,"dropped_events":…}`
+        public var json: JSONLineWriter {
+            var json = JSONLineWriter()
+            json.add("device", string: device)
+            json.add("name", string: name)
+            json.add("model", string: model?.rawValue)
+            json.add("calibration", object: calibration.json)
+            json.add("rumble", string: rumble)
+            json.add("dropped_events", integer: droppedEvents)
+            return json
+        }
+    }
+
     /// The daemon's release, as in VERSION.
     public var release: String
     /// Seconds since the daemon started (monotonic clock), to the millisecond.
     public var uptime: Double
     /// Connected clients, the one asking included.
     public var clients: Int
-    /// The device being read, by its node name as in READING (`event5`); `nil` when none.
+    /// The device being read, by its node name as in READING (`event5`); `nil` when none, or
+    /// when several are served (``devices`` then lists each).
     public var device: String?
     /// The gram model of that device's readings, kept by name.
     public var model: GramModelName?
@@ -88,6 +158,9 @@ public struct StatusMessage: DaemonLineMessage {
     public var log: LogSummary?
     /// The PEAK rumbles since the start; `nil` before the first was played or failed.
     public var rumbles: RumbleSummary?
+    /// Since protocol 1.5: every device served, one entry each (empty when none is); `nil`
+    /// from an older daemon.
+    public var devices: [ServedDevice]?
 
     /// The reply, field by field as its line holds them.
     /// - Parameters:
@@ -101,10 +174,11 @@ public struct StatusMessage: DaemonLineMessage {
     ///   - dropped: Stream lines discarded for slow clients.
     ///   - log: The force log's state.
     ///   - rumbles: The PEAK rumbles' counts and latencies.
+    ///   - devices: Every device served.
     public init(
         release: String, uptime: Double, clients: Int, device: String? = nil, model: GramModelName? = nil,
         calibration: CalibrationSummary? = nil, rumble: String? = nil, dropped: Int = 0, log: LogSummary? = nil,
-        rumbles: RumbleSummary? = nil
+        rumbles: RumbleSummary? = nil, devices: [ServedDevice]? = nil
     ) {
         self.release = release
         self.uptime = JSONLineWriter.round(uptime, decimals: ProtocolDecimals.uptime)
@@ -116,6 +190,7 @@ public struct StatusMessage: DaemonLineMessage {
         self.dropped = dropped
         self.log = log
         self.rumbles = rumbles
+        self.devices = devices
     }
 
     /// The reply from the daemon's own state.
@@ -131,23 +206,25 @@ public struct StatusMessage: DaemonLineMessage {
     ///   - dropped: Stream lines discarded for slow clients.
     ///   - log: The force log's state.
     ///   - rumbles: The PEAK rumbles since the start.
+    ///   - devices: Every device served.
     public init(
         release: String, uptimeSeconds: Double, clients: Int, device: String? = nil,
         model: GramModelKind? = nil, calibration: Calibration? = nil, fit: CalibrationFit? = nil, rumble: String? = nil, dropped: Int = 0,
-        log: LogSummary? = nil, rumbles: RumbleStatistics = RumbleStatistics()
+        log: LogSummary? = nil, rumbles: RumbleStatistics = RumbleStatistics(), devices: [ServedDevice]? = nil
     ) {
         self.init(
             release: release, uptime: uptimeSeconds, clients: clients, device: device, model: model.map(GramModelName.init),
             calibration: calibration.map { CalibrationSummary($0, fit: fit) }, rumble: rumble, dropped: dropped, log: log,
-            rumbles: RumbleSummary(rumbles))
+            rumbles: RumbleSummary(rumbles), devices: devices)
     }
 
     init(fields: MessageFields) throws(ProtocolDecodeError) {
         var calibration: CalibrationSummary?
-        if let summary = try fields.optionalObject("calibration") {
-            calibration = CalibrationSummary(
-                points: try summary.integer("points"), tare: try summary.number("tare"), model: try summary.optionalString("model"),
-                uncertainty: try summary.optionalNumber("uncertainty"))
+        if let summary = try fields.optionalObject("calibration") { calibration = try CalibrationSummary(fields: summary) }
+        var devices: [ServedDevice]?
+        if let entries = try fields.optionalObjects("devices") {
+            devices = []
+            for entry in entries { devices!.append(try ServedDevice(fields: entry)) }
         }
         var log: LogSummary?
         if let summary = try fields.optionalObject("log") {
@@ -160,11 +237,12 @@ public struct StatusMessage: DaemonLineMessage {
             release: try fields.string("release"), uptime: try fields.number("uptime"), clients: try fields.integer("clients"),
             device: try fields.optionalString("device"), model: try fields.optionalString("model").map(GramModelName.init(rawValue:)),
             calibration: calibration, rumble: try fields.optionalString("rumble"), dropped: try fields.integer("dropped"),
-            log: log, rumbles: try fields.optionalObject("rumbles").map { fields throws(ProtocolDecodeError) in try RumbleSummary(fields: fields) })
+            log: log, rumbles: try fields.optionalObject("rumbles").map { fields throws(ProtocolDecodeError) in try RumbleSummary(fields: fields) },
+            devices: devices)
     }
 
     /// `{"class":"STATUS","release":…,"uptime":…,"clients":…,"device":…,"model":…,
-    /// "calibration":{"points":…,"tare":…},"rumble":…,"dropped":…,"log":{…},"rumbles":{…}}`
+    /// "calibration":{"points":…,"tare":…},"rumble":…,"dropped":…,"log":{…},"rumbles":{…},"devices":[…]}`
     public var line: String {
         var json = JSONLineWriter()
         json.add("class", string: Self.className)
@@ -173,14 +251,7 @@ public struct StatusMessage: DaemonLineMessage {
         json.add("clients", integer: clients)
         json.add("device", string: device)
         json.add("model", string: model?.rawValue)
-        json.add("calibration", object: calibration.map { calibration in
-            var summary = JSONLineWriter()
-            summary.add("points", integer: calibration.points)
-            summary.add("tare", number: calibration.tare, decimals: ProtocolDecimals.grams)
-            summary.add("model", string: calibration.model)
-            summary.add("uncertainty", number: calibration.uncertainty, decimals: ProtocolDecimals.grams)
-            return summary
-        })
+        json.add("calibration", object: calibration?.json)
         json.add("rumble", string: rumble)
         json.add("dropped", integer: dropped)
         json.add("log", object: log.map { log in
@@ -193,6 +264,7 @@ public struct StatusMessage: DaemonLineMessage {
             return summary
         })
         json.add("rumbles", object: rumbles?.json)
+        json.add("devices", objects: devices?.map(\.json))
         return json.line
     }
 

@@ -326,7 +326,7 @@ package final class WebServer {
         let control = options.allowControl ? "true" : "false"
         let down = HTTPResponse.json(200, #"{"up":false,"control":"# + control + #","status":null}"#)
         guard case .success(let status)? = askDaemon({ () throws(DaemonClientError) in
-            try client.request(.status, expecting: StatusMessage.self, timeout: options.daemonTimeout)
+            try client.request(.status(), expecting: StatusMessage.self, timeout: options.daemonTimeout)
         }), daemonUp else {
             return down
         }
@@ -340,7 +340,7 @@ package final class WebServer {
             return .text(403, "Forbidden: \(refusal)")
         }
         guard client.isConnected else { return .json(503, #"{"error":"forcescaled is not running"}"#) }
-        switch askDaemon({ () throws(DaemonClientError) in try client.request(.tare, expecting: TareMessage.self, timeout: options.daemonTimeout) }) {
+        switch askDaemon({ () throws(DaemonClientError) in try client.request(.tare(), expecting: TareMessage.self, timeout: options.daemonTimeout) }) {
         case nil:
             return .json(503, #"{"error":"forcescaled does not answer"}"#)
         case .success(let reply)?:

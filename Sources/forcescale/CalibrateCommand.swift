@@ -19,7 +19,9 @@ enum CalibrateCommand {
             it with each point's residual and the uncertainty. --guided walks through a \
             whole calibration on a terminal, weight by weight (--weights, or typed one by \
             one), shows the fit and saves it only when you agree. --reset clears the curve \
-            and the tare first. Changing the calibration needs root or membership of the \
+            and the tare first. When the daemon serves several devices, --device names the \
+            one to calibrate (without it the daemon's error lists them and calibrate exits \
+            with status 1). Changing the calibration needs root or membership of the \
             daemon's group.
             """,
         options: [
@@ -30,6 +32,7 @@ enum CalibrateCommand {
             Option(long: "weights", valueName: "list", help: "With --guided: the known weights in grams, e.g. 20,50,100,200 (default: type each one)."),
             DaemonConnection.timeoutOption(default: 60, help: "How long to wait for a weight to settle."),
             Option(long: "reset", help: "Clear the calibration and the tare (before adding a point, with --grams)."),
+            DaemonConnection.deviceOption,
             DaemonConnection.socketOption,
         ])
 
@@ -52,10 +55,11 @@ enum CalibrateCommand {
             throw command.usageError("Give --grams N (the known weight you will put on the pad), --reset, --show or --guided, one of them (--reset may go with --grams)")
         }
         let timeout = try DaemonConnection.timeout(command)
+        let device = command.string("device")
         if show {
             return DaemonConnection.run {
                 let client = try DaemonConnection.connect(command)
-                let reply = try client.request(.calibration(reset: false), expecting: CalibrationMessage.self)
+                let reply = try client.request(.calibration(reset: false, device: device), expecting: CalibrationMessage.self)
                 let output = OutputChannel.standardOutput
                 try output.write(command.flag("json") ? reply.text + "\n" : describe(reply.message).joined(separator: "\n") + "\n")
                 try output.flush()
@@ -65,7 +69,7 @@ enum CalibrateCommand {
             var status = ExitStatus.success
             let result = DaemonConnection.run {
                 let client = try DaemonConnection.connect(command)
-                var session = GuidedCalibration(client: client, output: .standardOutput, timeout: timeout)
+                var session = GuidedCalibration(client: client, device: device, output: .standardOutput, timeout: timeout)
                 status = try session.run(weights: weights)
             }
             return result == ExitStatus.success ? status : result
@@ -74,17 +78,17 @@ enum CalibrateCommand {
             let client = try DaemonConnection.connect(command)
             let output = OutputChannel.standardOutput
             if reset {
-                let reply = try client.request(.calibration(reset: true), expecting: CalibrationMessage.self)
+                let reply = try client.request(.calibration(reset: true, device: device), expecting: CalibrationMessage.self)
                 let device = reply.message.device.map { " of \($0)" } ?? ""
                 try output.write("Calibration\(device) reset: no points, no tare.\n")
                 try output.flush()
             }
             guard let grams else { return }
-            try calibrate(grams: grams, timeout: timeout, client: client, output: output)
+            try calibrate(grams: grams, device: device, timeout: timeout, client: client, output: output)
         }
     }
 
-    static func calibrate(grams: Double, timeout: Double, client: DaemonClient, output: OutputChannel) throws {
+    static func calibrate(grams: Double, device: String?, timeout: Double, client: DaemonClient, output: OutputChannel) throws {
         try output.write("Put \(DaemonFormat.plain(grams)) g on the pad and keep it still…\n")
         try output.flush()
         // On a terminal, show what the pad reads meanwhile, so that one can see it settle.
@@ -97,10 +101,10 @@ enum CalibrateCommand {
             try output.flush()
             shown = true
         }
-        if progress { _ = try client.request(.watch(enable: true, device: nil), expecting: WatchMessage.self) }
+        if progress { _ = try client.request(.watch(enable: true, device: device), expecting: WatchMessage.self) }
         let reply: DaemonReply<CalibrateMessage>
         do {
-            reply = try client.request(.calibrate(grams: grams), expecting: CalibrateMessage.self, timeout: timeout, onStream: showProgress)
+            reply = try client.request(.calibrate(grams: grams, device: device), expecting: CalibrateMessage.self, timeout: timeout, onStream: showProgress)
         } catch DaemonClientError.timedOut {
             if shown { try output.write("\n") }
             throw CommandFailure.noStableReading(within: timeout)

@@ -13,6 +13,11 @@ enum DaemonConnection {
         long: "socket", valueName: "path",
         help: "forcescaled's socket. (default: \(DaemonClient.systemSocketPath) when it exists, else $XDG_RUNTIME_DIR/\(DaemonClient.userSocketName))")
 
+    /// `--device <device>`: one of the devices the daemon serves.
+    static let deviceOption = Option(
+        long: "device", valueName: "device",
+        help: "The device, as the daemon names it (event5, pen.evemu) or its path; needed when forcescaled serves several.")
+
     /// `--timeout <seconds>` with the command's own default.
     static func timeoutOption(default seconds: Int, help: String) -> Option {
         Option(long: "timeout", valueName: "seconds", help: help, defaultValue: String(seconds))

@@ -14,6 +14,8 @@ import ScaleProtocol
 /// prompt, closing standard input or Ctrl-C leaves the calibration as it was.
 struct GuidedCalibration {
     let client: DaemonClient
+    /// The device calibrated, as `--device` named it; `nil` for the only one served.
+    let device: String?
     let output: OutputChannel
     /// Seconds to wait for a weight to settle, and for the pad to be cleared.
     let timeout: Double
@@ -23,10 +25,12 @@ struct GuidedCalibration {
     /// A session on one connection.
     /// - Parameters:
     ///   - client: The connection to forcescaled.
+    ///   - device: The device to calibrate; `nil` for the only one served.
     ///   - output: Where to talk to the person.
     ///   - timeout: Seconds to wait for each weight to settle.
-    init(client: DaemonClient, output: OutputChannel, timeout: Double) {
+    init(client: DaemonClient, device: String?, output: OutputChannel, timeout: Double) {
         self.client = client
+        self.device = device
         self.output = output
         self.timeout = timeout
         live = output.isTerminal
@@ -39,13 +43,12 @@ struct GuidedCalibration {
     /// - Throws: `DaemonClientError` (the daemon refused, went away, or nothing settled in
     ///   time: `CommandFailure.noStableReading`), or an output error.
     mutating func run(weights: [Double]?) throws -> Int32 {
-        let current = try client.request(.calibration(reset: false), expecting: CalibrationMessage.self).message
-        let device = current.device ?? "the device"
-        try say("Guided calibration of \(device). Its calibration now: "
+        let current = try client.request(.calibration(reset: false, device: device), expecting: CalibrationMessage.self).message
+        try say("Guided calibration of \(current.device ?? "the device"). Its calibration now: "
             + (current.points == 0 ? "no points" : DaemonFormat.count(current.points, "point"))
             + "; it stays as it is until you save at the end (Ctrl-C or q stops without saving).")
         try say("Use weights you know, from light to heavy if you can (a coin, a letter, an apple…), each alone on the same spot.")
-        _ = try client.request(.watch(enable: true, device: nil), expecting: WatchMessage.self)
+        _ = try client.request(.watch(enable: true, device: current.device ?? device), expecting: WatchMessage.self)
         try waitForEmptyPad(firstTime: true)
 
         var points: [CalibrationPoint] = []
@@ -109,18 +112,18 @@ struct GuidedCalibration {
             }
             points.remove(at: finding.index)
         }
-        var preview = try client.request(.replaceCurve(points: points, preview: true), expecting: CalibrationMessage.self).message
+        var preview = try client.request(.replaceCurve(points: points, preview: true, device: device), expecting: CalibrationMessage.self).message
         try say(CalibrateCommand.describe(preview).dropFirst().joined(separator: "\n"))
         while let index = preview.pointFits.firstIndex(where: { $0.expected != nil }), points.count > 1 {
             if try !confirm("Leave the \(DaemonFormat.plain(points[index].grams)) g point out? [y/N] ") { break }
             points.remove(at: index)
-            preview = try client.request(.replaceCurve(points: points, preview: true), expecting: CalibrationMessage.self).message
+            preview = try client.request(.replaceCurve(points: points, preview: true, device: device), expecting: CalibrationMessage.self).message
             try say(CalibrateCommand.describe(preview).dropFirst().joined(separator: "\n"))
         }
         guard try confirm("Save this calibration for \(device) (it replaces the curve; the tare stays)? [y/N] ") else {
             return try stop()
         }
-        let saved = try client.request(.replaceCurve(points: points, preview: false), expecting: CalibrationMessage.self).message
+        let saved = try client.request(.replaceCurve(points: points, preview: false, device: device), expecting: CalibrationMessage.self).message
         let uncertainty = saved.uncertainty.map { ", ± \(MassUnit.grams.format(grams: $0))" } ?? ""
         try say("Saved: \(DaemonFormat.count(saved.points, "point")), \(saved.model ?? "no") curve\(uncertainty).")
         return ExitStatus.success
@@ -146,7 +149,7 @@ struct GuidedCalibration {
         }
         let reply: CalibrateMessage
         do {
-            reply = try client.request(.measure(grams: grams), expecting: CalibrateMessage.self, timeout: timeout, onStream: show).message
+            reply = try client.request(.measure(grams: grams, device: device), expecting: CalibrateMessage.self, timeout: timeout, onStream: show).message
         } catch DaemonClientError.timedOut {
             if live { try output.write("\n") }
             throw CommandFailure.noStableReading(within: timeout)
@@ -161,7 +164,7 @@ struct GuidedCalibration {
     /// Waits until nothing is on the pad, so that the next point is a new touch and not
     /// the last weight measured again.
     private func waitForEmptyPad(firstTime: Bool) throws {
-        let newest = try client.request(.poll, expecting: PollMessage.self).message.reading
+        let newest = try client.request(.poll(device: device), expecting: PollMessage.self).message.reading
         guard let newest, newest.contacts > 0 else { return }
         try say(firstTime ? "Take everything off the pad…" : "Lift it off the pad…")
         let deadline = MonotonicClock.now() + Int64(timeout * 1_000_000)

@@ -27,7 +27,7 @@ enum ReadCommand {
         let intensity = try command.double(.rumbleIntensity) ?? 1
         guard Setting.rumbleIntensity.accepts(intensity) else { throw command.usageError("The rumble intensity must be between 0 and 1") }
         let liveOptions = LiveScale.Options(
-            query: command.string(.device).map(DeviceQuery.init), settings: options.settings,
+            devices: .best(command.string(.device).map(DeviceQuery.init)), settings: options.settings,
             grab: command.flag("grab"), rumble: rumble, rumbleIntensity: intensity)
         // Lines are written out once per wake-up of the loop (onDelivered below), not one
         // write(2) each: the same moment, and one system call when several came together.
@@ -55,7 +55,8 @@ enum ReadCommand {
     static func describe(_ notice: LiveNotice) -> String {
         switch notice {
         case .opened(let path, let device, _, _): return "reading \(path) (\(device.name))"
-        case .rumbleReady(let path): return "rumble on PEAK through \(path)"
+        case .rumbleReady(let path, _): return "rumble on PEAK through \(path)"
+        case .unusable(let path, let reason): return "\(path): \(reason)"
         case .rumbleUnavailable(let reason): return "rumble unavailable: \(reason); readings go on without it"
         case .resynchronized(let path): return "\(path): events were dropped (SYN_DROPPED); state rebuilt from the device"
         case .removed(let path): return "\(path): device removed"

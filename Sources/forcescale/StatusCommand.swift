@@ -9,23 +9,24 @@ enum StatusCommand {
         name: "status",
         abstract: "Show what the daemon is doing.",
         discussion: """
-            Asks forcescaled for its STATUS: release, uptime, connected clients, the \
-            device it reads and its gram model, the calibration, the rumble device and \
+            Asks forcescaled for its STATUS: release, uptime, connected clients, each \
+            device it serves (or the one --device names) with its gram model, its \
+            calibration, its rumble device and the events the kernel dropped for it, \
             the PEAK rumbles played and failed with their latency (median, 99th \
             percentile, longest; from the frame that reached the threshold to the play \
-            accepted), \
-            the readings dropped for clients that read too slowly, and the force log (its \
+            accepted), the readings dropped for clients that read too slowly, and the force log (its \
             file, what was written, and a write failure in progress).
             """,
         options: [
             Option(long: "json", help: "Print the daemon's STATUS line."),
+            DaemonConnection.deviceOption,
             DaemonConnection.socketOption,
         ])
 
     static func run(_ command: ParsedCommand) throws -> Int32 {
         DaemonConnection.run {
             let client = try DaemonConnection.connect(command)
-            let reply = try client.request(.status, expecting: StatusMessage.self)
+            let reply = try client.request(.status(device: command.string("device")), expecting: StatusMessage.self)
             let output = OutputChannel.standardOutput
             try output.write(command.flag("json") ? reply.text + "\n" : describe(reply.message, path: client.path))
             try output.flush()
@@ -38,21 +39,27 @@ enum StatusCommand {
         func add(_ label: String, _ value: String) { lines.append("  " + label.padding(12) + value) }
         add("up", uptime(status.uptime))
         add("clients", String(status.clients))
-        if let device = status.device {
-            // A model this client does not know is shown by its name all the same.
-            add("device", device + (status.model.map { ", \($0.rawValue) model" } ?? ""))
+        // A model this client does not know is shown by its name all the same.
+        func model(_ name: GramModelName?) -> String { name.map { ", \($0.rawValue) model" } ?? "" }
+        if let served = status.devices, served.count > 1 {
+            for entry in served {
+                add("device", entry.device + " (\(entry.name))" + model(entry.model))
+                add("", "calibration: " + calibrationText(entry.calibration))
+                add("", "rumble: " + (entry.rumble ?? "none"))
+                if entry.droppedEvents > 0 {
+                    add("", "events dropped by the kernel (SYN_DROPPED) " + DaemonFormat.count(entry.droppedEvents, "time"))
+                }
+            }
         } else {
-            add("device", "none open (waiting for one)")
+            if let device = status.device {
+                let name = status.devices?.first { $0.device == device }.map { " (\($0.name))" } ?? ""
+                add("device", device + name + model(status.model))
+            } else {
+                add("device", "none open (waiting for one)")
+            }
+            if let calibration = status.calibration { add("calibration", calibrationText(calibration)) }
+            add("rumble", status.rumble ?? "none")
         }
-        if let calibration = status.calibration {
-            let points = calibration.points
-            let tare = calibration.tare
-            var text = (points == 0 ? "no points" : DaemonFormat.count(points, "point"))
-            if let model = calibration.model { text += ", \(model) curve" }
-            if let uncertainty = calibration.uncertainty { text += ", ± \(MassUnit.grams.format(grams: uncertainty))" }
-            add("calibration", text + ", " + (tare == 0 ? "no tare" : "tare \(MassUnit.grams.format(grams: tare))"))
-        }
-        add("rumble", status.rumble ?? "none")
         add("rumbles", status.rumbles.map(RumbleText.summary) ?? "none played or failed yet")
         add("dropped", DaemonFormat.count(status.dropped, "reading") + " not read in time by slow clients")
         if let log = status.log {
@@ -66,6 +73,14 @@ enum StatusCommand {
             add("log", "off (forcescaled --log switches it on)")
         }
         return lines.joined(separator: "\n") + "\n"
+    }
+
+    /// `3 points, power curve, ± 1.7 g, tare 31.5 g`.
+    static func calibrationText(_ calibration: StatusMessage.CalibrationSummary) -> String {
+        var text = (calibration.points == 0 ? "no points" : DaemonFormat.count(calibration.points, "point"))
+        if let model = calibration.model { text += ", \(model) curve" }
+        if let uncertainty = calibration.uncertainty { text += ", ± \(MassUnit.grams.format(grams: uncertainty))" }
+        return text + ", " + (calibration.tare == 0 ? "no tare" : "tare \(MassUnit.grams.format(grams: calibration.tare))")
     }
 
     /// `42.5 s`, `5 min 12 s`, `3 h 05 min`, `2 d 4 h`.

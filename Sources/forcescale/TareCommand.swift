@@ -10,18 +10,21 @@ enum TareCommand {
         discussion: """
             Asks forcescaled to TARE: whatever rests on the pad now (a bowl, say) weighs \
             zero from here on, for every client, and the daemon keeps the tare with the \
-            device's calibration. With nothing on the pad the tare is cleared. Needs root \
-            or membership of the daemon's group.
+            device's calibration. With nothing on the pad the tare is cleared. When the \
+            daemon serves several devices, --device names the one to tare (without it the \
+            daemon's error lists them and tare exits with status 1). Needs root or \
+            membership of the daemon's group.
             """,
         options: [
             Option(long: "json", help: "Print the daemon's TARE reply line."),
+            DaemonConnection.deviceOption,
             DaemonConnection.socketOption,
         ])
 
     static func run(_ command: ParsedCommand) throws -> Int32 {
         DaemonConnection.run {
             let client = try DaemonConnection.connect(command)
-            let reply = try client.request(.tare, expecting: TareMessage.self)
+            let reply = try client.request(.tare(device: command.string("device")), expecting: TareMessage.self)
             let output = OutputChannel.standardOutput
             if command.flag("json") {
                 try output.write(reply.text + "\n")

@@ -25,13 +25,15 @@ enum WeighCommand {
             beside it, and when it is steady again the weight added is printed with a ± from \
             the spread of both windows: '12.4 g ± 0.6 g added'. Lifting the contact before \
             the end stops it with status 1, nothing weighed. A daemon with no device open is \
-            an error (status 69).
+            an error (status 69); one that serves several devices needs --device to say \
+            which to weigh on (without it weigh lists them and exits with status 1).
             """,
         options: [
             DaemonConnection.timeoutOption(default: 30, help: "How long to wait for a stable reading (for each step with --tare-first)."),
             Option(long: "tare-first", help: "Take the steady contact as zero, then weigh what is added to it."),
             Option(long: "unit", valueName: "unit", help: "Unit of the weight; JSON always carries grams.", defaultValue: "g", allowedValues: MassUnit.allCases.map(\.rawValue)),
             Option(long: "json", help: "Print the stable READING line instead."),
+            DaemonConnection.deviceOption,
             DaemonConnection.socketOption,
         ])
 
@@ -41,15 +43,21 @@ enum WeighCommand {
         let json = command.flag("json")
         return DaemonConnection.run {
             let client = try DaemonConnection.connect(command)
-            let status = try client.request(.status, expecting: StatusMessage.self).message
-            guard status.device != nil else {
+            let status = try client.request(.status(device: command.string("device")), expecting: StatusMessage.self).message
+            guard let device = status.device else {
+                if let served = status.devices, served.count > 1 {
+                    throw CommandFailure(
+                        message: "forcescaled serves \(served.count) devices (\(served.map(\.device).joined(separator: ", "))): "
+                            + "name the one to weigh on with --device",
+                        status: ExitStatus.failure)
+                }
                 throw CommandFailure(
                     message: "forcescaled on \(DaemonConnection.socketPath(command)) has no pressure device open: plug one in "
                         + "or name it with forcescaled --device; 'forcescale devices' lists what this machine has",
                     status: ExitStatus.unavailable)
             }
             if command.flag("tare-first") {
-                try weighAdded(client: client, status: status, timeout: timeout, unit: unit, json: json)
+                try weighAdded(client: client, device: device, status: status, timeout: timeout, unit: unit, json: json)
                 return
             }
             let deadline = MonotonicClock.now() + Int64(timeout * 1_000_000)
@@ -59,10 +67,10 @@ enum WeighCommand {
                 guard found == nil, case .reading(let reading) = line.message, reading.isSettledWeight else { return }
                 found = (reading, line.text)
             }
-            _ = try client.request(.watch(enable: true, device: nil), expecting: WatchMessage.self, onStream: take)
+            _ = try client.request(.watch(enable: true, device: device), expecting: WatchMessage.self, onStream: take)
             // A weight that has been resting still may send no new frames at all: the
             // newest reading already says what it weighs.
-            let poll = try client.request(.poll, expecting: PollMessage.self, onStream: take)
+            let poll = try client.request(.poll(device: device), expecting: PollMessage.self, onStream: take)
             if found == nil, let reading = poll.message.reading, reading.isSettledWeight {
                 // Its READING line, written by the type the daemon writes it with: the bytes
                 // it sent, less any fields a later daemon added.
@@ -96,7 +104,7 @@ enum WeighCommand {
     /// `weigh --tare-first`: the steady contact is the zero, then what is added to it within
     /// the same touch (``AddedWeight``). Prompts go to standard error on a terminal, so that
     /// standard output holds only the result.
-    private static func weighAdded(client: DaemonClient, status: StatusMessage, timeout: Double, unit: MassUnit, json: Bool) throws {
+    private static func weighAdded(client: DaemonClient, device: String, status: StatusMessage, timeout: Double, unit: MassUnit, json: Bool) throws {
         let calibrated = status.model == GramModelName(.calibrated)
         var measurement = AddedWeight(calibrationUncertainty: calibrated ? status.calibration?.uncertainty : nil)
         let prompts = OutputChannel.standardError
@@ -106,7 +114,7 @@ enum WeighCommand {
             try prompts.write(text + "\n")
             try prompts.flush()
         }
-        _ = try client.request(.watch(enable: true, device: nil), expecting: WatchMessage.self) { line in
+        _ = try client.request(.watch(enable: true, device: device), expecting: WatchMessage.self) { line in
             if case .reading(let reading) = line.message { Self.feed(reading, to: &measurement) }
         }
         try say("Put a contact on the pad (a finger, a coin, a metal lid) and keep it still…")

@@ -10,15 +10,16 @@ let release = "0.1.0"
 
 let root = Command(
     name: "forcescaled",
-    abstract: "The forcescale daemon: serves a pressure device's readings over a Unix socket.",
+    abstract: "The forcescale daemon: serves pressure devices' readings over a Unix socket.",
     discussion: """
-        Owns the pressure device (the best one, or --device), keeps its calibration and \
-        tare in the state directory, rumbles on peaks, and serves any number of clients \
-        over a Unix socket with the JSON-lines protocol of docs/protocol.md. Without a \
-        pressure device it serves all the same and takes the device up when it appears. \
-        --replay serves a recording as if it were a device, for demos and tests. With \
-        --log it also keeps every touch, its readings and its peaks in an SQLite file \
-        that 'forcescale log' lists, exports and plots.
+        Owns every pressure device it can read (or those --device names, each time it is \
+        given), keeps each one's calibration and tare in the state directory, rumbles on \
+        peaks, and serves any number of clients over a Unix socket with the JSON-lines \
+        protocol of docs/protocol.md. Without a pressure device it serves all the same and \
+        takes each device up when it appears. --replay serves a recording as if it were a \
+        device (repeat it to serve several, each named after its file), for demos and \
+        tests. With --log it also keeps every touch, its readings and its peaks in an \
+        SQLite file that 'forcescale log' lists, exports and plots.
 
         Settings come from the configuration file (\(DaemonConfiguration.defaultPath), \
         or --config), whose keys are named like the options; an option given here \
@@ -30,7 +31,7 @@ let root = Command(
     // configuration file's order; before them, what only the command line says.
     options: [
         Option(long: "config", valueName: "file", help: "The configuration file; a missing default one is no error. (default: \(DaemonConfiguration.defaultPath))"),
-        Option(long: "replay", valueName: "file", help: "Serve this evemu recording instead of a device."),
+        Option(long: "replay", valueName: "file", help: "Serve this evemu recording instead of devices; repeat for several.", isRepeatable: true),
         Option(long: "loop", help: "With --replay: start the recording over at its end."),
     ] + Setting.options(for: .forcescaled),
     version: release)
@@ -74,7 +75,7 @@ func commandLineLayer(_ command: ParsedCommand) throws -> ConfigurationLayer {
         }
         return value
     }
-    if given(.device) { layer.device = command.string(.device) }
+    if given(.device) { layer.devices = command.strings(Setting.device.name) }
     layer.intervalMilliseconds = try milliseconds(.intervalMilliseconds)
     if given(.threshold) { layer.threshold = try command.double(.threshold) }
     if given(.hysteresis) { layer.hysteresis = try command.double(.hysteresis) }
@@ -129,7 +130,8 @@ runMain(root: root) { command in
     let commandLine = try commandLineLayer(command)
     let configurationPath = command.string("config") ?? DaemonConfiguration.defaultPath
     let configurationIsExplicit = command.flag("config")
-    let source: Daemon.Source = command.string("replay").map { .recording(RecordingFiles(file: $0), loops: command.flag("loop")) } ?? .device
+    let replays = command.strings("replay")
+    let source: Daemon.Source = replays.isEmpty ? .devices : .recordings(replays.map { RecordingFiles(file: $0) }, loops: command.flag("loop"))
 
     /// Reads the file and puts the command line over it: at the start, and on each SIGHUP.
     /// - Throws: `ConfigurationError` for the file, `SettingProblem` for the rest.

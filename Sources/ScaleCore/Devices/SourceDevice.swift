@@ -12,9 +12,9 @@ public struct SourceDevice: Hashable, Sendable {
         let nodeName: String
         let description: DeviceDescription
 
-        init(path: String, description: DeviceDescription) {
+        init(path: String, nodeName: String, description: DeviceDescription) {
             self.path = path
-            nodeName = SourceDevice.nodeName(of: path)
+            self.nodeName = nodeName
             self.description = description
         }
     }
@@ -26,19 +26,29 @@ public struct SourceDevice: Hashable, Sendable {
     ///   - path: The event node or recording file.
     ///   - description: What the device declares.
     public init(path: String, description: DeviceDescription) {
-        storage = Storage(path: path, description: description)
+        self.init(path: path, name: SourceDevice.nodeName(of: path), description: description)
+    }
+
+    /// Creates the value for one device with a name of its own: a second recording whose
+    /// file has the name of another (`pen.evemu#2`).
+    /// - Parameters:
+    ///   - path: The event node or recording file.
+    ///   - name: The name the protocol uses for it.
+    ///   - description: What the device declares.
+    public init(path: String, name: String, description: DeviceDescription) {
+        storage = Storage(path: path, nodeName: name, description: description)
     }
 
     /// `/dev/input/event5`, or the path of a recording.
     public var path: String {
         get { storage.path }
-        set { storage = Storage(path: newValue, description: storage.description) }
+        set { storage = Storage(path: newValue, nodeName: SourceDevice.nodeName(of: newValue), description: storage.description) }
     }
 
     /// What the device declares: its name, identity and axes.
     public var description: DeviceDescription {
         get { storage.description }
-        set { storage = Storage(path: storage.path, description: newValue) }
+        set { storage = Storage(path: storage.path, nodeName: storage.nodeName, description: newValue) }
     }
 
     /// The name the protocol uses for the device: `event5` for `/dev/input/event5`, the file
@@ -54,9 +64,9 @@ public struct SourceDevice: Hashable, Sendable {
         String(path.split(separator: "/").last ?? Substring(path))
     }
 
-    /// Equal when path and description are; the same box is equal without looking further.
+    /// Equal when path, name and description are; the same box is equal without looking further.
     public static func == (lhs: SourceDevice, rhs: SourceDevice) -> Bool {
-        lhs.storage === rhs.storage || (lhs.path == rhs.path && lhs.description == rhs.description)
+        lhs.storage === rhs.storage || (lhs.path == rhs.path && lhs.nodeName == rhs.nodeName && lhs.description == rhs.description)
     }
 
     public func hash(into hasher: inout Hasher) {

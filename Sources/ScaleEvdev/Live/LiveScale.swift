@@ -11,10 +11,23 @@ package enum RumbleChoice: Sendable {
     case off
 }
 
+/// Which devices a live scale reads.
+package enum DeviceChoice: Sendable, Equatable {
+    /// The best device, or the best that the query matches: one device, followed through
+    /// unplug and replug (`forcescale read`).
+    case best(DeviceQuery?)
+    /// Every device with usable pressure, or every one that one of the queries matches,
+    /// each coming and going on its own (the daemon).
+    case every([DeviceQuery])
+}
+
 /// What happened to the devices, for the user to be told once each.
 package enum LiveNotice: Sendable {
     case opened(path: String, device: DeviceDescription, source: PressureSource, model: GramModelKind)
-    case rumbleReady(path: String)
+    /// A device that was chosen could not be opened; the others go on (said once per node).
+    case unusable(path: String, reason: String)
+    /// `device`'s PEAKs rumble through `path` (the device itself, or `--rumble-device`).
+    case rumbleReady(path: String, device: String)
     case rumbleUnavailable(reason: String)
     case resynchronized(path: String)
     case removed(path: String)
@@ -22,13 +35,17 @@ package enum LiveNotice: Sendable {
     case waiting(for: String)
 }
 
-/// A scale reading a live device on an epoll loop it shares with its owner (the `read`
-/// command, or the daemon with its clients): the device, a timer for the throttle's
-/// trailing edge, and hotplug. It follows its device through unplug and replug and rumbles
-/// on peaks. The pipeline is the same one replay uses.
+/// A scale reading live devices on an epoll loop it shares with its owner (the `read`
+/// command, or the daemon with its clients): each device with its own pipeline and its own
+/// timer for the throttle's trailing edge, and hotplug. It follows its devices through
+/// unplug and replug, and rumbles on peaks: through the device that peaked when it can,
+/// otherwise through `--rumble-device`. The pipeline is the same one replay uses.
+///
+/// A device that vanishes, fails or floods (`SYN_DROPPED`) is handled on its own; the others
+/// read on.
 package final class LiveScale: ScaleSource {
     package struct Options: Sendable {
-        package var query: DeviceQuery?
+        package var devices: DeviceChoice
         package var settings: ScaleSettings
         package var grab: Bool
         package var rumble: RumbleChoice
@@ -42,10 +59,10 @@ package final class LiveScale: ScaleSource {
         package var waitForDevice: Bool
 
         package init(
-            query: DeviceQuery?, settings: ScaleSettings, grab: Bool = false, rumble: RumbleChoice = .pressureDevice,
+            devices: DeviceChoice, settings: ScaleSettings, grab: Bool = false, rumble: RumbleChoice = .pressureDevice,
             rumbleIntensity: Double = 1, directory: String = DeviceDiscovery.inputDirectory, waitForDevice: Bool = false
         ) {
-            self.query = query
+            self.devices = devices
             self.settings = settings
             self.grab = grab
             self.rumble = rumble
@@ -54,8 +71,14 @@ package final class LiveScale: ScaleSource {
             self.waitForDevice = waitForDevice
         }
 
-        /// What the scale waits for when its device is away, for `LiveNotice.waiting`.
-        var awaited: String { query?.description ?? "a pressure device" }
+        /// What the scale waits for when its devices are away, for `LiveNotice.waiting`.
+        package var awaited: String {
+            switch devices {
+            case .best(let query): query?.description ?? "a pressure device"
+            case .every(let queries) where queries.isEmpty: "a pressure device"
+            case .every(let queries): queries.map(\.description).joined(separator: ", ")
+            }
+        }
     }
 
     package private(set) var options: Options
@@ -64,28 +87,26 @@ package final class LiveScale: ScaleSource {
     private let onDelivered: () throws -> Void
 
     private let loop: EventLoop
-    private let timer: DeadlineTimer
     /// `nil` before `start()`, and when the input directory could not be watched (see
     /// `hotplugError`).
     private var hotplug: DirectoryWatcher?
-    /// The device being read, with its pipeline; `nil` while none is open.
-    private var current: OpenDevice?
-    private var rumble: RumbleEffect?
+    /// The devices being read, each with its pipeline, in the order they were opened.
+    private var open: [OpenDevice] = []
+    /// The effect on `--rumble-device`, shared by every device that cannot rumble itself.
+    private var sharedRumble: Rumbler?
+    private var sharedRumbleUnavailableSaid = false
+    /// Nodes that were chosen but could not be opened, said once each.
+    private var unusableSaid: Set<String> = []
     private var outputs: [ScaleOutput] = []
-    private var rumbleUnavailableSaid = false
-    /// What `timer` is armed for: it is re-armed only when the pipeline's deadline changes,
-    /// and rings one throttle interval after it (`maximumTimerSlack` at most), so that while
-    /// a touch streams the next frame lets the held reading out and the timer never wakes
-    /// the loop (ArmedDeadline).
-    private var armed = ArmedDeadline()
-    /// The longest the timer waits past a deadline for the device's next frame. Devices send
-    /// a frame every 4–16 ms while a touch streams, so this covers the next frame of any;
-    /// waiting longer (an interval of a second, say) would only hold back the last reading
-    /// of a stream that stops.
+    /// The longest a device's timer waits past a deadline for the device's next frame.
+    /// Devices send a frame every 4–16 ms while a touch streams, so this covers the next
+    /// frame of any; waiting longer (an interval of a second, say) would only hold back the
+    /// last reading of a stream that stops.
     static let maximumTimerSlack: Int64 = 20_000
     private let hapticTimer: DeadlineTimer
     private var pendingSegments: [HapticSegment] = []
-    private var peakSegment = HapticPattern.peak.segments[0]
+    /// The rumbler a RUMBLE pattern is playing on, until it is done.
+    private var playing: Rumbler?
     /// Devices whose FF_GAIN this scale lowered, to set back to full when asked.
     private var loweredGain: Set<String> = []
     private var isStarted = false
@@ -100,7 +121,7 @@ package final class LiveScale: ScaleSource {
     /// Why the loop was stopped from inside, if it was: output could not be written.
     package private(set) var failure: (any Error)?
 
-    /// Makes the scale's timers; nothing is read, opened or announced until `start()`.
+    /// Makes the scale's timer; nothing is read, opened or announced until `start()`.
     /// - Parameters:
     ///   - onOutput: Each reading and PEAK, with the device it came from.
     ///   - onNotice: What happened to the devices, once each.
@@ -117,27 +138,26 @@ package final class LiveScale: ScaleSource {
         self.onOutput = onOutput
         self.onNotice = onNotice
         self.onDelivered = onDelivered
-        timer = try DeadlineTimer()
         hapticTimer = try DeadlineTimer()
     }
 
-    /// Opens the chosen device and adds the scale's sources to the loop. Notices and outputs
-    /// start here (the `.opened` notice first), never in the initialiser, so the owner holds
-    /// the scale before it hears from it.
+    /// Opens the chosen devices and adds the scale's sources to the loop. Notices and
+    /// outputs start here (the `.opened` notices first), never in the initialiser, so the
+    /// owner holds the scale before it hears from it.
     ///
     /// With `options.waitForDevice`, a missing or unusable device is no error: the scale
-    /// starts without one (`currentDevice` is `nil`, `waitingReason` says why; no notice
-    /// is sent, the owner says so as it likes) and opens it when it appears.
+    /// starts without one (`devices` is empty, `waitingReason` says why; no notice is sent,
+    /// the owner says so as it likes) and opens devices as they appear.
     /// - Throws: `DeviceSelectionError`, `DeviceOpenError`, `DeviceSetupError` or a
     ///   `SystemError` when there is nothing to read; with `waitForDevice`, only failures
     ///   of the loop's own descriptors. A second call does nothing.
     package func start() throws {
         guard !isStarted else { return }
         isStarted = true
-        // The device first: "no pressure device" says more than any failure after it.
-        var candidate: DeviceCandidate?
+        // The devices first: "no pressure device" says more than any failure after it.
+        var candidates: [DeviceCandidate] = []
         do {
-            candidate = try DeviceDiscovery.choose(options.query, from: DeviceDiscovery.scan(directory: options.directory))
+            candidates = try chooseDevices()
         } catch {
             guard options.waitForDevice else { throw error }
             waitingReason = error.description
@@ -150,272 +170,382 @@ package final class LiveScale: ScaleSource {
             hotplug = nil
             hotplugError = error
         }
-        try loop.watch(timer.descriptor) { [unowned self] in
-            // The deadline it fired for has come: what is due then goes out, and no clock
-            // is read. Nothing, when the device's handler re-armed it after epoll said so.
-            guard let due = armed.fired(expirations: timer.acknowledge()), let current else { return }
-            current.pipeline.advance(to: due, into: &outputs)
-            deliver()
-        }
         try loop.watch(hapticTimer.descriptor) { [unowned self] in
             hapticTimer.acknowledge()
-            guard let rumble else { return }
-            do throws(ForceFeedbackError) { try playNextSegment(on: rumble) } catch {
-                self.rumble = nil
-                sayRumbleUnavailable(error.description)
+            guard let playing else { return }
+            do throws(ForceFeedbackError) { try playNextSegment(on: playing) } catch {
+                self.playing = nil
+                lose(playing, error.description)
             }
         }
         if let hotplug {
             try loop.watch(hotplug.descriptor) { [unowned self] in
                 let names = hotplug.drain()
                 guard names.contains(where: { $0.hasPrefix("event") }) else { return }
-                if current == nil { reopen() } else { followSeparateRumbler() }
+                followSeparateRumbler()
+                openChosenDevices()
             }
         }
-        if let candidate {
+        for candidate in candidates {
             do {
-                try open(candidate.path)
+                try openDevice(candidate.path)
             } catch {
                 guard options.waitForDevice else { throw error }
-                waitingReason = "\(error)"
+                if open.isEmpty { waitingReason = "\(error)" }
+                sayUnusable(candidate.path, "\(error)")
             }
         }
     }
 
-    /// Takes new options: the device is closed (its held reading goes out, its effect is
-    /// erased) and the device the new options choose is opened with the new settings,
-    /// rumble and all — or the scale waits for it. The input directory stays the one the
+    /// Takes new options: every device is closed (its held reading goes out, its effect is
+    /// erased) and the devices the new options choose are opened with the new settings,
+    /// rumble and all — or the scale waits for them. The input directory stays the one the
     /// scale started with.
     package func reconfigure(_ newOptions: Options) {
         var newOptions = newOptions
         newOptions.directory = options.directory
-        closeDevice()
+        closeEveryDevice()
         options = newOptions
-        rumbleUnavailableSaid = false
+        sharedRumbleUnavailableSaid = false
+        unusableSaid = []
         waitingReason = nil
-        reopen()
-        if current == nil { onNotice(.waiting(for: options.awaited)) }
+        openChosenDevices()
+        if open.isEmpty { onNotice(.waiting(for: options.awaited)) }
     }
 
-    /// Closes the device (its held reading goes out, its effect is erased) and leaves the loop.
+    /// Closes the devices (their held readings go out, their effects are erased) and leaves
+    /// the loop.
     package func stop() {
-        closeDevice()
-        loop.unwatch(timer.descriptor)
+        closeEveryDevice()
         loop.unwatch(hapticTimer.descriptor)
         if let hotplug { loop.unwatch(hotplug.descriptor) }
     }
 
-    /// The device being read, if one is present.
-    package var currentDevice: (path: String, description: DeviceDescription)? {
-        current.map { ($0.device.path, $0.device.description) }
+    /// The devices being read.
+    package var servedDevices: [SourceDeviceStatus] {
+        open.map { device in
+            SourceDeviceStatus(
+                device: device.source, gramModel: device.pipeline.gramModel.kind,
+                rumblePath: rumbler(of: device)?.effect.device.path, droppedEvents: device.resynchronizations)
+        }
     }
 
-    /// The device that rumbles on a PEAK, if any.
-    package var rumblePath: String? { rumble?.device.path }
+    /// The first device being read, if one is present (`forcescale read` reads one).
+    package var currentDevice: (path: String, description: DeviceDescription)? {
+        open.first.map { ($0.device.path, $0.device.description) }
+    }
 
-    package var gramModel: GramModelKind? { current?.pipeline.gramModel.kind }
-
-    /// Plays a pattern through the rumble effect, one segment per timer wake-up, then puts
-    /// the peak effect back (they share the device's one slot that forcescale holds).
+    /// Plays a pattern through `--rumble-device`, or else through the first device that
+    /// rumbles itself, one segment per timer wake-up, then puts the peak effect back (they
+    /// share the device's one slot that forcescale holds).
     package func play(_ pattern: HapticPattern) throws(ForceFeedbackError) {
-        guard let rumble else {
+        guard let rumbler = sharedRumble ?? open.lazy.compactMap(\.ownRumble).first else {
             throw ForceFeedbackError(
-                path: current?.device.path ?? "forcescale", operation: "rumble", errno: nil,
-                explanation: "no device can rumble" + (current == nil ? " (the pressure device is away)" : ""))
+                path: open.first?.device.path ?? "forcescale", operation: "rumble", errno: nil,
+                explanation: "no device can rumble" + (open.isEmpty ? " (the pressure device is away)" : ""))
         }
+        if let playing, playing !== rumbler { try? uploadPeakEffect(playing) }
+        playing = rumbler
         pendingSegments = pattern.segments
         hapticTimer.acknowledge()
-        try playNextSegment(on: rumble)
+        try playNextSegment(on: rumbler)
     }
 
-    private func playNextSegment(on effect: RumbleEffect) throws(ForceFeedbackError) {
+    private func playNextSegment(on rumbler: Rumbler) throws(ForceFeedbackError) {
         guard !pendingSegments.isEmpty else {
-            try uploadPeakEffect(effect)
+            playing = nil
+            try uploadPeakEffect(rumbler)
             hapticTimer.arm(atMicroseconds: nil)
             return
         }
         let segment = pendingSegments.removeFirst()
-        try effect.upload(strong: segment.strongMagnitude, weak: segment.weakMagnitude, milliseconds: segment.durationMilliseconds)
-        try effect.play()
+        try rumbler.effect.upload(strong: segment.strongMagnitude, weak: segment.weakMagnitude, milliseconds: segment.durationMilliseconds)
+        try rumbler.effect.play()
         hapticTimer.arm(atMicroseconds: MonotonicClock.now() + Int64(segment.durationMilliseconds + segment.pauseMilliseconds) * 1000)
     }
 
-    /// Applies a calibration to the open device's readings from now on. The scale keeps no
-    /// copy: a device that opens starts uncalibrated, and its owner (the daemon, told by
-    /// `.opened`) applies that device's calibration before the first event is read.
-    package func setCalibration(_ calibration: Calibration) {
-        current?.pipeline.setCalibration(calibration)
+    /// Applies a calibration to `device`'s readings from now on. The scale keeps no copy: a
+    /// device that opens starts uncalibrated, and its owner (the daemon, told by `.opened`)
+    /// applies that device's calibration before the first event is read.
+    package func setCalibration(_ calibration: Calibration, for device: SourceDevice) {
+        open.first { $0.device.path == device.path }?.pipeline.setCalibration(calibration)
     }
 
     // MARK: - Devices
 
-    private func open(_ path: String) throws {
+    /// The devices the options choose that are not open yet.
+    private func chooseDevices() throws(DeviceSelectionError) -> [DeviceCandidate] {
+        let openPaths = Set(open.map(\.device.path))
+        switch options.devices {
+        case .best(let query):
+            guard open.isEmpty else { return [] }
+            return [try DeviceDiscovery.choose(query, from: DeviceDiscovery.scan(directory: options.directory))]
+        case .every(let queries):
+            let found = DeviceDiscovery.scan(directory: options.directory, excluding: openPaths)
+            do {
+                return try DeviceDiscovery.chooseEvery(queries, from: found)
+            } catch {
+                // Devices already open are no error: nothing new is there.
+                if !open.isEmpty { return [] }
+                throw error
+            }
+        }
+    }
+
+    /// Opens what the options choose and is not open yet, after hotplug; quietly waits for
+    /// the next change when nothing is usable yet (udev may not have fixed the node's
+    /// permissions).
+    private func openChosenDevices() {
+        let candidates: [DeviceCandidate]
+        do {
+            candidates = try chooseDevices()
+        } catch {
+            waitingReason = "\(error)"
+            return
+        }
+        for candidate in candidates {
+            do {
+                try openDevice(candidate.path)
+            } catch {
+                if open.isEmpty { waitingReason = "\(error)" }
+                sayUnusable(candidate.path, "\(error)")
+            }
+        }
+    }
+
+    private func openDevice(_ path: String) throws {
         let opened = try EvdevDevice(path: path, wantsWrite: true)
         let pipeline = try ScalePipeline(device: opened.description, settings: options.settings)
         if options.grab { try opened.grab() }
-        try loop.watch(opened.descriptor) { [unowned self] in readDevice() }
-        let current = OpenDevice(device: opened, pipeline: pipeline)
-        self.current = current
-        armed = ArmedDeadline(slack: min(options.settings.throttleInterval, Self.maximumTimerSlack))
+        let device = OpenDevice(
+            device: opened, pipeline: pipeline, timer: try DeadlineTimer(),
+            armed: ArmedDeadline(slack: min(options.settings.throttleInterval, Self.maximumTimerSlack)))
+        try loop.watch(opened.descriptor) { [unowned self, unowned device] in readDevice(device) }
+        do {
+            try loop.watch(device.timer.descriptor) { [unowned self, unowned device] in
+                // The deadline it fired for has come: what is due then goes out, and no clock
+                // is read. Nothing, when the device's handler re-armed it after epoll said so.
+                guard let due = device.armed.fired(expirations: device.timer.acknowledge()) else { return }
+                device.pipeline.advance(to: due, into: &outputs)
+                deliver(from: device)
+            }
+        } catch {
+            loop.unwatch(opened.descriptor)
+            throw error
+        }
+        open.append(device)
+        unusableSaid.remove(path)
         waitingReason = nil
         onNotice(.opened(path: path, device: opened.description, source: pipeline.source, model: pipeline.gramModel.kind))
-        prepareRumble(for: opened)
+        prepareRumble(for: device)
         // A touch already down is weighed from now (after `.opened`, whose owner may have
         // given the pipeline its calibration).
         for event in opened.currentState(at: EventTime(microseconds: MonotonicClock.now(on: opened.eventClock))) {
-            current.pipeline.process(event, into: &outputs)
+            device.pipeline.process(event, into: &outputs)
         }
-        deliver()
+        deliver(from: device)
     }
 
-    /// Uploads the peak effect once, so that firing it later is a single write.
-    private func prepareRumble(for pressureDevice: EvdevDevice) {
-        let target: EvdevDevice
+    private func sayUnusable(_ path: String, _ reason: String) {
+        guard unusableSaid.insert(path).inserted else { return }
+        onNotice(.unusable(path: path, reason: reason))
+    }
+
+    /// Gives the device its PEAK rumble: its own effect when it can rumble, otherwise the
+    /// effect on `--rumble-device`, uploaded once however many devices share it.
+    private func prepareRumble(for device: OpenDevice) {
         switch options.rumble {
         case .off:
             return
         case .pressureDevice:
-            target = pressureDevice
-        case .device(let query):
             do {
-                let path = try DeviceDiscovery.chooseRumbler(query, from: DeviceDiscovery.scan(directory: options.directory))
-                target = try EvdevDevice(path: path, wantsWrite: true)
+                device.ownRumble = try makeRumbler(on: device.device)
+                onNotice(.rumbleReady(path: device.device.path, device: device.source.nodeName))
             } catch {
-                sayRumbleUnavailable("\(error)")
-                return
+                sayRumbleUnavailable(for: device, error.description + "; --rumble-device can name another device, such as a gamepad")
+            }
+        case .device:
+            if ForceFeedbackCapabilities(of: device.device).canRumble, let own = try? makeRumbler(on: device.device) {
+                device.ownRumble = own
+            } else {
+                prepareSharedRumble()
+            }
+            if let rumbler = rumbler(of: device) {
+                onNotice(.rumbleReady(path: rumbler.effect.device.path, device: device.source.nodeName))
             }
         }
+    }
+
+    /// Opens `--rumble-device` and uploads its effect, unless it is there already.
+    private func prepareSharedRumble() {
+        guard sharedRumble == nil, case .device(let query) = options.rumble else { return }
         do {
-            let effect = try RumbleEffect(device: target)
-            var pattern = HapticPattern.peak
-            // The gain is the device's own, shared with other programs: touched only when
-            // less than full strength is asked for.
-            let supportsGain = ForceFeedbackCapabilities(of: target).supportsGain
-            if options.rumbleIntensity < 1 {
-                if supportsGain {
-                    try effect.setGain(options.rumbleIntensity)
-                    loweredGain.insert(target.path)
-                } else {
-                    pattern = pattern.scaled(intensity: options.rumbleIntensity)
-                }
-            } else if supportsGain, loweredGain.contains(target.path) {
-                // Lowered before a reconfiguration asked for full strength again.
-                try effect.setGain(1)
-                loweredGain.remove(target.path)
-            }
-            peakSegment = pattern.segments[0]
-            try uploadPeakEffect(effect)
-            rumble = effect
+            let path = try DeviceDiscovery.chooseRumbler(query, from: DeviceDiscovery.scan(directory: options.directory))
+            // A pressure device that is open already shares its descriptor.
+            let target = try open.first { $0.device.path == path }?.device ?? EvdevDevice(path: path, wantsWrite: true)
+            sharedRumble = try makeRumbler(on: target)
             // A later loss is news again.
-            rumbleUnavailableSaid = false
-            onNotice(.rumbleReady(path: target.path))
+            sharedRumbleUnavailableSaid = false
         } catch {
-            sayRumbleUnavailable(error.description + (target === pressureDevice ? "; --rumble-device can name another device, such as a gamepad" : ""))
+            guard !sharedRumbleUnavailableSaid else { return }
+            sharedRumbleUnavailableSaid = true
+            onNotice(.rumbleUnavailable(reason: "\(error)"))
         }
+    }
+
+    /// Uploads the peak effect on `target`, at the configured intensity.
+    private func makeRumbler(on target: EvdevDevice) throws(ForceFeedbackError) -> Rumbler {
+        let effect = try RumbleEffect(device: target)
+        var pattern = HapticPattern.peak
+        // The gain is the device's own, shared with other programs: touched only when
+        // less than full strength is asked for.
+        let supportsGain = ForceFeedbackCapabilities(of: target).supportsGain
+        if options.rumbleIntensity < 1 {
+            if supportsGain {
+                try effect.setGain(options.rumbleIntensity)
+                loweredGain.insert(target.path)
+            } else {
+                pattern = pattern.scaled(intensity: options.rumbleIntensity)
+            }
+        } else if supportsGain, loweredGain.contains(target.path) {
+            // Lowered before a reconfiguration asked for full strength again.
+            try effect.setGain(1)
+            loweredGain.remove(target.path)
+        }
+        let rumbler = Rumbler(effect: effect, peakSegment: pattern.segments[0])
+        try uploadPeakEffect(rumbler)
+        return rumbler
+    }
+
+    /// What `device`'s PEAKs rumble through.
+    private func rumbler(of device: OpenDevice) -> Rumbler? {
+        device.ownRumble ?? sharedRumble
     }
 
     /// Plays the PEAK's rumble and times it: from the event time of the frame that reached
     /// the threshold to the return of the play's `write`, read on the clock the pressure
     /// device stamps its events with (a separate rumble device changes nothing: the start
     /// is the pressure device's frame).
-    private func rumbleForPeak(at time: EventTime, of pressureDevice: EvdevDevice) -> RumbleOutcome {
+    private func rumbleForPeak(at time: EventTime, of device: OpenDevice) -> RumbleOutcome {
         if case .off = options.rumble { return .off }
-        guard let rumble else { return .unavailable }
+        guard let rumbler = rumbler(of: device) else { return .unavailable }
         do throws(ForceFeedbackError) {
-            try rumble.play()
+            try rumbler.effect.play()
         } catch {
-            self.rumble = nil
-            sayRumbleUnavailable(error.description)
+            lose(rumbler, error.description)
             return .failed(errno: error.errno?.rawValue ?? EIO)
         }
-        return .played(latencyMicroseconds: MonotonicClock.now(on: pressureDevice.eventClock) - time.microseconds)
+        return .played(latencyMicroseconds: MonotonicClock.now(on: device.device.eventClock) - time.microseconds)
+    }
+
+    /// Lets go of a rumbler that failed, and says so once.
+    private func lose(_ rumbler: Rumbler, _ reason: String) {
+        if rumbler === sharedRumble {
+            sharedRumble = nil
+            if !sharedRumbleUnavailableSaid {
+                sharedRumbleUnavailableSaid = true
+                onNotice(.rumbleUnavailable(reason: reason))
+            }
+        }
+        for device in open where device.ownRumble === rumbler {
+            device.ownRumble = nil
+            sayRumbleUnavailable(for: device, reason)
+        }
     }
 
     /// A separate --rumble-device comes and goes on its own: after a change in the input
     /// directory, one that is gone is let go (said once) and one that is back, or newly
     /// there, is taken up (said when it is).
     private func followSeparateRumbler() {
-        guard case .device = options.rumble, let device = current?.device else { return }
-        if let rumble, !rumble.device.isPresent {
-            self.rumble = nil
-            sayRumbleUnavailable("\(rumble.device.path) was removed; rumble resumes when it is back")
+        guard case .device = options.rumble else { return }
+        if let sharedRumble, !sharedRumble.effect.device.isPresent {
+            self.sharedRumble = nil
+            sharedRumbleUnavailableSaid = true
+            onNotice(.rumbleUnavailable(reason: "\(sharedRumble.effect.device.path) was removed; rumble resumes when it is back"))
         }
-        if rumble == nil { prepareRumble(for: device) }
+        let needing = open.filter { $0.ownRumble == nil }
+        guard sharedRumble == nil, !needing.isEmpty else { return }
+        sharedRumbleUnavailableSaid = false
+        prepareSharedRumble()
+        if let sharedRumble {
+            for device in needing { onNotice(.rumbleReady(path: sharedRumble.effect.device.path, device: device.source.nodeName)) }
+        }
     }
 
-    private func uploadPeakEffect(_ effect: RumbleEffect) throws(ForceFeedbackError) {
-        try effect.upload(strong: peakSegment.strongMagnitude, weak: peakSegment.weakMagnitude, milliseconds: peakSegment.durationMilliseconds)
+    private func uploadPeakEffect(_ rumbler: Rumbler) throws(ForceFeedbackError) {
+        let segment = rumbler.peakSegment
+        try rumbler.effect.upload(strong: segment.strongMagnitude, weak: segment.weakMagnitude, milliseconds: segment.durationMilliseconds)
     }
 
-    private func sayRumbleUnavailable(_ reason: String) {
-        guard !rumbleUnavailableSaid else { return }
-        rumbleUnavailableSaid = true
+    private func sayRumbleUnavailable(for device: OpenDevice, _ reason: String) {
+        guard !device.rumbleUnavailableSaid else { return }
+        device.rumbleUnavailableSaid = true
         onNotice(.rumbleUnavailable(reason: reason))
     }
 
-    private func readDevice() {
-        guard let current else { return }
-        let device = current.device
-        let outcome = device.drain(
-            onEvent: { current.pipeline.process($0, into: &outputs) },
+    private func readDevice(_ device: OpenDevice) {
+        let evdev = device.device
+        let outcome = evdev.drain(
+            onEvent: { device.pipeline.process($0, into: &outputs) },
             onResynchronize: {
-                current.pipeline.beginResynchronization()
-                onNotice(.resynchronized(path: device.path))
+                device.resynchronizations += 1
+                device.pipeline.beginResynchronization()
+                onNotice(.resynchronized(path: evdev.path))
             })
-        deliver()
+        deliver(from: device)
         switch outcome {
         case .drained:
             break
         case .removed:
-            onNotice(.removed(path: device.path))
-            closeDevice()
-            onNotice(.waiting(for: options.awaited))
-            reopen()
+            onNotice(.removed(path: evdev.path))
+            close(device)
+            if open.isEmpty { onNotice(.waiting(for: options.awaited)) }
+            if case .best = options.devices { openChosenDevices() }
         case .failed(let errno):
-            onNotice(.readFailed(path: device.path, errno: errno))
-            closeDevice()
-            onNotice(.waiting(for: options.awaited))
+            onNotice(.readFailed(path: evdev.path, errno: errno))
+            close(device)
+            if open.isEmpty { onNotice(.waiting(for: options.awaited)) }
         }
     }
 
-    /// Tries to take up a device again after hotplug; quietly waits for the next change
-    /// when none is usable yet (udev may not have fixed the node's permissions).
-    private func reopen() {
-        guard current == nil else { return }
-        do {
-            let candidate = try DeviceDiscovery.choose(options.query, from: DeviceDiscovery.scan(directory: options.directory))
-            try open(candidate.path)
-        } catch {
-            waitingReason = "\(error)"
+    /// Closes one device: its held reading goes out, its effect is erased, its fd closed.
+    private func close(_ device: OpenDevice) {
+        device.pipeline.finish(into: &outputs)
+        deliver(from: device)
+        loop.unwatch(device.device.descriptor)
+        loop.unwatch(device.timer.descriptor)
+        if let playing, playing === device.ownRumble {
+            self.playing = nil
+            hapticTimer.arm(atMicroseconds: nil)
+        }
+        device.ownRumble?.effect.erase()
+        device.ownRumble = nil
+        open.removeAll { $0 === device }
+        // The shared effect goes with the last device that rumbled through it.
+        if open.allSatisfy({ $0.ownRumble != nil }), let sharedRumble {
+            if playing === sharedRumble {
+                playing = nil
+                hapticTimer.arm(atMicroseconds: nil)
+            }
+            sharedRumble.effect.erase()
+            self.sharedRumble = nil
         }
     }
 
-    /// Closes the device: the held reading goes out, the effect is erased, the fd closed.
-    private func closeDevice() {
-        if let current {
-            current.pipeline.finish(into: &outputs)
-            deliver()
-            loop.unwatch(current.device.descriptor)
-        }
-        timer.arm(atMicroseconds: nil)
-        armed.disarmed()
-        rumble?.erase()
-        rumble = nil
-        current = nil
+    private func closeEveryDevice() {
+        for device in open { close(device) }
     }
 
-    /// Hands outputs on, rumbling first on a PEAK so the feel is not delayed by printing.
-    /// Each goes with the device that produced it (outputs exist only while one is open:
-    /// the pipeline is made and dropped with it).
-    private func deliver() {
+    /// Hands one device's outputs on, rumbling first on a PEAK so the feel is not delayed by
+    /// printing. Each goes with the device that produced it.
+    private func deliver(from device: OpenDevice) {
         let delivering = !outputs.isEmpty
         for var output in outputs {
-            guard let current else { break }
             if case .peak(var peak) = output {
-                peak.rumble = rumbleForPeak(at: peak.time, of: current.device)
+                peak.rumble = rumbleForPeak(at: peak.time, of: device)
                 output = .peak(peak)
             }
-            do { try onOutput(output, current.source) } catch {
+            do { try onOutput(output, device.source) } catch {
                 failure = error
                 loop.stop()
                 break
@@ -430,27 +560,52 @@ package final class LiveScale: ScaleSource {
         }
         // Re-arming costs a system call; only a new deadline needs it (once per throttle
         // window while a touch streams).
-        switch armed.follow(current?.pipeline.nextDeadline) {
-        case .arm(let deadline): timer.arm(atMicroseconds: deadline.microseconds)
-        case .disarm: timer.arm(atMicroseconds: nil)
+        switch device.armed.follow(device.pipeline.nextDeadline) {
+        case .arm(let deadline): device.timer.arm(atMicroseconds: deadline.microseconds)
+        case .disarm: device.timer.arm(atMicroseconds: nil)
         case nil: break
         }
     }
 }
 
 /// An open device and what reads it, made and dropped together. A class, so that the
-/// per-frame path reaches the pipeline in place: an optional `ScalePipeline` stored in the
-/// scale itself would be copied whole (a retain and release of each array and string in it)
-/// by every `!= nil` and `?.nextDeadline`, several times per frame.
+/// per-frame path reaches the pipeline in place: a `ScalePipeline` stored in an array of
+/// structs would be copied whole (a retain and release of each array and string in it) on
+/// each access, several times per frame.
 private final class OpenDevice {
     let device: EvdevDevice
     /// The device as its outputs name it.
     let source: SourceDevice
     var pipeline: ScalePipeline
+    /// Rings for the throttle's trailing edge (see `ArmedDeadline`).
+    let timer: DeadlineTimer
+    /// What `timer` is armed for: it is re-armed only when the pipeline's deadline changes,
+    /// and rings one throttle interval after it (`maximumTimerSlack` at most), so that while
+    /// a touch streams the next frame lets the held reading out and the timer never wakes
+    /// the loop.
+    var armed: ArmedDeadline
+    /// The device's own PEAK effect, when it can rumble itself.
+    var ownRumble: Rumbler?
+    var rumbleUnavailableSaid = false
+    /// How often the kernel dropped its events (`SYN_DROPPED`).
+    var resynchronizations = 0
 
-    init(device: EvdevDevice, pipeline: ScalePipeline) {
+    init(device: EvdevDevice, pipeline: ScalePipeline, timer: DeadlineTimer, armed: ArmedDeadline) {
         self.device = device
         source = SourceDevice(path: device.path, description: device.description)
         self.pipeline = pipeline
+        self.timer = timer
+        self.armed = armed
+    }
+}
+
+/// A rumble effect uploaded once on a device, and the PEAK's segment it plays.
+private final class Rumbler {
+    let effect: RumbleEffect
+    let peakSegment: HapticSegment
+
+    init(effect: RumbleEffect, peakSegment: HapticSegment) {
+        self.effect = effect
+        self.peakSegment = peakSegment
     }
 }

@@ -7,7 +7,6 @@ import ScalePOSIX
 /// timer wakes the loop for the next one. For the daemon's demo and its tests.
 package final class RecordingScale: ScaleSource {
     package let path: String
-    private let device: DeviceDescription
     /// Chunked rather than an Array: no doubling copies while loading (ChunkedArray says why).
     private let events: ChunkedArray<InputEvent>
     private let loops: Bool
@@ -15,7 +14,7 @@ package final class RecordingScale: ScaleSource {
     private let timer: DeadlineTimer
     private let onOutput: (ScaleOutput, SourceDevice) throws -> Void
     /// The recording as its outputs name it.
-    private let sourceDevice: SourceDevice
+    package let device: SourceDevice
     private var pipeline: ScalePipeline
     private var outputs: [ScaleOutput] = []
     private var nextIndex = 0
@@ -32,25 +31,25 @@ package final class RecordingScale: ScaleSource {
     /// Loads the recording; playing starts with `start()`.
     /// - Parameters:
     ///   - files: The recording.
+    ///   - name: The name its outputs carry; the file's name when `nil`.
     ///   - loops: Start over at the end instead of stopping.
     ///   - onOutput: Each reading and PEAK, with the recording as its device.
     /// - Throws: `RecordingError`, `DeviceSetupError`, or `Errno` for the timer.
     package init(
-        files: RecordingFiles, loops: Bool, settings: ScaleSettings, loop: EventLoop,
+        files: RecordingFiles, name: String? = nil, loops: Bool, settings: ScaleSettings, loop: EventLoop,
         onOutput: @escaping (ScaleOutput, SourceDevice) throws -> Void
     ) throws {
-        var device: DeviceDescription?
+        var description: DeviceDescription?
         var events = ChunkedArray<InputEvent>()
-        try files.read(onDevice: { device = $0 }, onEvent: { events.append($0) })
-        guard let device else { throw RecordingError.noDescription(file: files.descriptionPath) }
-        self.device = device
+        try files.read(onDevice: { description = $0 }, onEvent: { events.append($0) })
+        guard let description else { throw RecordingError.noDescription(file: files.descriptionPath) }
         self.events = events
         self.loops = loops
         self.loop = loop
         self.onOutput = onOutput
         path = files.eventsPath ?? files.descriptionPath
-        sourceDevice = SourceDevice(path: path, description: device)
-        pipeline = try ScalePipeline(device: device, settings: settings)
+        self.device = SourceDevice(path: path, name: name ?? SourceDevice.nodeName(of: path), description: description)
+        pipeline = try ScalePipeline(device: description, settings: settings)
         timer = try DeadlineTimer()
         let first = events.first?.time.microseconds ?? 0
         passLength = (events.last?.time.microseconds ?? first) - first + 1_000_000
@@ -70,11 +69,12 @@ package final class RecordingScale: ScaleSource {
         advance()
     }
 
-    package var currentDevice: (path: String, description: DeviceDescription)? { isFinished ? nil : (path, device) }
-    package var gramModel: GramModelKind? { pipeline.gramModel.kind }
-    package var rumblePath: String? { nil }
+    /// The recording as a device, until it ends.
+    package var servedDevices: [SourceDeviceStatus] {
+        isFinished ? [] : [SourceDeviceStatus(device: device, gramModel: pipeline.gramModel.kind, rumblePath: nil, droppedEvents: 0)]
+    }
 
-    package func setCalibration(_ calibration: Calibration) { pipeline.setCalibration(calibration) }
+    package func setCalibration(_ calibration: Calibration, for device: SourceDevice) { pipeline.setCalibration(calibration) }
 
     package func play(_ pattern: HapticPattern) throws(ForceFeedbackError) {
         throw ForceFeedbackError(path: path, operation: "rumble", errno: nil, explanation: "a recording cannot rumble")
@@ -118,7 +118,7 @@ package final class RecordingScale: ScaleSource {
 
     private func deliver() {
         for output in outputs {
-            do { try onOutput(output, sourceDevice) } catch {
+            do { try onOutput(output, device) } catch {
                 failure = error
                 loop.stop()
                 break

@@ -1,25 +1,41 @@
 import ScaleCore
 
-/// Where a scale's readings come from, as the daemon sees it: a live device (`LiveScale`)
+/// A device a source reads, as the daemon reports it.
+package struct SourceDeviceStatus: Sendable {
+    /// The device as its outputs name it.
+    package var device: SourceDevice
+    /// The gram model of its readings.
+    package var gramModel: GramModelKind
+    /// The node its PEAKs rumble through; `nil` when they cannot rumble.
+    package var rumblePath: String?
+    /// How often the kernel dropped its events (`SYN_DROPPED`).
+    package var droppedEvents: Int
+
+    package init(device: SourceDevice, gramModel: GramModelKind, rumblePath: String?, droppedEvents: Int) {
+        self.device = device
+        self.gramModel = gramModel
+        self.rumblePath = rumblePath
+        self.droppedEvents = droppedEvents
+    }
+}
+
+/// Where a scale's readings come from, as the daemon sees it: live devices (`LiveScale`)
 /// or a recording played as if live (`RecordingScale`). Both run on the owner's loop and
 /// hand their outputs, each with the device it came from, to a callback.
 ///
 /// Making a source sends nothing: outputs and notices begin with `start()`, so the owner can
 /// keep the source (and apply a calibration) before the first one arrives.
 package protocol ScaleSource: AnyObject {
-    /// The device being read: its node (or file) and description.
-    var currentDevice: (path: String, description: DeviceDescription)? { get }
-    var gramModel: GramModelKind? { get }
-    /// The device that rumbles on a PEAK, if any.
-    var rumblePath: String? { get }
+    /// The devices being read, in the order they were opened.
+    var servedDevices: [SourceDeviceStatus] { get }
     /// Begins reading: outputs and notices are sent from here on, never from the initialiser.
     /// - Throws: What stops the source from reading at all (no device, a loop failure).
     func start() throws
-    /// Applies a calibration from now on.
-    func setCalibration(_ calibration: Calibration)
+    /// Applies a calibration to one device's readings from now on.
+    func setCalibration(_ calibration: Calibration, for device: SourceDevice)
     /// Plays a haptic pattern without blocking the loop.
     /// - Throws: `ForceFeedbackError` when nothing can rumble.
     func play(_ pattern: HapticPattern) throws(ForceFeedbackError)
-    /// Stops reading; the held reading goes out first.
+    /// Stops reading; the held readings go out first.
     func stop()
 }
