@@ -14,6 +14,9 @@ extension StatusMessage {
     /// Every device the daemon serves: STATUS's `devices` (protocol 1.5), or an older
     /// daemon's one `device`; empty when it serves none.
     public var servedDevices: [Served] {
-        device.map { [Served(device: $0, name: nil, model: model?.rawValue)] } ?? []
+        if let devices {
+            return devices.map { Served(device: $0.device, name: $0.name, model: $0.model?.rawValue) }
+        }
+        return device.map { [Served(device: $0, name: nil, model: model?.rawValue)] } ?? []
     }
 }

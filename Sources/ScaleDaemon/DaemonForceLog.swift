@@ -16,8 +16,9 @@ import ScaleProtocol
 /// the recording's original times.
 final class DaemonForceLog {
     let writer: LogWriter
-    /// The devices whose readings are being handed over, by node or recording path, with
-    /// the writer's `source` number for each: every device logs a session of its own.
+    /// The devices whose readings are being handed over, by their name in the protocol
+    /// (`event5`, `pen.evemu`, `pen.evemu#2`: one per device served), with the writer's
+    /// `source` number for each: every device logs a session of its own.
     private var sources: [String: (device: SourceDevice, number: Int)] = [:]
     private var nextSource = 0
 
@@ -47,12 +48,12 @@ final class DaemonForceLog {
     func record(_ output: ScaleOutput, device: SourceDevice) {
         let offset = WallClock.offsetFromMonotonic()
         let source: Int
-        if let known = sources[device.path], known.device == device {
+        if let known = sources[device.nodeName], known.device == device {
             source = known.number
         } else {
             source = nextSource
             nextSource += 1
-            sources[device.path] = (device, source)
+            sources[device.nodeName] = (device, source)
             let name = device.description.name.isEmpty ? device.nodeName : device.description.name
             writer.append(.device(key: device.description.stateIdentity, name: name, source: source))
         }
@@ -62,15 +63,15 @@ final class DaemonForceLog {
         }
     }
 
-    /// A device went away: its session in progress ends. Without a device, every
-    /// device's session ends.
-    func sourceEnded(_ device: SourceDevice? = nil) {
-        guard let device else {
+    /// A device went away: its session in progress ends. Without its name (`event5`),
+    /// every device's session ends.
+    func sourceEnded(device name: String? = nil) {
+        guard let name else {
             sources.removeAll()
             writer.append(.sourceEnded())
             return
         }
-        guard let known = sources.removeValue(forKey: device.path) else { return }
+        guard let known = sources.removeValue(forKey: name) else { return }
         writer.append(.sourceEnded(source: known.number))
     }
 

@@ -340,7 +340,10 @@ package final class WebServer {
             return .text(403, "Forbidden: \(refusal)")
         }
         guard client.isConnected else { return .json(503, #"{"error":"forcescaled is not running"}"#) }
-        switch askDaemon({ () throws(DaemonClientError) in try client.request(.tare(), expecting: TareMessage.self, timeout: options.daemonTimeout) }) {
+        // The device of the card whose button was pressed; with several devices served, a
+        // TARE that names none is refused by the daemon (its ERROR lists them).
+        let device = request.queryArgument("device")
+        switch askDaemon({ () throws(DaemonClientError) in try client.request(.tare(device: device), expecting: TareMessage.self, timeout: options.daemonTimeout) }) {
         case nil:
             return .json(503, #"{"error":"forcescaled does not answer"}"#)
         case .success(let reply)?:

@@ -310,6 +310,7 @@ class Dashboard:
         self.web = None
         self.browser = None
         self.watcher = None
+        self.web_arguments = []
         os.makedirs(arguments.artifacts, exist_ok=True)
 
     # Programs
@@ -331,7 +332,7 @@ class Dashboard:
 
     def start_web(self):
         arguments = [os.path.join(self.arguments.bin_dir, "forcescale-web"), "--socket", self.socket,
-                     "--listen", f"127.0.0.1:{self.port}"]
+                     "--listen", f"127.0.0.1:{self.port}"] + self.web_arguments
         if self.web is None:
             self.web = Child("forcescale-web", arguments, self.work)
         else:
@@ -376,12 +377,13 @@ class Dashboard:
     def snapshot(self, device=None):
         return self.browser.execute_script(SNAPSHOT, device)
 
-    def page_until(self, what, condition):
-        """Waits until `condition(snapshot)` holds on the page, by WebDriverWait."""
+    def page_until(self, what, condition, device=None):
+        """Waits until `condition(snapshot)` holds on the page (the card of `device`, or the
+        first), by WebDriverWait."""
         last = {}
 
         def check(_):
-            last["page"] = self.snapshot()
+            last["page"] = self.snapshot(device)
             return condition(last["page"])
 
         try:

@@ -74,7 +74,12 @@ package final class RecordingScale: ScaleSource {
         isFinished ? [] : [SourceDeviceStatus(device: device, gramModel: pipeline.gramModel.kind, rumblePath: nil, droppedEvents: 0)]
     }
 
-    package func setCalibration(_ calibration: Calibration, for device: SourceDevice) { pipeline.setCalibration(calibration) }
+    /// Takes a calibration (a tare, say) for `device`, when that is this recording: the
+    /// daemon offers each calibration to every source, and only its own device takes it.
+    package func setCalibration(_ calibration: Calibration, for device: SourceDevice) {
+        guard device == self.device else { return }
+        pipeline.setCalibration(calibration)
+    }
 
     package func play(_ pattern: HapticPattern) throws(ForceFeedbackError) {
         throw ForceFeedbackError(path: path, operation: "rumble", errno: nil, explanation: "a recording cannot rumble")
