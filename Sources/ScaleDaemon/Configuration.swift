@@ -152,9 +152,11 @@ package struct ConfigurationLayer: Equatable, Sendable {
     /// declaration (the hysteresis against the threshold is checked once the whole file is
     /// read).
     /// - Throws: `ConfigurationValueError` naming the key and what it accepts.
-    /// The configuration file's `device`: one device or several, separated by commas.
+    /// The configuration file's `device`: one device, kept as written (a quoted value keeps
+    /// its blanks), or several separated by commas, each trimmed.
     /// - Returns: The devices; `nil` when one of them is empty.
     static func deviceList(_ text: String) -> [String]? {
+        guard text.contains(",") else { return [text] }
         let devices = text.split(separator: ",", omittingEmptySubsequences: false).map { String($0.trimmingBlanks) }
         return devices.contains(where: \.isEmpty) ? nil : devices
     }

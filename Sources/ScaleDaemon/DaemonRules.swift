@@ -292,6 +292,8 @@ struct DaemonRules: Sendable {
         var outcome = Outcome()
         switch request {
         case .watch(let enable, let requested):
+            // A device that is not served is refused, naming those that are; with none
+            // served yet, the WATCH waits for the device to appear.
             if enable, let requested, !served.isEmpty, Self.find(requested, in: served) == nil {
                 outcome.send(RequestError(message: Self.unknown(requested, among: served), request: request).line, to: client.id)
                 break
@@ -330,23 +332,25 @@ struct DaemonRules: Sendable {
         return outcome
     }
 
-    /// POLL's reply: the newest reading of the device named, or of any device, and with
-    /// several devices and none named, the newest reading of each.
+    /// POLL's reply: the newest reading of the device named, or of any device (one gone
+    /// since included), and with several devices served and none named, the newest reading
+    /// of each.
     private func poll(_ requested: String?, among served: [SourceDevice], request: ClientRequest) -> String {
         // Each reading exactly as its READING line went out, with the device it came from.
-        func message(_ device: SourceDevice) -> ReadingMessage? {
-            lastReading(of: device.nodeName).map { ReadingMessage($0, device: device.nodeName) }
+        func message(_ name: String) -> ReadingMessage? {
+            lastReading(of: name).map { ReadingMessage($0, device: name) }
         }
         if let requested {
             guard let device = Self.find(requested, in: served) else {
                 return RequestError(message: Self.unknown(requested, among: served), request: request).line
             }
-            let reading = message(device)
+            let reading = message(device.nodeName)
             return PollMessage(time: reading?.time, reading: reading).line
         }
-        let readings = served.compactMap(message)
-        let newest = readings.max { $0.time < $1.time }
-        return PollMessage(time: newest?.time, reading: newest, readings: served.count > 1 ? readings : nil).line
+        let newest = devices.compactMap { name, state in state.lastReading.map { (name, $0) } }.max { $0.1.time < $1.1.time }
+        let reading = newest.map { ReadingMessage($0.1, device: $0.0) }
+        let readings = served.count > 1 ? served.compactMap { message($0.nodeName) } : nil
+        return PollMessage(time: reading?.time, reading: reading, readings: readings).line
     }
 
     /// The device a request that needs one addresses: the one it names, or the only one.
@@ -408,35 +412,36 @@ struct DaemonRules: Sendable {
             return
         }
         let name = device.nodeName
-        var state = devices[name] ?? DeviceState()
-        defer { devices[name] = state }
+        if devices[name] == nil { devices[name] = DeviceState() }
         switch request {
         case .tare:
             // With something on the pad its weight becomes zero (its settled weight when it
             // rests, so that one frame's noise is not carried into every later reading); with
             // nothing, tare is cleared.
-            if let reading = state.lastReading, reading.contacts > 0 {
-                state.calibration.tareGrams += reading.settledGrams ?? reading.grams
+            if let reading = devices[name]!.lastReading, reading.contacts > 0 {
+                devices[name]!.calibration.tareGrams += reading.settledGrams ?? reading.grams
             } else {
-                state.calibration.tareGrams = 0
+                devices[name]!.calibration.tareGrams = 0
             }
-            keep(state.calibration, for: device, confirming: client.id, request, reply: TareMessage(device: name, grams: state.calibration.tareGrams).line, into: &outcome)
+            let calibration = devices[name]!.calibration
+            keep(calibration, for: device, confirming: client.id, request, reply: TareMessage(device: name, grams: calibration.tareGrams).line, into: &outcome)
         case .calibrate(let grams, let requested), .measure(let grams, let requested):
+            let touches = devices[name]!.touches
             let pending = PendingPoint(
                 grams: grams, add: request == .calibrate(grams: grams, device: requested), device: name, named: requested != nil,
-                touch: state.touches.touchToMeasure)
+                touch: touches.touchToMeasure)
             if let superseded = clients[client.id]!.pendingCalibration {
                 outcome.send(RequestError(message: "the calibration with \(superseded.grams) g was replaced by one with \(grams) g", request: superseded.request).line, to: client.id)
             }
             clients[client.id]!.pendingCalibration = pending
             let what = pending.add ? "calibrating \(name) with" : "measuring on \(name)"
-            let which = state.touches.down ? "the touch on the pad" : "the next touch"
+            let which = touches.down ? "the touch on the pad" : "the next touch"
             outcome.effects.append(.log(.info, "\(client.label) \(what) \(grams) g: waiting for \(which) to be steady"))
         case .replaceCurve(let points, let preview, _):
             let replaced: Calibration
             do throws(CalibrationError) {
                 let axisMinimum = (try? PressureSource.select(for: device.description).axis.minimum) ?? Int32.min
-                replaced = try Calibration(points: points, tareGrams: state.calibration.tareGrams, axisMinimum: axisMinimum)
+                replaced = try Calibration(points: points, tareGrams: devices[name]!.calibration.tareGrams, axisMinimum: axisMinimum)
             } catch {
                 outcome.send(RequestError(message: "calibration refused: \(error)", request: request).line, to: client.id)
                 return
@@ -446,12 +451,12 @@ struct DaemonRules: Sendable {
                 outcome.send(reply, to: client.id)
                 return
             }
-            state.calibration = replaced
+            devices[name]!.calibration = replaced
             outcome.effects.append(.log(.info, "\(client.label) replaced the calibration curve of \(name) with \(points.count) points"))
-            keep(state.calibration, for: device, confirming: client.id, request, reply: reply, into: &outcome)
+            keep(replaced, for: device, confirming: client.id, request, reply: reply, into: &outcome)
         default:
-            state.calibration = .none
-            keep(state.calibration, for: device, confirming: client.id, request, reply: CalibrationMessage(state.calibration, device: name).line, into: &outcome)
+            devices[name]!.calibration = .none
+            keep(.none, for: device, confirming: client.id, request, reply: CalibrationMessage(.none, device: name).line, into: &outcome)
         }
     }
 
@@ -477,13 +482,13 @@ struct DaemonRules: Sendable {
         return Outcome(effects: [.applyCalibration(calibration, device: device)])
     }
 
-    /// A device went away (unplugged, failed, or its recording ended): its state goes with
-    /// it, and each CALIBRATE waiting on it ends with an ERROR.
+    /// A device went away (unplugged, failed, or closed to be opened afresh): each
+    /// CALIBRATE waiting on it ends with an ERROR. Its newest reading stays for POLL; the
+    /// rest starts afresh when it is adopted again.
     /// - Parameter device: The device's name.
     /// - Returns: The ERRORs.
     mutating func remove(_ device: String) -> Outcome {
         var outcome = Outcome()
-        guard devices.removeValue(forKey: device) != nil else { return outcome }
         for id in clients.keys.sorted() {
             guard let pending = clients[id]!.pendingCalibration, pending.device == device else { continue }
             clients[id]!.pendingCalibration = nil

@@ -252,7 +252,7 @@ package struct Setting: Hashable, Sendable, CustomStringConvertible {
         case .onOff:
             return "on or off"
         case .device:
-            return "a device path, a part of the device's name, or vendor:product in hex (several separated by commas)"
+            return "a device path, a part of the device's name, or vendor:product in hex" + (repeatsIn.isEmpty ? "" : " (several separated by commas)")
         case .absolutePath:
             return "an absolute path"
         case .groupName:

@@ -111,7 +111,7 @@ final class FakeDaemon: @unchecked Sendable {
                 ]).line)
             case .tare:
                 client.send(TareMessage(device: "event5", grams: Self.tareGrams).line)
-            case .calibrate(let grams):
+            case .calibrate(let grams, _):
                 client.send(CalibrateMessage(point: CalibrationPoint(raw: 152.37, grams: grams), points: 1, device: "event5").line)
             case .rumble(let pattern):
                 client.send(RumbleMessage(pattern: pattern).line)

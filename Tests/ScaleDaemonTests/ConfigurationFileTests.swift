@@ -45,7 +45,7 @@ import Testing
             log-keep-readings = 1000000
             """)
         var expected = ConfigurationLayer()
-        expected.device = "/dev/input/event5"
+        expected.devices = ["/dev/input/event5"]
         expected.intervalMilliseconds = 20
         expected.threshold = 0.8
         expected.hysteresis = 0.1
@@ -95,7 +95,7 @@ import Testing
         #expect(try parse("threshold = 1").layer.threshold == 1)
         #expect(try parse("stable-grams = 0").layer.stableGrams == 0)
         #expect(try parse("rumble-intensity = 0").layer.rumbleIntensity == 0)
-        #expect(try parse("device = 056a:00b9").layer.device == "056a:00b9")
+        #expect(try parse("device = 056a:00b9").layer.devices == ["056a:00b9"])
     }
 
     @Test func rumbleDeviceRumblesThatDevice() throws {
@@ -127,14 +127,14 @@ import Testing
     }
 
     @Test func aHashInsideAWordIsPartOfTheValue() throws {
-        #expect(try parse("device = Pad#2").layer.device == "Pad#2")
-        #expect(try parse("device = Pad #2").layer.device == "Pad")
+        #expect(try parse("device = Pad#2").layer.devices == ["Pad#2"])
+        #expect(try parse("device = Pad #2").layer.devices == ["Pad"])
     }
 
     @Test func quotesKeepHashesAndSpaces() throws {
-        #expect(try parse(#"device = "Pad #2"  # the second pad"#).layer.device == "Pad #2")
-        #expect(try parse(#"device = "  spaced  ""#).layer.device == "  spaced  ")
-        #expect(try parse(#"device = "say \"hi\" \\ bye""#).layer.device == #"say "hi" \ bye"#)
+        #expect(try parse(#"device = "Pad #2"  # the second pad"#).layer.devices == ["Pad #2"])
+        #expect(try parse(#"device = "  spaced  ""#).layer.devices == ["  spaced  "])
+        #expect(try parse(#"device = "say \"hi\" \\ bye""#).layer.devices == [#"say "hi" \ bye"#])
         #expect(problems(#"device = "open"#) == ["test.conf:1: the quoted value of 'device' has no closing quote"])
         #expect(problems(#"device = "a" b"#) == ["test.conf:1: unexpected 'b' after the closing quote of 'device'"])
         #expect(problems(#"device = "a\n""#) == [#"test.conf:1: unknown escape '\n' in quotes: only \" and \\ are known"#])
@@ -178,8 +178,8 @@ import Testing
             ("state-dir = state", "bad value 'state' for 'state-dir': it takes an absolute path"),
             ("group = two words", "bad value 'two words' for 'group': it takes a group name"),
             ("log-level = loud", "bad value 'loud' for 'log-level': it takes error, warning, notice, info or debug"),
-            ("device =", "'device' has no value; it takes a device path, a part of the device's name, or vendor:product in hex (comment the line out for the default)"),
-            (#"device = """#, "'device' has no value; it takes a device path, a part of the device's name, or vendor:product in hex (comment the line out for the default)"),
+            ("device =", "'device' has no value; it takes a device path, a part of the device's name, or vendor:product in hex (several separated by commas) (comment the line out for the default)"),
+            (#"device = """#, "'device' has no value; it takes a device path, a part of the device's name, or vendor:product in hex (several separated by commas) (comment the line out for the default)"),
         ]
         for (line, message) in cases {
             #expect(problems("# first line\n" + line) == ["test.conf:2: " + message], "\(line)")

@@ -76,7 +76,7 @@ import Testing
         #expect(Setting.logKeepReadings.parse("1") == .integer(1) && Setting.logKeepReadings.parse("0") == nil)
         #expect(Setting.group.parse("a:b") == nil && Setting.socket.parse("relative.sock") == nil)
         #expect(ConfigurationKey.allCases.map(\.accepted) == [
-            "a device path, a part of the device's name, or vendor:product in hex",
+            "a device path, a part of the device's name, or vendor:product in hex (several separated by commas)",
             "a whole number of milliseconds from 0 to 86400000 (0 lets every frame through)",
             "a force fraction greater than 0 and at most 1",
             "a force fraction from 0 to the threshold",

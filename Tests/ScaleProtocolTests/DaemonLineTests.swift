@@ -255,7 +255,7 @@ private func roundTrip(_ text: String, sourceLocation: SourceLocation = #_source
         var requests: [ClientRequest] = [
             .watch(enable: true, device: nil), .watch(enable: false, device: nil), .watch(enable: true, device: "event5"),
             .watch(enable: true, device: "/dev/input/by-id/usb-\"odd\"\\name"),
-            .poll, .devices, .status, .tare,
+            .poll(), .devices, .status(), .tare(),
             .calibrate(grams: 100), .calibrate(grams: 0.25), .calibrate(grams: 1e-5), .calibrate(grams: 123456.789), .calibrate(grams: 5e20),
             .calibration(reset: true), .calibration(reset: false),
         ]
@@ -270,7 +270,7 @@ private func roundTrip(_ text: String, sourceLocation: SourceLocation = #_source
     @Test func linesAreExact() {
         #expect(ClientRequest.watch(enable: true, device: nil).line == #"{"class":"WATCH","enable":true}"# + "\n")
         #expect(ClientRequest.watch(enable: true, device: "event5").line == #"{"class":"WATCH","enable":true,"device":"event5"}"# + "\n")
-        #expect(ClientRequest.poll.line == #"{"class":"POLL"}"# + "\n")
+        #expect(ClientRequest.poll().line == #"{"class":"POLL"}"# + "\n")
         #expect(ClientRequest.calibrate(grams: 100).line == #"{"class":"CALIBRATE","grams":100.0}"# + "\n")
         #expect(ClientRequest.calibration(reset: true).line == #"{"class":"CALIBRATION","reset":true}"# + "\n")
         #expect(ClientRequest.rumble(pattern: .success).line == #"{"class":"RUMBLE","pattern":"success"}"# + "\n")
