@@ -9,9 +9,9 @@ import ScaleProtocol
 /// What goes where (docs/mqtt.md), for each device the daemon serves: the settled weight
 /// and "something on the scale" as retained state, each PEAK as an event, live readings
 /// when asked for, the device's availability and Home Assistant's discovery configs; and
-/// the availability of the bridge itself (with a last will). Retained state is published with QoS 1 and published again on every
-/// connection to the broker, so that a broker that restarted without its store gets it
-/// all back.
+/// the availability of the bridge itself (with a last will). Retained state is published
+/// with QoS 1 and published again on every connection to the broker, so that a broker that
+/// restarted without its store gets it all back.
 package final class MQTTBridge {
     /// What the bridge needs besides its settings.
     package struct Options {
@@ -162,7 +162,7 @@ package final class MQTTBridge {
             let what = brokerEverConnected ? "lost the broker \(options.configuration.broker)" : "cannot reach the broker \(options.configuration.broker)"
             log(4, "\(what): \(reason); trying again with back-off (first in \(formatDelay(delay)) s, at most every \(formatDelay(connection.options.reconnect.maximumDelay)) s)")
         case .message(let topic, let payload):
-            if topic == "\(options.configuration.discoveryPrefix)/status", String(decoding: payload, as: UTF8.self) == "online" {
+            if topic == homeAssistantStatus, String(decoding: payload, as: UTF8.self) == "online" {
                 // Home Assistant restarted: it may have lost what it knew.
                 log(7, "Home Assistant is online: sending the discovery configs again")
                 for device in sortedDevices { publishDiscovery(device) }
@@ -174,7 +174,7 @@ package final class MQTTBridge {
     /// device the discovery configs, its availability and the retained state.
     private func publishEverything() {
         connection.publish(Self.availabilityTopic(prefix: options.configuration.prefix, host: options.host), "online", qos: 1, retain: true)
-        connection.subscribe("\(options.configuration.discoveryPrefix)/status")
+        connection.subscribe(homeAssistantStatus)
         for device in sortedDevices {
             let topics = device.topics
             publishDiscovery(device)
@@ -183,6 +183,9 @@ package final class MQTTBridge {
             if let loaded = device.loaded { connection.publish(topics.loaded, loaded ? "ON" : "OFF", qos: 1, retain: true) }
         }
     }
+
+    /// Where Home Assistant says `online` when it (re)starts.
+    private var homeAssistantStatus: String { MQTTTopics.homeAssistantStatus(discoveryPrefix: options.configuration.discoveryPrefix) }
 
     /// The devices in the order of their names, so that what is published is in one order.
     private var sortedDevices: [PublishedDevice] { devices.keys.sorted().map { devices[$0]! } }
@@ -260,7 +263,12 @@ package final class MQTTBridge {
                 try client.watch()
                 isWatching = true
             }
-            for (node, device) in devices { setAvailable(device, servedNodes.contains(node)) }
+            for (node, device) in devices.sorted(by: { $0.key < $1.key }) {
+                if !served.isEmpty, device.available, !servedNodes.contains(node) {
+                    log(4, "forcescaled no longer serves \(node): \(device.discovered.name) is offline")
+                }
+                setAvailable(device, servedNodes.contains(node))
+            }
         } catch {
             log(4, "forcescaled on \(client.options.socketPath): \(error)")
         }

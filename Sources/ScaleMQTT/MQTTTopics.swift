@@ -39,7 +39,10 @@ struct MQTTTopics: Hashable, Sendable {
     /// Live READING lines, rate-limited (not retained).
     var reading: String { "\(deviceBase)/reading" }
     /// Where Home Assistant says `online` when it (re)starts.
-    var homeAssistantStatus: String { "\(discoveryPrefix)/status" }
+    var homeAssistantStatus: String { Self.homeAssistantStatus(discoveryPrefix: discoveryPrefix) }
+
+    /// `<discovery>/status`, which does not depend on any device.
+    static func homeAssistantStatus(discoveryPrefix: String) -> String { "\(discoveryPrefix)/status" }
 
     /// `forcescale_<host>_<device>`: the discovery node id, and the stem of unique ids.
     var nodeID: String { "forcescale_\(Self.identifier(host))_\(Self.identifier(device))" }
