@@ -10,7 +10,7 @@ import ScaleProtocol
 public struct StreamEvent: Hashable, Sendable {
     /// What the line says.
     public enum Message: Hashable, Sendable {
-        /// A READING: the measurement and the node it came from (`device`; `nil` for replays).
+        /// A READING: the measurement and the device it came from (`device`).
         case reading(ReadingMessage)
         /// A PEAK: the frame that reached the peak threshold.
         case peak(PeakMessage)
@@ -20,6 +20,14 @@ public struct StreamEvent: Hashable, Sendable {
     public let message: Message
     /// The line as the daemon sent it, without its newline.
     public let line: [UInt8]
+
+    /// The device the line names: its node (`event5`), or a recording's file name.
+    public var device: String? {
+        switch message {
+        case .reading(let reading): reading.device
+        case .peak(let peak): peak.device
+        }
+    }
 
     /// The event a received line holds; `nil` for a line that is not of the stream.
     /// - Parameter received: A line from the daemon.

@@ -279,26 +279,27 @@ package final class Daemon {
         switch options.source {
         case .recordings(let recordings, let loops):
             let names = Self.names(of: recordings.map { SourceDevice.nodeName(of: $0.eventsPath ?? $0.descriptionPath) })
-            var scales: [RecordingScale] = []
             for (files, name) in zip(recordings, names) {
                 let scale = try RecordingScale(files: files, name: name, loops: loops, settings: options.configuration.settings, loop: loop) { [unowned self] in
                     handle($0, from: $1)
                 }
-                scales.append(scale)
+                // Kept first, so that the calibration taken next is applied to it.
+                sources.append(scale)
                 log.log(.notice, "serving the recording \(scale.path) as \(name)" + (loops ? " in a loop" : ""))
                 // Its calibration is in force before its first reading.
                 takeCalibration(for: scale.device)
             }
-            sources = scales
-            for scale in scales { try scale.start() }
+            for source in sources { try source.start() }
         case .devices:
             let scale = try LiveScale(options: liveOptions(), loop: loop, onOutput: { [unowned self] in handle($0, from: $1) }) { [unowned self] notice in
                 switch notice {
                 case .opened(let path, let device, _, _):
                     takeCalibration(for: SourceDevice(path: path, description: device))
-                case .removed(let path), .readFailed(let path, _):
+                case .removed(let path):
                     perform(rules.remove(SourceDevice.nodeName(of: path)))
                     forceLog?.sourceEnded()
+                case .readFailed(let path, _):
+                    perform(rules.remove(SourceDevice.nodeName(of: path)))
                 default:
                     break
                 }
@@ -443,7 +444,7 @@ package final class Daemon {
     /// every one (the top-level device fields then describe the device only when exactly one
     /// is served).
     private func status(of requested: SourceDevice?) -> StatusMessage {
-        let served = servedDevices.filter { requested == nil || $0.device.nodeName == requested!.nodeName }
+        let served = servedDevices.filter { status in requested.map { status.device.nodeName == $0.nodeName } ?? true }
         let entries = served.map { status in
             let name = status.device.nodeName
             return StatusMessage.ServedDevice(

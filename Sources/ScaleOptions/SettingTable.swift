@@ -63,7 +63,7 @@ extension Setting {
 
     package static let rumbleDevice = Setting(
         "rumble-device", valueName: "device", kind: .device,
-        help: "Rumble this device (a gamepad, say) on a PEAK instead of the pressure device.",
+        help: "Rumble this device (a gamepad, say) on the PEAKs of pressure devices that cannot rumble themselves.",
         programs: [.read, .forcescaled], reload: .source)
 
     package static let rumbleIntensity = Setting(

@@ -13,7 +13,7 @@ enum DevicesCommand {
             pressure axes, input properties, force-feedback capabilities, and whether you \
             can open it. The device 'read' would pick on its own is marked 'best'. With \
             --socket, asks forcescaled instead (its DEVICES reply: what the daemon can see \
-            and which device it reads).
+            and which devices it reads).
             """,
         options: [
             Option(long: "json", help: "Print one JSON object per device."),

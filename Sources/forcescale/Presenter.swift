@@ -40,8 +40,15 @@ final class GaugePresenter: Presenter {
     let unit: MassUnit
     let inPlace: Bool
     let flushEachLine: Bool
+    /// Whether each line starts with the name of its device: for the daemon's stream when
+    /// it carries several devices.
+    var labelsDevices = false
     private var gauge: Gauge?
-    private var lastStable: ReadingMessage?
+    /// The last stable reading of each device (by name; `""` for one without), for the line
+    /// its lift leaves.
+    private var lastStable: [String: ReadingMessage] = [:]
+    /// The longest device name labelled so far, which the labels are padded to.
+    private var labelWidth = 0
     private var liveLine = ""
 
     init(output: OutputChannel, style: GaugeStyle, unit: MassUnit, inPlace: Bool, flushEachLine: Bool) {
@@ -71,18 +78,20 @@ final class GaugePresenter: Presenter {
     /// Shows a READING, from this process's pipeline or the daemon's stream.
     func show(reading: ReadingMessage) throws {
         let gauge = gauge(startingAt: reading.time)
+        let label = label(reading.device)
         guard inPlace else {
-            try output.write(gauge.line(for: reading) + "\n")
+            try output.write(label + gauge.line(for: reading) + "\n")
             if flushEachLine { try output.flush() }
             return
         }
+        let device = reading.device ?? ""
         if reading.contacts == 0 {
             liveLine = ""
-            try leaveLine(gauge.liftLine(at: reading.time, lastStable: lastStable))
-            lastStable = nil
+            try leaveLine(label + gauge.liftLine(at: reading.time, lastStable: lastStable[device]))
+            lastStable[device] = nil
         } else {
-            if reading.stable { lastStable = reading }
-            liveLine = gauge.line(for: reading)
+            if reading.stable { lastStable[device] = reading }
+            liveLine = label + gauge.line(for: reading)
             try output.write("\r\u{1B}[K" + liveLine)
             try output.flush()
         }
@@ -90,7 +99,14 @@ final class GaugePresenter: Presenter {
 
     /// Shows a PEAK, from this process's pipeline or the daemon's stream.
     func show(peak: PeakMessage) throws {
-        try leaveLine(gauge(startingAt: peak.time).line(for: peak))
+        try leaveLine(label(peak.device) + gauge(startingAt: peak.time).line(for: peak))
+    }
+
+    /// `event5  `: the device's name, padded, when lines are labelled.
+    private func label(_ device: String?) -> String {
+        guard labelsDevices, let device else { return "" }
+        labelWidth = max(labelWidth, device.count)
+        return device.padding(labelWidth) + "  "
     }
 
     /// The gauge; without a begin() (the daemon's stream has no device header), times count

@@ -10,8 +10,10 @@ enum WatchCommand {
         discussion: """
             Asks forcescaled to WATCH and shows each reading with the same gauge as \
             'read': redrawn in place on a terminal, one line per reading otherwise. PEAKs \
-            leave a line behind, and so does each weight when it is lifted. --json passes \
-            the daemon's READING and PEAK lines through byte for byte. When the daemon goes \
+            leave a line behind, and so does each weight when it is lifted. When the daemon \
+            serves several devices, each line starts with its device's name; --device shows \
+            one device only. --json passes the daemon's READING and PEAK lines through byte \
+            for byte (each names its device). When the daemon goes \
             away, watch ends with status 69; with --reconnect it says on standard error that \
             it is waiting, tries again after 0.1 s, then after twice the wait each time up \
             to 5 s, and goes on watching once forcescaled is back (or first starts). Ctrl-C \
@@ -21,6 +23,7 @@ enum WatchCommand {
             Option(long: "json", help: "Print the daemon's READING and PEAK lines as they come."),
             Option(long: "reconnect", help: "Keep watching across a restart of forcescaled, waiting for it with back-off."),
             Option(long: "unit", valueName: "unit", help: "Unit of the gauge; JSON always carries grams.", defaultValue: "g", allowedValues: MassUnit.allCases.map(\.rawValue)),
+            DaemonConnection.deviceOption,
             DaemonConnection.socketOption,
         ])
 
@@ -28,26 +31,34 @@ enum WatchCommand {
         let json = command.flag("json")
         let reconnect = command.flag("reconnect")
         let unit = MassUnit(rawValue: command.string("unit") ?? "g") ?? .grams
+        let device = command.string("device")
         return DaemonConnection.run {
             let path = DaemonConnection.socketPath(command)
             let client = ForcescaleClient(options: .init(socketPath: path, reconnect: reconnect ? ReconnectPolicy() : nil))
             client.onConnectionEvent = reportWaiting(on: path)
-            if reconnect {
-                // Asked for on each connection, the first included, which may come later.
-                try client.watchWhenConnected()
-            } else {
-                try client.watch()
-            }
             let output = OutputChannel.standardOutput
             let gauge = GaugePresenter.forDaemonStream(output: output, unit: unit)
+            if reconnect {
+                // Asked for on each connection, the first included, which may come later.
+                try client.watchWhenConnected(device: device)
+            } else {
+                try client.watch(device: device)
+                // Labelled from the first line when several devices are served; otherwise
+                // from the first line of a second device (one may be plugged in later).
+                if device == nil, let served = try client.status().devices, served.count > 1 { gauge.labelsDevices = true }
+            }
             if !json, output.isTerminal {
                 try output.write("Watching forcescaled on \(path). Ctrl-C stops.\n")
                 try output.flush()
             }
             let loop = try EventLoop()
             var failure: (any Error)?
+            var devicesSeen: Set<String> = []
             let show = { (event: StreamEvent) in
                 do {
+                    if device == nil, !gauge.labelsDevices, let name = event.device, devicesSeen.insert(name).inserted, devicesSeen.count > 1 {
+                        gauge.labelsDevices = true
+                    }
                     if json {
                         try output.write { $0 += event.line; $0.append(UInt8(ascii: "\n")) }
                         try output.flush()

@@ -208,11 +208,12 @@ func waitUntilListening(_ child: ChildProcess, on socket: String, within seconds
     }
 }
 
-/// A forcescaled serving a recording in a loop on a socket in a scratch directory, with its
-/// state there too. Killed when the test drops it, whatever happened.
+/// A forcescaled serving recordings in a loop (each a device of its own) on a socket in a
+/// scratch directory, with its state there too. Killed when the test drops it, whatever
+/// happened.
 final class DaemonUnderTest {
     let directory: URL
-    let recording: String
+    let recordings: [String]
     let extraArguments: [String]
     private(set) var child: ChildProcess
     var socketPath: String { directory.appendingPathComponent("sock").path }
@@ -222,11 +223,17 @@ final class DaemonUnderTest {
     /// - Parameters:
     ///   - directory: The scratch directory; a new one when `nil`. Give the one of an
     ///     earlier daemon to start again on its state.
-    init(recording: String, directory: URL? = nil, arguments: [String] = []) throws {
+    convenience init(recording: String, directory: URL? = nil, arguments: [String] = []) throws {
+        try self.init(recordings: [recording], directory: directory, arguments: arguments)
+    }
+
+    /// Starts the daemon on several recordings at once (`--replay` for each, in order) and
+    /// waits until its socket accepts connections.
+    init(recordings: [String], directory: URL? = nil, arguments: [String] = []) throws {
         self.directory = try directory ?? CLI.temporaryDirectory()
-        self.recording = recording
+        self.recordings = recordings
         extraArguments = arguments
-        child = try Self.start(recording: recording, socket: self.directory.appendingPathComponent("sock").path,
+        child = try Self.start(recordings: recordings, socket: self.directory.appendingPathComponent("sock").path,
                                state: self.directory.appendingPathComponent("state").path, arguments: arguments)
         try waitUntilListening(child, on: socketPath)
     }
@@ -256,7 +263,7 @@ final class DaemonUnderTest {
 
     /// Starts it again, once stopped, on the same socket and state directory.
     func start() throws {
-        child = try Self.start(recording: recording, socket: socketPath, state: stateDirectory, arguments: extraArguments)
+        child = try Self.start(recordings: recordings, socket: socketPath, state: stateDirectory, arguments: extraArguments)
         try waitUntilListening(child, on: socketPath)
     }
 
@@ -270,10 +277,10 @@ final class DaemonUnderTest {
         return client
     }
 
-    private static func start(recording: String, socket: String, state: String, arguments: [String]) throws -> ChildProcess {
+    private static func start(recordings: [String], socket: String, state: String, arguments: [String]) throws -> ChildProcess {
         try ChildProcess(
             CLI.binDirectory.appendingPathComponent("forcescaled").path,
-            ["--replay", recording, "--loop", "--socket", socket, "--state-dir", state] + arguments)
+            recordings.flatMap { ["--replay", $0] } + ["--loop", "--socket", socket, "--state-dir", state] + arguments)
     }
 }
 

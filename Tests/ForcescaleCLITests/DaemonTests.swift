@@ -109,10 +109,12 @@ import Testing
         #expect(byName.request(#"{"class":"WATCH","device":"\#(DaemonRecordings.intuosDeviceName)"}"#)
             == #"{"class":"WATCH","enable":true,"device":"\#(DaemonRecordings.intuosDeviceName)"}"#)
         #expect(byPath.request(#"{"class":"WATCH","device":"\#(DaemonRecordings.intuos)"}"#)?.hasPrefix(#"{"class":"WATCH","enable":true"#) == true)
-        #expect(elsewhere.request(#"{"class":"WATCH","device":"event99"}"#) == #"{"class":"WATCH","enable":true,"device":"event99"}"#)
+        // The daemon serves no event99: that WATCH is refused, naming what is served, and
+        // that client hears nothing while the others are fed.
+        #expect(elsewhere.request(#"{"class":"WATCH","device":"event99"}"#)
+            == #"{"class":"ERROR","message":"no device 'event99' is served (served: \#(DaemonRecordings.intuosDeviceName))","request":"WATCH"}"#)
         #expect(byName.nextReading()?["device"]?.stringValue == DaemonRecordings.intuosDeviceName)
         #expect(byPath.nextReading() != nil)
-        // The daemon serves no event99: that watcher hears nothing while the others are fed.
         // Once the others have had readings, a POLL on its connection is answered after
         // whatever the daemon sent it for those readings (one connection's lines keep their
         // order), so the lines before that reply are all it was sent.
@@ -365,7 +367,7 @@ import Testing
         let restarted = try JSONValue.parse(try #require(try daemon.connect().request(#"{"class":"STATUS"}"#)))
         #expect(restarted["calibration"]?.number("tare") == (kept * 10).rounded() / 10)
         #expect(restarted["calibration"]?.number("points") == 0)
-        #expect(daemon.stderr.contains("calibration of 'Wacom Intuos4 6x9' loaded: 0 points, tare"))
+        #expect(daemon.stderr.contains("calibration of 'Wacom Intuos4 6x9' (\(DaemonRecordings.intuosDeviceName)) loaded: 0 points, tare"))
     }
 
     @Test func tareZeroesTheWeightResting() throws {
@@ -560,7 +562,7 @@ import Testing
         calibration["tare_grams"] = 0
         calibration["points"] = [[26.0, 40.0], [134.0, 200.0], [211.0, 320.0]].map { ["raw": $0[0], "grams": $0[1], "sd": 0.6, "n": 40] }
         try JSONSerialization.data(withJSONObject: calibration).write(to: URL(fileURLWithPath: file))
-        let daemon = try DaemonUnderTest(recording: first.recording, directory: directory)
+        let daemon = try DaemonUnderTest(recording: first.recordings[0], directory: directory)
         defer { daemon.cleanUp() }
 
         let shown = try JSONValue.parse(try forcescale(["calibrate", "--show", "--json"] + socket).stdout.trimmingCharacters(in: .newlines))

@@ -42,6 +42,7 @@ let scenarios: [(letter: String, title: String, run: (Programs) -> Void)] = [
     ("n", "a touch already down when the device is opened", TouchAtOpen.run),
     ("o", "the Debian packages installed, used, removed and purged under systemd", DebianPackages.run),
     ("p", "rumbles timed against the device, and rumble --test", RumbleTiming.run),
+    ("q", "two pressure devices served at once, one unplugged", TwoDevices.run),
 ]
 
 let wanted = Set(CommandLine.arguments.dropFirst().map { $0.lowercased() })

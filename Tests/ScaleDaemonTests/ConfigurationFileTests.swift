@@ -131,6 +131,16 @@ import Testing
         #expect(try parse("device = Pad #2").layer.devices == ["Pad"])
     }
 
+    @Test func severalDevicesAreSeparatedByCommas() throws {
+        #expect(try parse("device = wacom, synaptics").layer.devices == ["wacom", "synaptics"])
+        #expect(try parse("device = /dev/input/event5,056a:00b9 , Magic Trackpad").layer.devices
+            == ["/dev/input/event5", "056a:00b9", "Magic Trackpad"])
+        #expect(problems("device = wacom,, synaptics").first?.hasPrefix("test.conf:1: bad value 'wacom,, synaptics' for 'device'") == true,
+                "\(problems("device = wacom,, synaptics"))")
+        #expect(DaemonConfiguration(layers: [try parse("device = a, b").layer]).text(for: .device) == "a, b")
+        #expect(DaemonConfiguration().text(for: .device) == "every pressure device")
+    }
+
     @Test func quotesKeepHashesAndSpaces() throws {
         #expect(try parse(#"device = "Pad #2"  # the second pad"#).layer.devices == ["Pad #2"])
         #expect(try parse(#"device = "  spaced  ""#).layer.devices == ["  spaced  "])

@@ -92,9 +92,10 @@ package final class LiveScale: ScaleSource {
     private var hotplug: DirectoryWatcher?
     /// The devices being read, each with its pipeline, in the order they were opened.
     private var open: [OpenDevice] = []
-    /// The effect on `--rumble-device`, shared by every device that cannot rumble itself.
-    private var sharedRumble: Rumbler?
-    private var sharedRumbleUnavailableSaid = false
+    /// The PEAK effects, one per device that rumbles (by its path): a pressure device that
+    /// can rumble has its own, and `--rumble-device`'s is shared by every pressure device
+    /// that cannot.
+    private var rumblers: [String: Rumbler] = [:]
     /// Nodes that were chosen but could not be opened, said once each.
     private var unusableSaid: Set<String> = []
     private var outputs: [ScaleOutput] = []
@@ -206,7 +207,6 @@ package final class LiveScale: ScaleSource {
         newOptions.directory = options.directory
         closeEveryDevice()
         options = newOptions
-        sharedRumbleUnavailableSaid = false
         unusableSaid = []
         waitingReason = nil
         openChosenDevices()
@@ -226,20 +226,16 @@ package final class LiveScale: ScaleSource {
         open.map { device in
             SourceDeviceStatus(
                 device: device.source, gramModel: device.pipeline.gramModel.kind,
-                rumblePath: rumbler(of: device)?.effect.device.path, droppedEvents: device.resynchronizations)
+                rumblePath: device.rumbler?.path, droppedEvents: device.resynchronizations)
         }
     }
 
-    /// The first device being read, if one is present (`forcescale read` reads one).
-    package var currentDevice: (path: String, description: DeviceDescription)? {
-        open.first.map { ($0.device.path, $0.device.description) }
-    }
-
-    /// Plays a pattern through `--rumble-device`, or else through the first device that
-    /// rumbles itself, one segment per timer wake-up, then puts the peak effect back (they
-    /// share the device's one slot that forcescale holds).
+    /// Plays a pattern through `--rumble-device`, or else through the first device's rumble,
+    /// one segment per timer wake-up, then puts the peak effect back (they share the
+    /// device's one slot that forcescale holds).
     package func play(_ pattern: HapticPattern) throws(ForceFeedbackError) {
-        guard let rumbler = sharedRumble ?? open.lazy.compactMap(\.ownRumble).first else {
+        let separate = rumblers.values.first { rumbler in !open.contains { $0.device.path == rumbler.path } }
+        guard let rumbler = separate ?? open.lazy.compactMap(\.rumbler).first else {
             throw ForceFeedbackError(
                 path: open.first?.device.path ?? "forcescale", operation: "rumble", errno: nil,
                 explanation: "no device can rumble" + (open.isEmpty ? " (the pressure device is away)" : ""))
@@ -352,44 +348,40 @@ package final class LiveScale: ScaleSource {
     }
 
     /// Gives the device its PEAK rumble: its own effect when it can rumble, otherwise the
-    /// effect on `--rumble-device`, uploaded once however many devices share it.
+    /// effect on `--rumble-device`; each uploaded once, however many devices share it.
     private func prepareRumble(for device: OpenDevice) {
+        let target: EvdevDevice
         switch options.rumble {
         case .off:
             return
         case .pressureDevice:
-            do {
-                device.ownRumble = try makeRumbler(on: device.device)
-                onNotice(.rumbleReady(path: device.device.path, device: device.source.nodeName))
-            } catch {
-                sayRumbleUnavailable(for: device, error.description + "; --rumble-device can name another device, such as a gamepad")
-            }
-        case .device:
-            if ForceFeedbackCapabilities(of: device.device).canRumble, let own = try? makeRumbler(on: device.device) {
-                device.ownRumble = own
+            target = device.device
+        case .device(let query):
+            if ForceFeedbackCapabilities(of: device.device).canRumble {
+                target = device.device
             } else {
-                prepareSharedRumble()
-            }
-            if let rumbler = rumbler(of: device) {
-                onNotice(.rumbleReady(path: rumbler.effect.device.path, device: device.source.nodeName))
+                do {
+                    let path = try DeviceDiscovery.chooseRumbler(query, from: DeviceDiscovery.scan(directory: options.directory))
+                    // A device that is open already lends its descriptor.
+                    target = try rumblers[path]?.effect.device ?? open.first { $0.device.path == path }?.device
+                        ?? EvdevDevice(path: path, wantsWrite: true)
+                } catch {
+                    sayRumbleUnavailable(for: device, "\(error)")
+                    return
+                }
             }
         }
-    }
-
-    /// Opens `--rumble-device` and uploads its effect, unless it is there already.
-    private func prepareSharedRumble() {
-        guard sharedRumble == nil, case .device(let query) = options.rumble else { return }
         do {
-            let path = try DeviceDiscovery.chooseRumbler(query, from: DeviceDiscovery.scan(directory: options.directory))
-            // A pressure device that is open already shares its descriptor.
-            let target = try open.first { $0.device.path == path }?.device ?? EvdevDevice(path: path, wantsWrite: true)
-            sharedRumble = try makeRumbler(on: target)
+            let rumbler = try rumblers[target.path] ?? makeRumbler(on: target)
+            rumblers[target.path] = rumbler
+            device.rumbler = rumbler
             // A later loss is news again.
-            sharedRumbleUnavailableSaid = false
+            device.rumbleUnavailableSaid = false
+            onNotice(.rumbleReady(path: target.path, device: device.source.nodeName))
         } catch {
-            guard !sharedRumbleUnavailableSaid else { return }
-            sharedRumbleUnavailableSaid = true
-            onNotice(.rumbleUnavailable(reason: "\(error)"))
+            var hint = ""
+            if case .pressureDevice = options.rumble { hint = "; --rumble-device can name another device, such as a gamepad" }
+            sayRumbleUnavailable(for: device, "\(error)" + hint)
         }
     }
 
@@ -417,18 +409,13 @@ package final class LiveScale: ScaleSource {
         return rumbler
     }
 
-    /// What `device`'s PEAKs rumble through.
-    private func rumbler(of device: OpenDevice) -> Rumbler? {
-        device.ownRumble ?? sharedRumble
-    }
-
     /// Plays the PEAK's rumble and times it: from the event time of the frame that reached
     /// the threshold to the return of the play's `write`, read on the clock the pressure
     /// device stamps its events with (a separate rumble device changes nothing: the start
     /// is the pressure device's frame).
     private func rumbleForPeak(at time: EventTime, of device: OpenDevice) -> RumbleOutcome {
         if case .off = options.rumble { return .off }
-        guard let rumbler = rumbler(of: device) else { return .unavailable }
+        guard let rumbler = device.rumbler else { return .unavailable }
         do throws(ForceFeedbackError) {
             try rumbler.effect.play()
         } catch {
@@ -438,38 +425,29 @@ package final class LiveScale: ScaleSource {
         return .played(latencyMicroseconds: MonotonicClock.now(on: device.device.eventClock) - time.microseconds)
     }
 
-    /// Lets go of a rumbler that failed, and says so once.
+    /// Lets go of a rumbler that failed or went away: each device that rumbled through it is
+    /// told once.
     private func lose(_ rumbler: Rumbler, _ reason: String) {
-        if rumbler === sharedRumble {
-            sharedRumble = nil
-            if !sharedRumbleUnavailableSaid {
-                sharedRumbleUnavailableSaid = true
-                onNotice(.rumbleUnavailable(reason: reason))
-            }
+        rumblers[rumbler.path] = nil
+        if playing === rumbler {
+            playing = nil
+            hapticTimer.arm(atMicroseconds: nil)
         }
-        for device in open where device.ownRumble === rumbler {
-            device.ownRumble = nil
+        for device in open where device.rumbler === rumbler {
+            device.rumbler = nil
             sayRumbleUnavailable(for: device, reason)
         }
     }
 
     /// A separate --rumble-device comes and goes on its own: after a change in the input
-    /// directory, one that is gone is let go (said once) and one that is back, or newly
-    /// there, is taken up (said when it is).
+    /// directory, one that is gone is let go (said once for each device it served) and one
+    /// that is back, or newly there, is taken up (said when it is).
     private func followSeparateRumbler() {
         guard case .device = options.rumble else { return }
-        if let sharedRumble, !sharedRumble.effect.device.isPresent {
-            self.sharedRumble = nil
-            sharedRumbleUnavailableSaid = true
-            onNotice(.rumbleUnavailable(reason: "\(sharedRumble.effect.device.path) was removed; rumble resumes when it is back"))
+        for rumbler in rumblers.values where !rumbler.effect.device.isPresent && !open.contains(where: { $0.device.path == rumbler.path }) {
+            lose(rumbler, "\(rumbler.path) was removed; rumble resumes when it is back")
         }
-        let needing = open.filter { $0.ownRumble == nil }
-        guard sharedRumble == nil, !needing.isEmpty else { return }
-        sharedRumbleUnavailableSaid = false
-        prepareSharedRumble()
-        if let sharedRumble {
-            for device in needing { onNotice(.rumbleReady(path: sharedRumble.effect.device.path, device: device.source.nodeName)) }
-        }
+        for device in open where device.rumbler == nil { prepareRumble(for: device) }
     }
 
     private func uploadPeakEffect(_ rumbler: Rumbler) throws(ForceFeedbackError) {
@@ -514,21 +492,18 @@ package final class LiveScale: ScaleSource {
         deliver(from: device)
         loop.unwatch(device.device.descriptor)
         loop.unwatch(device.timer.descriptor)
-        if let playing, playing === device.ownRumble {
-            self.playing = nil
-            hapticTimer.arm(atMicroseconds: nil)
-        }
-        device.ownRumble?.effect.erase()
-        device.ownRumble = nil
         open.removeAll { $0 === device }
-        // The shared effect goes with the last device that rumbled through it.
-        if open.allSatisfy({ $0.ownRumble != nil }), let sharedRumble {
-            if playing === sharedRumble {
-                playing = nil
-                hapticTimer.arm(atMicroseconds: nil)
+        // An effect goes with the last device that rumbled through it.
+        if let rumbler = device.rumbler {
+            device.rumbler = nil
+            if !open.contains(where: { $0.rumbler === rumbler }) {
+                rumbler.effect.erase()
+                rumblers[rumbler.path] = nil
+                if playing === rumbler {
+                    playing = nil
+                    hapticTimer.arm(atMicroseconds: nil)
+                }
             }
-            sharedRumble.effect.erase()
-            self.sharedRumble = nil
         }
     }
 
@@ -584,8 +559,8 @@ private final class OpenDevice {
     /// a touch streams the next frame lets the held reading out and the timer never wakes
     /// the loop.
     var armed: ArmedDeadline
-    /// The device's own PEAK effect, when it can rumble itself.
-    var ownRumble: Rumbler?
+    /// What its PEAKs rumble through: its own effect, or `--rumble-device`'s.
+    var rumbler: Rumbler?
     var rumbleUnavailableSaid = false
     /// How often the kernel dropped its events (`SYN_DROPPED`).
     var resynchronizations = 0
@@ -603,6 +578,8 @@ private final class OpenDevice {
 private final class Rumbler {
     let effect: RumbleEffect
     let peakSegment: HapticSegment
+    /// The node that rumbles.
+    var path: String { effect.device.path }
 
     init(effect: RumbleEffect, peakSegment: HapticSegment) {
         self.effect = effect

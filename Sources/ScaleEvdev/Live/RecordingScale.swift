@@ -74,10 +74,10 @@ package final class RecordingScale: ScaleSource {
         isFinished ? [] : [SourceDeviceStatus(device: device, gramModel: pipeline.gramModel.kind, rumblePath: nil, droppedEvents: 0)]
     }
 
-    /// Takes a calibration (a tare, say) for `device`, when that is this recording: the
-    /// daemon offers each calibration to every source, and only its own device takes it.
+    /// Applies a calibration when `device` is this recording (by its name: the same file
+    /// may be served twice); other devices' calibrations are not its own.
     package func setCalibration(_ calibration: Calibration, for device: SourceDevice) {
-        guard device == self.device else { return }
+        guard device.nodeName == self.device.nodeName else { return }
         pipeline.setCalibration(calibration)
     }
 
