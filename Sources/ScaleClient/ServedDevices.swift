@@ -9,6 +9,12 @@ extension StatusMessage {
         public var name: String?
         /// The gram model of its readings (`calibrated`, `physical`, `nominal`).
         public var model: String?
+
+        public init(device: String, name: String? = nil, model: String? = nil) {
+            self.device = device
+            self.name = name
+            self.model = model
+        }
     }
 
     /// Every device the daemon serves: STATUS's `devices` (protocol 1.5), or an older

@@ -243,20 +243,12 @@ package final class MQTTBridge {
             let new = served.filter { devices[$0.device] == nil }
             if !new.isEmpty {
                 let listed = try client.devices()
-                // The bus:vendor:product id keeps a device's topics when it is plugged in
-                // again under another node (it takes over those of the node it had). A
-                // device that shares its id with another the daemon lists (a tablet's pen
-                // and its touch, two pads of one model) adds its name; one that shares both
-                // with a device served already adds its node too.
                 var taken = Set(devices.filter { servedNodes.contains($0.key) }.map(\.value.topics.device))
                 for entry in new {
-                    let known = listed.first { $0.active && $0.path.split(separator: "/").last.map(String.init) == entry.device }
-                    let name = known?.name ?? entry.name ?? entry.device
-                    var identifier = known?.id ?? entry.device
-                    if let known, listed.contains(where: { $0.id == known.id && $0.path != known.path }) { identifier += "-" + name }
-                    if taken.contains(MQTTTopics.segment(identifier)) { identifier += "-" + entry.device }
-                    taken.insert(MQTTTopics.segment(identifier))
-                    adopt(node: entry.device, device: DiscoveredDevice(name: name, identifier: identifier, daemonRelease: status.release))
+                    var device = DiscoveredDevice(served: entry, listed: listed, taken: taken)
+                    device.daemonRelease = status.release
+                    taken.insert(MQTTTopics.segment(device.identifier))
+                    adopt(node: entry.device, device: device)
                 }
             }
             if !isWatching {

@@ -368,7 +368,7 @@ package final class WebServer {
         }
         let devices = (try? askDaemon({ () throws(DaemonClientError) in try client.devices(timeout: options.daemonTimeout) })?.get()) ?? []
         metrics.deviceInfos = served.map { served in
-            let entry = devices.first { $0.active && $0.path.split(separator: "/").last.map(String.init) == served.device }
+            let entry = devices.first { $0.active && SourceDevice.nodeName(of: $0.path) == served.device }
             return MetricsState.DeviceInfo(
                 device: served.device, name: entry?.name ?? served.name ?? served.device, id: entry?.id ?? "", model: served.model ?? "")
         }
