@@ -161,7 +161,7 @@ let package = Package(
         // The topics, payloads, discovery configs and settings of forcescale-mqtt; the runs
         // against a real broker are in ForcescaleCLITests (MQTTTests), with the other suites
         // that run the built programs.
-        .testTarget(name: "ScaleMQTTTests", dependencies: ["ScaleMQTT", "ScaleCore", "ScaleProtocol", "ScaleOptions"]),
+        .testTarget(name: "ScaleMQTTTests", dependencies: ["ScaleMQTT", "ScaleClient", "ScaleCore", "ScaleProtocol", "ScaleOptions"]),
         // CEvdev: the state journal is checked against libevdev itself.
         .testTarget(name: "ScaleEvdevTests", dependencies: ["ScaleEvdev", "CEvdev", "ScaleCore", "ScalePOSIX", "ScaleTestSupport"]),
         // CSQLite: the schema tests open the database file directly.

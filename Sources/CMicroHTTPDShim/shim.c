@@ -136,6 +136,10 @@ const char *CMicroHTTPD_header(struct MHD_Connection *connection, const char *na
     return MHD_lookup_connection_value(connection, MHD_HEADER_KIND, name);
 }
 
+const char *CMicroHTTPD_query_argument(struct MHD_Connection *connection, const char *name) {
+    return MHD_lookup_connection_value(connection, MHD_GET_ARGUMENT_KIND, name);
+}
+
 int CMicroHTTPD_client_address(struct MHD_Connection *connection, char *buffer, size_t size) {
     const union MHD_ConnectionInfo *info = MHD_get_connection_info(connection, MHD_CONNECTION_INFO_CLIENT_ADDRESS);
     if (!info || !info->client_addr || size == 0) return -1;

@@ -16,8 +16,11 @@ import ScaleProtocol
 /// the recording's original times.
 final class DaemonForceLog {
     let writer: LogWriter
-    /// The device whose readings are being handed over (its node or recording path).
-    private var currentPath: String?
+    /// The devices whose readings are being handed over, by their name in the protocol
+    /// (`event5`, `pen.evemu`, `pen.evemu#2`: one per device served), with the writer's
+    /// `source` number for each: every device logs a session of its own.
+    private var sources: [String: (device: SourceDevice, number: Int)] = [:]
+    private var nextSource = 0
 
     /// Starts the writer thread; the file is opened (and made) there.
     /// - Parameter log: Where the writer's notices go: one line per failure, not per batch.
@@ -44,30 +47,37 @@ final class DaemonForceLog {
     ///     starts the log's entries for that device.
     func record(_ output: ScaleOutput, device: SourceDevice) {
         let offset = WallClock.offsetFromMonotonic()
-        if device.path != currentPath {
-            currentPath = device.path
+        let source: Int
+        if let known = sources[device.nodeName], known.device == device {
+            source = known.number
+        } else {
+            source = nextSource
+            nextSource += 1
+            sources[device.nodeName] = (device, source)
             let name = device.description.name.isEmpty ? device.nodeName : device.description.name
-            writer.append(.device(key: device.description.stateIdentity, name: name))
+            writer.append(.device(key: device.description.stateIdentity, name: name, source: source))
         }
-        hand(output, offset)
-    }
-
-    private func hand(_ output: ScaleOutput, _ offset: Int64) {
         switch output {
-        case .reading(let reading): writer.append(.reading(reading, wallOffset: offset))
-        case .peak(let peak): writer.append(.peak(peak, wallOffset: offset))
+        case .reading(let reading): writer.append(.reading(reading, wallOffset: offset, source: source))
+        case .peak(let peak): writer.append(.peak(peak, wallOffset: offset, source: source))
         }
     }
 
-    /// The device went away: its session in progress ends.
-    func sourceEnded() {
-        currentPath = nil
-        writer.append(.sourceEnded)
+    /// A device went away: its session in progress ends. Without its name (`event5`),
+    /// every device's session ends.
+    func sourceEnded(device name: String? = nil) {
+        guard let name else {
+            sources.removeAll()
+            writer.append(.sourceEnded())
+            return
+        }
+        guard let known = sources.removeValue(forKey: name) else { return }
+        writer.append(.sourceEnded(source: known.number))
     }
 
     /// Writes what is queued and stops the writer thread.
     func stop() {
-        currentPath = nil
+        sources.removeAll()
         writer.stop()
     }
 

@@ -3,43 +3,62 @@ import ScaleCore
 /// Turns the writer's entries into sessions: a session opens with the first reading that
 /// has a contact and closes with the release (the first reading without one), or when the
 /// device goes away or changes, or the daemon stops. Readings without a contact outside a
-/// session (a resting pad) are not logged. A value, so that the writer can keep a copy
-/// from before a batch and go back to it when the batch's transaction fails.
+/// session (a resting pad) are not logged.
+///
+/// Each source (one device the daemon serves; `LogWriter.Entry`'s `source`) has a session of
+/// its own, so that devices that log at once, their entries interleaved, are kept apart.
+/// A value, so that the writer can keep a copy from before a batch and go back to it when
+/// the batch's transaction fails.
 struct LogSessionBuilder {
-    private var device: LoggedDevice?
-    private var session: LoggedSession?
-    /// Readings of the open session not yet inserted (they go in one call at the end of the
-    /// batch, or when the session closes).
-    private var buffered: [LoggedReading] = []
-    private var lastTime: WallTime?
+    /// What one source is logging.
+    private struct Source {
+        var device: LoggedDevice?
+        var session: LoggedSession?
+        /// Readings of the open session not yet inserted (they go in one call at the end of
+        /// the batch, or when the session closes).
+        var buffered: [LoggedReading] = []
+        var lastTime: WallTime?
+    }
+
+    private var sources: [Int: Source] = [:]
 
     /// Applies one entry. - Returns: Rows inserted (readings and PEAKs).
     mutating func take(_ entry: LogWriter.Entry, into database: LogDatabase) throws(LogDatabaseError) -> Int {
         switch entry {
-        case .device(let key, let name):
-            let inserted = try end(in: database)
-            device = try database.device(key: key, name: name)
+        case .device(let key, let name, let source):
+            let inserted = try end(source, in: database)
+            sources[source, default: Source()].device = try database.device(key: key, name: name)
             return inserted
-        case .sourceEnded:
-            return try end(in: database)
-        case .reading(let reading, let offset):
+        case .sourceEnded(let source):
+            guard let source else {
+                var inserted = 0
+                for source in sources.keys.sorted() { inserted += try end(source, in: database) }
+                return inserted
+            }
+            return try end(source, in: database)
+        case .reading(let reading, let offset, let source):
             let time = WallTime(microseconds: reading.time.microseconds + offset)
-            if session == nil {
+            if sources[source]?.session == nil {
                 guard reading.contacts > 0 else { return 0 }
-                if self.device == nil { self.device = try database.device(key: "unknown", name: "unknown device") }
-                guard let device else { return 0 }
-                session = try database.openSession(device: device, started: time, model: reading.model)
+                let device: LoggedDevice
+                if let known = sources[source]?.device { device = known } else { device = try database.device(key: "unknown", name: "unknown device") }
+                let session = try database.openSession(device: device, started: time, model: reading.model)
+                sources[source, default: Source()].device = device
+                sources[source]!.session = session
             }
             var flags = ReadingFlags()
             if reading.saturated { flags.insert(.saturated) }
             if reading.stable { flags.insert(.stable) }
-            buffered.append(LoggedReading(
-                session: session!.id, time: time, raw: reading.raw, force: reading.force, grams: reading.grams,
-                contacts: reading.contacts, flags: flags, settledGrams: reading.settledGrams))
-            lastTime = time
-            return reading.contacts == 0 ? try end(in: database) : 0
-        case .peak(let peak, let offset):
-            guard let session else { return 0 }
+            // Changed in place: a copy of the source would copy its buffer at every reading.
+            try modify(source) { state in
+                state.buffered.append(LoggedReading(
+                    session: state.session!.id, time: time, raw: reading.raw, force: reading.force, grams: reading.grams,
+                    contacts: reading.contacts, flags: flags, settledGrams: reading.settledGrams))
+                state.lastTime = time
+            }
+            return reading.contacts == 0 ? try end(source, in: database) : 0
+        case .peak(let peak, let offset, let source):
+            guard let session = sources[source]?.session else { return 0 }
             try database.append(LoggedPeak(
                 session: session.id, time: WallTime(microseconds: peak.time.microseconds + offset), raw: peak.raw, grams: peak.grams,
                 rumble: peak.rumble))
@@ -47,23 +66,35 @@ struct LogSessionBuilder {
         }
     }
 
-    /// Inserts the buffered readings of the open session and saves its summary.
+    private mutating func modify(_ source: Int, _ change: (inout Source) throws(LogDatabaseError) -> Void) throws(LogDatabaseError) {
+        try change(&sources[source, default: Source()])
+    }
+
+    /// Inserts the buffered readings of every open session and saves their summaries.
     /// - Returns: Readings inserted.
     mutating func flush(into database: LogDatabase) throws(LogDatabaseError) -> Int {
-        guard var session, !buffered.isEmpty else { return 0 }
-        try database.append(buffered, to: &session)
-        self.session = session
-        let count = buffered.count
-        buffered.removeAll(keepingCapacity: true)
+        var inserted = 0
+        for source in sources.keys.sorted() { inserted += try flush(source, into: database) }
+        return inserted
+    }
+
+    private mutating func flush(_ source: Int, into database: LogDatabase) throws(LogDatabaseError) -> Int {
+        guard sources[source]?.session != nil, let count = sources[source]?.buffered.count, count > 0 else { return 0 }
+        try modify(source) { state throws(LogDatabaseError) in
+            try database.append(state.buffered, to: &state.session!)
+            state.buffered.removeAll(keepingCapacity: true)
+        }
         return count
     }
 
-    /// Closes the open session at its last reading. - Returns: Readings inserted.
-    private mutating func end(in database: LogDatabase) throws(LogDatabaseError) -> Int {
-        let inserted = try flush(into: database)
-        guard var session else { return inserted }
-        try database.close(&session, at: lastTime ?? session.started)
-        self.session = nil
+    /// Closes the source's open session at its last reading. - Returns: Readings inserted.
+    private mutating func end(_ source: Int, in database: LogDatabase) throws(LogDatabaseError) -> Int {
+        let inserted = try flush(source, into: database)
+        guard sources[source]?.session != nil else { return inserted }
+        try modify(source) { state throws(LogDatabaseError) in
+            try database.close(&state.session!, at: state.lastTime ?? state.session!.started)
+            state.session = nil
+        }
         return inserted
     }
 }

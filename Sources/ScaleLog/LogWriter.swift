@@ -16,14 +16,21 @@ import ScalePOSIX
 /// once, and its end once, through `onNotice`.
 package final class LogWriter: @unchecked Sendable {
     /// What the loop hands over.
+    ///
+    /// `source` tells apart the devices that log at once (any number the daemon picks, one
+    /// per device it serves): each has a session of its own, however their entries
+    /// interleave. One device needs none (0).
     package enum Entry: Sendable {
-        /// The readings from now on come from this device (sent when it changes).
-        case device(key: String, name: String)
+        /// The readings of `source` from now on come from this device (sent when the
+        /// source is new or its device changes; the session in progress of another device
+        /// on it ends).
+        case device(key: String, name: String, source: Int = 0)
         /// A reading; its monotonic time plus `wallOffset` is its wall time.
-        case reading(Reading, wallOffset: Int64)
-        case peak(Peak, wallOffset: Int64)
-        /// The device went away, or the daemon is stopping: the session in progress ends.
-        case sourceEnded
+        case reading(Reading, wallOffset: Int64, source: Int = 0)
+        case peak(Peak, wallOffset: Int64, source: Int = 0)
+        /// The source's device went away: its session in progress ends. Every source's,
+        /// when `source` is nil (the daemon is stopping).
+        case sourceEnded(source: Int? = nil)
     }
 
     /// What the writer tells the daemon's log, from its own thread.
@@ -185,10 +192,10 @@ package final class LogWriter: @unchecked Sendable {
         return Status(path: path, written: written, pending: queue.count, dropped: dropped, error: failure?.description)
     }
 
-    /// Ends the session in progress, writes what is queued (one attempt when the disk is
+    /// Ends the sessions in progress, writes what is queued (one attempt when the disk is
     /// failing) and stops the thread. Call once, from the loop's thread.
     package func stop() {
-        append(.sourceEnded)
+        append(.sourceEnded())
         pthread_mutex_lock(mutex)
         stopping = true
         pthread_cond_signal(condition)

@@ -6,12 +6,12 @@ import ScaleProtocol
 /// forcescale-mqtt's work: forcescaled's stream in (through `ForcescaleClient`, which
 /// reconnects by itself), MQTT out (through `MQTTConnection`), both on one `EventLoop`.
 ///
-/// What goes where (docs/mqtt.md): the settled weight and "something on the scale" as
-/// retained state, each PEAK as an event, live readings when asked for, availability of
-/// the bridge (with a last will) and of the device, and Home Assistant's discovery
-/// configs. Retained state is published with QoS 1 and published again on every
-/// connection to the broker, so that a broker that restarted without its store gets it
-/// all back.
+/// What goes where (docs/mqtt.md), for each device the daemon serves: the settled weight
+/// and "something on the scale" as retained state, each PEAK as an event, live readings
+/// when asked for, the device's availability and Home Assistant's discovery configs; and
+/// the availability of the bridge itself (with a last will). Retained state is published
+/// with QoS 1 and published again on every connection to the broker, so that a broker that
+/// restarted without its store gets it all back.
 package final class MQTTBridge {
     /// What the bridge needs besides its settings.
     package struct Options {
@@ -22,7 +22,7 @@ package final class MQTTBridge {
         var password: String?
         /// forcescale-mqtt's release, for the discovery configs' `origin`.
         var release: String
-        /// How often to ask the daemon which device it reads: the protocol has no event for
+        /// How often to ask the daemon which devices it serves: the protocol has no event for
         /// a device that goes away, so the bridge asks (a STATUS is one short line).
         var deviceCheckInterval: Double = 10
 
@@ -57,23 +57,18 @@ package final class MQTTBridge {
     private let connection: MQTTConnection
     private let client: ForcescaleClient
     private var attachment: ClientLoopAttachment?
-    /// Asks the daemon for its device: just after connecting, and every
-    /// `deviceCheckInterval` while connected.
+    /// Asks the daemon for its devices: just after connecting, every
+    /// `deviceCheckInterval` while connected, and when a reading names a device not yet
+    /// published.
     private let deviceTimer: DeadlineTimer
 
-    private var topics: MQTTTopics?
-    private var device: DiscoveredDevice?
-    /// The daemon's node name of the device the topics are for (`event5`).
-    private var deviceNodeName: String?
+    /// The devices published, by the daemon's name for each (READING's `device`: `event5`,
+    /// `pen.evemu`): those it serves now, and those it served before (offline).
+    private var devices: [String: PublishedDevice] = [:]
     private var daemonConnected = false
-    private var deviceAvailable = false
     private var isWatching = false
-    /// The last settled weight's payload, published again on each connection.
-    private var lastWeight: String?
-    /// Whether something is on the scale; `nil` before the first reading.
-    private var loaded: Bool?
-    private var wasSettled = false
-    private var lastLive: Int64 = .min
+    /// When a line named a device not yet published, and the daemon was asked about it.
+    private var askedAboutUnknownAt: Int64?
     /// Whether the outage in progress was reported: once per outage, not per attempt.
     private var brokerOutageReported = false
     private var daemonOutageReported = false
@@ -133,12 +128,10 @@ package final class MQTTBridge {
         })
     }
 
-    /// Says `offline` for the device and the bridge, and disconnects cleanly.
+    /// Says `offline` for each device and the bridge, and disconnects cleanly.
     package func stop() {
-        if let topics, connection.isConnected {
-            connection.publish(topics.deviceAvailability, "offline", qos: 1, retain: true)
-        }
         if connection.isConnected {
+            for device in devices.values { connection.publish(device.topics.deviceAvailability, "offline", qos: 1, retain: true) }
             connection.publish(Self.availabilityTopic(prefix: options.configuration.prefix, host: options.host), "offline", qos: 1, retain: true)
         }
         connection.stop()
@@ -169,29 +162,36 @@ package final class MQTTBridge {
             let what = brokerEverConnected ? "lost the broker \(options.configuration.broker)" : "cannot reach the broker \(options.configuration.broker)"
             log(4, "\(what): \(reason); trying again with back-off (first in \(formatDelay(delay)) s, at most every \(formatDelay(connection.options.reconnect.maximumDelay)) s)")
         case .message(let topic, let payload):
-            if let topics, topic == topics.homeAssistantStatus, String(decoding: payload, as: UTF8.self) == "online" {
+            if topic == homeAssistantStatus, String(decoding: payload, as: UTF8.self) == "online" {
                 // Home Assistant restarted: it may have lost what it knew.
                 log(7, "Home Assistant is online: sending the discovery configs again")
-                publishDiscovery()
+                for device in sortedDevices { publishDiscovery(device) }
             }
         }
     }
 
-    /// What a new connection to the broker must carry: the bridge is online, the discovery
-    /// configs, the device's availability and the retained state.
+    /// What a new connection to the broker must carry: the bridge is online, and for each
+    /// device the discovery configs, its availability and the retained state.
     private func publishEverything() {
         connection.publish(Self.availabilityTopic(prefix: options.configuration.prefix, host: options.host), "online", qos: 1, retain: true)
-        connection.subscribe("\(options.configuration.discoveryPrefix)/status")
-        guard let topics else { return }
-        publishDiscovery()
-        connection.publish(topics.deviceAvailability, deviceAvailable ? "online" : "offline", qos: 1, retain: true)
-        if let lastWeight { connection.publish(topics.weight, lastWeight, qos: 1, retain: true) }
-        if let loaded { connection.publish(topics.loaded, loaded ? "ON" : "OFF", qos: 1, retain: true) }
+        connection.subscribe(homeAssistantStatus)
+        for device in sortedDevices {
+            let topics = device.topics
+            publishDiscovery(device)
+            connection.publish(topics.deviceAvailability, device.available ? "online" : "offline", qos: 1, retain: true)
+            if let lastWeight = device.lastWeight { connection.publish(topics.weight, lastWeight, qos: 1, retain: true) }
+            if let loaded = device.loaded { connection.publish(topics.loaded, loaded ? "ON" : "OFF", qos: 1, retain: true) }
+        }
     }
 
-    private func publishDiscovery() {
-        guard let topics, let device else { return }
-        for config in HomeAssistantDiscovery.configs(topics: topics, device: device, release: options.release) {
+    /// Where Home Assistant says `online` when it (re)starts.
+    private var homeAssistantStatus: String { MQTTTopics.homeAssistantStatus(discoveryPrefix: options.configuration.discoveryPrefix) }
+
+    /// The devices in the order of their names, so that what is published is in one order.
+    private var sortedDevices: [PublishedDevice] { devices.keys.sorted().map { devices[$0]! } }
+
+    private func publishDiscovery(_ device: PublishedDevice) {
+        for config in HomeAssistantDiscovery.configs(topics: device.topics, device: device.discovered, release: options.release) {
             connection.publish(config.topic, config.payload, qos: 1, retain: true)
         }
     }
@@ -204,13 +204,13 @@ package final class MQTTBridge {
             log(daemonOutageReported ? 5 : 6, "connected to forcescaled \(release) on \(client.options.socketPath)" + (daemonOutageReported ? " again" : ""))
             daemonOutageReported = false
             daemonConnected = true
-            device?.daemonRelease = release
+            for device in devices.values { device.discovered.daemonRelease = release }
             // Requests wait for their replies: not from inside the client's own step.
             deviceTimer.arm(atMicroseconds: MonotonicClock.now())
         case .lost(let error):
             daemonConnected = false
             deviceTimer.arm(atMicroseconds: nil)
-            setDeviceAvailable(false)
+            for device in devices.values { setAvailable(device, false) }
             if !daemonOutageReported {
                 log(4, "lost forcescaled: \(error); trying again with back-off")
                 daemonOutageReported = true
@@ -222,8 +222,9 @@ package final class MQTTBridge {
         }
     }
 
-    /// Asks which device the daemon reads, takes it up (topics, discovery) when it is new
-    /// or back, and starts the WATCH the first time.
+    /// Asks which devices the daemon serves, takes up those that are new or back (topics,
+    /// discovery), says `offline` for those it no longer serves, and starts the WATCH (of
+    /// every device) the first time.
     private func checkDevice() {
         guard daemonConnected else { return }
         defer {
@@ -234,93 +235,114 @@ package final class MQTTBridge {
         }
         do {
             let status = try client.status()
-            guard let node = status.device else {
-                if deviceAvailable { log(4, "forcescaled reads no device now: the device is offline") }
-                setDeviceAvailable(false)
-                return
+            let served = status.servedDevices
+            if served.isEmpty, devices.values.contains(where: \.available) {
+                log(4, "forcescaled reads no device now: the device is offline")
             }
-            if node != deviceNodeName || topics == nil {
-                let entry = try client.devices().first { $0.active }
-                let name = entry?.name ?? node
-                let identifier = entry?.id ?? node
-                adopt(node: node, device: DiscoveredDevice(name: name, identifier: identifier, daemonRelease: status.release))
+            let servedNodes = Set(served.map(\.device))
+            let new = served.filter { devices[$0.device] == nil }
+            if !new.isEmpty {
+                let listed = try client.devices()
+                var taken = Set(devices.filter { servedNodes.contains($0.key) }.map(\.value.topics.device))
+                for entry in new {
+                    var device = DiscoveredDevice(served: entry, listed: listed, taken: taken)
+                    device.daemonRelease = status.release
+                    taken.insert(MQTTTopics.segment(device.identifier))
+                    adopt(node: entry.device, device: device)
+                }
             }
             if !isWatching {
                 try client.watch()
                 isWatching = true
             }
-            setDeviceAvailable(true)
+            for (node, device) in devices.sorted(by: { $0.key < $1.key }) {
+                if !served.isEmpty, device.available, !servedNodes.contains(node) {
+                    log(4, "forcescaled no longer serves \(node): \(device.discovered.name) is offline")
+                }
+                setAvailable(device, servedNodes.contains(node))
+            }
         } catch {
             log(4, "forcescaled on \(client.options.socketPath): \(error)")
         }
     }
 
     /// Takes up a device: its topics (from its id, stable across replugging), discovery.
+    /// A device plugged in again under another node takes over its topics and state.
     private func adopt(node: String, device: DiscoveredDevice) {
-        let newTopics = MQTTTopics(
+        let topics = MQTTTopics(
             prefix: options.configuration.prefix, discoveryPrefix: options.configuration.discoveryPrefix,
             host: options.host, device: device.identifier)
-        if let topics, topics != newTopics, connection.isConnected {
-            connection.publish(topics.deviceAvailability, "offline", qos: 1, retain: true)
+        let published: PublishedDevice
+        if let (oldNode, replugged) = devices.first(where: { $0.value.topics == topics }) {
+            devices[oldNode] = nil
+            published = replugged
+            published.discovered = device
+        } else {
+            published = PublishedDevice(topics: topics, discovered: device)
         }
-        if topics != newTopics {
-            lastWeight = nil
-            loaded = nil
-            wasSettled = false
-            deviceAvailable = false
-        }
-        log(6, "publishing \(device.name) (\(node)) under \(newTopics.deviceBase)")
-        topics = newTopics
-        self.device = device
-        deviceNodeName = node
-        publishDiscovery()
+        log(6, "publishing \(device.name) (\(node)) under \(topics.deviceBase)")
+        devices[node] = published
+        publishDiscovery(published)
     }
 
-    private func setDeviceAvailable(_ available: Bool) {
-        guard available != deviceAvailable else { return }
-        deviceAvailable = available
-        guard let topics else { return }
-        connection.publish(topics.deviceAvailability, available ? "online" : "offline", qos: 1, retain: true)
+    private func setAvailable(_ device: PublishedDevice, _ available: Bool) {
+        guard available != device.available else { return }
+        device.available = available
+        connection.publish(device.topics.deviceAvailability, available ? "online" : "offline", qos: 1, retain: true)
     }
 
     // MARK: - The stream
 
     private func streamEvent(_ event: StreamEvent) {
-        guard let topics else { return }
         switch event.message {
         case .reading(let reading):
-            if let node = reading.device, node != deviceNodeName {
-                // Another device (replugged under a new node, say): find out what it is.
-                deviceTimer.arm(atMicroseconds: MonotonicClock.now())
-            }
-            setDeviceAvailable(true)
+            guard let device = published(reading.device) else { return }
+            setAvailable(device, true)
+            let topics = device.topics
             let payload = Self.payload(of: reading)
             let isLoaded = reading.contacts > 0
             let settled = reading.isSettledWeight
-            let released = !isLoaded && loaded == true
-            if isLoaded != loaded {
-                loaded = isLoaded
+            let released = !isLoaded && device.loaded == true
+            if isLoaded != device.loaded {
+                device.loaded = isLoaded
                 connection.publish(topics.loaded, isLoaded ? "ON" : "OFF", qos: 1, retain: true)
             }
-            if settled && !wasSettled || released {
+            if settled && !device.wasSettled || released {
                 // A weight that came to rest, or the release: the scale's new value.
-                lastWeight = payload
+                device.lastWeight = payload
                 connection.publish(topics.weight, payload, qos: 1, retain: true)
             }
-            wasSettled = settled
+            device.wasSettled = settled
             let interval = Int64(options.configuration.liveIntervalMilliseconds) * 1000
             if interval > 0 {
                 let now = MonotonicClock.now()
-                if lastLive == .min || now - lastLive >= interval {
-                    lastLive = now
+                if device.lastLive == .min || now - device.lastLive >= interval {
+                    device.lastLive = now
                     connection.publish(topics.reading, payload, qos: 0, retain: false)
                 }
             }
         case .peak(let peak):
+            guard let device = published(peak.device) else { return }
             var line = peak.line
             if line.hasSuffix("\n") { line.removeLast() }
-            connection.publish(topics.peak, line, qos: 1, retain: false)
+            connection.publish(device.topics.peak, line, qos: 1, retain: false)
         }
+    }
+
+    /// The device a reading or PEAK names; `nil` until it is published, and then the
+    /// daemon is asked about it at once (a device plugged in, or served, since the last
+    /// check). An older daemon's line without a device is its one device's.
+    private func published(_ node: String?) -> PublishedDevice? {
+        if let node, let device = devices[node] { return device }
+        if node == nil, devices.count == 1 { return devices.first!.value }
+        // At most once a second: a device that STATUS does not name yet is not asked about
+        // at every reading.
+        let now = MonotonicClock.now()
+        if askedAboutUnknownAt.map({ now - $0 >= 1_000_000 }) ?? true {
+            askedAboutUnknownAt = now
+            deviceTimer.arm(atMicroseconds: now)
+        }
+        return nil
     }
 
     /// The payload of a reading on the weight and reading topics (their Home Assistant
@@ -334,5 +356,24 @@ package final class MQTTBridge {
 
     private func formatDelay(_ seconds: Double) -> String {
         seconds == seconds.rounded() ? String(Int(seconds)) : String(seconds)
+    }
+}
+
+/// What the bridge keeps of one device it publishes.
+private final class PublishedDevice {
+    let topics: MQTTTopics
+    var discovered: DiscoveredDevice
+    /// Whether the daemon serves it now (its availability topic says so).
+    var available = false
+    /// The last settled weight's payload, published again on each connection.
+    var lastWeight: String?
+    /// Whether something is on it; `nil` before the first reading.
+    var loaded: Bool?
+    var wasSettled = false
+    var lastLive: Int64 = .min
+
+    init(topics: MQTTTopics, discovered: DiscoveredDevice) {
+        self.topics = topics
+        self.discovered = discovered
     }
 }

@@ -1,3 +1,4 @@
+import ScaleClient
 import ScaleCore
 import ScaleProtocol
 
@@ -39,7 +40,10 @@ struct MQTTTopics: Hashable, Sendable {
     /// Live READING lines, rate-limited (not retained).
     var reading: String { "\(deviceBase)/reading" }
     /// Where Home Assistant says `online` when it (re)starts.
-    var homeAssistantStatus: String { "\(discoveryPrefix)/status" }
+    var homeAssistantStatus: String { Self.homeAssistantStatus(discoveryPrefix: discoveryPrefix) }
+
+    /// `<discovery>/status`, which does not depend on any device.
+    static func homeAssistantStatus(discoveryPrefix: String) -> String { "\(discoveryPrefix)/status" }
 
     /// `forcescale_<host>_<device>`: the discovery node id, and the stem of unique ids.
     var nodeID: String { "forcescale_\(Self.identifier(host))_\(Self.identifier(device))" }
@@ -100,6 +104,26 @@ struct DiscoveredDevice: Hashable, Sendable {
         self.name = name
         self.identifier = identifier
         self.daemonRelease = daemonRelease
+    }
+
+    /// A device the daemon serves, named for its topics.
+    ///
+    /// The bus:vendor:product id keeps a device's topics when it is plugged in again under
+    /// another node. A device that shares its id with another entry of DEVICES (a tablet's
+    /// pen and its touch, two pads of one model) adds its name; one whose topics would still
+    /// be those of a device served already adds its node name too. A device DEVICES does
+    /// not list as served (a recording an older daemon replays) is named by its node.
+    /// - Parameters:
+    ///   - served: The device, as STATUS names it.
+    ///   - listed: DEVICES's entries.
+    ///   - taken: The topic segments (`MQTTTopics.device`) of the devices served already.
+    init(served: StatusMessage.Served, listed: [DevicesMessage.Device], taken: Set<String>) {
+        let entry = listed.first { $0.active && SourceDevice.nodeName(of: $0.path) == served.device }
+        name = entry?.name ?? served.name ?? served.device
+        var identifier = entry?.id ?? served.device
+        if let entry, listed.contains(where: { $0.id == entry.id && $0.path != entry.path }) { identifier += "-" + name }
+        if taken.contains(MQTTTopics.segment(identifier)) { identifier += "-" + served.device }
+        self.identifier = identifier
     }
 }
 

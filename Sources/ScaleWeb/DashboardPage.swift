@@ -5,7 +5,9 @@ import ScaleProtocol
 /// CDN; it needs nothing but this server's `/events` and `/api/status` (and `/api/tare`
 /// when the server allows control).
 ///
-/// What it shows, and the rules it shares with the CLI's gauge (ScaleDisplay.Gauge):
+/// One card per device the daemon serves, made when the device's first READING comes or
+/// when STATUS's `devices` names it (protocol 1.5), in the order of their names. What each
+/// shows, and the rules it shares with the CLI's gauge (ScaleDisplay.Gauge):
 /// - the weight exactly as the stream carries it: READING's `grams` (already rounded to
 ///   0.1 g by the daemon) converted with MassUnit's factors and written with MassUnit's
 ///   decimals, rounded half away from zero like `fixed(_:decimals:)`; in grams that is the
@@ -15,12 +17,14 @@ import ScaleProtocol
 /// - a dial whose disc grows with force (area proportional to force, as the original
 ///   iPhone scale's circle grew), `role=meter` with `aria-valuenow` = that percentage;
 /// - PEAK when the daemon sends one, stability in words and a shape (never colour alone),
-///   the device and gram model, a 30 s sparkline of grams;
+///   the device and gram model, and a plot of the last 30 s of grams with its axes: grams
+///   with ticks at 1, 2 or 5 times a power of ten, seconds ago at every 10 s;
 /// - "reconnecting" whenever the stream or the daemon behind it is gone; EventSource
 ///   reconnects by itself (the server's `retry:`), and a stream the browser gave up on is
 ///   opened again with a back-off.
 ///
-/// Element ids are part of the interface: the browser test (Tests/Browser) finds them.
+/// The page's element ids and each card's class names (a card is `.scale` with
+/// `data-device`) are part of the interface: the browser tests (Tests/Browser) find them.
 enum DashboardPage {
     static let html: String = #"""
 <!DOCTYPE html>
@@ -53,43 +57,50 @@ h1 { font-size: 1.1rem; margin: 0; letter-spacing: .02em; }
 #connection[data-state="reconnecting"] .shape { border: 2px dashed var(--disc-saturated); border-radius: 50%; }
 #reconnecting { margin: 0 1rem; padding: .6rem .9rem; border-radius: .5rem; background: var(--warn-bg); color: var(--warn-fg); font-weight: 600; }
 #reconnecting[hidden] { display: none; }
-main { max-width: 44rem; margin: 0 auto; padding: 0 1rem 2rem; display: grid; gap: 1rem; }
+main { max-width: 76rem; margin: 0 auto; padding: 0 1rem 2rem; display: grid; gap: 1rem; }
+#scales { display: grid; gap: 1rem; justify-content: center; grid-template-columns: repeat(auto-fit, minmax(min(100%, 22rem), 30rem)); }
+#scales:empty::before { content: "No device yet."; color: var(--muted); }
 .card { background: var(--card); border-radius: .9rem; padding: 1rem; }
-#scale { display: grid; justify-items: center; gap: .5rem; }
-#dial { width: min(78vw, 22rem); aspect-ratio: 1; position: relative; }
-#dial svg { width: 100%; height: 100%; display: block; }
-#dial .ring { fill: none; stroke: var(--ring); stroke-width: 2; }
-#dial .full { fill: none; stroke: var(--ring); stroke-width: 1; stroke-dasharray: 4 4; }
-#disc { fill: var(--disc); }
-#dial[data-stable="true"] #disc { fill: var(--disc-stable); }
-#dial[data-saturated="true"] #disc { fill: var(--disc-saturated); }
-#peak-ring { fill: none; stroke: var(--fg); stroke-width: 3; stroke-dasharray: 10 6; }
-main[data-stale="true"] #scale, main[data-stale="true"] #trend { opacity: .45; }
+.scale { display: grid; justify-items: center; gap: .5rem; align-content: start; }
+.scale h2 { font-size: 1rem; margin: 0; justify-self: stretch; overflow-wrap: anywhere; }
+.dial { width: min(70vw, 18rem); aspect-ratio: 1; position: relative; }
+.dial svg { width: 100%; height: 100%; display: block; }
+.dial .ring { fill: none; stroke: var(--ring); stroke-width: 2; }
+.dial .full { fill: none; stroke: var(--ring); stroke-width: 1; stroke-dasharray: 4 4; }
+.disc { fill: var(--disc); }
+.dial[data-stable="true"] .disc { fill: var(--disc-stable); }
+.dial[data-saturated="true"] .disc { fill: var(--disc-saturated); }
+.peak-ring { fill: none; stroke: var(--fg); stroke-width: 3; stroke-dasharray: 10 6; }
+main[data-stale="true"] .scale { opacity: .45; }
 @media (prefers-reduced-motion: no-preference) {
-  #disc { transition: r 90ms linear, fill 200ms; }
+  .disc { transition: r 90ms linear, fill 200ms; }
 }
-#readout { text-align: center; }
-#weight { font-size: clamp(2.6rem, 13vw, 4.5rem); font-weight: 700; font-variant-numeric: tabular-nums; line-height: 1.1; margin: 0; }
-#weight-unit { font-size: .5em; font-weight: 600; margin-left: .2em; }
-#details { display: flex; flex-wrap: wrap; justify-content: center; gap: .4rem 1.2rem; align-items: center; font-size: 1.05rem; }
-#percent { font-variant-numeric: tabular-nums; font-weight: 600; }
-#stable { display: inline-flex; align-items: center; gap: .35rem; font-weight: 600; }
-#stable svg { width: 1.1rem; height: 1.1rem; }
-#stable .icon { display: none; }
-#stable[data-state="stable"] .icon-stable, #stable[data-state="settling"] .icon-settling,
-#stable[data-state="lifted"] .icon-lifted { display: inline; }
-#peak { font-weight: 700; }
-#peak[hidden] { display: none; }
-#peak .badge { border: 2px solid currentColor; border-radius: .3rem; padding: 0 .3rem; margin-right: .35rem; }
-#source { display: grid; grid-template-columns: max-content 1fr; gap: .2rem .8rem; margin: 0; }
-#source dt { color: var(--muted); }
-#source dd { margin: 0; overflow-wrap: anywhere; }
-#controls { display: flex; flex-wrap: wrap; gap: .6rem 1rem; align-items: center; }
+.readout { text-align: center; }
+.weight { font-size: clamp(2.2rem, 10vw, 3.6rem); font-weight: 700; font-variant-numeric: tabular-nums; line-height: 1.1; margin: 0; }
+.weight-unit { font-size: .5em; font-weight: 600; margin-left: .2em; }
+.details { display: flex; flex-wrap: wrap; justify-content: center; gap: .4rem 1.2rem; align-items: center; font-size: 1.05rem; }
+.percent { font-variant-numeric: tabular-nums; font-weight: 600; }
+.stable { display: inline-flex; align-items: center; gap: .35rem; font-weight: 600; }
+.stable svg { width: 1.1rem; height: 1.1rem; }
+.stable .icon { display: none; }
+.stable[data-state="stable"] .icon-stable, .stable[data-state="settling"] .icon-settling,
+.stable[data-state="lifted"] .icon-lifted { display: inline; }
+.peak { font-weight: 700; }
+.peak[hidden] { display: none; }
+.peak .badge { border: 2px solid currentColor; border-radius: .3rem; padding: 0 .3rem; margin-right: .35rem; }
+.source { display: grid; grid-template-columns: max-content 1fr; gap: .2rem .8rem; margin: 0; justify-self: stretch; }
+.source dt { color: var(--muted); }
+.source dd { margin: 0; overflow-wrap: anywhere; }
+.tare-row, #controls { display: flex; flex-wrap: wrap; gap: .6rem 1rem; align-items: center; }
+.tare[hidden] { display: none; }
 select, button { font: inherit; padding: .35rem .6rem; border-radius: .4rem; }
-#trend h2, #source-card h2 { font-size: 1rem; margin: 0 0 .4rem; }
-#sparkline { width: 100%; height: 5rem; display: block; }
-#sparkline polyline { fill: none; stroke: var(--disc); stroke-width: 2; vector-effect: non-scaling-stroke; }
-#sparkline .axis { stroke: var(--ring); stroke-width: 1; vector-effect: non-scaling-stroke; }
+.trend { justify-self: stretch; margin: 0; }
+.trend figcaption { font-weight: 600; margin-bottom: .2rem; }
+.plot { width: 100%; height: auto; display: block; }
+.plot .line { fill: none; stroke: var(--disc); stroke-width: 2; }
+.plot .axis { stroke: var(--muted); stroke-width: 1; }
+.plot .grid { stroke: var(--ring); stroke-width: 1; stroke-dasharray: 2 3; }
+.plot text { fill: var(--muted); font-size: 11px; font-variant-numeric: tabular-nums; }
 .visually-hidden { position: absolute; width: 1px; height: 1px; overflow: hidden; clip: rect(0 0 0 0); white-space: nowrap; }
 </style>
 </head>
@@ -100,60 +111,69 @@ select, button { font: inherit; padding: .35rem .6rem; border-radius: .4rem; }
 </header>
 <p id="reconnecting" role="status" hidden>Reconnecting: <span id="reconnecting-reason">the stream is gone</span>. The page recovers by itself.</p>
 <main id="content" data-stale="true">
-  <section id="scale" class="card" aria-label="Scale">
-    <div id="dial" role="meter" aria-label="Force on the pad" aria-valuemin="0" aria-valuemax="100" aria-valuenow="0" aria-valuetext="no reading yet" data-stable="false" data-saturated="false">
+  <section id="controls" class="card" aria-label="Controls">
+    <label>Unit
+      <select id="unit">
+        <option value="g">g (grams)</option>
+        <option value="kg">kg (kilograms)</option>
+        <option value="oz">oz (ounces)</option>
+        <option value="lb">lb (pounds)</option>
+        <option value="ct">ct (carats)</option>
+        <option value="N">N (newtons)</option>
+      </select>
+    </label>
+    <button id="weigh-added" type="button" hidden>Weigh what I add</button>
+    <span id="weigh-added-step" role="status"></span>
+  </section>
+  <div id="scales"></div>
+</main>
+<template id="scale-template">
+  <section class="card scale">
+    <h2 class="title"></h2>
+    <div class="dial" role="meter" aria-valuemin="0" aria-valuemax="100" aria-valuenow="0" aria-valuetext="no reading yet" data-stable="false" data-saturated="false">
       <svg viewBox="0 0 200 200" aria-hidden="true" focusable="false">
         <circle class="ring" cx="100" cy="100" r="96"></circle>
         <circle class="full" cx="100" cy="100" r="90"></circle>
-        <circle id="disc" cx="100" cy="100" r="0"></circle>
-        <circle id="peak-ring" cx="100" cy="100" r="90" visibility="hidden"></circle>
+        <circle class="disc" cx="100" cy="100" r="0"></circle>
+        <circle class="peak-ring" cx="100" cy="100" r="90" visibility="hidden"></circle>
       </svg>
     </div>
-    <div id="readout">
-      <p id="weight"><span id="weight-value">–</span><span id="weight-unit">g</span></p>
-      <div id="details">
-        <span><span id="percent">0%</span> <span class="visually-hidden">of full force</span></span>
-        <span id="stable" data-state="lifted">
+    <div class="readout">
+      <p class="weight"><span class="weight-value">–</span><span class="weight-unit">g</span></p>
+      <div class="details">
+        <span><span class="percent">0%</span> <span class="visually-hidden">of full force</span></span>
+        <span class="stable" data-state="lifted">
           <svg class="icon icon-stable" viewBox="0 0 20 20" aria-hidden="true"><rect x="2" y="2" width="16" height="16" fill="currentColor"></rect></svg>
           <svg class="icon icon-settling" viewBox="0 0 20 20" aria-hidden="true"><path d="M2 10 Q6 2 10 10 T18 10" fill="none" stroke="currentColor" stroke-width="3"></path></svg>
           <svg class="icon icon-lifted" viewBox="0 0 20 20" aria-hidden="true"><circle cx="10" cy="10" r="7" fill="none" stroke="currentColor" stroke-width="2"></circle></svg>
-          <span id="stable-text">nothing on the pad</span>
+          <span class="stable-text">nothing on the pad</span>
         </span>
-        <span id="peak" hidden><span class="badge">PEAK</span><span id="peak-value"></span></span>
+        <span class="peak" hidden><span class="badge">PEAK</span><span class="peak-value"></span></span>
       </div>
     </div>
-    <div id="controls">
-      <label>Unit
-        <select id="unit">
-          <option value="g">g (grams)</option>
-          <option value="kg">kg (kilograms)</option>
-          <option value="oz">oz (ounces)</option>
-          <option value="lb">lb (pounds)</option>
-          <option value="ct">ct (carats)</option>
-          <option value="N">N (newtons)</option>
-        </select>
-      </label>
-      <button id="tare" type="button" hidden>Tare</button>
-      <span id="tare-result" role="status"></span>
-      <button id="weigh-added" type="button" hidden>Weigh what I add</button>
-      <span id="weigh-added-step" role="status"></span>
+    <div class="tare-row">
+      <button class="tare" type="button" hidden>Tare</button>
+      <span class="tare-result" role="status"></span>
     </div>
-  </section>
-  <section id="trend" class="card" aria-labelledby="trend-title">
-    <h2 id="trend-title">Last 30 seconds</h2>
-    <svg id="sparkline" viewBox="0 0 300 100" preserveAspectRatio="none" role="img" aria-label="Weight over the last 30 seconds">
-      <line class="axis" x1="0" y1="99" x2="300" y2="99"></line>
-      <polyline id="sparkline-line" points=""></polyline>
-    </svg>
-  </section>
-  <section id="source-card" class="card" aria-labelledby="source-title">
-    <h2 id="source-title">Source</h2>
-    <dl id="source">
-      <dt>Device</dt><dd id="device">–</dd>
-      <dt>Gram model</dt><dd id="model">–</dd>
+    <figure class="trend">
+      <figcaption>Last 30 seconds</figcaption>
+      <svg class="plot" viewBox="0 0 320 140" role="img">
+        <g class="grid-lines"></g>
+        <line class="axis" x1="44" y1="18" x2="44" y2="110"></line>
+        <line class="axis" x1="44" y1="110" x2="312" y2="110"></line>
+        <g class="ticks"></g>
+        <text class="y-unit" x="44" y="9" text-anchor="middle">g</text>
+        <text class="x-unit" x="312" y="138" text-anchor="end">s ago</text>
+        <polyline class="line" points=""></polyline>
+      </svg>
+    </figure>
+    <dl class="source">
+      <dt>Device</dt><dd class="device">–</dd>
+      <dt>Name</dt><dd class="name">–</dd>
+      <dt>Gram model</dt><dd class="model">–</dd>
     </dl>
   </section>
-</main>
+</template>
 <div id="announce" class="visually-hidden" aria-live="polite" aria-atomic="true"></div>
 <script>
 "use strict";
@@ -168,6 +188,10 @@ select, button { font: inherit; padding: .35rem .6rem; border-radius: .4rem; }
     N: { grams: 1000 / 9.80665, decimals: 4 }
   };
   var WINDOW_MS = 30000;
+  // The plot's area in its viewBox: x from LEFT (30 s ago) to RIGHT (now), y from TOP
+  // (the highest tick) to BOTTOM (0 g).
+  var PLOT = { left: 44, right: 312, top: 18, bottom: 110 };
+  var SVG = "http://www.w3.org/2000/svg";
   var $ = function (id) { return document.getElementById(id); };
 
   // ScaleDisplay's fixed(_:decimals:): exactly `decimals` decimals, half away from zero.
@@ -202,10 +226,40 @@ select, button { font: inherit; padding: .35rem .6rem; border-radius: .4rem; }
     if (reading.stable) return { key: "stable", words: "stable" + beyond };
     return { key: "settling", words: "settling" + beyond };
   }
+  // Ticks at 1, 2 or 5 times a power of ten, about four of them up to `top` grams.
+  function tickStep(top) {
+    var rough = top / 4, power = Math.pow(10, Math.floor(Math.log10(rough)));
+    return [1, 2, 5, 10].map(function (m) { return m * power; }).find(function (s) { return s >= rough; });
+  }
 
-  var latest = null, peak = null, peakDuringPress = false, status = null;
-  var history = [], announced = "", renderQueued = false;
+  // The devices, by their name in READING's `device` ("" for a daemon that names none).
+  var scales = {}, status = null, control = false, statusDevices = [];
+  var renderQueued = false;
   var streamOpen = false, daemonUp = null;
+
+  function scaleFor(device) {
+    if (scales[device]) return scales[device];
+    var card = $("scale-template").content.firstElementChild.cloneNode(true);
+    var scale = { device: device, card: card, latest: null, peak: null, peakDuringPress: false, history: [], top: 0,
+                  name: null, model: null, announced: "" };
+    var part = function (name) { return card.querySelector("." + name); };
+    scale.part = part;
+    card.setAttribute("data-device", device);
+    var label = device || "the scale";
+    part("title").textContent = device || "Scale";
+    part("device").textContent = device || "–";
+    part("dial").setAttribute("aria-label", "Force on " + label);
+    part("plot").setAttribute("aria-label", "Weight on " + label + " over the last 30 seconds, in grams");
+    part("tare").hidden = !control;
+    part("tare").addEventListener("click", function () { tare(scale); });
+    scales[device] = scale;
+    var after = Object.keys(scales).sort().filter(function (name) { return name > device; })[0];
+    $("scales").insertBefore(card, after === undefined ? null : scales[after].card);
+    drawAxes(scale, 385);
+    render(scale);
+    return scale;
+  }
+  function eachScale(body) { Object.keys(scales).forEach(function (name) { body(scales[name]); }); }
 
   try {
     var saved = window.localStorage.getItem("forcescale-unit");
@@ -213,102 +267,133 @@ select, button { font: inherit; padding: .35rem .6rem; border-radius: .4rem; }
   } catch (e) { /* storage may be off; grams it is */ }
   $("unit").addEventListener("change", function () {
     try { window.localStorage.setItem("forcescale-unit", unitName()); } catch (e) { }
-    announced = "";
-    render();
+    eachScale(function (scale) { scale.announced = ""; render(scale); });
   });
 
   function setConnection() {
     var live = isLive();
-    var state = live ? "live" : (streamOpen || daemonUp !== null || history.length ? "reconnecting" : "connecting");
+    var anyReading = Object.keys(scales).some(function (name) { return scales[name].latest; });
+    var state = live ? "live" : (streamOpen || daemonUp !== null || anyReading ? "reconnecting" : "connecting");
     var text = live ? "live" : state === "connecting" ? "connecting…" : "reconnecting…";
     $("connection").setAttribute("data-state", state);
     $("connection-text").textContent = text;
     $("reconnecting").hidden = live || state === "connecting";
     $("reconnecting-reason").textContent = !streamOpen ? "the connection to this server is gone"
       : "forcescaled is not answering";
-    $("content").setAttribute("data-stale", live && latest ? "false" : "true");
-    if (latest) queueRender();
+    $("content").setAttribute("data-stale", live && anyReading ? "false" : "true");
+    queueRender();
   }
   function isLive() { return streamOpen && daemonUp === true; }
 
-  function render() {
-    renderQueued = false;
-    var reading = latest;
-    $("weight-unit").textContent = unitName();
-    if (peak) $("peak-value").textContent = weightText(peak.grams) + " " + unitName();
+  function render(scale) {
+    var part = scale.part, reading = scale.latest;
+    part("weight-unit").textContent = unitName();
+    if (scale.peak) part("peak-value").textContent = weightText(scale.peak.grams) + " " + unitName();
+    if (scale.name) part("name").textContent = scale.name;
+    if (scale.model) part("model").textContent = scale.model;
     if (!reading) return;
     var percent = percentOf(reading), state = stateOf(reading);
     // A stable reading shows its settled weight (the stable window's mean, protocol 1.3).
     var grams = typeof reading.settled_grams === "number" ? reading.settled_grams : reading.grams;
     var weight = weightText(grams);
-    $("weight-value").textContent = weight;
-    $("weight-value").setAttribute("data-grams", String(grams));
-    $("percent").textContent = percent.text;
-    var dial = $("dial");
+    part("weight-value").textContent = weight;
+    part("weight-value").setAttribute("data-grams", String(grams));
+    part("percent").textContent = percent.text;
+    var dial = part("dial");
     dial.setAttribute("aria-valuenow", String(percent.now));
     dial.setAttribute("aria-valuetext", weight + " " + unitName() + ", " + percent.text + " force, " + state.words);
     dial.setAttribute("data-stable", reading.stable ? "true" : "false");
     dial.setAttribute("data-saturated", reading.saturated ? "true" : "false");
     // Area grows with force, as the original's circle did.
     var force = Math.max(0, Math.min(1, reading.force));
-    $("disc").setAttribute("r", (90 * Math.sqrt(force)).toFixed(2));
-    $("peak-ring").setAttribute("visibility", peakDuringPress ? "visible" : "hidden");
-    $("stable").setAttribute("data-state", state.key);
-    $("stable-text").textContent = state.words;
-    if (reading.device) $("device").textContent = reading.device;
-    else if (status && status.device) $("device").textContent = status.device;
-    if (reading.model) $("model").textContent = reading.model;
-    drawSparkline();
+    part("disc").setAttribute("r", (90 * Math.sqrt(force)).toFixed(2));
+    part("peak-ring").setAttribute("visibility", scale.peakDuringPress ? "visible" : "hidden");
+    part("stable").setAttribute("data-state", state.key);
+    part("stable-text").textContent = state.words;
+    if (reading.model) part("model").textContent = reading.model;
+    drawPlot(scale);
     if (!isLive()) {
       // The last weight stays in view, dimmed, but nothing claims it is stable now, and
       // nothing is announced until readings flow again.
-      $("stable").setAttribute("data-state", "lifted");
-      $("stable-text").textContent = "no live reading";
+      part("stable").setAttribute("data-state", "lifted");
+      part("stable-text").textContent = "no live reading";
       dial.setAttribute("aria-valuetext", weight + " " + unitName() + ", the last reading, not live");
-      announced = "";
+      scale.announced = "";
       return;
     }
     // Only stable weights are announced, once each; a lift lets the same weight be
-    // announced again when it is put back.
-    if (reading.contacts === 0) announced = "";
+    // announced again when it is put back. With several devices, the words name the device.
+    if (reading.contacts === 0) scale.announced = "";
     else if (reading.stable) {
-      var words = "Stable: " + weight + " " + unitName();
-      if (words !== announced) { announced = words; $("announce").textContent = words; }
+      var several = Object.keys(scales).length > 1;
+      var words = (several ? scale.device + ": stable: " : "Stable: ") + weight + " " + unitName();
+      if (words !== scale.announced) { scale.announced = words; $("announce").textContent = words; }
     }
   }
   function queueRender() {
     if (renderQueued) return;
     renderQueued = true;
+    var all = function () { renderQueued = false; eachScale(render); };
     // A hidden tab gets no animation frames; render there at once so it is current when shown.
-    if (document.hidden) render(); else window.requestAnimationFrame(render);
+    if (document.hidden) all(); else window.requestAnimationFrame(all);
   }
 
-  function drawSparkline() {
-    var now = performance.now();
+  function element(name, attributes, text) {
+    var node = document.createElementNS(SVG, name);
+    Object.keys(attributes).forEach(function (key) { node.setAttribute(key, attributes[key]); });
+    if (text !== undefined) node.textContent = text;
+    return node;
+  }
+  // The axes' ticks and labels for a plot whose highest tick is at least `top` grams:
+  // drawn again only when that changes.
+  function drawAxes(scale, top) {
+    var step = tickStep(top), highest = Math.ceil(top / step) * step;
+    if (highest === scale.top) return;
+    scale.top = highest;
+    var ticks = scale.part("ticks"), grid = scale.part("grid-lines");
+    ticks.textContent = "";
+    grid.textContent = "";
+    for (var grams = 0; grams <= highest + step / 2; grams += step) {
+      var y = PLOT.bottom - grams / highest * (PLOT.bottom - PLOT.top);
+      ticks.appendChild(element("line", { class: "axis", x1: PLOT.left - 4, y1: y, x2: PLOT.left, y2: y }));
+      ticks.appendChild(element("text", { class: "y-tick", x: PLOT.left - 6, y: y + 4, "text-anchor": "end" }, String(Math.round(grams * 1000) / 1000)));
+      if (grams > 0) grid.appendChild(element("line", { class: "grid", x1: PLOT.left, y1: y, x2: PLOT.right, y2: y }));
+    }
+    for (var ago = 30; ago >= 0; ago -= 10) {
+      var x = PLOT.right - ago * 1000 / WINDOW_MS * (PLOT.right - PLOT.left);
+      ticks.appendChild(element("line", { class: "axis", x1: x, y1: PLOT.bottom, x2: x, y2: PLOT.bottom + 4 }));
+      ticks.appendChild(element("text", { class: "x-tick", x: x, y: PLOT.bottom + 14, "text-anchor": ago === 0 ? "end" : "middle" }, ago === 0 ? "0" : "−" + ago));
+    }
+  }
+  function drawPlot(scale) {
+    var now = performance.now(), history = scale.history;
     while (history.length && now - history[0].at > WINDOW_MS) history.shift();
     var top = 385;
     history.forEach(function (point) { if (point.grams > top) top = point.grams; });
+    drawAxes(scale, top);
+    var width = PLOT.right - PLOT.left, height = PLOT.bottom - PLOT.top;
     var points = [], previous = null;
     history.forEach(function (point) {
-      var x = (300 - (now - point.at) / WINDOW_MS * 300).toFixed(1);
+      var x = (PLOT.right - (now - point.at) / WINDOW_MS * width).toFixed(1);
       // Readings stop while nothing changes (a lifted pad): hold the last value until the
       // next one, a step rather than a slope that no reading carried.
       if (previous && point.at - previous.at > 150) points.push(x + "," + previous.y);
-      var y = (99 - Math.max(0, point.grams) / top * 95).toFixed(1);
+      var y = (PLOT.bottom - Math.max(0, point.grams) / scale.top * height).toFixed(1);
       points.push(x + "," + y);
       previous = { at: point.at, y: y };
     });
-    $("sparkline-line").setAttribute("points", points.join(" "));
+    scale.part("line").setAttribute("points", points.join(" "));
   }
 
   function onReading(event) {
     var reading;
     try { reading = JSON.parse(event.data); } catch (e) { return; }
     if (typeof reading.grams !== "number") return;
-    if (latest && latest.contacts === 0 && reading.contacts > 0) peakDuringPress = false;
-    latest = reading;
+    var scale = scaleFor(typeof reading.device === "string" ? reading.device : "");
+    if (scale.latest && scale.latest.contacts === 0 && reading.contacts > 0) scale.peakDuringPress = false;
+    scale.latest = reading;
     addedFeed(reading);
-    history.push({ at: performance.now(), grams: reading.grams });
+    scale.history.push({ at: performance.now(), grams: reading.grams });
     if (daemonUp !== true) { daemonUp = true; setConnection(); }
     if ($("content").getAttribute("data-stale") === "true") setConnection();
     queueRender();
@@ -317,9 +402,10 @@ select, button { font: inherit; padding: .35rem .6rem; border-radius: .4rem; }
     var message;
     try { message = JSON.parse(event.data); } catch (e) { return; }
     if (typeof message.grams !== "number") return;
-    peak = message;
-    peakDuringPress = true;
-    $("peak").hidden = false;
+    var scale = scaleFor(typeof message.device === "string" ? message.device : "");
+    scale.peak = message;
+    scale.peakDuringPress = true;
+    scale.part("peak").hidden = false;
     queueRender();
   }
   function onDaemon(event) {
@@ -336,22 +422,38 @@ select, button { font: inherit; padding: .35rem .6rem; border-radius: .4rem; }
     }).then(function (body) {
       if (!body) return;
       status = body.status || null;
-      if (status && status.device && (!latest || !latest.device)) $("device").textContent = status.device;
-      if (status && status.model && (!latest || !latest.model)) $("model").textContent = status.model;
+      control = body.control === true;
+      // STATUS's `devices` (protocol 1.5) names every device served, each with its own
+      // name and model; an older daemon names its one device at the top level.
+      statusDevices = status && Array.isArray(status.devices) ? status.devices
+        : status && status.device ? [{ device: status.device, model: status.model, calibration: status.calibration }] : [];
+      statusDevices.forEach(function (entry) {
+        if (typeof entry.device !== "string") return;
+        var scale = scales[entry.device] || (scales[""] && statusDevices.length === 1 ? scales[""] : scaleFor(entry.device));
+        if (typeof entry.name === "string") scale.name = entry.name;
+        if (typeof entry.model === "string" && !(scale.latest && scale.latest.model)) scale.model = entry.model;
+      });
       // Tare and the guided weighing are offered only where the server was started with
       // --allow-control.
-      $("tare").hidden = body.control !== true;
-      $("weigh-added").hidden = body.control !== true;
+      eachScale(function (scale) { scale.part("tare").hidden = !control; });
+      $("weigh-added").hidden = !control;
       if (daemonUp === null) { daemonUp = body.up === true; setConnection(); }
+      queueRender();
     }).catch(function () { /* the stream's state says what is wrong */ });
+  }
+  function calibrationOf(device) {
+    var entry = statusDevices.find(function (entry) { return entry.device === device; }) || statusDevices[0];
+    return entry && entry.model === "calibrated" && entry.calibration && typeof entry.calibration.uncertainty === "number"
+      ? entry.calibration.uncertainty : 0;
   }
 
   // "Weigh what I add": forcescale weigh --tare-first on the page (ScaleCore's AddedWeight,
   // the same rule): the steady contact is the zero, the daemon's tare untouched; what is
   // added within the same touch is weighed once a whole window of readings is stable again.
+  // It weighs on the device where the first contact rests, and on that one only.
   var WINDOW_S = 0.5, added = null;
   function addedStart() {
-    added = { step: "contact", samples: [], stableSince: null, moved: false, zero: null, zeroTime: 0 };
+    added = { step: "contact", device: null, samples: [], stableSince: null, moved: false, zero: null, zeroTime: 0 };
     $("weigh-added").textContent = "Start again";
     addedShow("Put a contact on the pad (a finger, a coin, a metal lid) and keep it still…");
   }
@@ -365,12 +467,18 @@ select, button { font: inherit; padding: .35rem .6rem; border-radius: .4rem; }
   }
   function addedFeed(reading) {
     if (!added || added.step === "done") return;
+    var device = typeof reading.device === "string" ? reading.device : "";
+    if (added.device === null) {
+      if (reading.contacts === 0) return;
+      added.device = device;
+    }
+    if (device !== added.device) return;
     if (reading.contacts === 0) {
       if (added.step === "object") {
         added.step = "done";
         addedShow("The contact was lifted before the object settled: nothing was weighed. Start again.");
       } else {
-        added.samples = []; added.stableSince = null;
+        added.samples = []; added.stableSince = null; added.device = null;
       }
       return;
     }
@@ -379,10 +487,11 @@ select, button { font: inherit; padding: .35rem .6rem; border-radius: .4rem; }
     added.samples.push({ time: t, grams: reading.grams });
     while (added.samples.length && added.samples[0].time < t - WINDOW_S) added.samples.shift();
     var settled = added.stableSince !== null && t - added.stableSince >= WINDOW_S;
+    var where = Object.keys(scales).length > 1 ? " on " + device : "";
     if (added.step === "contact") {
       if (!settled) return;
       added.zero = addedWindow(); added.zeroTime = t; added.step = "object";
-      addedShow("Zero taken at " + weightText(added.zero.mean) + " " + unitName() + ". Now add the object beside the contact, without lifting it…");
+      addedShow("Zero taken at " + weightText(added.zero.mean) + " " + unitName() + where + ". Now add the object beside the contact, without lifting it…");
       return;
     }
     if (!reading.stable) added.moved = true;
@@ -390,22 +499,23 @@ select, button { font: inherit; padding: .35rem .6rem; border-radius: .4rem; }
     var total = addedWindow(), zero = added.zero;
     var error = Math.sqrt(zero.error * zero.error + total.error * total.error);
     if (!added.moved || Math.abs(total.mean - zero.mean) <= 3 * error) return;
-    var calibration = status && status.model === "calibrated" && status.calibration && typeof status.calibration.uncertainty === "number"
-      ? status.calibration.uncertainty : 0;
+    var calibration = calibrationOf(device);
     var uncertainty = Math.sqrt(4 * error * error + calibration * calibration);
     added.step = "done";
-    var result = weightText(total.mean - zero.mean) + " " + unitName() + " ± " + weightText(uncertainty) + " " + unitName() + " added";
+    var result = weightText(total.mean - zero.mean) + " " + unitName() + " ± " + weightText(uncertainty) + " " + unitName() + " added" + where;
     $("weigh-added-step").setAttribute("data-grams", String(total.mean - zero.mean));
     addedShow(result);
   }
   $("weigh-added").addEventListener("click", addedStart);
 
-  $("tare").addEventListener("click", function () {
-    $("tare-result").textContent = "taring…";
-    fetch("api/tare", { method: "POST" }).then(function (response) {
-      $("tare-result").textContent = response.ok ? "tared" : "tare refused (" + response.status + ")";
-    }).catch(function () { $("tare-result").textContent = "tare failed: no connection"; });
-  });
+  function tare(scale) {
+    var result = scale.part("tare-result");
+    result.textContent = "taring…";
+    var query = scale.device ? "?device=" + encodeURIComponent(scale.device) : "";
+    fetch("api/tare" + query, { method: "POST" }).then(function (response) {
+      result.textContent = response.ok ? "tared" : "tare refused (" + response.status + ")";
+    }).catch(function () { result.textContent = "tare failed: no connection"; });
+  }
 
   var source = null, retryMs = 1000;
   function connect() {
@@ -426,9 +536,8 @@ select, button { font: inherit; padding: .35rem .6rem; border-radius: .4rem; }
     source.addEventListener("peak", onPeak);
     source.addEventListener("daemon", onDaemon);
   }
-  // The sparkline scrolls even while no reading comes.
-  window.setInterval(function () { if (latest) drawSparkline(); }, 1000);
-  render();
+  // The plots scroll even while no reading comes.
+  window.setInterval(function () { eachScale(function (scale) { if (scale.latest) drawPlot(scale); }); }, 1000);
   setConnection();
   refreshStatus();
   connect();

@@ -8,6 +8,9 @@ struct HTTPRequest {
     var path: String
     /// A request header by name (case does not matter), `nil` when absent.
     let header: (String) -> String?
+    /// An argument of the URL's query by name (`device` of `/api/tare?device=event5`),
+    /// decoded; `nil` when absent.
+    let queryArgument: (String) -> String?
     /// The body, at most `HTTPServer.Limits.maximumBody` bytes.
     var body: [UInt8]
 }
@@ -558,7 +561,8 @@ package final class HTTPServer {
         if version == "HTTP/1.1", header(connection, "Host") == nil {
             return queue(.text(400, "Bad Request: an HTTP/1.1 request needs a Host header"), on: connection)
         }
-        let request = HTTPRequest(method: method, path: url, header: { [unowned self] in header(connection, $0) }, body: pending.body)
+        let request = HTTPRequest(method: method, path: url, header: { [unowned self] in header(connection, $0) },
+            queryArgument: { CMicroHTTPD_query_argument(connection, $0).map { String(cString: $0) } }, body: pending.body)
         return queue(handler(request), on: connection)
     }
 

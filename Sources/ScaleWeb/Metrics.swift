@@ -88,7 +88,7 @@ struct MetricsState: Sendable {
         var rumbleLatencyObservations: UInt64 = 0
     }
 
-    /// What the daemon says about its device (STATUS and DEVICES), for the info metric.
+    /// What the daemon says about a device it serves (STATUS and DEVICES), for the info metric.
     struct DeviceInfo: Sendable, Hashable {
         /// The node name, as READING's `device`.
         var device: String
@@ -107,7 +107,8 @@ struct MetricsState: Sendable {
 
     private(set) var devices: [String: DeviceSeries] = [:]
     var daemonUp = false
-    var deviceInfo: DeviceInfo?
+    /// One per device served, as the last scrape found them.
+    var deviceInfos: [DeviceInfo] = []
     /// forcescale-web's release, for `forcescale_build_info`.
     let release: String
 
@@ -202,8 +203,8 @@ struct MetricsState: Sendable {
         out.family("forcescale_daemon_up", type: "gauge", help: "1 while forcescale-web is connected to forcescaled.")
         out.sample("forcescale_daemon_up", labels: [], daemonUp ? "1" : "0")
 
-        out.info("forcescale_device", help: "The device forcescaled reads, by name, bus:vendor:product id and gram model.")
-        if let info = deviceInfo {
+        out.info("forcescale_device", help: "The devices forcescaled serves, by name, bus:vendor:product id and gram model.")
+        for info in deviceInfos.sorted(by: { $0.device < $1.device }) {
             out.sample("forcescale_device_info", labels: [("device", info.device), ("name", info.name), ("id", info.id), ("model", info.model)], "1")
         }
         out.info("forcescale_build", help: "forcescale-web's release.")

@@ -340,7 +340,10 @@ package final class WebServer {
             return .text(403, "Forbidden: \(refusal)")
         }
         guard client.isConnected else { return .json(503, #"{"error":"forcescaled is not running"}"#) }
-        switch askDaemon({ () throws(DaemonClientError) in try client.request(.tare(), expecting: TareMessage.self, timeout: options.daemonTimeout) }) {
+        // The device of the card whose button was pressed; with several devices served, a
+        // TARE that names none is refused by the daemon (its ERROR lists them).
+        let device = request.queryArgument("device")
+        switch askDaemon({ () throws(DaemonClientError) in try client.request(.tare(device: device), expecting: TareMessage.self, timeout: options.daemonTimeout) }) {
         case nil:
             return .json(503, #"{"error":"forcescaled does not answer"}"#)
         case .success(let reply)?:
@@ -352,17 +355,23 @@ package final class WebServer {
         }
     }
 
-    /// Asks the daemon which device it reads, for `forcescale_device_info`.
+    /// Asks the daemon which devices it serves, for `forcescale_device_info`.
     private func refreshDeviceInfo() {
-        guard case .success(let status)? = askDaemon({ () throws(DaemonClientError) in try client.status(timeout: options.daemonTimeout) }),
-              let node = status.device else {
-            metrics.deviceInfo = nil
+        guard case .success(let status)? = askDaemon({ () throws(DaemonClientError) in try client.status(timeout: options.daemonTimeout) }) else {
+            metrics.deviceInfos = []
+            return
+        }
+        let served = status.servedDevices
+        guard !served.isEmpty else {
+            metrics.deviceInfos = []
             return
         }
         let devices = (try? askDaemon({ () throws(DaemonClientError) in try client.devices(timeout: options.daemonTimeout) })?.get()) ?? []
-        let entry = devices.first { $0.active } ?? devices.first { $0.path.hasSuffix("/" + node) }
-        metrics.deviceInfo = MetricsState.DeviceInfo(
-            device: node, name: entry?.name ?? node, id: entry?.id ?? "", model: status.model?.rawValue ?? "")
+        metrics.deviceInfos = served.map { served in
+            let entry = devices.first { $0.active && SourceDevice.nodeName(of: $0.path) == served.device }
+            return MetricsState.DeviceInfo(
+                device: served.device, name: entry?.name ?? served.name ?? served.device, id: entry?.id ?? "", model: served.model ?? "")
+        }
     }
 
     private static func wallSeconds() -> Double {

@@ -83,6 +83,20 @@ def percent_text(reading):
     return f"{percent}%", str(percent)
 
 
+def check_axes(page):
+    """The plot's axes say grams and seconds, with ticks from 0 up to at least full scale
+    (385 g) at a step of 1, 2 or 5 times a power of ten, and every 10 s back to 30 s."""
+    ticks = [float(text) for text in page["yTicks"]]
+    steps = {round(b - a, 6) for a, b in zip(ticks, ticks[1:])}
+    step = next(iter(steps), 0)
+    mantissa = step / 10 ** math.floor(math.log10(step)) if step > 0 else 0
+    if page["yUnit"] != "g" or not page["xUnit"].startswith("s") or ticks[:1] != [0.0] or ticks[-1] < 385 \
+            or len(steps) != 1 or round(mantissa, 6) not in (1.0, 2.0, 5.0):
+        raise CheckFailed(f"the plot's axes: {page['yUnit']!r} with ticks {page['yTicks']}, {page['xUnit']!r} with ticks {page['xTicks']}")
+    if page["xTicks"] != ["−30", "−20", "−10", "0"]:
+        raise CheckFailed(f"the time axis has ticks {page['xTicks']}")
+
+
 def wait_until(what, condition, deadline=DEADLINE, seen=lambda: ""):
     """Polls `condition` until it returns something true; fails saying what it waited for."""
     end = time.monotonic() + deadline
@@ -229,34 +243,48 @@ class StreamWatcher(threading.Thread):
         return f"{count} events on /events, the last: {[(name, value) for _, name, value in tail]}"
 
 
-# What the page shows, read in one script so that the values belong together.
+# What the page shows of one device's card (the first, or the one whose data-device is the
+# script's argument), read in one script so that the values belong together.
 SNAPSHOT = """
 const $ = (id) => document.getElementById(id);
-const dial = $("dial");
+const cards = [...document.querySelectorAll("#scales .scale")];
+const card = arguments.length && arguments[0] !== null ? cards.find((c) => c.dataset.device === arguments[0]) : cards[0];
+if (!card) return { cards: cards.length, grams: null, connectionState: $("connection").getAttribute("data-state") };
+const part = (name) => card.querySelector("." + name);
+const dial = part("dial");
 return {
-  weight: $("weight-value").textContent,
-  grams: $("weight-value").getAttribute("data-grams"),
-  unit: $("weight-unit").textContent,
-  percent: $("percent").textContent,
+  cards: cards.length,
+  devices: cards.map((c) => c.dataset.device),
+  title: part("title").textContent,
+  weight: part("weight-value").textContent,
+  grams: part("weight-value").getAttribute("data-grams"),
+  unit: part("weight-unit").textContent,
+  percent: part("percent").textContent,
   valuenow: dial.getAttribute("aria-valuenow"),
   valuetext: dial.getAttribute("aria-valuetext"),
+  label: dial.getAttribute("aria-label"),
   role: dial.getAttribute("role"),
-  stable: $("stable").getAttribute("data-state"),
-  stableText: $("stable-text").textContent,
+  stable: part("stable").getAttribute("data-state"),
+  stableText: part("stable-text").textContent,
   // The shape beside the words: the one icon shown (never colour alone).
-  stableShape: [...document.querySelectorAll("#stable .icon")].filter((icon) => getComputedStyle(icon).display !== "none")
+  stableShape: [...card.querySelectorAll(".stable .icon")].filter((icon) => getComputedStyle(icon).display !== "none")
     .map((icon) => icon.getAttribute("class").replace("icon ", "")).join(","),
   live: $("announce").getAttribute("aria-live"),
-  discTransition: getComputedStyle($("disc")).transitionDuration,
-  peakShown: !$("peak").hidden && $("peak").offsetParent !== null,
-  peak: $("peak").textContent,
+  discTransition: getComputedStyle(part("disc")).transitionDuration,
+  peakShown: !part("peak").hidden && part("peak").offsetParent !== null,
+  peak: part("peak").textContent,
   connection: $("connection-text").textContent,
   connectionState: $("connection").getAttribute("data-state"),
   reconnectingShown: !$("reconnecting").hidden && $("reconnecting").offsetParent !== null,
   reconnecting: $("reconnecting").textContent,
-  device: $("device").textContent,
-  model: $("model").textContent,
-  sparkline: $("sparkline-line").getAttribute("points").split(" ").filter(Boolean).length,
+  device: part("device").textContent,
+  model: part("model").textContent,
+  sparkline: part("line").getAttribute("points").split(" ").filter(Boolean).length,
+  // The plot's axes: the unit labels and the ticks' numbers, in the order drawn.
+  yUnit: part("y-unit").textContent,
+  xUnit: part("x-unit").textContent,
+  yTicks: [...card.querySelectorAll(".y-tick")].map((t) => t.textContent),
+  xTicks: [...card.querySelectorAll(".x-tick")].map((t) => t.textContent),
   announcements: window.__announcements || [],
   overflow: document.documentElement.scrollWidth - window.innerWidth,
 };
@@ -282,6 +310,7 @@ class Dashboard:
         self.web = None
         self.browser = None
         self.watcher = None
+        self.web_arguments = []
         os.makedirs(arguments.artifacts, exist_ok=True)
 
     # Programs
@@ -303,7 +332,7 @@ class Dashboard:
 
     def start_web(self):
         arguments = [os.path.join(self.arguments.bin_dir, "forcescale-web"), "--socket", self.socket,
-                     "--listen", f"127.0.0.1:{self.port}"]
+                     "--listen", f"127.0.0.1:{self.port}"] + self.web_arguments
         if self.web is None:
             self.web = Child("forcescale-web", arguments, self.work)
         else:
@@ -345,15 +374,16 @@ class Dashboard:
 
     # The page
 
-    def snapshot(self):
-        return self.browser.execute_script(SNAPSHOT)
+    def snapshot(self, device=None):
+        return self.browser.execute_script(SNAPSHOT, device)
 
-    def page_until(self, what, condition):
-        """Waits until `condition(snapshot)` holds on the page, by WebDriverWait."""
+    def page_until(self, what, condition, device=None):
+        """Waits until `condition(snapshot)` holds on the page (the card of `device`, or the
+        first), by WebDriverWait."""
         last = {}
 
         def check(_):
-            last["page"] = self.snapshot()
+            last["page"] = self.snapshot(device)
             return condition(last["page"])
 
         try:
@@ -415,8 +445,11 @@ class Dashboard:
             raise CheckFailed(f"a stable weight shows the shape {page['stableShape']!r}, live region {page['live']!r}")
         if not page["device"] or page["device"] == "–" or page["model"] != reading["model"]:
             raise CheckFailed(f"device and model not shown: {page['device']!r}, {page['model']!r} (the stream says {reading})")
+        if page["device"] != reading["device"] or page["cards"] != 1:
+            raise CheckFailed(f"one card for {reading['device']!r} expected; the page has {page['cards']}, showing {page['device']!r}")
         # The page may have opened a moment ago: wait for the line to grow, not for a time.
-        self.page_until("a sparkline of at least 10 points", lambda page: page["sparkline"] >= 10)
+        page = self.page_until("a plot of at least 10 points", lambda page: page["sparkline"] >= 10)
+        check_axes(page)
         log(f"stable: the page shows {weight} g, aria-valuenow {valuenow}, as /events carried {reading}")
         self.screenshot("dashboard-desktop.png")
 
@@ -501,7 +534,7 @@ class Dashboard:
 
     def fresh_reading_shown(self):
         """Marks what the page shows now as old; true once a newer reading replaces it."""
-        self.browser.execute_script('document.getElementById("weight-value").removeAttribute("data-grams")')
+        self.browser.execute_script('document.querySelector("#scales .scale .weight-value").removeAttribute("data-grams")')
 
     def check_daemon_restart(self):
         self.daemon.stop()

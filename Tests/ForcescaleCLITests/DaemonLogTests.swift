@@ -112,6 +112,54 @@ import Testing
         }
     }
 
+    /// Two devices logging at once (issue 28): forcescaled serves two recordings (`--replay`
+    /// twice, played once each, from the same moment), a pen held at raw 100 and a touchpad
+    /// held at raw 60. Their readings reach the log interleaved; `forcescale log` shows a
+    /// session for each, overlapping in time, and the export of each session has its own
+    /// device's readings only.
+    @Test func devicesThatLogAtOnceHaveSessionsOfTheirOwn() throws {
+        let directory = try CLI.temporaryDirectory()
+        defer { try? FileManager.default.removeItem(at: directory) }
+        let pen = try DaemonRecordings.dashboardPress(in: directory, name: "pen.events", held: 100, deviceName: "Test tablet Pen")
+        let pad = try DaemonRecordings.dashboardPress(in: directory, name: "pad.events", held: 60, deviceName: "Test Touchpad")
+        let socket = directory.appendingPathComponent("sock").path
+        let path = directory.appendingPathComponent("log.sqlite").path
+        let daemon = try ChildProcess(CLI.binDirectory.appendingPathComponent("forcescaled").path,
+                                      ["--replay", pen, "--replay", pad, "--log", "--log-db", path, "--socket", socket,
+                                       "--state-dir", directory.appendingPathComponent("state").path])
+        defer { daemon.kill() }
+        try waitUntilListening(daemon, on: socket)
+        // Each recording is one touch of about 3.3 s; its session ends with the release.
+        var sessions: [[String: Any]] = []
+        try waitFor("two ended sessions in the log", within: 2 * patience, every: 0.2, saw: { "\(sessions)" }) {
+            let listed = try forcescale(["log", "sessions", "--json", "--db", path])
+            sessions = listed.stdout.split(separator: "\n").compactMap { try? JSONSerialization.jsonObject(with: Data($0.utf8)) as? [String: Any] }
+            return sessions.count >= 2 && sessions.allSatisfy { $0["ended"] is Double }
+        }
+        daemon.signal(SIGTERM)
+        #expect(daemon.wait().status == 0)
+        let final = try forcescale(["log", "sessions", "--json", "--db", path]).stdout.split(separator: "\n")
+            .compactMap { try? JSONSerialization.jsonObject(with: Data($0.utf8)) as? [String: Any] }
+        try #require(final.count == 2, "one session per device: \(final)")
+        #expect(Set(final.compactMap { $0["device"] as? String }) == ["Test tablet Pen", "Test Touchpad"], "\(final)")
+        // At once: each started before the other ended.
+        let (first, second) = (final[0], final[1])
+        #expect((first["started"] as! Double) < (second["ended"] as! Double) && (second["started"] as! Double) < (first["ended"] as! Double), "\(final)")
+        for session in final {
+            let id = try #require(session["session"] as? Int)
+            let device = try #require(session["device"] as? String)
+            let export = try forcescale(["log", "export", "--session", String(id), "--format", "jsonl", "--db", path])
+            let readings = export.stdout.split(separator: "\n").compactMap { try? JSONSerialization.jsonObject(with: Data($0.utf8)) as? [String: Any] }
+            #expect(readings.count == session["readings"] as? Int && readings.count > 300, "\(session): \(readings.count) readings exported")
+            #expect(readings.allSatisfy { $0["device"] as? String == device && $0["session"] as? Int == id })
+            // The held pressure of this device, never the other's.
+            let raws = Set(readings.compactMap { $0["raw"] as? Int })
+            let (own, other) = device == "Test tablet Pen" ? (100, 60) : (60, 100)
+            #expect(raws.contains(own) && !raws.contains(other), "\(device)'s session has raw values \(raws.sorted())")
+            #expect(readings.filter { $0["raw"] as? Int == own }.count >= 250, "\(device): its 2.5 s held at \(own)")
+        }
+    }
+
     @Test func retentionChangedOnSIGHUPAppliesAtOnceAndTheFileWaitsForARestart() throws {
         let directory = try CLI.temporaryDirectory()
         defer { try? FileManager.default.removeItem(at: directory) }

@@ -407,6 +407,85 @@ func summary(_ message: ReceivedMessage) -> String? {
         #expect(bridge.stderr.contains("reads no device"), "\(bridge.stderr)")
     }
 
+    /// Several devices (issue 28): forcescaled serves a pen, then is started again serving a
+    /// touchpad as well (a device that appears later), then the touchpad alone (the pen goes
+    /// away). Each device gets its own topics and discovery configs, its weights are its own
+    /// device's readings, and one that goes away is `offline` with its configs kept, as for
+    /// one device (only `--remove-discovery` removes configs).
+    @Test func everyDeviceIsPublishedAndAnnounced() throws {
+        let directory = try CLI.temporaryDirectory()
+        defer { try? FileManager.default.removeItem(at: directory) }
+        let broker = try MQTTBroker(directory: directory)
+        // Held at 151.0 g and 90.6 g by the nominal model: a weight on the wrong device's
+        // topic shows.
+        let pen = try DaemonRecordings.dashboardPress(in: directory, name: "pen.events", held: 100, deviceName: "Test tablet Pen")
+        let pad = try DaemonRecordings.dashboardPress(in: directory, name: "pad.events", held: 60, deviceName: "Test Touchpad")
+        let reader = try MQTTSubscriber(broker: broker)
+        var daemon = try DaemonUnderTest(recording: pen)
+        defer { daemon.cleanUp() }
+        let bridge = try startMQTTBridge(broker: broker, daemon: daemon)
+        defer { bridge.kill() }
+
+        // The two share the demo's id (0006:0000:0000). The pen, alone at first, has topics
+        // of the id; the touchpad, which the daemon lists beside it, adds its name. (Live
+        // devices that share an id, a tablet's pen and touch, are both listed from the
+        // start, and both add their names.)
+        let availability = try reader.waitFor("the bridge online") { $0.topic.split(separator: "/").count == 3 && $0.topic.hasSuffix("/availability") }
+        let host = String(availability.topic.split(separator: "/")[1])
+        let segments = ["pen.events": "0006-0000-0000", "pad.events": "0006-0000-0000-test-touchpad"]
+        func base(_ device: String) -> String { "forcescale/\(host)/\(segments[device]!)" }
+        func node(_ device: String) -> String { "forcescale_\(host)_\(segments[device]!)" }
+        func settled(_ device: String) -> (ReceivedMessage) -> Bool {
+            // The held press's weight, not the saturated hold's (385.0 g on both).
+            { $0.topic == base(device) + "/weight" && $0.json?["stable"] as? Bool == true && $0.json?["saturated"] as? Bool == false }
+        }
+        try reader.waitFor("the pen's weight config") { $0.topic == "homeassistant/sensor/\(node("pen.events"))/weight/config" }
+        let penWeight = try reader.waitFor("the pen's settled weight", settled("pen.events"))
+        #expect(penWeight.json?["device"] as? String == "pen.events" && penWeight.json?["settled_grams"] as? Double == 151.0, "\(penWeight)")
+
+        // The touchpad appears.
+        let stopped = daemon.stop()
+        #expect(stopped.exited && stopped.status == 0, "\(stopped.stderr)")
+        daemon = try DaemonUnderTest(recording: pen, directory: daemon.directory, arguments: ["--replay", pad])
+        for object in ["sensor/\(node("pad.events"))/weight", "binary_sensor/\(node("pad.events"))/loaded", "event/\(node("pad.events"))/peak"] {
+            let config = try reader.waitFor("the touchpad's \(object) config") { $0.topic == "homeassistant/\(object)/config" }
+            let json = try #require(config.json, "not JSON: \(config)")
+            #expect((json["state_topic"] as? String)?.hasPrefix(base("pad.events") + "/") == true, "\(config)")
+            #expect((json["device"] as? [String: Any])?["name"] as? String == "Test Touchpad", "\(config)")
+        }
+        try reader.waitFor("the touchpad online") { $0.topic == base("pad.events") + "/availability" && $0.payload == "online" }
+        let padWeight = try reader.waitFor("the touchpad's settled weight", settled("pad.events"))
+        #expect(padWeight.json?["device"] as? String == "pad.events" && padWeight.json?["settled_grams"] as? Double == 90.6, "\(padWeight)")
+        let penAgain = reader.messages.count
+        try waitFor("the pen's weights going on beside the touchpad's", saw: reader.saw) {
+            reader.messages.dropFirst(penAgain).contains(where: settled("pen.events"))
+        }
+        // Every weight and peak on a device's topics is that device's.
+        for message in reader.messages where message.topic.hasSuffix("/weight") || message.topic.hasSuffix("/peak") {
+            let device = try #require(segments.first { message.topic.hasPrefix(base($0.key) + "/") }?.key, "\(message)")
+            #expect(message.json?["device"] as? String == device, "\(message)")
+            if message.json?["stable"] as? Bool == true, message.json?["saturated"] as? Bool == false, message.topic.hasSuffix("/weight") {
+                #expect(message.json?["settled_grams"] as? Double == (device == "pen.events" ? 151.0 : 90.6), "\(message)")
+            }
+        }
+
+        // The pen goes away: offline, its configs kept.
+        let restarted = daemon.stop()
+        #expect(restarted.exited && restarted.status == 0, "\(restarted.stderr)")
+        daemon = try DaemonUnderTest(recording: pad, directory: daemon.directory)
+        let offlineFrom = reader.messages.count
+        try waitFor("the touchpad online and the pen offline", saw: reader.saw) {
+            let after = reader.messages.dropFirst(offlineFrom)
+            return after.contains { $0.topic == base("pad.events") + "/availability" && $0.payload == "online" }
+                && reader.messages.last { $0.topic == base("pen.events") + "/availability" }?.payload == "offline"
+                && after.contains(where: settled("pad.events"))
+        }
+        #expect(!reader.messages.contains { $0.topic.hasPrefix("homeassistant/") && $0.topic.hasSuffix("/config") && $0.payload.isEmpty },
+                "no config is removed")
+        let retained = try MQTTSubscriber(broker: broker, topics: ["homeassistant/+/\(node("pen.events"))/+/config"])
+        try waitFor("the pen's three configs still retained", saw: retained.saw) { retained.messages.filter { $0.retained && !$0.payload.isEmpty }.count == 3 }
+    }
+
     /// TLS with a CA file: the broker's certificate (made here with openssl, for
     /// 127.0.0.1) is checked; another CA's is refused, said once, and retried.
     @Test func tlsWithACAFile() throws {

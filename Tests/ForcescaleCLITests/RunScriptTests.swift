@@ -36,7 +36,7 @@ import Testing
         let port = try #require(Int(url.dropFirst("http://127.0.0.1:".count).prefix { $0.isNumber }), "no port in \(url)")
         #expect(url == "http://127.0.0.1:\(port)/")
         let page = try httpGet(port: port, path: "/")
-        #expect(page.status == 200 && page.text.contains(#"id="dial""#), "GET \(url): \(page.status)")
+        #expect(page.status == 200 && page.text.contains(#"class="dial""#), "GET \(url): \(page.status)")
         var metrics: HTTPTestResponse?
         try waitFor("the demo's readings on \(url)metrics", saw: { metrics?.text.suffix(1500).description ?? "nothing" }) {
             metrics = try? httpGet(port: port, path: "/metrics")

@@ -33,13 +33,44 @@ import Testing
     }
 }
 
+extension WebPageTests {
+    /// Two devices at once (issue 28): Tests/Browser/devices.py against forcescaled serving
+    /// two recordings (`--replay` twice), a pen and a touchpad pressed with different
+    /// weights (151.0 g and 90.6 g), so that a card showing the other device's weight, or a
+    /// tare reaching the other device, fails.
+    @Test func oneDialPerDeviceInARealBrowser() throws {
+        let directory = try CLI.temporaryDirectory()
+        defer { try? FileManager.default.removeItem(at: directory) }
+        let pen = try DaemonRecordings.dashboardPress(in: directory, name: "pen.events", held: 100, deviceName: "Test tablet Pen")
+        let pad = try DaemonRecordings.dashboardPress(in: directory, name: "pad.events", held: 60, deviceName: "Test Touchpad")
+        let script = CLI.packageRoot.appendingPathComponent("Tests/Browser/devices.py").path
+        try? FileManager.default.removeItem(at: Self.artifacts.appendingPathComponent("devices-desktop.png"))
+        let result = try run(
+            "/usr/bin/python3",
+            [script, "--bin-dir", CLI.binDirectory.path, "--recording", pen, "--recording", pad, "--artifacts", Self.artifacts.path],
+            environment: ["HOME": directory.path], timeout: 900)
+        #expect(result.exited && result.status == 0, "devices.py exited \(result.status):\n\(result.stdout)\n\(result.stderr)")
+        #expect(result.stdout.contains("all browser checks passed"), "\(result.stdout)")
+        print(result.stdout)
+        let data = try? Data(contentsOf: Self.artifacts.appendingPathComponent("devices-desktop.png"))
+        #expect(data.map { $0.starts(with: [0x89, 0x50, 0x4E, 0x47]) && $0.count > 5000 } == true, "devices-desktop.png is missing or not a PNG")
+    }
+}
+
 extension DaemonRecordings {
-    /// One press on the demo's 0-255 touchpad, in a loop of about 5.3 s: pressure 100 held
-    /// for 2.5 s (stable readings of 151.0 g by the nominal model: 100/255 = 0.3922 of 385 g),
-    /// a rise to 255 in 0.3 s held for 0.5 s (saturated: 100%+ and a PEAK of 385.0 g), a
-    /// release, and 1 s with nothing on the pad.
-    static func dashboardPress(in directory: URL) throws -> String {
+    /// One press on the demo's 0-255 touchpad, in a loop of about 5.3 s: pressure `held`
+    /// (100 unless given) held for 2.5 s (stable readings of 151.0 g by the nominal model:
+    /// 100/255 = 0.3922 of 385 g), a rise to 255 in 0.3 s held for 0.5 s (saturated: 100%+
+    /// and a PEAK of 385.0 g), a release, and 1 s with nothing on the pad.
+    /// - Parameters:
+    ///   - name: The file's name, which a daemon serving it names the device by.
+    ///   - deviceName: The name the recorded device gives itself, when not the demo's.
+    static func dashboardPress(in directory: URL, name: String = "dashboard.events", held: Int = 100, deviceName: String? = nil) throws -> String {
         var text = try demoDevice(in: directory)
+        if let deviceName {
+            text = text.split(separator: "\n", omittingEmptySubsequences: false)
+                .map { $0.hasPrefix("N: ") ? "N: \(deviceName)" : String($0) }.joined(separator: "\n")
+        }
         let start = 1_000_000
         var time = start
         func frame(_ pressure: Int) {
@@ -47,14 +78,14 @@ extension DaemonRecordings {
             time += 10_000
         }
         text += "E: \(stamp(time)) 0001 014a 1\nE: \(stamp(time)) 0001 0145 1\nE: \(stamp(time)) 0003 0000 400\nE: \(stamp(time)) 0003 0001 450\n"
-        for _ in 0..<250 { frame(100) }
-        for step in 1...30 { frame(100 + 155 * step / 30) }
+        for _ in 0..<250 { frame(held) }
+        for step in 1...30 { frame(held + (255 - held) * step / 30) }
         for _ in 0..<50 { frame(255) }
         text += "E: \(stamp(time)) 0001 014a 0\nE: \(stamp(time)) 0001 0145 0\nE: \(stamp(time)) 0003 0018 0\nE: \(stamp(time)) 0000 0000 0\n"
         // An empty frame a second later, so that the loop starts over after a pause.
         time += 1_000_000
         text += "E: \(stamp(time)) 0000 0000 0\n"
-        let path = directory.appendingPathComponent("dashboard.events").path
+        let path = directory.appendingPathComponent(name).path
         try text.write(toFile: path, atomically: true, encoding: .utf8)
         return path
     }

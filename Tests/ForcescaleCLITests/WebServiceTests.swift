@@ -89,7 +89,7 @@ import Testing
             return page != nil
         }
         #expect(page?.status == 200, "GET /: \(page.map { "\($0.status) \($0.headers)" } ?? "nothing")")
-        #expect(page?.text.contains(#"id="dial""#) == true && page?.text.contains("role=\"meter\"") == true, "GET / is not the dashboard")
+        #expect(page?.text.contains(#"class="dial""#) == true && page?.text.contains("role=\"meter\"") == true, "GET / is not the dashboard")
         var metrics: HTTPTestResponse?
         try waitFor("forcescale_daemon_up 1 and a weight on /metrics", saw: { "\(metrics?.text.suffix(1500) ?? "nothing"); \(activator.stderr.suffix(1000))" }) {
             metrics = try? httpGet(port: port, path: "/metrics")

@@ -37,12 +37,12 @@ final class NoticeBox: @unchecked Sendable {
     /// Monotonic µs; the wall offset used below turns them into 2025-11-30 times.
     static let offset: Int64 = 1_764_500_000_000_000
 
-    static func reading(_ index: Int, grams: Double, contacts: Int = 1, stable: Bool = false) -> LogWriter.Entry {
+    static func reading(_ index: Int, grams: Double, contacts: Int = 1, stable: Bool = false, source: Int = 0) -> LogWriter.Entry {
         .reading(
             Reading(
                 time: EventTime(microseconds: Int64(index) * 1_000), raw: Int32(grams), force: grams / 385, grams: grams,
                 saturated: false, contacts: contacts, stable: stable, model: .nominal),
-            wallOffset: offset)
+            wallOffset: offset, source: source)
     }
 
     func readings(in path: String) -> Int {
@@ -91,13 +91,53 @@ final class NoticeBox: @unchecked Sendable {
         writer.append(Self.reading(1, grams: 10))
         writer.append(.device(key: "pen", name: "Pen"))
         writer.append(Self.reading(2, grams: 20))
-        writer.append(.sourceEnded)
+        writer.append(.sourceEnded())
         writer.append(Self.reading(3, grams: 30))
         writer.stop()
         let sessions = try LogDatabase.open(path: path, readOnly: true).sessions()
         #expect(sessions.map(\.device.name) == ["Pad", "Pen", "Pen"])
         #expect(sessions.map(\.readingCount) == [1, 1, 1])
         #expect(sessions.allSatisfy { $0.ended != nil })
+    }
+
+    /// Two devices logging at once, their entries interleaved reading by reading (as a
+    /// daemon serving both hands them over), each with a batch boundary inside its touch:
+    /// a session each, with its own readings and PEAK; one device going away ends only its
+    /// own session.
+    @Test func devicesThatLogAtOnceKeepSessionsOfTheirOwn() throws {
+        let directory = TemporaryDirectory()
+        let path = directory.path + "/log.sqlite"
+        let writer = try LogWriter(path: path, batching: .init(entries: 7, microseconds: 60_000_000)) { _ in }
+        // Two sources of the same model (two replays of one recording) are still two sessions.
+        writer.append(.device(key: "pad", name: "Pad", source: 3))
+        writer.append(.device(key: "pad", name: "Pad", source: 4))
+        writer.append(.device(key: "pen", name: "Pen", source: 5))
+        for index in 1...10 {
+            writer.append(Self.reading(index, grams: Double(index), source: 3))
+            writer.append(Self.reading(index, grams: Double(100 + index), source: 4))
+            writer.append(Self.reading(index, grams: Double(200 + index), source: 5))
+        }
+        writer.append(.peak(Peak(time: EventTime(microseconds: 10_000), raw: 110, force: 0.3, grams: 110), wallOffset: Self.offset, source: 4))
+        // The pen goes away mid-touch; the pads' touches go on.
+        writer.append(.sourceEnded(source: 5))
+        writer.append(Self.reading(11, grams: 11, source: 3))
+        writer.append(Self.reading(11, grams: 111, source: 4))
+        writer.append(Self.reading(12, grams: 0, contacts: 0, source: 3))
+        writer.append(Self.reading(12, grams: 112, source: 4))
+        writer.stop()
+
+        let log = try LogDatabase.open(path: path, readOnly: true)
+        let sessions = try log.sessions().sorted { $0.peakGrams < $1.peakGrams }
+        try #require(sessions.count == 3, "\(sessions)")
+        #expect(sessions.map(\.device.name) == ["Pad", "Pad", "Pen"])
+        #expect(try log.readings(session: sessions[0].id).map(\.grams) == (1...11).map(Double.init) + [0])
+        #expect(try log.readings(session: sessions[1].id).map(\.grams) == (101...112).map(Double.init))
+        #expect(try log.readings(session: sessions[2].id).map(\.grams) == (201...210).map(Double.init))
+        #expect(try log.peaks(session: sessions[1].id).map(\.grams) == [110])
+        #expect(try log.peaks(session: sessions[0].id).isEmpty && log.peaks(session: sessions[2].id).isEmpty)
+        // The pen's session ended when it went away, the first pad's at its release, the
+        // second pad's when the writer stopped: each at its own last reading.
+        #expect(sessions.map(\.ended) == [12, 12, 10].map { WallTime(microseconds: Self.offset + $0 * 1_000) })
     }
 
     @Test func rowsAppearWhenABatchIsFullWithoutWaitingForTheWindow() throws {

@@ -1,6 +1,8 @@
 import Foundation
+import ScaleClient
 @testable import ScaleMQTT
 import ScaleOptions
+import ScaleProtocol
 import Testing
 
 @Suite struct BrokerAddressTests {
@@ -30,6 +32,31 @@ import Testing
         #expect(topics.availability == "forcescale/kitchen.lan/availability")
         #expect(topics.weightConfig == "homeassistant/sensor/forcescale_kitchen_lan_0003-056a-00b9/weight/config")
         #expect(topics.homeAssistantStatus == "homeassistant/status")
+    }
+
+    /// How served devices are named for their topics: by id, so that a device plugged in
+    /// again keeps them; with its name when another device the daemon lists shares the id;
+    /// with its node too when that would still be a served device's.
+    @Test func servedDevicesAreNamedByIdThenNameThenNode() {
+        let pen = DevicesMessage.Device(path: "/dev/input/event5", name: "Wacom Intuos4 6x9 Pen", id: "0003:056a:00b9", active: true)
+        let touch = DevicesMessage.Device(path: "/dev/input/event6", name: "Wacom Intuos4 6x9 Finger", id: "0003:056a:00b9", active: true)
+        let pad = DevicesMessage.Device(path: "/dev/input/event9", name: "SynPS/2 Synaptics TouchPad", id: "0011:0002:0007", active: true)
+        let listed = [pen, touch, pad]
+        func named(_ node: String, taken: Set<String> = []) -> DiscoveredDevice {
+            DiscoveredDevice(served: StatusMessage.Served(device: node), listed: listed, taken: taken)
+        }
+        #expect(named("event9") == DiscoveredDevice(name: "SynPS/2 Synaptics TouchPad", identifier: "0011:0002:0007"))
+        #expect(named("event5") == DiscoveredDevice(name: "Wacom Intuos4 6x9 Pen", identifier: "0003:056a:00b9-Wacom Intuos4 6x9 Pen"))
+        #expect(MQTTTopics.segment(named("event6").identifier) == "0003-056a-00b9-wacom-intuos4-6x9-finger")
+        // Two pads of one model and name: the second served adds its node.
+        let twin = DevicesMessage.Device(path: "/dev/input/event10", name: "SynPS/2 Synaptics TouchPad", id: "0011:0002:0007", active: true)
+        let first = DiscoveredDevice(served: StatusMessage.Served(device: "event9"), listed: listed + [twin], taken: [])
+        let second = DiscoveredDevice(served: StatusMessage.Served(device: "event10"), listed: listed + [twin], taken: [MQTTTopics.segment(first.identifier)])
+        #expect(MQTTTopics.segment(first.identifier) == "0011-0002-0007-synps-2-synaptics-touchpad")
+        #expect(MQTTTopics.segment(second.identifier) == "0011-0002-0007-synps-2-synaptics-touchpad-event10")
+        // A recording DEVICES does not list: its name on the wire, and STATUS's name for it.
+        #expect(DiscoveredDevice(served: StatusMessage.Served(device: "pen.evemu#2", name: "Pen"), listed: listed, taken: [])
+                == DiscoveredDevice(name: "Pen", identifier: "pen.evemu#2"))
     }
 
     @Test func segmentsNeverCarryWildcardsOrSlashes() {

@@ -59,7 +59,7 @@ private func peak(_ grams: Double, device: String? = "event5", rumble: RumbleOut
     @Test func openMetricsNamesFamiliesWithUnitsAndEnds() {
         var state = MetricsState(release: "1")
         state.observe(reading(1), receivedSeconds: 1)
-        state.deviceInfo = .init(device: "event5", name: "Pad \"A\"", id: "0003:056a:00b9", model: "nominal")
+        state.deviceInfos = [.init(device: "event5", name: "Pad \"A\"", id: "0003:056a:00b9", model: "nominal")]
         let text = state.render(.openMetrics)
         #expect(text.hasSuffix("# EOF\n"))
         #expect(text.contains("# TYPE forcescale_weight_grams gauge\n# UNIT forcescale_weight_grams grams\n"))
@@ -78,15 +78,30 @@ private func peak(_ grams: Double, device: String? = "event5", rumble: RumbleOut
         #expect(state.render(.prometheusText).contains(#"forcescale_weight_grams{device="x\"y"} 1.0"#))
     }
 
-    @Test func devicesAreSeparateSeries() {
+    /// Several devices at once (a daemon serving a pen and a pad): a series of each family
+    /// per device, one info sample per device, and the whole passes promtool (one family
+    /// each, no sample twice).
+    @Test func devicesAreSeparateSeries() throws {
         var state = MetricsState(release: "1")
+        state.daemonUp = true
         state.observe(reading(1, device: "event5"), receivedSeconds: 1)
         state.observe(reading(2, device: "event7"), receivedSeconds: 1)
         state.observe(reading(3, device: "event7"), receivedSeconds: 1)
+        state.observe(peak(3, device: "event7", rumble: .played(latencyMicroseconds: 400)))
+        state.observe(peak(1, device: "event5", rumble: .unavailable))
+        state.deviceInfos = [.init(device: "event7", name: "Pen", id: "0003:056a:00b9", model: "nominal"),
+                             .init(device: "event5", name: "Pad", id: "0011:0002:0007", model: "calibrated")]
         let text = state.render(.prometheusText)
         #expect(text.contains("forcescale_readings_total{device=\"event5\"} 1\n"))
         #expect(text.contains("forcescale_readings_total{device=\"event7\"} 2\n"))
-        #expect(text.contains("forcescale_weight_grams{device=\"event7\"} 3.0\n"))
+        #expect(text.contains("forcescale_weight_grams{device=\"event5\"} 1.0\nforcescale_weight_grams{device=\"event7\"} 3.0\n"))
+        #expect(text.contains("forcescale_peak_grams_count{device=\"event5\"} 1\n"))
+        #expect(text.contains("forcescale_peak_grams_count{device=\"event7\"} 1\n"))
+        #expect(text.contains(#"forcescale_device_info{device="event5",name="Pad",id="0011:0002:0007",model="calibrated"} 1"# + "\n"
+            + #"forcescale_device_info{device="event7",name="Pen",id="0003:056a:00b9",model="nominal"} 1"#))
+        #expect(text.components(separatedBy: "# TYPE forcescale_weight_grams ").count == 2, "one family, not one per device")
+        let checked = try Self.promtool(text)
+        #expect(checked.status == 0, "promtool check metrics: \(checked.output)\n\(text)")
     }
 
     @Test func acceptAsksForOpenMetricsOrGetsText() {

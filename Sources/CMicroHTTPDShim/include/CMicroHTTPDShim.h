@@ -91,6 +91,9 @@ void CMicroHTTPD_resume(struct MHD_Connection *connection);
 int CMicroHTTPD_connection_fd(struct MHD_Connection *connection);
 /// MHD_lookup_connection_value(MHD_HEADER_KIND): a request header, NULL when absent.
 const char *CMicroHTTPD_header(struct MHD_Connection *connection, const char *name);
+/// MHD_lookup_connection_value(MHD_GET_ARGUMENT_KIND): an argument of the URL's query,
+/// percent-decoded; NULL when absent.
+const char *CMicroHTTPD_query_argument(struct MHD_Connection *connection, const char *name);
 /// MHD_get_connection_info(MHD_CONNECTION_INFO_CLIENT_ADDRESS), written as text
 /// ("127.0.0.1:40312", "[::1]:40312") into `buffer`; 0 on success.
 int CMicroHTTPD_client_address(struct MHD_Connection *connection, char *buffer, size_t size);
