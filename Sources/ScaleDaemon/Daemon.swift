@@ -296,11 +296,11 @@ package final class Daemon {
                 switch notice {
                 case .opened(let path, let device, _, _):
                     takeCalibration(for: SourceDevice(path: path, description: device))
-                case .removed(let path):
-                    perform(rules.remove(SourceDevice.nodeName(of: path)))
-                    forceLog?.sourceEnded()
-                case .readFailed(let path, _):
-                    perform(rules.remove(SourceDevice.nodeName(of: path)))
+                case .removed(let path), .readFailed(let path, _):
+                    // Only that device's state and log session end; the others stream on.
+                    let name = SourceDevice.nodeName(of: path)
+                    perform(rules.remove(name))
+                    forceLog?.sourceEnded(device: name)
                 default:
                     break
                 }
