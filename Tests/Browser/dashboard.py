@@ -230,7 +230,11 @@ class StreamWatcher(threading.Thread):
 
     def readings(self, since=0.0):
         with self.lock:
-            return [value for at, name, value in self.events if name == "reading" and at >= since]
+            readings = [value for at, name, value in self.events if name == "reading" and at >= since]
+        broken = next((reading for reading in readings if "unparsed" in reading), None)
+        if broken:
+            raise CheckFailed(f"/events carried a reading that is not JSON: {broken['unparsed']!r}")
+        return readings
 
     def peaks(self):
         with self.lock:
@@ -565,33 +569,37 @@ class Dashboard:
         log("forcescale-web restarted: live again")
 
 
-def main():
-    parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
-    parser.add_argument("--bin-dir", required=True, help="the directory of the built forcescaled and forcescale-web")
-    parser.add_argument("--recording", required=True, help="the evemu recording forcescaled serves in a loop")
-    parser.add_argument("--artifacts", required=True, help="where the screenshots go")
-    arguments = parser.parse_args()
-    dashboard = Dashboard(arguments)
+def run_checks(page, failure_screenshot):
+    """Runs a page's checks; on a failure says why, with a screenshot and the programs' output.
+    Returns the exit status (0 when every check passed)."""
     status = 0
     try:
-        dashboard.run()
+        page.run()
         log("all browser checks passed")
     except Exception as failure:  # noqa: BLE001 - any failure is reported with the programs' output
         status = 1
         if not isinstance(failure, (CheckFailed, WebDriverException)):
             traceback.print_exc()
         print(f"FAILED: {failure}", flush=True)
-        if dashboard.browser:
+        if page.browser:
             try:
-                dashboard.screenshot("dashboard-failure.png")
+                page.screenshot(failure_screenshot)
             except WebDriverException:
                 pass
-        for child in (dashboard.daemon, dashboard.web):
+        for child in (page.daemon, page.web):
             if child:
                 print(f"--- {child.name}'s output:\n{child.text()}", flush=True)
     finally:
-        dashboard.close()
+        page.close()
     return status
+
+
+def main():
+    parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    parser.add_argument("--bin-dir", required=True, help="the directory of the built forcescaled and forcescale-web")
+    parser.add_argument("--recording", required=True, help="the evemu recording forcescaled serves in a loop")
+    parser.add_argument("--artifacts", required=True, help="where the screenshots go")
+    return run_checks(Dashboard(parser.parse_args()), "dashboard-failure.png")
 
 
 if __name__ == "__main__":

@@ -27,11 +27,8 @@ import os
 import subprocess
 import sys
 import time
-import traceback
 
-from selenium.common.exceptions import WebDriverException
-
-from dashboard import CheckFailed, Child, Dashboard, StreamWatcher, check_axes, daemon_answers, fixed, log, shown, wait_until
+from dashboard import CheckFailed, Child, Dashboard, StreamWatcher, check_axes, daemon_answers, fixed, log, run_checks, shown, wait_until
 
 
 class Devices(Dashboard):
@@ -104,6 +101,10 @@ class Devices(Dashboard):
         card = self.browser.find_element("css selector", f'#scales .scale[data-device="{device}"]')
         button = card.find_element("css selector", ".tare")
         self.page_until("the tare buttons offered", lambda page: button.is_displayed(), device=device)
+        # Clicked while the device's held pressure is stable now, so the tare takes that.
+        now = time.monotonic()
+        wait_until(f"a stable reading on {device} before its tare", lambda: self.stable_reading_of(device, since=now),
+                   seen=self.watcher.summary)
         pressed = time.monotonic()
         button.click()
         self.page_until(f"'tared' on {device}'s card",
@@ -128,28 +129,7 @@ def main():
     parser.add_argument("--bin-dir", required=True, help="the directory of the built forcescaled and forcescale-web")
     parser.add_argument("--recording", required=True, action="append", help="an evemu recording forcescaled serves in a loop (give two)")
     parser.add_argument("--artifacts", required=True, help="where the screenshots go")
-    arguments = parser.parse_args()
-    devices = Devices(arguments)
-    status = 0
-    try:
-        devices.run()
-        log("all browser checks passed")
-    except Exception as failure:  # noqa: BLE001 - any failure is reported with the programs' output
-        status = 1
-        if not isinstance(failure, (CheckFailed, WebDriverException)):
-            traceback.print_exc()
-        print(f"FAILED: {failure}", flush=True)
-        if devices.browser:
-            try:
-                devices.screenshot("devices-failure.png")
-            except WebDriverException:
-                pass
-        for child in (devices.daemon, devices.web):
-            if child:
-                print(f"--- {child.name}'s output:\n{child.text()}", flush=True)
-    finally:
-        devices.close()
-    return status
+    return run_checks(Devices(parser.parse_args()), "devices-failure.png")
 
 
 if __name__ == "__main__":

@@ -41,8 +41,11 @@ extension WebPageTests {
     @Test func oneDialPerDeviceInARealBrowser() throws {
         let directory = try CLI.temporaryDirectory()
         defer { try? FileManager.default.removeItem(at: directory) }
-        let pen = try DaemonRecordings.dashboardPress(in: directory, name: "pen.events", held: 100, deviceName: "Test tablet Pen")
-        let pad = try DaemonRecordings.dashboardPress(in: directory, name: "pad.events", held: 60, deviceName: "Test Touchpad")
+        // Held 10 s of each 11.8 s pass: a tare clicked once the other device is stable lands
+        // in the held pressure even when the machine is slow to click (a tare during the
+        // press to 255 would zero that press instead).
+        let pen = try DaemonRecordings.dashboardPress(in: directory, name: "pen.events", held: 100, heldFrames: 1000, deviceName: "Test tablet Pen")
+        let pad = try DaemonRecordings.dashboardPress(in: directory, name: "pad.events", held: 60, heldFrames: 1000, deviceName: "Test Touchpad")
         let script = CLI.packageRoot.appendingPathComponent("Tests/Browser/devices.py").path
         try? FileManager.default.removeItem(at: Self.artifacts.appendingPathComponent("devices-desktop.png"))
         let result = try run(
@@ -65,7 +68,9 @@ extension DaemonRecordings {
     /// - Parameters:
     ///   - name: The file's name, which a daemon serving it names the device by.
     ///   - deviceName: The name the recorded device gives itself, when not the demo's.
-    static func dashboardPress(in directory: URL, name: String = "dashboard.events", held: Int = 100, deviceName: String? = nil) throws -> String {
+    static func dashboardPress(
+        in directory: URL, name: String = "dashboard.events", held: Int = 100, heldFrames: Int = 250, deviceName: String? = nil
+    ) throws -> String {
         var text = try demoDevice(in: directory)
         if let deviceName {
             text = text.split(separator: "\n", omittingEmptySubsequences: false)
@@ -78,7 +83,7 @@ extension DaemonRecordings {
             time += 10_000
         }
         text += "E: \(stamp(time)) 0001 014a 1\nE: \(stamp(time)) 0001 0145 1\nE: \(stamp(time)) 0003 0000 400\nE: \(stamp(time)) 0003 0001 450\n"
-        for _ in 0..<250 { frame(held) }
+        for _ in 0..<heldFrames { frame(held) }
         for step in 1...30 { frame(held + (255 - held) * step / 30) }
         for _ in 0..<50 { frame(255) }
         text += "E: \(stamp(time)) 0001 014a 0\nE: \(stamp(time)) 0001 0145 0\nE: \(stamp(time)) 0003 0018 0\nE: \(stamp(time)) 0000 0000 0\n"

@@ -10,15 +10,14 @@ import Glibc
 /// state directory; SIGTERM exits 0, erases the effect and removes the socket.
 enum DaemonOnDevice {
     static func run(_ programs: Programs) {
-        let daemonPath = (programs.forcescale as NSString).deletingLastPathComponent + "/forcescaled"
+        let daemonPath = programs.forcescaled
         guard access(daemonPath, X_OK) == 0 else {
             check(false, "h: \(daemonPath) is there", "run 'swift build' first")
             return
         }
-        let folder = "/tmp/forcescale-kt-h-\(getpid())"
+        let folder = makeScenarioFolder("h")
         let socketPath = folder + "/sock"
         let stateDirectory = folder + "/state"
-        mkdir(folder, 0o755)
         defer { try? FileManager.default.removeItem(atPath: folder) }
 
         guard let pad = makeDevice(Tables.rumblePad, scenario: "h") else { return }

@@ -9,12 +9,11 @@ import Glibc
 /// `forcescale log` lists, exports and plots it.
 enum ForceLogOnDevice {
     static func run(_ programs: Programs) {
-        let daemonPath = (programs.forcescale as NSString).deletingLastPathComponent + "/forcescaled"
-        let folder = "/tmp/forcescale-kt-l-\(getpid())"
+        let daemonPath = programs.forcescaled
+        let folder = makeScenarioFolder("l")
         let socketPath = folder + "/sock"
         let stateDirectory = folder + "/state"
         let logPath = stateDirectory + "/log.sqlite"
-        mkdir(folder, 0o755)
         defer { try? FileManager.default.removeItem(atPath: folder) }
 
         guard var pad = makeDevice(Tables.pressurePad, scenario: "l") else { return }

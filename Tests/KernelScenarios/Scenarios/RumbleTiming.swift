@@ -84,10 +84,9 @@ enum RumbleTiming {
     /// forcescaled on the FF pad: after 5 presses STATUS counts 5 rumbles played, with their
     /// latencies, and `forcescale status` says so.
     static func daemonCounts(_ programs: Programs) {
-        let daemonPath = (programs.forcescale as NSString).deletingLastPathComponent + "/forcescaled"
-        let folder = "/tmp/forcescale-kt-p-\(getpid())"
+        let daemonPath = programs.forcescaled
+        let folder = makeScenarioFolder("p")
         let socket = folder + "/sock"
-        mkdir(folder, 0o755)
         defer { try? FileManager.default.removeItem(atPath: folder) }
         guard let pad = makeDevice(Tables.rumblePad, scenario: "p") else { return }
         defer { pad.destroy() }

@@ -15,15 +15,14 @@ import Glibc
 /// it alone; SIGTERM exits 0 and erases the effect.
 enum TwoDevices {
     static func run(_ programs: Programs) {
-        let daemonPath = (programs.forcescale as NSString).deletingLastPathComponent + "/forcescaled"
+        let daemonPath = programs.forcescaled
         guard access(daemonPath, X_OK) == 0 else {
             check(false, "q: \(daemonPath) is there", "run 'swift build' first")
             return
         }
-        let folder = "/tmp/forcescale-kt-q-\(getpid())"
+        let folder = makeScenarioFolder("q")
         let socketPath = folder + "/sock"
         let stateDirectory = folder + "/state"
-        mkdir(folder, 0o755)
         defer { try? FileManager.default.removeItem(atPath: folder) }
 
         guard let pad = makeDevice(Tables.rumblePad, scenario: "q") else { return }

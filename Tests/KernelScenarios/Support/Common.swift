@@ -20,6 +20,17 @@ public struct Programs: Sendable {
             forcescale: forcescale, evemuDevice: findProgram("evemu-device"), evemuPlay: findProgram("evemu-play"),
             evtest: findProgram("evtest"), stdbuf: findProgram("stdbuf"))
     }
+
+    /// The forcescaled built next to forcescale.
+    public var forcescaled: String { (forcescale as NSString).deletingLastPathComponent + "/forcescaled" }
+}
+
+/// Makes a scratch folder for one scenario's socket, state and log, named after it and this
+/// process; the caller removes it.
+public func makeScenarioFolder(_ scenario: String) -> String {
+    let folder = "/tmp/forcescale-kt-\(scenario)-\(getpid())"
+    mkdir(folder, 0o755)
+    return folder
 }
 
 /// How long the slow parts may take. The emulated VM runs code 20–50× slower than the host,
