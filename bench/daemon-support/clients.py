@@ -8,7 +8,8 @@ window it reads the daemon's utime + stime from /proc/PID/stat, so the daemon's 
 readings delivered cover the same span; at the end, its VmHWM, VmRSS, RssFile and RssAnon. Client 0 also measures latency: its own
 CLOCK_MONOTONIC when recv() returned, minus the READING's "time" (the daemon stamps readings
 on CLOCK_MONOTONIC; for a replay, that is each event's due time). Last, a separate connection
-asks STATUS for the daemon's "dropped" count and its devices' "dropped_events". Prints `key=value` lines.
+asks STATUS for the daemon's "dropped" count, its devices' "dropped_events" and how many devices
+it lists. Prints `key=value` lines.
 """
 import json, os, select, socket, sys, time
 
@@ -129,6 +130,7 @@ print(f"dropped={st.get('dropped')}")
 # Events the kernel dropped (SYN_DROPPED), over every device STATUS lists (protocol 1.5).
 print(f"dropped_events={sum(device.get('dropped_events', 0) for device in st.get('devices', []))}")
 print(f"status_clients={st.get('clients')}")
+print(f"status_devices={len(st.get('devices', []))}")
 print(f"daemon_vmhwm_kib={hwm}")
 print(f"daemon_vmrss_kib={rss}")
 print(f"daemon_rssfile_kib={rss_file}")
