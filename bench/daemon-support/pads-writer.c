@@ -1,8 +1,9 @@
 // pads-writer N FRAMES RATE_HZ: bench/daemon's live devices (part (4b), in the VM). Creates N
 // uinput single-touch pressure pads (ABS_X, ABS_Y, ABS_PRESSURE 0-255, BTN_TOUCH,
-// BTN_TOOL_FINGER, BTN_LEFT, INPUT_PROP_POINTER, as the kernel scenarios' pads), prints each
-// one's node ("node /dev/input/eventK") and "ready", then waits for SIGUSR1. On it, it puts a
-// finger down on every pad and writes FRAMES frames to each, ABS_PRESSURE + SYN_REPORT in one
+// BTN_TOOL_FINGER, BTN_LEFT, INPUT_PROP_POINTER, as the kernel scenarios' pads), puts a finger
+// down on each (so a daemon started after this finds the touch in the device's state), prints
+// each one's node ("node /dev/input/eventK") and "ready", then waits for SIGUSR1. On it, it
+// writes FRAMES frames to each, ABS_PRESSURE + SYN_REPORT in one
 // write(2) per pad, all pads at every tick of RATE_HZ, the ticks at absolute CLOCK_MONOTONIC
 // deadlines (a late wake-up does not shift the ones after it), SCHED_FIFO 50 when allowed (a
 // device's pace is the hardware's, not a process queued behind the readers). Pressures step
@@ -110,9 +111,19 @@ int main(int argc, char **argv) {
     int *fds = calloc(pads, sizeof *fds);
     long *lateness = calloc(frames, sizeof *lateness);
     if (!fds || !lateness) fail("calloc");
+    struct input_event events[8];
+    long failures = 0;
     for (int i = 0; i < pads; i++) {
         char node[64];
         fds[i] = create_pad(i + 1, node, sizeof node);
+        int n = 0;
+        n = put(events, n, EV_KEY, BTN_TOOL_FINGER, 1);
+        n = put(events, n, EV_KEY, BTN_TOUCH, 1);
+        n = put(events, n, EV_ABS, ABS_X, 500);
+        n = put(events, n, EV_ABS, ABS_Y, 500);
+        n = put(events, n, EV_ABS, ABS_PRESSURE, 5);
+        n = put(events, n, EV_SYN, SYN_REPORT, 0);
+        write_all(fds[i], events, n, &failures);
         printf("node %s\n", node);
     }
     printf("ready\n");
@@ -122,18 +133,6 @@ int main(int argc, char **argv) {
 
     struct sched_param priority = {.sched_priority = 50};
     int fifo = sched_setscheduler(0, SCHED_FIFO, &priority) == 0;
-    struct input_event events[8];
-    long failures = 0;
-    for (int i = 0; i < pads; i++) {
-        int n = 0;
-        n = put(events, n, EV_KEY, BTN_TOOL_FINGER, 1);
-        n = put(events, n, EV_KEY, BTN_TOUCH, 1);
-        n = put(events, n, EV_ABS, ABS_X, 500);
-        n = put(events, n, EV_ABS, ABS_Y, 500);
-        n = put(events, n, EV_ABS, ABS_PRESSURE, 5);
-        n = put(events, n, EV_SYN, SYN_REPORT, 0);
-        write_all(fds[i], events, n, &failures);
-    }
     long start = now_ns() + period;
     for (long frame = 0; frame < frames; frame++) {
         long deadline = start + frame * period;
