@@ -4,11 +4,13 @@
 Connects N clients to forcescaled's SOCKET, reads each VERSION greeting, sends
 {"class":"WATCH","enable":true} on each and waits for every WATCH reply. Then, for SECONDS,
 one epoll loop reads all of them and counts READING lines. At the start and the end of that
-window it reads the daemon's utime + stime from /proc/PID/stat, so the daemon's CPU and the
+window it reads the daemon's utime + stime from /proc/PID/stat and its run time from
+/proc/PID/schedstat, so the daemon's CPU and the
 readings delivered cover the same span; at the end, its VmHWM, VmRSS, RssFile and RssAnon. Client 0 also measures latency: its own
 CLOCK_MONOTONIC when recv() returned, minus the READING's "time" (the daemon stamps readings
 on CLOCK_MONOTONIC; for a replay, that is each event's due time). Last, a separate connection
-asks STATUS for the daemon's "dropped" count and its devices' "dropped_events". Prints `key=value` lines.
+asks STATUS for the daemon's "dropped" count, its devices' "dropped_events" and how many devices
+it lists. Prints `key=value` lines.
 """
 import json, os, select, socket, sys, time
 
@@ -21,6 +23,15 @@ def cpu(pid):
     with open(f"/proc/{pid}/stat") as f:
         fields = f.read().rsplit(")", 1)[1].split()
     return (int(fields[11]) + int(fields[12])) / ticks   # utime, stime (fields 14, 15)
+
+
+def run_time(pid):
+    """Seconds on a CPU by the scheduler's clock (/proc/PID/schedstat): utime and stime are
+    sampled at the timer tick, and a process woken just after each tick by a device paced
+    on it (a 1 kHz writer and a 250 Hz tick, in the VM) is seldom running when the tick
+    samples, so for it they read low; the scheduler's clock counts every run."""
+    with open(f"/proc/{pid}/schedstat") as f:
+        return int(f.read().split()[0]) / 1e9
 
 
 def status(pid, key):
@@ -71,7 +82,7 @@ latencies = []
 READING = b'"class":"READING"'
 
 mine0 = os.times()
-cpu0, t0 = cpu(pid), time.clock_gettime(mono)
+cpu0, run0, t0 = cpu(pid), run_time(pid), time.clock_gettime(mono)
 end = t0 + seconds
 while True:
     now = time.clock_gettime(mono)
@@ -96,7 +107,7 @@ while True:
                 if line.startswith(b'{"class":"READING"'):
                     at = line.index(b'"time":') + 7
                     latencies.append(received - float(line[at:line.index(b",", at)]))
-cpu1, t1 = cpu(pid), time.clock_gettime(mono)
+cpu1, run1, t1 = cpu(pid), run_time(pid), time.clock_gettime(mono)
 mine1 = os.times()
 hwm, rss = status(pid, "VmHWM"), status(pid, "VmRSS")
 # Where the resident memory is: mapped files (the program, its libraries) and its own.
@@ -124,11 +135,14 @@ print(f"readings_min={min(counts)}")
 print(f"readings_max={max(counts)}")
 print(f"daemon_cpu_s={cpu1 - cpu0:.2f}")
 print(f"daemon_us_per_reading={(cpu1 - cpu0) * 1e6 / total if total else float('nan'):.2f}")
+print(f"daemon_run_s={run1 - run0:.2f}")
+print(f"daemon_run_us_per_reading={(run1 - run0) * 1e6 / total if total else float('nan'):.2f}")
 print(f"clients_cpu_s={(mine1.user + mine1.system) - (mine0.user + mine0.system):.2f}")
 print(f"dropped={st.get('dropped')}")
 # Events the kernel dropped (SYN_DROPPED), over every device STATUS lists (protocol 1.5).
 print(f"dropped_events={sum(device.get('dropped_events', 0) for device in st.get('devices', []))}")
 print(f"status_clients={st.get('clients')}")
+print(f"status_devices={len(st.get('devices', []))}")
 print(f"daemon_vmhwm_kib={hwm}")
 print(f"daemon_vmrss_kib={rss}")
 print(f"daemon_rssfile_kib={rss_file}")
