@@ -194,7 +194,10 @@ class StreamWatcher(threading.Thread):
                     raise OSError(f"status {response.status}")
                 name, data = "message", []
                 while not self.stopping:
-                    line = response.fp.readline()
+                    # The response's own readline: /events is sent in HTTP/1.1 chunks, whose
+                    # framing falls anywhere in a line (the raw socket's lines would be cut
+                    # at every chunk boundary).
+                    line = response.readline()
                     if not line.endswith(b"\n"):
                         # The connection ended, perhaps within a line: as EventSource does,
                         # an event not finished by a blank line is dropped, not half-read.

@@ -98,6 +98,21 @@ func reading(at milliseconds: Double, raw: Int32 = 100, contacts: Int = 1) -> Re
         }
     }
 
+    /// A touch that sent nothing for longer than the window (its pressure did not change,
+    /// so the kernel sent no event) and is then pressed: the first frames of the press are
+    /// not steady, measured from the pressure held until then, and two or three steps of a
+    /// press are not taken for noise.
+    @Test func aPressAfterAQuietTouchIsNotSteady() {
+        var detector = StabilityDetector(window: 500_000)
+        _ = detector.update(time: ms(0), raw: 5)
+        for frame in 0..<8 {
+            let raw = Int32(10 + 7 * frame)
+            let window = detector.update(time: ms(3000 + 4 * Double(frame)), raw: raw)
+            #expect(window?.steady == false, "raw \(raw), frame \(frame) of the press")
+            if frame == 0 { #expect(window.map { [$0.lowest, $0.highest] } == [5, 10]) }
+        }
+    }
+
     /// The window's mean and spread are those of its frames: the last 500 ms of the touch.
     @Test func theWindowsPressureIsTheMeanAndSpreadOfItsFrames() throws {
         var detector = StabilityDetector(window: 500_000)
@@ -169,9 +184,12 @@ func reading(at milliseconds: Double, raw: Int32 = 100, contacts: Int = 1) -> Re
         // σ 3: still a unit for rounding, no more.
         let three = SensorSteadiness.allowedSpan(steps: 49, stepSum: 3 * step * 48 + 30, largestStep: 30, fuzz: 0)
         #expect(abs(three - (3 * 7.59 + 1)) < 0.03, "\(three)")
-        // The jump of 30 is left out of the noise: the steps of one (σ 0.89) allow about 6
-        // units, the rounding as much as the noise.
-        #expect(abs(SensorSteadiness.allowedSpan(readings: [100, 101, 100, 130, 129, 130], fuzz: 0) - 6.01) < 0.01)
+        // The jump of 29 is left out of the noise: the ten steps of one (σ 0.89) allow about
+        // 6.6 units, the rounding as much as the noise.
+        let jumped: [Int32] = [100, 101, 100, 101, 100, 101, 130, 129, 130, 129, 130, 129]
+        #expect(abs(SensorSteadiness.allowedSpan(readings: jumped, fuzz: 0) - 6.61) < 0.01)
+        // Fewer than ten steps say little about the noise: the floor alone.
+        #expect(SensorSteadiness.allowedSpan(readings: [100, 101, 100, 130, 129, 130], fuzz: 0) == 2)
     }
 }
 

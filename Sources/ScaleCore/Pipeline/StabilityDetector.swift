@@ -9,8 +9,8 @@ import Glibc  // log and sqrt only: ScaleCore does no I/O and reads no clock.
 /// - two raw units: one unit either way is the least a quantised sensor can show of a
 ///   weight resting between two of its steps;
 /// - twice the axis `fuzz`, where the driver declares its noise that way;
-/// - the noise the window itself shows: its standard deviation estimated from successive
-///   differences (a slow drift barely moves those, noise does; the largest is left out, so
+/// - the noise the window itself shows: its standard deviation estimated from ten or more
+///   successive differences (a slow drift barely moves those, noise does; the largest is left out, so
 ///   that one jump, a weight placed or pressed, is not taken for noise), times the range a
 ///   window of that many normally distributed readings spans about 99 times in 100, plus
 ///   as much as a unit for the rounding of the range's two ends to whole units: the noise
@@ -22,6 +22,10 @@ import Glibc  // log and sqrt only: ScaleCore does no I/O and reads no clock.
 public enum SensorSteadiness {
     /// The least spread, in raw units, that a resting weight can show on a quantised sensor.
     public static let quantisationSpan = 2.0
+    /// The fewest successive differences the noise is estimated from: fewer say little about
+    /// it (two steps of a press look like noise of their size), so a window with fewer is
+    /// held to the floor alone.
+    public static let stepsForNoise = 10
 
     /// The largest spread in raw units that counts as steady.
     /// - Parameters:
@@ -32,7 +36,7 @@ public enum SensorSteadiness {
     /// - Returns: The allowed spread (maximum minus minimum), in raw units.
     public static func allowedSpan(steps: Int, stepSum: Double, largestStep: Double, fuzz: Int32) -> Double {
         let floor = Swift.max(quantisationSpan, 2 * Double(fuzz))
-        guard steps >= 2 else { return floor }
+        guard steps >= stepsForNoise else { return floor }
         let meanStep = (stepSum - largestStep) / Double(steps - 1)
         // E|a − b| = 2σ/√π for two independent normal readings.
         let noise = meanStep * Double.pi.squareRoot() / 2
@@ -61,6 +65,8 @@ public enum SensorSteadiness {
 
 /// Follows the touch's raw pressure over the stability window, frame by frame: its lowest,
 /// highest and mean value and whether it is steady for the sensor (``SensorSteadiness``).
+/// The pressure held at the window's start counts in its spread: the kernel sends nothing
+/// while a value stays, so the first frames after a quiet touch moved from that value.
 ///
 /// Keeps the running minimum and maximum in two monotonic queues, and the readings and the
 /// successive differences with their running sums, so each frame costs O(1) amortised
@@ -88,6 +94,10 @@ public struct StabilityDetector: Sendable {
     /// When the current run of steady windows began: the end of its first window. `nil`
     /// while the window is not steady.
     private var steadySince: Int64?
+    /// The last reading older than the window: the pressure held at the window's start when
+    /// the window's first frame came later. The kernel sends nothing while a value does not
+    /// change, so a touch quiet for longer than the window still pressed that much.
+    private var heldBeforeWindow: Int32?
 
     /// What the window holds once the touch has lasted it.
     public struct Window: Hashable, Sendable {
@@ -127,6 +137,7 @@ public struct StabilityDetector: Sendable {
         deviationSum = 0
         deviationSquares = 0
         steadySince = nil
+        heldBeforeWindow = nil
     }
 
     /// Adds a frame of the current touch.
@@ -155,13 +166,18 @@ public struct StabilityDetector: Sendable {
         steps.dropOlder(than: windowStart) { stepSum -= Int64($0) }
         largestSteps.dropOlder(than: windowStart)
         readings.dropOlder(than: windowStart) { [origin] dropped in
+            heldBeforeWindow = dropped
             let deviation = Double(dropped) - Double(origin)
             deviationSum -= deviation
             deviationSquares -= deviation * deviation
         }
         guard let start = touchStart, now - start >= window,
-              let lowest = minimums.first, let highest = maximums.first
+              var lowest = minimums.first, var highest = maximums.first
         else { return nil }
+        if let held = heldBeforeWindow, let firstTime = readings.firstTime, firstTime > windowStart {
+            lowest = Swift.min(lowest, held)
+            highest = Swift.max(highest, held)
+        }
         let span = Double(Int64(highest) - Int64(lowest))
         var steady = span <= SensorSteadiness.quantisationSpan
         if !steady, let largest = largestSteps.first {
@@ -203,6 +219,7 @@ struct SampleQueue: Sendable {
     private var head = 0
 
     var first: Int32? { head < samples.count ? samples[head].value : nil }
+    var firstTime: Int64? { head < samples.count ? samples[head].time : nil }
     var count: Int { samples.count - head }
 
     mutating func removeAll() {
