@@ -407,13 +407,17 @@ class Dashboard:
 
     # The checks
 
-    def run(self):
+    def open_page(self):
+        """Starts forcescaled, forcescale-web, the stream watcher and the browser on the page."""
         self.start_daemon()
         self.start_web()
         self.watcher = StreamWatcher(self.port)
         self.watcher.start()
         self.start_browser()
         self.browser.get(self.url)
+
+    def run(self):
+        self.open_page()
         self.browser.execute_script(WATCH_ANNOUNCEMENTS)
         started = time.monotonic()
 

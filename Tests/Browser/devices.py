@@ -28,7 +28,7 @@ import subprocess
 import sys
 import time
 
-from dashboard import CheckFailed, Child, Dashboard, StreamWatcher, check_axes, daemon_answers, fixed, log, run_checks, shown, wait_until
+from dashboard import CheckFailed, Child, Dashboard, check_axes, daemon_answers, fixed, log, run_checks, shown, wait_until
 
 
 class Devices(Dashboard):
@@ -50,12 +50,7 @@ class Devices(Dashboard):
     def run(self):
         names = sorted(os.path.basename(path) for path in self.arguments.recording)
         self.web_arguments = ["--allow-control"]
-        self.start_daemon()
-        self.start_web()
-        self.watcher = StreamWatcher(self.port)
-        self.watcher.start()
-        self.start_browser()
-        self.browser.get(self.url)
+        self.open_page()
 
         page = self.page_until(f"a card for each of {names}",
                                lambda page: page["connectionState"] == "live" and page.get("devices") == names)
