@@ -10,11 +10,7 @@ import Glibc
 /// state directory; SIGTERM exits 0, erases the effect and removes the socket.
 enum DaemonOnDevice {
     static func run(_ programs: Programs) {
-        let daemonPath = programs.forcescaled
-        guard access(daemonPath, X_OK) == 0 else {
-            check(false, "h: \(daemonPath) is there", "run 'swift build' first")
-            return
-        }
+        guard let daemonPath = programs.runnableForcescaled(scenario: "h") else { return }
         let folder = makeScenarioFolder("h")
         let socketPath = folder + "/sock"
         let stateDirectory = folder + "/state"

@@ -15,11 +15,7 @@ import Glibc
 /// it alone; SIGTERM exits 0 and erases the effect.
 enum TwoDevices {
     static func run(_ programs: Programs) {
-        let daemonPath = programs.forcescaled
-        guard access(daemonPath, X_OK) == 0 else {
-            check(false, "q: \(daemonPath) is there", "run 'swift build' first")
-            return
-        }
+        guard let daemonPath = programs.runnableForcescaled(scenario: "q") else { return }
         let folder = makeScenarioFolder("q")
         let socketPath = folder + "/sock"
         let stateDirectory = folder + "/state"

@@ -23,6 +23,16 @@ public struct Programs: Sendable {
 
     /// The forcescaled built next to forcescale.
     public var forcescaled: String { (forcescale as NSString).deletingLastPathComponent + "/forcescaled" }
+
+    /// The forcescaled built next to forcescale, when it is there to run; otherwise the
+    /// scenario fails saying so, and gets nil.
+    public func runnableForcescaled(scenario: String) -> String? {
+        guard access(forcescaled, X_OK) == 0 else {
+            check(false, "\(scenario): \(forcescaled) is there", "run 'swift build' first")
+            return nil
+        }
+        return forcescaled
+    }
 }
 
 /// Makes a scratch folder for one scenario's socket, state and log, named after it and this
