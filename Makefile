@@ -3,11 +3,14 @@ SWIFT ?= $(shell command -v swift 2>/dev/null || echo /opt/swift/usr/bin/swift)
 export SWIFT
 # Options for the watch client of `make run`, e.g. make run ARGS="--unit oz"
 ARGS ?=
-# The Debian kernel series `make test` runs the real-kernel scenarios on, e.g.
-# make test KERNEL=6.12 (fetched the first time, in the VM; see docs/testing.md). Empty: the
-# kernel of Debian's linux-image-amd64 (6.1 on Debian 12), which CI runs. FORCESCALE_KERNEL in
-# the environment is the default.
+# The Debian kernels `make test` runs the real-kernel scenarios on, each in a VM of its own:
+# by default Debian 12's (linux-image-amd64's, 6.1) and the newest Debian offers (`newest`:
+# trixie-backports', 7.3 when written, with the pressure pads and FF_HAPTIC of 6.18 and
+# later), as CI runs them. KERNEL picks one series instead, e.g. make test KERNEL=6.12;
+# FORCESCALE_KERNEL in the environment does the same. Kernels not installed are fetched the
+# first time (scripts/vm-kernel; see docs/testing.md).
 KERNEL ?= $(FORCESCALE_KERNEL)
+TEST_KERNELS = $(if $(KERNEL),$(KERNEL),default newest)
 
 .PHONY: all setup setup-test setup-bench setup-deb build run test bench clean install install-build uninstall deb
 
@@ -79,14 +82,20 @@ deb: setup-deb
 
 # Every test: unit, golden replays of ../shared/recordings, the CLI end to end, the Debian
 # packages made and checked (make deb, which scenario o installs), then the real-kernel
-# scenarios (natively when /dev/uinput is usable, otherwise in a VM booted from
-# Debian's kernel: about 10 minutes; see docs/testing.md). The scenarios' own watchdog
+# scenarios on each of TEST_KERNELS (in a VM booted from that Debian kernel, about 13
+# minutes each; natively when /dev/uinput is usable here and KERNEL is empty: the machine's
+# own kernel, then the newest in a VM; see docs/testing.md). The scenarios' own watchdog
 # (FORCESCALE_KT_TIMEOUT) and the VM's limit leave room for a machine busy with other work.
 test: setup-test
 	$(SWIFT) build
 	FORCESCALE_BIN_DIR="$$($(SWIFT) build --show-bin-path)" $(SWIFT) test
 	$(MAKE) --no-print-directory deb
-	FORCESCALE_KERNEL=$(KERNEL) FORCESCALE_KT_TIMEOUT=$${FORCESCALE_KT_TIMEOUT:-1700} FORCESCALE_VM_TIMEOUT=$${FORCESCALE_VM_TIMEOUT:-1800} scripts/kernel-tests "$$($(SWIFT) build --show-bin-path)/forcescale-kernel-tests"
+	@status=0; for kernel in $(TEST_KERNELS); do \
+		[ "$$kernel" = default ] && series= || series=$$kernel; \
+		echo "make test: the real-kernel scenarios on kernel $$kernel"; \
+		FORCESCALE_KERNEL=$$series FORCESCALE_KT_TIMEOUT=$${FORCESCALE_KT_TIMEOUT:-1700} FORCESCALE_VM_TIMEOUT=$${FORCESCALE_VM_TIMEOUT:-1800} \
+			scripts/kernel-tests "$$($(SWIFT) build --show-bin-path)/forcescale-kernel-tests" || { status=$$?; echo "make test: the scenarios failed on kernel $$kernel (exit status $$status)"; }; \
+	done; exit $$status
 
 bench: setup-bench
 	bench/replay

@@ -6,11 +6,12 @@ import Testing
 /// the plain flavour; a series it cannot find or fetch is an error that says what to run.
 /// (Series 9.x, which no machine has in /boot, so that only the cache can answer.)
 @Suite struct KernelChoiceTests {
-    func vmKernel(_ arguments: [String], cache: URL) throws -> CLI.Result {
+    func vmKernel(_ arguments: [String], cache: URL, environment: [String: String] = [:]) throws -> CLI.Result {
         let process = Process()
         process.executableURL = URL(fileURLWithPath: "/bin/sh")
         process.arguments = [CLI.packageRoot.appendingPathComponent("scripts/vm-kernel").path] + arguments
         process.environment = ["PATH": "/usr/bin:/bin:/usr/sbin:/sbin", "FORCESCALE_KERNEL_CACHE": cache.path, "HOME": cache.path]
+            .merging(environment) { $1 }
         let out = Pipe()
         let err = Pipe()
         process.standardOutput = out
@@ -64,7 +65,28 @@ import Testing
         for bad in ["latest", "6", "6.12;true"] {
             let result = try vmKernel([bad], cache: cache)
             #expect(result.status == 1)
-            #expect(result.stderr.contains("must be a kernel series such as 6.1 or 6.12, not '\(bad)'"), "\(result.stderr)")
+            #expect(result.stderr.contains("must be a kernel series such as 6.1, 6.12 or 7.3, or newest, not '\(bad)'"), "\(result.stderr)")
         }
+    }
+
+    /// `newest` asks the newest-kernel suite which kernel it offers; when its lists cannot be
+    /// read (a mirror that does not answer here), the newest kernel fetched before is used and
+    /// said to be, and with none fetched the failure says what to check and what else to run.
+    @Test func newestFallsBackToTheNewestFetchedKernelWhenTheSuiteCannotBeRead() throws {
+        let cache = try CLI.temporaryDirectory()
+        defer { try? FileManager.default.removeItem(at: cache) }
+        let unreachable = ["FORCESCALE_KERNEL_MIRROR": "http://127.0.0.1:9/debian"]
+        let none = try vmKernel(["newest"], cache: cache, environment: unreachable)
+        #expect(none.status == 1)
+        #expect(none.stdout.isEmpty)
+        #expect(none.stderr.contains("could not find the newest kernel: trixie-backports's package lists (http://127.0.0.1:9/debian) could not be read"), "\(none.stderr)")
+        #expect(none.stderr.contains("make test KERNEL=6.12"))
+        try unpack("9.12.10+deb12-amd64", in: cache)
+        try unpack("10.2.1+deb14-amd64", in: cache)
+        try unpack("10.3.0+deb14-rt-amd64", in: cache)
+        let cached = try vmKernel(["newest"], cache: cache, environment: unreachable)
+        #expect(cached.status == 0, "\(cached.stderr)")
+        #expect(cached.stdout == cache.path + "/10.2.1+deb14-amd64/boot/vmlinuz-10.2.1+deb14-amd64\n")
+        #expect(cached.stderr.contains("using the newest kernel fetched before, 10.2.1+deb14-amd64"), "\(cached.stderr)")
     }
 }
