@@ -7,6 +7,8 @@
 // ioctl returns: -1 with errno set on failure.
 
 #include <errno.h>
+#include <stddef.h>
+#include <string.h>
 #include <sys/ioctl.h>
 #include <linux/input.h>
 #include <linux/uinput.h>
@@ -19,6 +21,42 @@
 #endif
 
 // MARK: evdev force feedback
+
+// Kernel 6.18 added FF_HAPTIC, effects named by a usage of the HID haptics page (a pressure
+// pad's click), and struct ff_haptic_effect as the last member of ff_effect's union:
+// { __u16 hid_usage; __u16 vendor_id; __u8 vendor_waveform_page; __u16 intensity;
+//   __u16 repeat_count; __u16 retrigger_period; } (12 bytes, intensity at offset 6: the
+// __u8 is padded). Debian 12's headers know none of it, so the member is read and written
+// here by its offsets within the union.
+#define CEVDEV_FF_HAPTIC 0x4f
+_Static_assert(offsetof(struct ff_effect, u) == 16, "ff_effect's union starts at offset 16");
+_Static_assert(sizeof(((struct ff_effect *)0)->u) >= 12, "ff_effect's union holds ff_haptic_effect");
+
+/// Makes `effect` an FF_HAPTIC effect of `usage` (the haptics page's low 16 bits) at
+/// `intensity` percent, played once.
+static inline void CEvdev_set_haptic(struct ff_effect *effect, unsigned short usage, unsigned short intensity) {
+    unsigned char *haptic = (unsigned char *)&effect->u;
+    unsigned short none = 0;
+    effect->type = CEVDEV_FF_HAPTIC;
+    memset(haptic, 0, 12);
+    memcpy(haptic + 0, &usage, sizeof usage);
+    memcpy(haptic + 2, &none, sizeof none);
+    memcpy(haptic + 6, &intensity, sizeof intensity);
+}
+
+/// The HID usage of an FF_HAPTIC effect.
+static inline unsigned short CEvdev_haptic_usage(const struct ff_effect *effect) {
+    unsigned short usage;
+    memcpy(&usage, (const unsigned char *)&effect->u + 0, sizeof usage);
+    return usage;
+}
+
+/// The intensity (percent) of an FF_HAPTIC effect.
+static inline unsigned short CEvdev_haptic_intensity(const struct ff_effect *effect) {
+    unsigned short intensity;
+    memcpy(&intensity, (const unsigned char *)&effect->u + 6, sizeof intensity);
+    return intensity;
+}
 
 /// Uploads (id -1) or updates an effect; the kernel writes the new id into effect->id.
 static inline int CEvdev_upload_effect(int fd, struct ff_effect *effect) {

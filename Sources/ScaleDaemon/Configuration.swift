@@ -279,7 +279,7 @@ package struct DaemonConfiguration: Equatable, Sendable {
         case .intervalMilliseconds: String(settings.throttleInterval / 1000)
         case .threshold: "\(settings.peakThreshold)"
         case .hysteresis: "\(settings.peakHysteresis)"
-        case .contacts: settings.contactMode.rawValue
+        case .contacts: settings.contactMode?.rawValue ?? "sum on a pressure pad, else primary"
         case .unit: unit.rawValue
         case .stableMilliseconds: String(settings.stabilityWindow / 1000)
         case .stableGrams: "\(settings.stabilitySpan)"

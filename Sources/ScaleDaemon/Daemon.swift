@@ -451,7 +451,9 @@ package final class Daemon {
             return StatusMessage.ServedDevice(
                 device: name, name: status.device.description.name, model: GramModelName(status.gramModel),
                 calibration: StatusMessage.CalibrationSummary(rules.calibration(of: name), fit: rules.fit(for: status.device)),
-                rumble: status.rumblePath, droppedEvents: status.droppedEvents)
+                rumble: status.rumblePath, pressure: status.pressureSource.summary(contacts: status.contactMode),
+                contacts: status.contactMode.rawValue, feedback: status.feedback?.name, rumbleError: status.feedbackProblem,
+                droppedEvents: status.droppedEvents)
         }
         let only = entries.count == 1 ? entries[0] : nil
         return StatusMessage(
@@ -470,7 +472,7 @@ package final class Daemon {
         return DeviceDiscovery.scan().map { found in
             switch found.details {
             case .success(let details):
-                return DevicesMessage.Device(path: found.path, description: details.description, active: active.contains(found.path), canRumble: details.forceFeedback.canRumble)
+                return DevicesMessage.Device(path: found.path, description: details.description, active: active.contains(found.path), canRumble: details.forceFeedback.canGiveFeedback)
             case .failure(let error):
                 return DevicesMessage.Device(path: found.path, error: error.description)
             }
@@ -480,7 +482,7 @@ package final class Daemon {
     static func describe(_ notice: LiveNotice) -> String {
         switch notice {
         case .opened(let path, let device, _, let model): return "reading \(path) (\(device.name)), \(model.rawValue) model"
-        case .rumbleReady(let path, let device): return "\(device): rumble on PEAK through \(path)"
+        case .rumbleReady(let path, let device, let feedback): return "\(device): \(feedback.name) on PEAK through \(path)"
         case .unusable(let path, let reason): return "\(path): \(reason)"
         case .rumbleUnavailable(let reason): return "rumble unavailable: \(reason)"
         case .resynchronized(let path): return "\(path): events were dropped (SYN_DROPPED); state rebuilt"

@@ -3,8 +3,10 @@ import Glibc
 import ScaleCore
 import ScalePOSIX
 
-/// The kinds of force-feedback effect the kernel knows (`FF_RUMBLE` … `FF_RAMP`).
+/// The kinds of force-feedback effect the kernel knows (`FF_HAPTIC`, then `FF_RUMBLE` …
+/// `FF_RAMP`). `FF_HAPTIC` is kernel 6.18's: an older kernel refuses its uploads (EINVAL).
 package enum ForceFeedbackEffectType: UInt16, CaseIterable, Sendable {
+    case haptic = 0x4f
     case rumble = 0x50, periodic = 0x51, constant = 0x52, spring = 0x53
     case friction = 0x54, damper = 0x55, inertia = 0x56, ramp = 0x57
 
@@ -20,6 +22,11 @@ package struct ForceFeedbackCapabilities: Hashable, Sendable {
     package var supportsAutocenter: Bool
 
     package var canRumble: Bool { effectsCapacity > 0 && effectTypes.contains(.rumble) }
+    /// The device declares a haptic actuator (a pressure pad's); which waveforms it plays
+    /// only an upload tells.
+    package var canHaptic: Bool { effectsCapacity > 0 && effectTypes.contains(.haptic) }
+    /// It can give a PEAK's feedback one way or the other.
+    package var canGiveFeedback: Bool { canRumble || canHaptic }
 
     /// Reads the capabilities of an open device.
     package init(of device: EvdevDevice) {
@@ -64,20 +71,48 @@ package struct ForceFeedbackError: Error, Hashable, Sendable, CustomStringConver
     }
 }
 
-/// One rumble effect kept uploaded on a device, the equivalent of iOS's `prepare()`: the
+/// How a device gives feedback: motors (`FF_RUMBLE`), or a pressure pad's actuator playing a
+/// waveform (`FF_HAPTIC`).
+package enum FeedbackKind: Hashable, Sendable {
+    case rumble
+    case haptic(HapticWaveform)
+
+    /// The words for it: `rumble`, `haptic click`, `haptic buzz`.
+    package var name: String {
+        switch self {
+        case .rumble: "rumble"
+        case .haptic(let waveform): "haptic \(waveform.name)"
+        }
+    }
+}
+
+/// One feedback effect kept uploaded on a device, the equivalent of iOS's `prepare()`: the
 /// effect sits in the device's memory, so firing it is a single `write()`, and updating it
 /// reuses its id, so thousands of peaks never exhaust the device's slots. It is erased when
 /// this object goes away; if the process dies instead, closing the fd makes the kernel erase it.
+///
+/// A device with `FF_HAPTIC` (a pressure pad) gets a haptic waveform, else one with
+/// `FF_RUMBLE` a rumble. Which waveform the pad plays is learnt from the first upload: CLICK,
+/// else BUZZ CONTINUOUS; a pad that refuses both has no haptic forcescale can use.
 package final class RumbleEffect {
     package let device: EvdevDevice
     package private(set) var effectID: Int16 = -1
+    /// What the effect is; for a haptic pad, the waveform it accepted (CLICK until the first
+    /// upload says otherwise).
+    package private(set) var kind: FeedbackKind
+    /// A haptic waveform the pad accepted: later uploads try no other.
+    private var waveformSettled = false
 
-    /// - Throws: `ForceFeedbackError` when the device cannot rumble.
+    /// - Throws: `ForceFeedbackError` when the device can neither rumble nor play haptics.
     package init(device: EvdevDevice) throws(ForceFeedbackError) {
         self.device = device
         let capabilities = ForceFeedbackCapabilities(of: device)
-        guard capabilities.canRumble else {
-            throw ForceFeedbackError(path: device.path, operation: "rumble", errno: nil, explanation: "the device has no FF_RUMBLE effect")
+        if capabilities.canHaptic {
+            kind = .haptic(.click)
+        } else if capabilities.canRumble {
+            kind = .rumble
+        } else {
+            throw ForceFeedbackError(path: device.path, operation: "rumble", errno: nil, explanation: "the device has no FF_RUMBLE or FF_HAPTIC effect")
         }
         guard device.isWritable else {
             throw ForceFeedbackError.failed("rumble", on: device.path, errno: Errno(rawValue: EACCES))
@@ -86,23 +121,55 @@ package final class RumbleEffect {
 
     deinit { erase() }
 
-    /// Uploads the effect, or changes it in place when it is already uploaded.
-    /// - Parameters:
-    ///   - strong: The heavy, low-frequency motor, 0…0xFFFF.
-    ///   - weak: The light, high-frequency motor, 0…0xFFFF.
-    ///   - milliseconds: How long one play lasts; always finite, so a lost stop cannot
-    ///     leave a motor running.
-    package func upload(strong: UInt16, weak: UInt16, milliseconds: Int) throws(ForceFeedbackError) {
+    /// Uploads a segment as the effect, or changes it in place when it is already uploaded.
+    /// A rumble runs the motors at the segment's levels for its duration (always finite, so a
+    /// lost stop cannot leave a motor running); a haptic effect plays the waveform once at the
+    /// segment's strength (``HapticSegment/hapticIntensityPercent``).
+    /// - Parameter segment: What to play.
+    /// - Throws: `ForceFeedbackError`; on a haptic pad that accepts neither CLICK nor BUZZ
+    ///   CONTINUOUS, one saying there is no haptic on this pad.
+    package func upload(_ segment: HapticSegment) throws(ForceFeedbackError) {
         var effect = ff_effect()
-        effect.type = UInt16(FF_RUMBLE)
         effect.id = effectID
-        effect.replay.length = UInt16(clamping: max(1, milliseconds))
-        effect.u.rumble.strong_magnitude = strong
-        effect.u.rumble.weak_magnitude = weak
-        guard CEvdev_upload_effect(device.descriptor.rawValue, &effect) == 0 else {
-            throw .failed("uploading the rumble effect", on: device.path, errno: .current)
+        effect.replay.length = UInt16(clamping: max(1, segment.durationMilliseconds))
+        switch kind {
+        case .rumble:
+            effect.type = UInt16(FF_RUMBLE)
+            effect.u.rumble.strong_magnitude = segment.strongMagnitude
+            effect.u.rumble.weak_magnitude = segment.weakMagnitude
+            guard CEvdev_upload_effect(device.descriptor.rawValue, &effect) == 0 else {
+                throw .failed("uploading the rumble effect", on: device.path, errno: .current)
+            }
+        case .haptic(let preferred):
+            let candidates = waveformSettled ? [preferred] : HapticWaveform.allCases.filter { $0.rawValue >= preferred.rawValue }
+            var refusal = Errno(rawValue: EINVAL)
+            for waveform in candidates {
+                CEvdev_set_haptic(&effect, waveform.usage, segment.hapticIntensityPercent)
+                if CEvdev_upload_effect(device.descriptor.rawValue, &effect) == 0 {
+                    kind = .haptic(waveform)
+                    waveformSettled = true
+                    effectID = effect.id
+                    return
+                }
+                refusal = .current
+                // Only "not this waveform" moves on to the next; anything else is the answer.
+                guard refusal.rawValue == EINVAL else { break }
+            }
+            guard refusal.rawValue == EINVAL, !waveformSettled else {
+                throw .failed("uploading the haptic effect", on: device.path, errno: refusal)
+            }
+            throw ForceFeedbackError(
+                path: device.path, operation: "uploading the haptic effect", errno: refusal,
+                explanation: "no haptic on this pad: it plays neither the CLICK nor the BUZZ CONTINUOUS waveform, or the kernel is older than 6.18, which brought FF_HAPTIC")
         }
         effectID = effect.id
+    }
+
+    /// Whether a play goes on until `stop()` (a haptic buzz); a rumble and a click end by
+    /// themselves.
+    package var playsUntilStopped: Bool {
+        if case .haptic(let waveform) = kind { return waveform.playsUntilStopped }
+        return false
     }
 
     /// Plays the uploaded effect once.
@@ -110,7 +177,7 @@ package final class RumbleEffect {
         do {
             try device.write(type: .forceFeedback, code: UInt16(bitPattern: effectID), value: 1)
         } catch {
-            throw .failed("playing the rumble effect", on: device.path, errno: error)
+            throw .failed("playing the \(kind.name) effect", on: device.path, errno: error)
         }
     }
 
@@ -119,7 +186,7 @@ package final class RumbleEffect {
         do {
             try device.write(type: .forceFeedback, code: UInt16(bitPattern: effectID), value: 0)
         } catch {
-            throw .failed("stopping the rumble effect", on: device.path, errno: error)
+            throw .failed("stopping the \(kind.name) effect", on: device.path, errno: error)
         }
     }
 
@@ -146,7 +213,7 @@ package final class RumbleEffect {
         guard effectID >= 0 else { return }
         let status = CEvdev_erase_effect(device.descriptor.rawValue, Int32(effectID))
         effectID = -1
-        guard status == 0 else { throw .failed("erasing the rumble effect", on: device.path, errno: .current) }
+        guard status == 0 else { throw .failed("erasing the \(kind.name) effect", on: device.path, errno: .current) }
     }
 }
 
@@ -155,15 +222,42 @@ extension RumbleEffect {
     /// segment and its pause.
     package func play(_ pattern: HapticPattern) throws(ForceFeedbackError) {
         for segment in pattern.segments {
-            try upload(strong: segment.strongMagnitude, weak: segment.weakMagnitude, milliseconds: segment.durationMilliseconds)
+            try upload(segment)
             try play()
-            MonotonicClock.sleep(until: MonotonicClock.now() + Int64(segment.durationMilliseconds + segment.pauseMilliseconds) * 1000)
+            let started = MonotonicClock.now()
+            if playsUntilStopped {
+                MonotonicClock.sleep(until: started + Int64(segment.durationMilliseconds) * 1000)
+                try stop()
+            }
+            MonotonicClock.sleep(until: started + Int64(segment.durationMilliseconds + segment.pauseMilliseconds) * 1000)
         }
     }
 }
 
 /// Tries each kind of effect on a device, as fftest does, to show what really works.
 package enum ForceFeedbackProbe {
+    /// Which haptic waveform a device with `FF_HAPTIC` plays on a PEAK: the peak's effect is
+    /// uploaded (CLICK, else BUZZ CONTINUOUS; never PRESS or RELEASE) and erased again. Only
+    /// an upload can tell: evdev lists FF_HAPTIC, not the pad's waveforms.
+    /// - Parameter path: The device's node; it is opened for writing and closed again.
+    /// - Returns: The waveform, or why there is none (no haptic on this pad, no write access).
+    package static func hapticWaveform(of path: String) -> Result<HapticWaveform, ForceFeedbackError> {
+        do {
+            let device = try EvdevDevice(path: path, wantsWrite: true)
+            let effect = try RumbleEffect(device: device)
+            try effect.upload(HapticPattern.peak.segments[0])
+            defer { effect.erase() }
+            guard case .haptic(let waveform) = effect.kind else {
+                return .failure(ForceFeedbackError(path: path, operation: "haptic", errno: nil, explanation: "the device has no FF_HAPTIC effect"))
+            }
+            return .success(waveform)
+        } catch let error as ForceFeedbackError {
+            return .failure(error)
+        } catch {
+            return .failure(ForceFeedbackError(path: path, operation: "opening", errno: nil, explanation: "\(error)"))
+        }
+    }
+
     /// Uploads a small effect of `type` and erases it again.
     /// - Throws: `ForceFeedbackError` explaining a refusal in words.
     package static func tryEffect(_ type: ForceFeedbackEffectType, on device: EvdevDevice) throws(ForceFeedbackError) {
@@ -172,6 +266,9 @@ package enum ForceFeedbackProbe {
         effect.id = -1
         effect.replay.length = 200
         switch type {
+        case .haptic:
+            // CLICK only: never PRESS or RELEASE (see HapticWaveform).
+            CEvdev_set_haptic(&effect, HapticWaveform.click.usage, 50)
         case .rumble:
             effect.u.rumble.strong_magnitude = 0x8000
             effect.u.rumble.weak_magnitude = 0x8000

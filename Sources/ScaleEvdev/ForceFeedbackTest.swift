@@ -3,7 +3,9 @@ import ScalePOSIX
 
 /// `forcescale rumble --test`: force feedback checked end to end on one device. What the
 /// device claims (effect types, effects at once, FF_GAIN) is tried, and every pattern's
-/// rumble is uploaded, played, stopped and erased over a number of rounds, each request
+/// rumble (on a pressure pad with FF_HAPTIC, its haptic waveform: CLICK, else BUZZ
+/// CONTINUOUS, never PRESS or RELEASE) is uploaded, played, stopped and erased over a number
+/// of rounds, each request
 /// timed (on `CLOCK_MONOTONIC`, from before the system call to its return) and its failures
 /// counted.
 ///
@@ -37,6 +39,8 @@ package enum ForceFeedbackTest {
         package var path: String
         package var name: String
         package var capabilities: ForceFeedbackCapabilities
+        /// How the device gave the patterns: a rumble, or the haptic waveform its pad took.
+        package var feedback: FeedbackKind?
         /// Each effect type the device lists, uploaded once.
         package var effectTypes: [Trial]
         /// As many rumble effects uploaded together as EVIOCGEFFECTS says the device holds
@@ -95,12 +99,11 @@ package enum ForceFeedbackTest {
             }
         }
         var steps = ["upload", "play", "stop", "erase"].map { Step(name: $0, durations: [], failures: 0) }
-        if let effect = try? RumbleEffect(device: device) {
+        let effect = try? RumbleEffect(device: device)
+        if let effect {
             for _ in 0..<rounds {
                 for segment in HapticPattern.all.flatMap(\.segments) {
-                    guard time(&steps[0], { () throws(ForceFeedbackError) in
-                        try effect.upload(strong: segment.strongMagnitude, weak: segment.weakMagnitude, milliseconds: segment.durationMilliseconds)
-                    }) else { continue }
+                    guard time(&steps[0], { () throws(ForceFeedbackError) in try effect.upload(segment) }) else { continue }
                     if time(&steps[1], effect.play) { time(&steps[2], effect.stop) }
                     time(&steps[3], effect.remove)
                 }
@@ -108,7 +111,7 @@ package enum ForceFeedbackTest {
         }
         for index in steps.indices { steps[index].durations.sort() }
         return Report(
-            path: device.path, name: device.description.name, capabilities: capabilities, effectTypes: effectTypes,
+            path: device.path, name: device.description.name, capabilities: capabilities, feedback: effect?.kind, effectTypes: effectTypes,
             effectsAtOnce: Trial(name: "effects at once", error: atOnceError), effectsUploadedAtOnce: uploadedAtOnce, gain: gain,
             rounds: rounds, steps: steps)
     }
@@ -129,7 +132,8 @@ package enum ForceFeedbackTest {
         return true
     }
 
-    /// Uploads `count` rumble effects side by side, then erases them.
+    /// Uploads `count` effects side by side (rumbles, or a haptic pad's waveform), then
+    /// erases them.
     /// - Returns: How many went in, and why the next did not.
     private static func fillSlots(of device: EvdevDevice, count: Int) -> (Int, ForceFeedbackError?) {
         var effects: [RumbleEffect] = []
@@ -137,7 +141,7 @@ package enum ForceFeedbackTest {
         do throws(ForceFeedbackError) {
             for _ in 0..<count {
                 let effect = try RumbleEffect(device: device)
-                try effect.upload(strong: 0x4000, weak: 0x4000, milliseconds: 50)
+                try effect.upload(HapticSegment(strong: 0.25, weak: 0.25, durationMilliseconds: 50))
                 effects.append(effect)
             }
         } catch {

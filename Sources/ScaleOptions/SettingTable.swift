@@ -39,7 +39,8 @@ extension Setting {
 
     package static let contacts = Setting(
         "contacts", valueName: "mode", kind: .choice(ContactMode.allCases.map(\.rawValue)),
-        defaultValue: ContactMode.primary.rawValue, help: "Which contacts make the force: the oldest, their sum or the hardest.",
+        defaultDescription: "sum on a pressure pad, else primary",
+        help: "Which contacts make the force: the oldest (primary), their sum or the hardest (max).",
         programs: pipelinePrograms, reload: .source)
 
     package static let unit = Setting(

@@ -96,6 +96,16 @@ public struct StatusMessage: DaemonLineMessage {
         public var calibration: CalibrationSummary
         /// The event node its PEAKs rumble through; `nil` when they cannot rumble.
         public var rumble: String?
+        /// Since protocol 1.6: the pressure axis its force is read from and how, e.g.
+        /// `ABS_MT_PRESSURE, the sum of the contacts`.
+        public var pressure: String?
+        /// Since protocol 1.6: how several contacts make its force (`primary`, `sum`, `max`).
+        public var contacts: String?
+        /// Since protocol 1.6: how its PEAKs are felt (`rumble`, `haptic click`, `haptic buzz`).
+        public var feedback: String?
+        /// Since protocol 1.6: why its PEAKs cannot be felt although rumble is on (for a pad
+        /// that refuses every haptic waveform: no haptic on this pad).
+        public var rumbleError: String?
         /// How often the kernel dropped its events (`SYN_DROPPED`) since it was opened.
         public var droppedEvents: Int
 
@@ -106,13 +116,24 @@ public struct StatusMessage: DaemonLineMessage {
         ///   - model: Its gram model's name.
         ///   - calibration: Its calibration's summary.
         ///   - rumble: The node its PEAKs rumble through.
+        ///   - pressure: Its pressure axis and how it is read.
+        ///   - contacts: Its contact mode.
+        ///   - feedback: How its PEAKs are felt.
+        ///   - rumbleError: Why they cannot be.
         ///   - droppedEvents: Its `SYN_DROPPED` count.
-        public init(device: String, name: String, model: GramModelName?, calibration: CalibrationSummary, rumble: String?, droppedEvents: Int) {
+        public init(
+            device: String, name: String, model: GramModelName?, calibration: CalibrationSummary, rumble: String?,
+            pressure: String? = nil, contacts: String? = nil, feedback: String? = nil, rumbleError: String? = nil, droppedEvents: Int
+        ) {
             self.device = device
             self.name = name
             self.model = model
             self.calibration = calibration
             self.rumble = rumble
+            self.pressure = pressure
+            self.contacts = contacts
+            self.feedback = feedback
+            self.rumbleError = rumbleError
             self.droppedEvents = droppedEvents
         }
 
@@ -121,10 +142,12 @@ public struct StatusMessage: DaemonLineMessage {
                 device: try fields.string("device"), name: try fields.string("name"),
                 model: try fields.optionalString("model").map(GramModelName.init(rawValue:)),
                 calibration: try CalibrationSummary(fields: try fields.object("calibration")),
-                rumble: try fields.optionalString("rumble"), droppedEvents: try fields.integer("dropped_events"))
+                rumble: try fields.optionalString("rumble"), pressure: try fields.optionalString("pressure"),
+                contacts: try fields.optionalString("contacts"), feedback: try fields.optionalString("feedback"),
+                rumbleError: try fields.optionalString("rumble_error"), droppedEvents: try fields.integer("dropped_events"))
         }
 
-        /// `{"device":…,"name":…,"model":…,"calibration":{…},"rumble":…,"dropped_events":…}`
+        /// `{"device":…,"name":…,"model":…,"calibration":{…},"rumble":…,"pressure":…,"contacts":…,"feedback":…,"rumble_error":…,"dropped_events":…}`
         public var json: JSONLineWriter {
             var json = JSONLineWriter()
             json.add("device", string: device)
@@ -132,6 +155,10 @@ public struct StatusMessage: DaemonLineMessage {
             json.add("model", string: model?.rawValue)
             json.add("calibration", object: calibration.json)
             json.add("rumble", string: rumble)
+            json.add("pressure", string: pressure)
+            json.add("contacts", string: contacts)
+            json.add("feedback", string: feedback)
+            json.add("rumble_error", string: rumbleError)
             json.add("dropped_events", integer: droppedEvents)
             return json
         }

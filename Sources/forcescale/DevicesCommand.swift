@@ -79,7 +79,7 @@ enum DevicesCommand {
             }
             let properties = propertyNames(description)
             lines.append("  properties  " + (properties.isEmpty ? "none" : properties.joined(separator: ", ")))
-            lines.append("  rumble      " + forceFeedbackText(details.forceFeedback))
+            lines.append("  rumble      " + forceFeedbackText(details.forceFeedback, haptic: hapticCheck(device.path, details)))
             lines.append("  access      " + (details.isWritable ? "read-write" : "read-only (weighing works; rumble needs write access: group 'input')"))
         }
         for link in device.links { lines.append("  link        \(link)") }
@@ -106,6 +106,12 @@ enum DevicesCommand {
             var ff = JSONLineWriter()
             ff.add("effects", integer: details.forceFeedback.effectsCapacity)
             ff.add("rumble", bool: details.forceFeedback.canRumble)
+            if let haptic = hapticCheck(device.path, details) {
+                switch haptic {
+                case .success(let waveform): ff.add("haptic", string: waveform.name)
+                case .failure(let error): ff.add("haptic_error", string: error.description)
+                }
+            }
             ff.add("gain", bool: details.forceFeedback.supportsGain)
             ff.add("types", strings: details.forceFeedback.effectTypes.map(\.name))
             json.add("ff", object: ff)
@@ -120,12 +126,25 @@ enum DevicesCommand {
             .filter { description.has($0.0) }.map(\.1)
     }
 
-    static func forceFeedbackText(_ ff: ForceFeedbackCapabilities) -> String {
+    /// What a device with FF_HAPTIC plays, found by uploading its PEAK's effect (and erasing
+    /// it); `nil` for a device without FF_HAPTIC or opened read-only.
+    static func hapticCheck(_ path: String, _ details: DiscoveredDevice.Details) -> Result<HapticWaveform, ForceFeedbackError>? {
+        guard details.forceFeedback.canHaptic, details.isWritable else { return nil }
+        return ForceFeedbackProbe.hapticWaveform(of: path)
+    }
+
+    static func forceFeedbackText(_ ff: ForceFeedbackCapabilities, haptic: Result<HapticWaveform, ForceFeedbackError>? = nil) -> String {
         guard ff.effectsCapacity > 0 else { return "none (no force feedback)" }
         var parts = ["\(ff.effectsCapacity) effects"]
+        switch haptic {
+        case .success(let waveform)?: parts.append("haptic \(waveform.name) (FF_HAPTIC)")
+        case .failure(let error)?: parts.append("FF_HAPTIC, but \(error.explanation)")
+        case nil where ff.canHaptic: parts.append("FF_HAPTIC (which waveforms it plays needs write access to find out)")
+        case nil: break
+        }
         parts.append(ff.canRumble ? "rumble" : "no rumble")
         if ff.supportsGain { parts.append("gain") }
-        let others = ff.effectTypes.filter { $0 != .rumble }.map(\.name)
+        let others = ff.effectTypes.filter { $0 != .rumble && $0 != .haptic }.map(\.name)
         if !others.isEmpty { parts.append("also " + others.joined(separator: ", ")) }
         return parts.joined(separator: ", ")
     }

@@ -23,7 +23,7 @@ struct PipelineOptions {
     init(_ command: ParsedCommand) throws {
         json = command.flag("json")
         unit = MassUnit(rawValue: command.string("unit") ?? "g") ?? .grams
-        settings.contactMode = command.string(.contacts).flatMap(ContactMode.init(rawValue:)) ?? .primary
+        settings.contactMode = command.string(.contacts).flatMap(ContactMode.init(rawValue:))
         if let interval = try command.int(.intervalMilliseconds) { settings.throttleInterval = Int64(interval) * 1000 }
         if let threshold = try command.double(.threshold) { settings.peakThreshold = threshold }
         if let hysteresis = try command.double(.hysteresis) { settings.peakHysteresis = hysteresis }

@@ -55,7 +55,7 @@ enum ReadCommand {
     static func describe(_ notice: LiveNotice) -> String {
         switch notice {
         case .opened(let path, let device, _, _): return "reading \(path) (\(device.name))"
-        case .rumbleReady(let path, _): return "rumble on PEAK through \(path)"
+        case .rumbleReady(let path, _, let feedback): return "\(feedback.name) on PEAK through \(path)"
         case .unusable(let path, let reason): return "\(path): \(reason)"
         case .rumbleUnavailable(let reason): return "rumble unavailable: \(reason); readings go on without it"
         case .resynchronized(let path): return "\(path): events were dropped (SYN_DROPPED); state rebuilt from the device"

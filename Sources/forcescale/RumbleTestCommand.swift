@@ -18,9 +18,9 @@ enum RumbleTestCommand {
     ///   access, where there is nothing to test.
     static func run(on device: EvdevDevice, rounds: Int, json: Bool, output: OutputChannel) throws -> Int32 {
         let capabilities = ForceFeedbackCapabilities(of: device)
-        guard capabilities.canRumble else {
+        guard capabilities.canGiveFeedback else {
             throw CommandFailure(
-                message: "\(device.path): \(device.description.name) has no FF_RUMBLE effect, so no pattern can play; 'forcescale devices' shows which devices rumble",
+                message: "\(device.path): \(device.description.name) has no FF_RUMBLE or FF_HAPTIC effect, so no pattern can play; 'forcescale devices' shows which devices rumble",
                 status: ExitStatus.unavailable)
         }
         guard device.isWritable else {
@@ -40,6 +40,7 @@ enum RumbleTestCommand {
         var lines = ["\(report.path): \(report.name)"]
         func add(_ label: String, _ value: String) { lines.append("  " + label.padding(17) + value) }
         func verdict(_ trial: ForceFeedbackTest.Trial) -> String { trial.error.map { "FAILED: \($0)" } ?? "ok" }
+        add("feedback", feedbackText(report))
         for trial in report.effectTypes { add("effect \(trial.name)", verdict(trial)) }
         add("effects at once", "\(capabilities.effectsCapacity) claimed, "
             + (report.effectsAtOnce.error == nil ? "\(report.effectsUploadedAtOnce) uploaded together"
@@ -68,7 +69,19 @@ enum RumbleTestCommand {
         return lines.joined(separator: "\n") + "\n"
     }
 
-    /// The report as one JSON object: `device`, `name`, `effects` (EVIOCGEFFECTS),
+    /// How the patterns were given, in words.
+    static func feedbackText(_ report: ForceFeedbackTest.Report) -> String {
+        switch report.feedback {
+        case .rumble: "rumble (FF_RUMBLE: the motors)"
+        case .haptic(let waveform) where report.steps[0].durations.isEmpty:
+            "FF_HAPTIC claimed, but no haptic on this pad (no \(waveform == .click ? "CLICK or BUZZ CONTINUOUS" : "BUZZ CONTINUOUS") waveform, or a kernel before 6.18)"
+        case .haptic(let waveform): "haptic \(waveform.name) (FF_HAPTIC: the pad's \(waveform == .click ? "CLICK" : "BUZZ CONTINUOUS") waveform; PRESS and RELEASE are never used)"
+        case nil: "none could be prepared"
+        }
+    }
+
+    /// The report as one JSON object: `device`, `name`, `feedback` (`rumble`, `haptic click`,
+    /// `haptic buzz`, or `none` for a pad that refused every haptic waveform), `effects` (EVIOCGEFFECTS),
     /// `effects_uploaded` (together), `types` (`[{"type":…,"ok":…,"error":…}]`), `gain`
     /// (`true`/`false` whether it worked, absent without FF_GAIN), `autocenter` (claimed),
     /// `rounds`, `steps` (`[{"step":…,"count":…,"failed":…,"p50":…,"p99":…,"max":…,"error":…}]`,
@@ -77,6 +90,7 @@ enum RumbleTestCommand {
         var json = JSONLineWriter()
         json.add("device", string: report.path)
         json.add("name", string: report.name)
+        json.add("feedback", string: feedbackName(report))
         json.add("effects", integer: report.capabilities.effectsCapacity)
         json.add("effects_uploaded", integer: report.effectsUploadedAtOnce)
         json.add("types", objects: report.effectTypes.map { trial in
@@ -104,5 +118,11 @@ enum RumbleTestCommand {
         json.add("ok", bool: report.problems.isEmpty)
         json.add("problems", strings: report.problems)
         return json.line
+    }
+
+    /// `feedback`'s value: the kind that played, `none` when no upload went in.
+    static func feedbackName(_ report: ForceFeedbackTest.Report) -> String {
+        guard let feedback = report.feedback, !report.steps[0].durations.isEmpty else { return "none" }
+        return feedback.name
     }
 }

@@ -23,6 +23,21 @@ public enum PressureSource: Hashable, Sendable {
         }
     }
 
+    /// Which axis the force is read from and how, in words: `ABS_MT_PRESSURE, the sum of the
+    /// contacts`.
+    /// - Parameter mode: How several contacts make the frame's pressure.
+    public func summary(contacts mode: ContactMode) -> String {
+        switch self {
+        case .singleTouch: "ABS_PRESSURE"
+        case .multitouch:
+            switch mode {
+            case .primary: "ABS_MT_PRESSURE, the first contact"
+            case .sum: "ABS_MT_PRESSURE, the sum of the contacts"
+            case .max: "ABS_MT_PRESSURE, the hardest contact"
+            }
+        }
+    }
+
     /// Picks the pressure source of a device.
     /// - Parameter device: The device's description.
     /// - Returns: Per-slot pressure when the device has `ABS_MT_PRESSURE` and slots,

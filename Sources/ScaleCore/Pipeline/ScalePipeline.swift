@@ -5,6 +5,9 @@ public struct ScalePipeline: Sendable {
     public let device: DeviceDescription
     public let settings: ScaleSettings
     public let source: PressureSource
+    /// How the pressures of several contacts make the frame's: the settings' mode, else the
+    /// device's default.
+    public let contactMode: ContactMode
     public private(set) var gramModel: GramModel
 
     private let scale: ForceScale
@@ -26,7 +29,8 @@ public struct ScalePipeline: Sendable {
         source = try PressureSource.select(for: device)
         scale = ForceScale(axis: source.axis)
         gramModel = GramModel(axis: source.axis, calibration: calibration, likely: .likely(for: device.kind))
-        tracker = ContactTracker(source: source, mode: settings.contactMode)
+        contactMode = settings.contactMode ?? .default(for: device)
+        tracker = ContactTracker(source: source, mode: contactMode)
         throttle = ReadingThrottle(interval: settings.throttleInterval)
         peaks = PeakDetector(threshold: settings.peakThreshold, hysteresis: settings.peakHysteresis)
         stability = StabilityDetector(window: settings.stabilityWindow, fuzz: source.axis.fuzz)

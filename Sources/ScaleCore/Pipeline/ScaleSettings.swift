@@ -6,6 +6,17 @@ public enum ContactMode: String, CaseIterable, Sendable {
     case sum
     /// The contact pressing hardest.
     case max
+
+    /// The mode a device is weighed with when none is chosen. On a pressure pad, the sum: it
+    /// measures force at every contact, and an object weighed on it rests beside the finger
+    /// that makes a capacitive pad sense it, so what the pad carries is the total (the
+    /// quantity a haptic pad's own ABS_PRESSURE reports, which hid-multitouch sums over the
+    /// contacts there). Elsewhere the primary contact: pressure there is a contact's size or
+    /// a pen tip's, not a force that adds up.
+    /// - Parameter device: The device's description.
+    public static func `default`(for device: DeviceDescription) -> ContactMode {
+        device.kind == .pressurePad ? .sum : .primary
+    }
 }
 
 /// The tunable rules of the pipeline. Durations are microseconds of event time.
@@ -16,7 +27,9 @@ public struct ScaleSettings: Hashable, Sendable {
     public var peakThreshold: Double = 1.0
     /// How far force must fall below the threshold before another PEAK can fire.
     public var peakHysteresis: Double = 0.05
-    public var contactMode: ContactMode = .primary
+    /// How several contacts make the frame's pressure; `nil`: the device's default
+    /// (``ContactMode/default(for:)``).
+    public var contactMode: ContactMode?
     /// How long a touch must have lasted, and the span of time looked back over, for a
     /// reading to be stable.
     public var stabilityWindow: Int64 = 500_000

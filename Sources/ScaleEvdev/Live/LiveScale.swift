@@ -27,7 +27,7 @@ package enum LiveNotice: Sendable {
     /// A device that was chosen could not be opened; the others go on (said once per node).
     case unusable(path: String, reason: String)
     /// `device`'s PEAKs rumble through `path` (the device itself, or `--rumble-device`).
-    case rumbleReady(path: String, device: String)
+    case rumbleReady(path: String, device: String, feedback: FeedbackKind)
     case rumbleUnavailable(reason: String)
     case resynchronized(path: String)
     case removed(path: String)
@@ -105,6 +105,10 @@ package final class LiveScale: ScaleSource {
     /// last reading of a stream that stops.
     static let maximumTimerSlack: Int64 = 20_000
     private let hapticTimer: DeadlineTimer
+    /// Ends a play that lasts until it is stopped (a haptic buzz) when its segment does.
+    private let stopTimer: DeadlineTimer
+    /// The rumbler whose play `stopTimer` ends.
+    private var stopping: Rumbler?
     private var pendingSegments: [HapticSegment] = []
     /// The rumbler a RUMBLE pattern is playing on, until it is done.
     private var playing: Rumbler?
@@ -140,6 +144,7 @@ package final class LiveScale: ScaleSource {
         self.onNotice = onNotice
         self.onDelivered = onDelivered
         hapticTimer = try DeadlineTimer()
+        stopTimer = try DeadlineTimer()
     }
 
     /// Opens the chosen devices and adds the scale's sources to the loop. Notices and
@@ -170,6 +175,12 @@ package final class LiveScale: ScaleSource {
             guard options.waitForDevice else { throw error }
             hotplug = nil
             hotplugError = error
+        }
+        try loop.watch(stopTimer.descriptor) { [unowned self] in
+            stopTimer.acknowledge()
+            guard let stopping else { return }
+            self.stopping = nil
+            do throws(ForceFeedbackError) { try stopping.effect.stop() } catch { lose(stopping, error.description) }
         }
         try loop.watch(hapticTimer.descriptor) { [unowned self] in
             hapticTimer.acknowledge()
@@ -218,6 +229,7 @@ package final class LiveScale: ScaleSource {
     package func stop() {
         closeEveryDevice()
         loop.unwatch(hapticTimer.descriptor)
+        loop.unwatch(stopTimer.descriptor)
         if let hotplug { loop.unwatch(hotplug.descriptor) }
     }
 
@@ -225,8 +237,9 @@ package final class LiveScale: ScaleSource {
     package var servedDevices: [SourceDeviceStatus] {
         open.map { device in
             SourceDeviceStatus(
-                device: device.source, gramModel: device.pipeline.gramModel.kind,
-                rumblePath: device.rumbler?.path, droppedEvents: device.resynchronizations)
+                device: device.source, gramModel: device.pipeline.gramModel.kind, pressureSource: device.pipeline.source,
+                contactMode: device.pipeline.contactMode, rumblePath: device.rumbler?.path, feedback: device.rumbler?.effect.kind,
+                feedbackProblem: device.rumbler == nil ? device.rumbleProblem : nil, droppedEvents: device.resynchronizations)
         }
     }
 
@@ -255,8 +268,8 @@ package final class LiveScale: ScaleSource {
             return
         }
         let segment = pendingSegments.removeFirst()
-        try rumbler.effect.upload(strong: segment.strongMagnitude, weak: segment.weakMagnitude, milliseconds: segment.durationMilliseconds)
-        try rumbler.effect.play()
+        try rumbler.effect.upload(segment)
+        try play(rumbler, for: segment)
         hapticTimer.arm(atMicroseconds: MonotonicClock.now() + Int64(segment.durationMilliseconds + segment.pauseMilliseconds) * 1000)
     }
 
@@ -357,7 +370,7 @@ package final class LiveScale: ScaleSource {
         case .pressureDevice:
             target = device.device
         case .device(let query):
-            if ForceFeedbackCapabilities(of: device.device).canRumble {
+            if ForceFeedbackCapabilities(of: device.device).canGiveFeedback {
                 target = device.device
             } else {
                 do {
@@ -377,7 +390,8 @@ package final class LiveScale: ScaleSource {
             device.rumbler = rumbler
             // A later loss is news again.
             device.rumbleUnavailableSaid = false
-            onNotice(.rumbleReady(path: target.path, device: device.source.nodeName))
+            device.rumbleProblem = nil
+            onNotice(.rumbleReady(path: target.path, device: device.source.nodeName, feedback: rumbler.effect.kind))
         } catch {
             var hint = ""
             if case .pressureDevice = options.rumble { hint = "; --rumble-device can name another device, such as a gamepad" }
@@ -417,12 +431,21 @@ package final class LiveScale: ScaleSource {
         if case .off = options.rumble { return .off }
         guard let rumbler = device.rumbler else { return .unavailable }
         do throws(ForceFeedbackError) {
-            try rumbler.effect.play()
+            try play(rumbler, for: rumbler.peakSegment)
         } catch {
             lose(rumbler, error.description)
             return .failed(errno: error.errno?.rawValue ?? EIO)
         }
         return .played(latencyMicroseconds: MonotonicClock.now(on: device.device.eventClock) - time.microseconds)
+    }
+
+    /// Plays the segment uploaded on `rumbler`; a play that lasts until stopped (a haptic
+    /// buzz) is stopped when the segment ends.
+    private func play(_ rumbler: Rumbler, for segment: HapticSegment) throws(ForceFeedbackError) {
+        try rumbler.effect.play()
+        guard rumbler.effect.playsUntilStopped else { return }
+        stopping = rumbler
+        stopTimer.arm(atMicroseconds: MonotonicClock.now() + Int64(segment.durationMilliseconds) * 1000)
     }
 
     /// Lets go of a rumbler that failed or went away: each device that rumbled through it is
@@ -432,6 +455,10 @@ package final class LiveScale: ScaleSource {
         if playing === rumbler {
             playing = nil
             hapticTimer.arm(atMicroseconds: nil)
+        }
+        if stopping === rumbler {
+            stopping = nil
+            stopTimer.arm(atMicroseconds: nil)
         }
         for device in open where device.rumbler === rumbler {
             device.rumbler = nil
@@ -451,11 +478,11 @@ package final class LiveScale: ScaleSource {
     }
 
     private func uploadPeakEffect(_ rumbler: Rumbler) throws(ForceFeedbackError) {
-        let segment = rumbler.peakSegment
-        try rumbler.effect.upload(strong: segment.strongMagnitude, weak: segment.weakMagnitude, milliseconds: segment.durationMilliseconds)
+        try rumbler.effect.upload(rumbler.peakSegment)
     }
 
     private func sayRumbleUnavailable(for device: OpenDevice, _ reason: String) {
+        device.rumbleProblem = reason
         guard !device.rumbleUnavailableSaid else { return }
         device.rumbleUnavailableSaid = true
         onNotice(.rumbleUnavailable(reason: reason))
@@ -502,6 +529,10 @@ package final class LiveScale: ScaleSource {
                 if playing === rumbler {
                     playing = nil
                     hapticTimer.arm(atMicroseconds: nil)
+                }
+                if stopping === rumbler {
+                    stopping = nil
+                    stopTimer.arm(atMicroseconds: nil)
                 }
             }
         }
@@ -562,6 +593,8 @@ private final class OpenDevice {
     /// What its PEAKs rumble through: its own effect, or `--rumble-device`'s.
     var rumbler: Rumbler?
     var rumbleUnavailableSaid = false
+    /// Why its PEAKs cannot rumble, when they cannot although rumble is on.
+    var rumbleProblem: String?
     /// How often the kernel dropped its events (`SYN_DROPPED`).
     var resynchronizations = 0
 

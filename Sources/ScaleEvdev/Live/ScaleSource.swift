@@ -6,15 +6,30 @@ package struct SourceDeviceStatus: Sendable {
     package var device: SourceDevice
     /// The gram model of its readings.
     package var gramModel: GramModelKind
+    /// The pressure axis its force is read from.
+    package var pressureSource: PressureSource
+    /// How the pressures of several contacts make the frame's.
+    package var contactMode: ContactMode
     /// The node its PEAKs rumble through; `nil` when they cannot rumble.
     package var rumblePath: String?
+    /// How its PEAKs are felt there: a rumble or a haptic waveform.
+    package var feedback: FeedbackKind?
+    /// Why its PEAKs cannot be felt although rumble is on (no haptic on this pad, say).
+    package var feedbackProblem: String?
     /// How often the kernel dropped its events (`SYN_DROPPED`).
     package var droppedEvents: Int
 
-    package init(device: SourceDevice, gramModel: GramModelKind, rumblePath: String?, droppedEvents: Int) {
+    package init(
+        device: SourceDevice, gramModel: GramModelKind, pressureSource: PressureSource, contactMode: ContactMode,
+        rumblePath: String? = nil, feedback: FeedbackKind? = nil, feedbackProblem: String? = nil, droppedEvents: Int
+    ) {
         self.device = device
         self.gramModel = gramModel
+        self.pressureSource = pressureSource
+        self.contactMode = contactMode
         self.rumblePath = rumblePath
+        self.feedback = feedback
+        self.feedbackProblem = feedbackProblem
         self.droppedEvents = droppedEvents
     }
 }
