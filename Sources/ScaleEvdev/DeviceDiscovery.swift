@@ -122,8 +122,8 @@ package enum DeviceDiscovery {
         return [try choose(queries.first, from: devices)]
     }
 
-    /// Chooses the device to rumble: the first that can, among those matching `query` (or
-    /// among all, without one). A gamepad often has several nodes with the same name and
+    /// Chooses the device to rumble: the first that can (FF_RUMBLE, or a pressure pad's
+    /// FF_HAPTIC), among those matching `query` (or among all, without one). A gamepad often has several nodes with the same name and
     /// vendor:product, and only one of them has force feedback.
     /// - Returns: The device's path.
     /// - Throws: `DeviceSelectionError` saying what was found instead.
@@ -135,20 +135,20 @@ package enum DeviceDiscovery {
             return false
         }
         let canRumble: (DiscoveredDevice) -> Bool = {
-            if case .success(let details) = $0.details { details.forceFeedback.canRumble } else { false }
+            if case .success(let details) = $0.details { details.forceFeedback.canGiveFeedback } else { false }
         }
         if let rumbler = matching.first(where: canRumble) { return rumbler.path }
         guard let first = matching.first else {
             if let query {
                 throw DeviceSelectionError(description: "no input device matches \(query); 'forcescale devices' lists them")
             }
-            throw DeviceSelectionError(description: "no device with force feedback (FF_RUMBLE) found among \(devices.count) input devices; 'forcescale devices' shows each device's rumble support")
+            throw DeviceSelectionError(description: "no device with force feedback (FF_RUMBLE or FF_HAPTIC) found among \(devices.count) input devices; 'forcescale devices' shows each device's rumble support")
         }
         switch first.details {
         case .failure(let error):
             throw DeviceSelectionError(description: error.description, openError: error)
         case .success(let details):
-            throw DeviceSelectionError(description: "\(first.path) (\(details.description.name)) has no force feedback (FF_RUMBLE); try a gamepad ('forcescale devices' shows rumble support)")
+            throw DeviceSelectionError(description: "\(first.path) (\(details.description.name)) has no force feedback (FF_RUMBLE or FF_HAPTIC); try a gamepad or a haptic touchpad ('forcescale devices' shows rumble support)")
         }
     }
 

@@ -77,6 +77,7 @@ enum DevicesCommand {
             if !axes.isEmpty, let problem = setupProblem(description) {
                 lines.append("              unusable: \(problem)")
             }
+            if let weighing = Weighing(description) { lines.append("  weighs      " + weighing.text) }
             let properties = propertyNames(description)
             lines.append("  properties  " + (properties.isEmpty ? "none" : properties.joined(separator: ", ")))
             lines.append("  rumble      " + forceFeedbackText(details.forceFeedback, haptic: hapticCheck(device.path, details)))
@@ -102,6 +103,13 @@ enum DevicesCommand {
             json.add("kind", string: description.kind.rawValue)
             json.add("pressure", objects: description.pressureAxes.map { DevicesMessage.PressureAxis(code: $0.code, range: $0.range).json })
             json.add("canWeigh", bool: description.canWeigh)
+            if let weighing = Weighing(description) {
+                var weighs = JSONLineWriter()
+                weighs.add("pressure", string: weighing.summary)
+                weighs.add("contacts", string: weighing.contacts.rawValue)
+                weighs.add("model", string: weighing.model.rawValue)
+                json.add("weighs", object: weighs)
+            }
             json.add("properties", strings: propertyNames(description))
             var ff = JSONLineWriter()
             ff.add("effects", integer: details.forceFeedback.effectsCapacity)
@@ -119,6 +127,36 @@ enum DevicesCommand {
             json.add("best", bool: isBest)
         }
         return json.line
+    }
+
+    /// How forcescale weighs on a device unless told otherwise: which pressure axis, how its
+    /// contacts combine and why, and which gram model (before any calibration, which wins).
+    struct Weighing {
+        var summary: String
+        var contacts: ContactMode
+        var model: GramModelKind
+        var resolution: Int32
+        /// A pressure pad's contacts, summed by default.
+        var sumsPressurePad: Bool
+
+        init?(_ description: DeviceDescription) {
+            guard description.canWeigh, let source = try? PressureSource.select(for: description) else { return nil }
+            contacts = ContactMode.default(for: description)
+            summary = source.summary(contacts: contacts)
+            resolution = source.axis.resolution
+            model = GramModel(axis: source.axis).kind
+            if case .multitouch = source, contacts == .sum { sumsPressurePad = true } else { sumsPressurePad = false }
+        }
+
+        /// e.g. `ABS_MT_PRESSURE, the sum of the contacts (a pressure pad: …); grams from its
+        /// resolution, 40 units per gram (physical)`.
+        var text: String {
+            let why = sumsPressurePad ? " (a pressure pad: what rests on it presses beside the finger, so the pad carries the sum)" : ""
+            let grams = model == .physical
+                ? "grams from its resolution, \(resolution) units per gram (physical)"
+                : "grams on the nominal 385 g full scale until calibrated (the axis gives no resolution)"
+            return summary + why + "; " + grams
+        }
     }
 
     static func propertyNames(_ description: DeviceDescription) -> [String] {

@@ -58,7 +58,7 @@ import Testing
         try withEmptyInputDirectory { environment in
             let result = try CLI.run(["rumble", "success"], environment: environment)
             #expect(result.status == 69)
-            #expect(result.stderr.contains("no device with force feedback (FF_RUMBLE) found"))
+            #expect(result.stderr.contains("no device with force feedback (FF_RUMBLE or FF_HAPTIC) found"))
         }
     }
 
@@ -97,7 +97,7 @@ import Testing
             let result = try CLI.run(["rumble", "--test", "--json"], environment: environment)
             #expect(result.status == 69)
             #expect(result.stdout.isEmpty)
-            #expect(result.stderr.contains("no device with force feedback (FF_RUMBLE) found"))
+            #expect(result.stderr.contains("no device with force feedback (FF_RUMBLE or FF_HAPTIC) found"))
         }
     }
 

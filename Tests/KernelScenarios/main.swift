@@ -43,6 +43,7 @@ let scenarios: [(letter: String, title: String, run: (Programs) -> Void)] = [
     ("o", "the Debian packages installed, used, removed and purged under systemd", DebianPackages.run),
     ("p", "rumbles timed against the device, and rumble --test", RumbleTiming.run),
     ("q", "two pressure devices served at once, one unplugged", TwoDevices.run),
+    ("s", "haptic clicks on FF_HAPTIC pressure pads, never PRESS or RELEASE", HapticClicks.run),
 ]
 
 let wanted = Set(CommandLine.arguments.dropFirst().map { $0.lowercased() })
@@ -80,10 +81,7 @@ guard access(programs.forcescale, X_OK) == 0 else {
     exit(2)
 }
 
-var kernel = utsname()
-uname(&kernel)
-let release = withUnsafeBytes(of: &kernel.release) { String(decoding: $0.prefix { $0 != 0 }, as: UTF8.self) }
-note("kernel \(release), forcescale \(programs.forcescale)")
+note("kernel \(RunningKernel.release), forcescale \(programs.forcescale)")
 
 for round in 1...repeats {
     Report.shared.setRound(round, of: repeats)

@@ -172,3 +172,20 @@ public func summarize<T>(_ items: [T], around index: Int, radius: Int = 3) -> St
 public func ending(_ ended: Termination?, waited limit: Double) -> String {
     ended.map(\.description) ?? "no exit within \(Int(limit)) s of waiting (then killed)"
 }
+
+/// The running kernel, as `uname` names it.
+public enum RunningKernel {
+    /// e.g. `7.3.4+deb13-amd64`.
+    public static let release: String = {
+        var names = utsname()
+        uname(&names)
+        return withUnsafeBytes(of: &names.release) { String(decoding: $0.prefix { $0 != 0 }, as: UTF8.self) }
+    }()
+
+    /// Whether it is `major.minor` or later (6.18 brought pressure pads' grams and FF_HAPTIC).
+    public static func isAtLeast(_ major: Int, _ minor: Int) -> Bool {
+        let numbers = release.split(whereSeparator: { !$0.isNumber }).prefix(2).compactMap { Int($0) }
+        guard numbers.count == 2 else { return false }
+        return (numbers[0], numbers[1]) >= (major, minor)
+    }
+}

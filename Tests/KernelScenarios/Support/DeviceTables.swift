@@ -29,6 +29,9 @@ public struct DeviceTable: Sendable {
     public var uploadDelay: Double = 0
     /// The errno the device side answers FF uploads with; 0 accepts them.
     public var uploadError: Int32 = 0
+    /// FF_HAPTIC waveforms (usages of the HID haptics page) the device side refuses with
+    /// EINVAL, as hid-haptic does for a waveform the pad does not list.
+    public var refusedHapticUsages: Set<UInt16> = []
     /// The kind `forcescale devices` should report.
     public var expectedKind: String
     /// The pressure axis range, for building frames.
@@ -97,6 +100,36 @@ public enum Tables {
                 Axis(code: ABS_PRESSURE, minimum: pressure.lowerBound, maximum: pressure.upperBound),
             ],
             expectedKind: "touchpad")
+    }
+
+    /// The pressure pad with kernel 6.18's FF_HAPTIC, as hid-multitouch makes a haptic
+    /// pressure pad (hid-haptic): 16 effect slots, no FF_GAIN, every waveform played.
+    public static let hapticPad: DeviceTable = {
+        var table = pressurePad
+        table.name = "forcescale haptic pad"
+        table.product = 0x0030
+        table.forceFeedback = [CEVDEV_FF_HAPTIC]
+        table.effectsMax = 16
+        return table
+    }()
+
+    /// The haptic pad without the CLICK waveform: its uploads are refused with EINVAL.
+    public static let clicklessHapticPad = variantOfHapticPad("forcescale clickless haptic pad", product: 0x0031) {
+        $0.refusedHapticUsages = [0x1003]
+    }
+
+    /// The haptic pad that refuses every haptic upload (EINVAL): it lists neither CLICK nor
+    /// BUZZ CONTINUOUS.
+    public static let silentHapticPad = variantOfHapticPad("forcescale silent haptic pad", product: 0x0032) {
+        $0.uploadError = EINVAL
+    }
+
+    static func variantOfHapticPad(_ name: String, product: UInt16, _ change: (inout DeviceTable) -> Void) -> DeviceTable {
+        var table = hapticPad
+        table.name = name
+        table.product = product
+        change(&table)
+        return table
     }
 
     public static let degeneratePad = singleTouchPad("forcescale degenerate pad 0-0", pressure: 0...0, product: 0x0010)

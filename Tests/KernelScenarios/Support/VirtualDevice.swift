@@ -32,6 +32,12 @@ public struct ForceFeedbackLog: Sendable {
         public var weak: UInt16
         /// The effect id was already uploaded (an update in place), from `old`.
         public var replacedID: Int16?
+        /// FF_HAPTIC's waveform (a usage of the HID haptics page) and intensity in percent
+        /// (0 for other types).
+        public var hapticUsage: UInt16 = 0
+        public var intensity: UInt16 = 0
+        /// Whether the device side accepted it (its table may refuse it).
+        public var accepted = true
     }
 
     public var uploads: [Upload] = []
@@ -305,12 +311,19 @@ public final class VirtualDevice: @unchecked Sendable {
                     record { $0.problems.append("UI_BEGIN_FF_UPLOAD \(event.value): \(String(cString: strerror(errno)))") }
                     return
                 }
+                let haptic = upload.effect.type == UInt16(CEVDEV_FF_HAPTIC)
+                let usage = haptic ? withUnsafePointer(to: upload.effect) { CEvdev_haptic_usage($0) } : 0
+                // A slow or refusing device, as its table says.
+                let refusal = table.refusedHapticUsages.contains(usage) ? EINVAL : table.uploadError
                 let entry = ForceFeedbackLog.Upload(
                     requestID: upload.request_id, effectID: upload.effect.id, type: upload.effect.type,
                     length: upload.effect.replay.length,
                     strong: upload.effect.type == UInt16(FF_RUMBLE) ? upload.effect.u.rumble.strong_magnitude : 0,
                     weak: upload.effect.type == UInt16(FF_RUMBLE) ? upload.effect.u.rumble.weak_magnitude : 0,
-                    replacedID: upload.old.type != 0 ? upload.old.id : nil)
+                    replacedID: upload.old.type != 0 ? upload.old.id : nil,
+                    hapticUsage: usage,
+                    intensity: haptic ? withUnsafePointer(to: upload.effect) { CEvdev_haptic_intensity($0) } : 0,
+                    accepted: refusal == 0)
                 // Recorded before it is answered: the uploader's ioctl returns only after
                 // the answer, so whatever the uploader does next (a notice, its exit) comes
                 // after the upload is in the log. (Recording after the answer let scenario b
@@ -319,9 +332,8 @@ public final class VirtualDevice: @unchecked Sendable {
                     $0.uploads.append(entry)
                     $0.sequence.append("upload \(entry.effectID)")
                 }
-                // A slow or refusing device, as its table says.
                 if table.uploadDelay > 0 { Clock.sleep(table.uploadDelay) }
-                upload.retval = -table.uploadError
+                upload.retval = -refusal
                 guard CEvdev_uinput_end_upload(descriptor, &upload) == 0 else {
                     record { $0.problems.append("UI_END_FF_UPLOAD \(event.value): \(String(cString: strerror(errno)))") }
                     return
