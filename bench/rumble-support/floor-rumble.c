@@ -1,5 +1,6 @@
 // floor-rumble NODE: the floor of bench/rumble. A bare reader of an evdev node with force
-// feedback: it uploads one FF_RUMBLE effect, asks for CLOCK_MONOTONIC event times, reads
+// feedback: it uploads one effect (a FF_HAPTIC CLICK at 100 % on a pad with FF_HAPTIC, as
+// forcescale's PEAK does, else FF_RUMBLE), asks for CLOCK_MONOTONIC event times, reads
 // with a blocking read(2), and when a frame (up to its SYN_REPORT) brings ABS_PRESSURE to the
 // axis maximum while armed, writes the play event at once; it re-arms when the pressure
 // falls below 95 % of the maximum, as forcescale's default hysteresis does. Nothing else:
@@ -16,6 +17,12 @@
 #include <sys/ioctl.h>
 #include <time.h>
 #include <unistd.h>
+
+// Kernel 6.18's FF_HAPTIC, which Debian 12's headers predate: the type, and the fields of
+// struct ff_haptic_effect at the start of ff_effect's union (hid_usage at byte 0, intensity
+// in percent at byte 6).
+#define FLOOR_FF_HAPTIC 0x4f
+#define FLOOR_HAPTIC_CLICK 0x1003
 
 static volatile sig_atomic_t stopping;
 
@@ -46,16 +53,29 @@ int main(int argc, char **argv) {
         fprintf(stderr, "floor-rumble: %s: %s\n", argv[1], strerror(errno));
         return 69;
     }
+    unsigned char ff_bits[FF_CNT / 8] = {0};
+    if (ioctl(fd, EVIOCGBIT(EV_FF, sizeof ff_bits), ff_bits) < 0) {
+        fprintf(stderr, "floor-rumble: %s: %s\n", argv[1], strerror(errno));
+        return 69;
+    }
+    int haptic = (ff_bits[FLOOR_FF_HAPTIC / 8] >> (FLOOR_FF_HAPTIC % 8)) & 1;
     struct ff_effect effect = {.type = FF_RUMBLE, .id = -1, .replay = {.length = 45}};
-    effect.u.rumble.strong_magnitude = 0xffff;
-    effect.u.rumble.weak_magnitude = 0x4ccd;
+    if (haptic) {
+        unsigned short usage = FLOOR_HAPTIC_CLICK, intensity = 100;
+        effect.type = FLOOR_FF_HAPTIC;
+        memcpy((unsigned char *)&effect.u + 0, &usage, sizeof usage);
+        memcpy((unsigned char *)&effect.u + 6, &intensity, sizeof intensity);
+    } else {
+        effect.u.rumble.strong_magnitude = 0xffff;
+        effect.u.rumble.weak_magnitude = 0x4ccd;
+    }
     if (ioctl(fd, EVIOCSFF, &effect) < 0) {
         fprintf(stderr, "floor-rumble: uploading the effect: %s\n", strerror(errno));
         return 69;
     }
     struct sigaction action = {.sa_handler = on_term};
     sigaction(SIGTERM, &action, NULL);  // no SA_RESTART: a blocked read returns EINTR
-    fprintf(stderr, "floor-rumble: effect %d uploaded, reading %s\n", effect.id, argv[1]);
+    fprintf(stderr, "floor-rumble: effect %d (%s) uploaded, reading %s\n", effect.id, haptic ? "haptic click" : "rumble", argv[1]);
 
     static long long latencies[1 << 20];
     size_t count = 0;

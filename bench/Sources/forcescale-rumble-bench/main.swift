@@ -4,8 +4,9 @@
 //
 //   scripts/kernel-tests .build/release/forcescale-rumble-bench [--presses N] [--blocks N] [--gap-ms MS]
 //
-// One uinput pad with FF_RUMBLE (16 effects), read by one reader at a time, in --blocks (10)
-// blocks each: `forcescaled --device NODE` (rumble on, its default; its PEAK lines read by one
+// Two uinput pads, one after the other: one with FF_RUMBLE (16 effects) and, from kernel 6.18,
+// a pressure pad with FF_HAPTIC (16 effects; both readers play a CLICK at 100 % on it). Each
+// is read by one reader at a time, in --blocks (10) blocks each: `forcescaled --device NODE` (rumble on, its default; its PEAK lines read by one
 // `forcescale watch --json`) and floor-rumble (bench/rumble-support/floor-rumble.c). The
 // blocks alternate, and which reader goes first alternates too, so both see the same stretch
 // of the host's load; two readers at once would instead measure which one the kernel wakes
@@ -43,6 +44,8 @@ while let option = arguments.popFirst() {
     }
 }
 let pressGap = gap
+let pressTotal = presses
+let blockCount = blocks
 guard presses % blocks == 0 else {
     writeStandardError("forcescale-rumble-bench: --presses must be a multiple of --blocks\n" + usageLine)
     exit(64)
@@ -70,12 +73,10 @@ let folder = NSTemporaryDirectory() + "forcescale-rumble-bench-\(getpid())"
 try? FileManager.default.createDirectory(atPath: folder, withIntermediateDirectories: true)
 defer { try? FileManager.default.removeItem(atPath: folder) }
 
-let pad: VirtualDevice
-do { pad = try VirtualDevice(Tables.rumblePad) } catch { fail("cannot create the FF pad: \(error)") }
-say("FF pad '\(Tables.rumblePad.name)' at \(pad.node): ABS_PRESSURE 0-255, FF_RUMBLE and FF_GAIN, 16 effects")
+/// The pad being measured.
+nonisolated(unsafe) var pad: VirtualDevice!
 let socket = folder + "/forcescaled.sock"
-let daemonArguments = ["--device", pad.node, "--socket", socket, "--state-dir", folder + "/state"]
-say("forcescaled \(daemonArguments.joined(separator: " ")), and \(floorProgram) \(pad.node): \(blocks) blocks of \(presses / blocks) presses each, alternating")
+func daemonArguments() -> [String] { ["--device", pad.node, "--socket", socket, "--state-dir", folder + "/state"] }
 
 /// One reader's figures, in milliseconds.
 struct Figures {
@@ -125,8 +126,8 @@ func floorBlock(_ count: Int) -> Figures {
 /// the PEAK lines the watcher got.
 func daemonBlock(_ count: Int) -> Figures {
     let daemon: Child
-    do { daemon = try Child("forcescaled", [forcescaled] + daemonArguments) } catch { fail("cannot start \(forcescaled): \(error)") }
-    guard daemon.waitForError("rumble on PEAK through", timeout: Limits.readerStart), waitUntil(Limits.readerStart, { fileExists(socket) }) else {
+    do { daemon = try Child("forcescaled", [forcescaled] + daemonArguments()) } catch { fail("cannot start \(forcescaled): \(error)") }
+    guard daemon.waitForError(" on PEAK through", timeout: Limits.readerStart), waitUntil(Limits.readerStart, { fileExists(socket) }) else {
         fail("forcescaled did not get ready to rumble:\n\(daemon.tail())")
     }
     let watcher: Child
@@ -155,20 +156,28 @@ func daemonBlock(_ count: Int) -> Figures {
     return Figures(reported: reported, atPad: atPad)
 }
 
-var floorFigures = Figures()
-var daemonFigures = Figures()
-for block in 0..<blocks {
-    for runsFloor in block % 2 == 0 ? [true, false] : [false, true] {
-        let figures = runsFloor ? floorBlock(presses / blocks) : daemonBlock(presses / blocks)
-        if runsFloor {
-            floorFigures.reported += figures.reported
-            floorFigures.atPad += figures.atPad
-        } else {
-            daemonFigures.reported += figures.reported
-            daemonFigures.atPad += figures.atPad
+/// Both readers on one pad, in alternating blocks.
+func measure(_ table: DeviceTable, _ description: String) -> (floor: Figures, daemon: Figures) {
+    do { pad = try VirtualDevice(table) } catch { fail("cannot create the FF pad: \(error)") }
+    defer { pad.destroy() }
+    say("FF pad '\(table.name)' at \(pad.node): \(description)")
+    say("forcescaled \(daemonArguments().joined(separator: " ")), and \(floorProgram) \(pad.node): \(blockCount) blocks of \(pressTotal / blockCount) presses each, alternating")
+    var floorFigures = Figures()
+    var daemonFigures = Figures()
+    for block in 0..<blockCount {
+        for runsFloor in block % 2 == 0 ? [true, false] : [false, true] {
+            let figures = runsFloor ? floorBlock(pressTotal / blockCount) : daemonBlock(pressTotal / blockCount)
+            if runsFloor {
+                floorFigures.reported += figures.reported
+                floorFigures.atPad += figures.atPad
+            } else {
+                daemonFigures.reported += figures.reported
+                daemonFigures.atPad += figures.atPad
+            }
         }
+        say("block \(block + 1) of \(blockCount) done")
     }
-    say("block \(block + 1) of \(blocks) done")
+    return (floorFigures, daemonFigures)
 }
 
 func row(_ name: String, _ values: [Double]) -> String {
@@ -176,20 +185,33 @@ func row(_ name: String, _ values: [Double]) -> String {
     return name.padding(toLength: 40, withPad: " ", startingAt: 0)
         + String(format: "%8.3f %8.3f %8.3f", percentile(sorted, 0.5), percentile(sorted, 0.99), sorted.last ?? .nan)
 }
+
+/// FF_HAPTIC reaches a uinput device from kernel 6.18 (before, ff-core refuses the type).
+let haptics = RunningKernel.isAtLeast(6, 18)
+var measured = [("FF_RUMBLE", "rumble", measure(Tables.rumblePad, "ABS_PRESSURE 0-255, FF_RUMBLE and FF_GAIN, 16 effects"))]
+if haptics {
+    measured.append(("FF_HAPTIC (CLICK)", "haptic", measure(Tables.hapticPad, "a pressure pad, ABS_PRESSURE 0-255 at 40 units/g, FF_HAPTIC, 16 effects")))
+} else {
+    say("no FF_HAPTIC row: kernel \(RunningKernel.release) is older than 6.18 (FORCESCALE_KERNEL=newest bench/rumble measures it)")
+}
 print("")
 print("Rumble latency over \(presses) PEAKs each, ms".padding(toLength: 40, withPad: " ", startingAt: 0) + "     p50      p99      max")
-print("reported: frame time -> play accepted")
-print(row("  floor-rumble (C)", floorFigures.reported))
-print(row("  forcescaled (PEAK rumble_latency)", daemonFigures.reported))
-print("at the pad: frame written -> play stamped")
-print(row("  floor-rumble (C)", floorFigures.atPad))
-print(row("  forcescaled", daemonFigures.atPad))
+for (title, _, figures) in measured {
+    print("\(title) pad, reported: frame time -> play accepted")
+    print(row("  floor-rumble (C)", figures.floor.reported))
+    print(row("  forcescaled (PEAK rumble_latency)", figures.daemon.reported))
+    print("\(title) pad, at the pad: frame written -> play stamped")
+    print(row("  floor-rumble (C)", figures.floor.atPad))
+    print(row("  forcescaled", figures.daemon.atPad))
+}
 print("")
-let floorP99 = percentile(floorFigures.reported.sorted(), 0.99)
-let daemonP99 = percentile(daemonFigures.reported.sorted(), 0.99)
-print("RESULT floor_p99_ms=\(String(format: "%.3f", floorP99))")
-print("RESULT forcescaled_p99_ms=\(String(format: "%.3f", daemonP99))")
-print("RESULT ratio_reported=\(String(format: "%.2f", daemonP99 / floorP99))")
-print("RESULT ratio_at_pad=\(String(format: "%.2f", percentile(daemonFigures.atPad.sorted(), 0.99) / percentile(floorFigures.atPad.sorted(), 0.99)))")
-pad.destroy()
+for (_, key, figures) in measured {
+    let suffix = key == "rumble" ? "" : "_" + key
+    let floorP99 = percentile(figures.floor.reported.sorted(), 0.99)
+    let daemonP99 = percentile(figures.daemon.reported.sorted(), 0.99)
+    print("RESULT floor_p99_ms\(suffix)=\(String(format: "%.3f", floorP99))")
+    print("RESULT forcescaled_p99_ms\(suffix)=\(String(format: "%.3f", daemonP99))")
+    print("RESULT ratio_reported\(suffix)=\(String(format: "%.2f", daemonP99 / floorP99))")
+    print("RESULT ratio_at_pad\(suffix)=\(String(format: "%.2f", percentile(figures.daemon.atPad.sorted(), 0.99) / percentile(figures.floor.atPad.sorted(), 0.99)))")
+}
 exit(0)
