@@ -222,13 +222,22 @@ public enum ClientRequest: Hashable, Sendable {
             return string
         }
 
-        /// CALIBRATE's required weight. The parser already rejects NaN and infinities.
+        /// CALIBRATE's required weight. The parser already rejects NaN and infinities; a
+        /// weight above ``CalibrationPoint/maximumGrams`` is refused here, where every number
+        /// a client sends is checked, so none can reach a curve, a tare or the state file.
         func positiveGrams() throws(RequestError) -> Double {
             guard let value = present("grams") else {
                 throw error("missing 'grams': the known weight, a number greater than 0")
             }
-            guard let grams = value.numberValue, grams > 0, grams.isFinite else {
-                throw error("'grams' must be a number greater than 0")
+            guard let grams = value.numberValue, grams.isFinite else { throw error("'grams' must be a number greater than 0") }
+            return try Self.weight(grams, name: "grams", error)
+        }
+
+        /// A known weight: more than 0 g, at most ``CalibrationPoint/maximumGrams``.
+        static func weight(_ grams: Double, name: String, _ error: (String) -> RequestError) throws(RequestError) -> Double {
+            guard grams > 0 else { throw error("'\(name)' must be a number greater than 0") }
+            guard grams <= CalibrationPoint.maximumGrams else {
+                throw error("'\(name)' must be at most \(Int(CalibrationPoint.maximumGrams)) (grams): no pad or pen carries more")
             }
             return grams
         }
@@ -245,9 +254,15 @@ public enum ClientRequest: Hashable, Sendable {
                 guard let raw = entry["raw"]?.numberValue, let grams = entry["grams"]?.numberValue else {
                     throw error("'\(name)' needs 'raw' and 'grams' numbers")
                 }
+                guard raw.magnitude <= CalibrationPoint.maximumRaw else {
+                    throw error("'\(name).raw' must be a pressure a device can report (at most \(Int32.max) either way)")
+                }
+                _ = try Self.weight(grams, name: "\(name).grams", error)
                 var spread: Double?
                 if let sd = entry["sd"], sd != .null {
-                    guard let number = sd.numberValue, number >= 0 else { throw error("'\(name).sd' must be a number of 0 or more") }
+                    guard let number = sd.numberValue, number >= 0, number <= CalibrationPoint.maximumRaw else {
+                        throw error("'\(name).sd' must be a number of 0 or more, at most \(Int32.max)")
+                    }
                     spread = number
                 }
                 var count: Int?

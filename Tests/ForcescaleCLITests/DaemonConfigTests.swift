@@ -77,6 +77,33 @@ import Testing
             """)
     }
 
+    /// Issue 41: a recording whose first time is later than its last, looped, made the
+    /// daemon trap about 16 ms after "listening on" (times ≥ 2³² s) or spin at 95 % CPU. Its
+    /// times are refused where it is read, with the line, before anything is bound.
+    @Test func aRecordingWhoseTimesGoBackwardsIsRefusedBeforeServing() throws {
+        let directory = try CLI.temporaryDirectory()
+        defer { try? FileManager.default.removeItem(at: directory) }
+        let socket = directory.appendingPathComponent("sock").path
+        for first in ["100.000000", "4294967296.000000"] {
+            let recording = directory.appendingPathComponent("backwards.evemu").path
+            try Data("""
+                N: backwards pad
+                I: 0018 0001 0001 0001
+                A: 18 0 255 0 0
+                E: \(first) 0003 0018 10
+                E: \(first) 0000 0000 0
+                E: 12.900000 0003 0018 20
+                E: 12.900000 0000 0000 0
+
+                """.utf8).write(to: URL(fileURLWithPath: recording))
+            let result = try run(Self.forcescaled, ["--replay", recording, "--loop", "--socket", socket, "--state-dir", directory.appendingPathComponent("state").path])
+            // forcescaled(8): 1, "the recording could not be read".
+            #expect(result.exited && result.status == 1, "\(first): \(result.stderr)")
+            #expect(result.stderr.contains("\(recording):6: event time 12.900000 is earlier than the event before it (\(first))"), "\(result.stderr)")
+            #expect(!FileManager.default.fileExists(atPath: socket), "nothing is bound for a recording that cannot be served")
+        }
+    }
+
     @Test func aMissingExplicitFileIsAnErrorAndAMissingDefaultIsNot() throws {
         let directory = try CLI.temporaryDirectory()
         defer { try? FileManager.default.removeItem(at: directory) }

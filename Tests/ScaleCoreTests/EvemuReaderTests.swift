@@ -119,6 +119,10 @@ import Testing
         ("N: x\nX: what\n", 2, "unknown line kind 'X:'"),
         ("N: x\ngarbage\n", 2, "not an evemu line: 'garbage'"),
         ("N: x\nE: 1.000000 0003 0018 1\nA: 18 0 255 0 0\n", 3, "after the first event"),
+        // Times that go backwards (issue 41: looped, they made forcescaled trap or spin).
+        ("N: x\nE: 100.000000 0003 0018 1\nE: 100.000000 0000 0000 0\nE: 12.900000 0003 0018 2\n", 4,
+         "event time 12.900000 is earlier than the event before it (100.000000)"),
+        ("N: x\nE: 4294967296.000000 0003 0018 1\nE: 1.000000 0003 0018 2\n", 3, "is earlier than the event before it"),
     ] as [(String, Int, String)])
     func malformedLineIsNamed(text: String, line: Int, message: String) {
         #expect {

@@ -122,6 +122,9 @@ import Testing
             (#"{"version":1}"#, "not a forcescale calibration"),
             (#"{"format":"forcescale-calibration","version":1,"tare_grams":0,"points":[{"raw":10,"grams":5},{"raw":20,"grams":4}]}"#, "calibration points must rise"),
             (#"{"format":"forcescale-calibration","version":1,"tare_grams":"0","points":[]}"#, "no \"tare_grams\" number"),
+            // Numbers no pad gives (issue 41: a state file kept 1e+308 across restarts).
+            (#"{"format":"forcescale-calibration","version":1,"tare_grams":1e308,"points":[]}"#, "the tare (1e+308 g) is beyond the 100000 g"),
+            (#"{"format":"forcescale-calibration","version":1,"tare_grams":0,"points":[{"raw":100,"grams":1e308}]}"#, "a calibration weight of 1e+308 g is more than forcescale accepts"),
         ]
         for (text, expected) in cases {
             writeFile(path, text)

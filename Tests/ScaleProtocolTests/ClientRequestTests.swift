@@ -148,6 +148,22 @@ private func error(_ message: String, _ requestClass: String? = nil) -> Result<C
         #expect(request(#"{"class":"CALIBRATE","grams":NaN}"#) == error("malformed JSON at byte 29: NaN and Infinity are not JSON numbers"))
     }
 
+    /// Numbers that are JSON but no weight or pressure (issue 41: 1e308 g was accepted, and
+    /// every client lost its grams) are refused here, at the protocol's edge.
+    @Test func weightsAndPressuresMustBeInRange() {
+        #expect(request(#"{"class":"CALIBRATE","grams":1e308}"#) == error("'grams' must be at most 100000 (grams): no pad or pen carries more", "CALIBRATE"))
+        #expect(request(#"{"class":"CALIBRATE","grams":100000}"#) == .success(.calibrate(grams: 100000, device: nil)))
+        for (point, message) in [
+            (#"{"raw":100,"grams":1e308}"#, "'curve[0].grams' must be at most 100000 (grams): no pad or pen carries more"),
+            (#"{"raw":100,"grams":1e306}"#, "'curve[0].grams' must be at most 100000 (grams): no pad or pen carries more"),
+            (#"{"raw":100,"grams":-1}"#, "'curve[0].grams' must be a number greater than 0"),
+            (#"{"raw":1e300,"grams":5}"#, "'curve[0].raw' must be a pressure a device can report (at most 2147483647 either way)"),
+            (#"{"raw":100,"grams":5,"sd":1e300}"#, "'curve[0].sd' must be a number of 0 or more, at most 2147483647"),
+        ] {
+            #expect(request(#"{"class":"CALIBRATION","curve":["# + point + "]}") == error(message, "CALIBRATION"), "\(point)")
+        }
+    }
+
     @Test func unknownPatternListsTheKnownOnes() {
         let known = "impact-light, impact-medium, impact-heavy, impact-soft, impact-rigid, selection, success, warning, error"
         #expect(request(#"{"class":"RUMBLE","pattern":"boom"}"#) == error("unknown pattern 'boom' (known: \(known))", "RUMBLE"))

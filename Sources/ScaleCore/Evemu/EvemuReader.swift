@@ -14,6 +14,8 @@ public struct EvemuReader: Sendable {
     public private(set) var formatVersion: String?
     /// Number of `E:` lines read so far.
     public private(set) var eventCount = 0
+    /// The time of the last event read.
+    private var previousTime = EventTime(microseconds: 0)
 
     private let acceptsDescription: Bool
     private let acceptsEvents: Bool
@@ -95,6 +97,12 @@ public struct EvemuReader: Sendable {
             guard acceptsEvents else {
                 throw failure("an event in a file taken as the description beside an events file, so it is a recording of its own; replay it alone, or give the description and the events file both")
             }
+            // Replay paces by these times and a loop starts over after the last: a time
+            // earlier than the one before cannot be served (nor can a kernel stamp one).
+            if eventCount > 0, event.time < previousTime {
+                throw failure("event time \(event.time) is earlier than the event before it (\(previousTime)): a recording's times never go backwards; was the file edited or joined from two recordings?")
+            }
+            previousTime = event.time
             eventCount += 1
             onEvent(event)
             return

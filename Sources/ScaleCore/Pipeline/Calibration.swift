@@ -23,6 +23,17 @@ public struct CalibrationPoint: Hashable, Sendable, Codable {
         self.spread = spread
         self.count = count
     }
+
+    /// The heaviest calibration weight or tare accepted, 100 kg: more than any touchpad or
+    /// pen tip carries unbroken, and far enough from Double's limits that a curve fitted
+    /// through it, a tare subtracted from it or a unit converted from it stays finite.
+    public static let maximumGrams = 100_000.0
+
+    /// The largest raw pressure a point may have: the kernel's axis values are 32-bit.
+    public static let maximumRaw = Double(Int32.max)
+
+    /// A raw mean as the protocol and the state file keep it, to 0.01.
+    public static func hundredths(_ raw: Double) -> Double { (raw * 100).rounded() / 100 }
 }
 
 /// A device's calibration: known-weight points, through which a curve is fitted from the
@@ -53,9 +64,12 @@ public struct Calibration: Hashable, Sendable, Codable {
     ///   minimum, or would make the curve fall (heavier weights must press harder).
     public mutating func add(_ point: CalibrationPoint, axisMinimum: Int32) throws(CalibrationError) {
         guard point.grams > 0, point.grams.isFinite else { throw .notPositive(grams: point.grams) }
-        guard point.raw > Double(axisMinimum), point.raw.isFinite else {
+        guard point.grams <= CalibrationPoint.maximumGrams else { throw .tooHeavy(grams: point.grams) }
+        // Judged as kept (to 0.01): a point that is stored as the axis minimum is one.
+        guard point.raw.isFinite, CalibrationPoint.hundredths(point.raw) > Double(axisMinimum) else {
             throw .noPressure(raw: point.raw, minimum: axisMinimum)
         }
+        guard point.raw <= CalibrationPoint.maximumRaw else { throw .rawOutOfRange(raw: point.raw) }
         var updated = points.filter { $0.raw != point.raw }
         updated.append(point)
         updated.sort { $0.raw < $1.raw }
@@ -79,9 +93,10 @@ public enum CalibrationError: Error, Equatable, Sendable, CustomStringConvertibl
     case notPositive(grams: Double)
     case noPressure(raw: Double, minimum: Int32)
     case notRising(lighter: CalibrationPoint, heavier: CalibrationPoint)
+    case tooHeavy(grams: Double)
+    case rawOutOfRange(raw: Double)
 
-    /// A raw mean as the protocol writes it, to 0.01.
-    private static func hundredths(_ raw: Double) -> Double { (raw * 100).rounded() / 100 }
+    private static func hundredths(_ raw: Double) -> Double { CalibrationPoint.hundredths(raw) }
 
     public var description: String {
         switch self {
@@ -89,6 +104,10 @@ public enum CalibrationError: Error, Equatable, Sendable, CustomStringConvertibl
             return "a calibration weight must be more than 0 g (got \(grams) g)"
         case .noPressure(let raw, let minimum):
             return "the calibration reading (raw \(raw)) is not above the axis minimum \(minimum): nothing was pressing"
+        case .tooHeavy(let grams):
+            return "a calibration weight of \(grams) g is more than forcescale accepts (\(MassUnit.sentence(grams: CalibrationPoint.maximumGrams)), more than a pad or a pen carries)"
+        case .rawOutOfRange(let raw):
+            return "the calibration reading (raw \(raw)) is beyond any pressure axis (at most \(Int32.max))"
         case .notRising(let lighter, let heavier):
             return "calibration points must rise: raw \(Self.hundredths(heavier.raw)) gives \(MassUnit.sentence(grams: heavier.grams)) but the smaller raw \(Self.hundredths(lighter.raw)) already gives \(MassUnit.sentence(grams: lighter.grams)); reset the calibration and weigh again"
         }

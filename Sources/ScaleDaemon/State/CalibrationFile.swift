@@ -72,6 +72,9 @@ enum CalibrationFile {
             throw Invalid(reason: "format version \(fileVersion) is not supported (this forcescale reads version \(version))")
         }
         guard let tare = json["tare_grams"]?.numberValue else { throw Invalid(reason: "no \"tare_grams\" number") }
+        guard tare.magnitude <= CalibrationPoint.maximumGrams else {
+            throw Invalid(reason: "the tare (\(tare) g) is beyond the \(Int(CalibrationPoint.maximumGrams)) g any pad carries")
+        }
         guard let entries = json["points"]?.arrayValue else { throw Invalid(reason: "no \"points\" list") }
         var points: [CalibrationPoint] = []
         for (index, entry) in entries.enumerated() {

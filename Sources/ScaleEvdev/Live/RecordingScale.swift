@@ -51,8 +51,10 @@ package final class RecordingScale: ScaleSource {
         self.device = SourceDevice(path: path, name: name ?? SourceDevice.nodeName(of: path), description: description)
         pipeline = try ScalePipeline(device: description, settings: settings)
         timer = try DeadlineTimer()
+        // Readers refuse times that go backwards; a pass is never shorter than its second of
+        // rest all the same, so that no offset can move backwards.
         let first = events.first?.time.microseconds ?? 0
-        passLength = (events.last?.time.microseconds ?? first) - first + 1_000_000
+        passLength = max(0, (events.last?.time.microseconds ?? first) - first) + 1_000_000
     }
 
     /// Starts playing: the recording's first event is due now, and outputs go out from here
@@ -107,9 +109,12 @@ package final class RecordingScale: ScaleSource {
         }
         pipeline.advance(to: EventTime(microseconds: now), into: &outputs)
         if nextIndex == events.count {
-            if loops, !events.isEmpty {
+            // A pass that would take the offset past Int64 (a recording spanning 10^5 years
+            // looped as long) ends the loop instead of trapping.
+            let (next, overflows) = offset.addingReportingOverflow(passLength)
+            if loops, !events.isEmpty, !overflows {
                 nextIndex = 0
-                offset += passLength
+                offset = next
             } else {
                 deliver()
                 stop()
