@@ -38,6 +38,19 @@ enum DevicesAndRumble {
         let bestPaths = list.filter { $0.value["best"] as? Bool == true }.map(\.key)
         check(wrongBest.isEmpty && bestPaths.count == 1, "g: the pressure pad, and only it, is marked best",
               (wrongBest + ["best: \(bestPaths)"]).joined(separator: "\n"))
+        // How each weighs by default: a pressure pad in physical grams from its resolution
+        // (its contacts summed when it has slots), a touchpad's first contact in nominal grams.
+        func weighs(_ table: DeviceTable) -> [String: String] {
+            let node = devices.first { $0.table.name == table.name }!.node
+            return (list[node]?["weighs"] as? [String: Any] ?? [:]).compactMapValues { $0 as? String }
+        }
+        let expectedWeighing: [(DeviceTable, [String: String])] = [
+            (Tables.pressurePad, ["pressure": "ABS_PRESSURE", "contacts": "sum", "model": "physical"]),
+            (Tables.synapticsPad, ["pressure": "ABS_MT_PRESSURE, the first contact", "contacts": "primary", "model": "nominal"]),
+        ]
+        let wrongWeighing = expectedWeighing.filter { weighs($0.0) != $0.1 }.map { "\($0.0.name): \(weighs($0.0)), expected \($0.1)" }
+        check(wrongWeighing.isEmpty, "g: devices --json says how the pressure pad and the touchpad weigh (axis, contacts, model)",
+              wrongWeighing.joined(separator: "\n"))
         let ff = list[rumblePad.node]?["ff"] as? [String: Any]
         check(ff?["rumble"] as? Bool == true && (ff?["effects"] as? NSNumber)?.intValue == 16,
               "g: the FF pad is listed with rumble and 16 effects", "saw ff \(ff.map { "\($0)" } ?? "none")")
