@@ -374,7 +374,7 @@ struct DaemonRules: Sendable {
         }
         guard served.count == 1 else {
             return .failure(RequestError(
-                message: "\(served.count) devices are served (\(Self.names(of: served))): name one with 'device'", request: request))
+                message: "\(served.count) devices are served (\(Self.names(of: served))): name one with 'device' (forcescale's --device)", request: request))
         }
         return .success(served[0])
     }

@@ -7,6 +7,11 @@ package enum RecordingError: Error, Sendable, CustomStringConvertible {
     case file(SystemError)
     case parse(EvemuParseError)
     case noDescription(file: String)
+    /// Nothing in the file but blank lines and comments (a 0-byte file, say), or no event in
+    /// the events file of a pair.
+    case empty(file: String)
+    /// A description and not one event: nothing to replay.
+    case noEvents(file: String)
 
     package var description: String {
         switch self {
@@ -14,6 +19,10 @@ package enum RecordingError: Error, Sendable, CustomStringConvertible {
         case .parse(let error): return error.description
         case .noDescription(let file):
             return "\(file): no device description (N:, I:, B:, A: lines) before the first event, and no .desc or .device file beside it shares its name (NAME.desc for NAME.events, NAME.variant.events or 'NAME variant.events'); this looks like the events half of a split pair, so give its description first: forcescale replay NAME.desc '\(file)'"
+        case .empty(let file):
+            return "\(file): the file is empty: no events (and no device description); record one with 'forcescale record' (or evemu-record), or make the demo's with 'forcescale demo --write demo.events'"
+        case .noEvents(let file):
+            return "\(file): a device description without any event, so there is nothing to replay; give the events file beside it too: forcescale replay '\(file)' EVENTS-FILE"
         }
     }
 }
@@ -58,6 +67,7 @@ package struct RecordingFiles: Sendable {
         // Events parsed from one chunk wait here, so that the consumer sees the device
         // (complete once the first event arrives) before any event.
         var pending: [InputEvent] = []
+        var eventCount = 0
 
         func deliverPending(_ reader: EvemuReader) throws {
             guard !pending.isEmpty else { return }
@@ -89,11 +99,17 @@ package struct RecordingFiles: Sendable {
                 device = described
                 try onDevice(described)
             }
+            eventCount += reader.eventCount
         }
 
         try stream(path: descriptionPath, acceptsDescription: true, acceptsEvents: !descriptionIsCompanion)
-        guard device != nil else { throw RecordingError.noDescription(file: descriptionPath) }
+        guard device != nil else {
+            throw eventCount == 0 ? RecordingError.empty(file: descriptionPath) : RecordingError.noDescription(file: descriptionPath)
+        }
         if let eventsPath { try stream(path: eventsPath, acceptsDescription: false, acceptsEvents: true) }
+        guard eventCount > 0 else {
+            throw eventsPath.map { RecordingError.empty(file: $0) } ?? RecordingError.noEvents(file: descriptionPath)
+        }
     }
 
     /// Whether the first line of `path` that is not blank or a comment is a description line

@@ -19,7 +19,7 @@ let root = Command(
 
         It listens on loopback only unless --listen names another address. Started by \
         systemd with a listening socket (LISTEN_FDS), it serves that socket and ignores \
-        --listen. SIGINT and SIGTERM stop it. See docs/web.md.
+        --listen. SIGINT and SIGTERM stop it. See forcescale-web(1).
         """,
     options: [
         Option(

@@ -18,6 +18,9 @@ enum DaemonConnection {
         long: "device", valueName: "device",
         help: "The device, as the daemon names it (event5, pen.evemu) or its path; needed when forcescaled serves several.")
 
+    /// What to do without a pressure device: the demo's recording, served by the daemon.
+    static let demoRoute = "Without one, try the demo: forcescale demo --write demo.events, then forcescaled --replay demo.events --loop"
+
     /// `--timeout <seconds>` with the command's own default.
     static func timeoutOption(default seconds: Int, help: String) -> Option {
         Option(long: "timeout", valueName: "seconds", help: help, defaultValue: String(seconds))

@@ -40,7 +40,14 @@ enum DemoCommand {
             try OutputChannel.standardOutput.write(text)
             try OutputChannel.standardOutput.flush()
         } else {
-            try FileOutput.replace(path: path, with: text)
+            // A file that cannot be made is 73, as for every command that writes one; a
+            // failure while writing it, 74.
+            let file: ReplacementFile
+            do { file = try ReplacementFile(path: path) } catch {
+                throw CommandFailure(message: error.description, status: ExitStatus.cannotCreate)
+            }
+            try file.write(text)
+            try file.commit()
         }
     }
 }

@@ -53,7 +53,8 @@ enum WeighCommand {
                 }
                 throw CommandFailure(
                     message: "forcescaled on \(DaemonConnection.socketPath(command)) has no pressure device open: plug one in "
-                        + "or name it with forcescaled --device; 'forcescale devices' lists what this machine has",
+                        + "or name it with forcescaled --device; 'forcescale devices' lists what this machine has. "
+                        + DaemonConnection.demoRoute,
                     status: ExitStatus.unavailable)
             }
             if command.flag("tare-first") {

@@ -199,9 +199,29 @@ import Testing
         #expect(stat(path, &status) == 0 && status.st_mode & S_IFMT == S_IFIFO, "the FIFO was replaced by a plain file")
     }
 
+    /// A 0-byte file is empty, not "the events half of a split pair"; a description alone
+    /// has nothing to replay and says so, with status 65, instead of printing a header.
+    @Test func anEmptyFileOrADescriptionAloneIsRefusedForWhatItIs() throws {
+        let directory = try CLI.temporaryDirectory()
+        defer { try? FileManager.default.removeItem(at: directory) }
+        let empty = directory.appendingPathComponent("empty.events").path
+        FileManager.default.createFile(atPath: empty, contents: Data())
+        let refusedEmpty = try CLI.run(["replay", empty])
+        #expect(refusedEmpty.status == 65)
+        #expect(refusedEmpty.stderr.hasPrefix("error: \(empty): the file is empty: no events"), "\(refusedEmpty.stderr)")
+        let description = directory.appendingPathComponent("pad.desc").path
+        try Data("N: pad\nI: 0003 0001 0001 0001\nA: 18 0 255 0 0\n".utf8).write(to: URL(fileURLWithPath: description))
+        let refusedDescription = try CLI.run(["replay", description])
+        #expect(refusedDescription.status == 65)
+        #expect(refusedDescription.stdout.isEmpty)
+        #expect(refusedDescription.stderr.hasPrefix("error: \(description): a device description without any event, so there is nothing to replay"),
+                "\(refusedDescription.stderr)")
+    }
+
     @Test func writeToAnUnwritablePlaceFailsClearly() throws {
+        // The README's table: 73, an output file that cannot be created.
         let result = try CLI.run(["demo", "--write", "/nonexistent/dir/demo.events"])
-        #expect(result.status == 74)
+        #expect(result.status == 73)
         #expect(result.stderr.hasPrefix("error: /nonexistent/dir/demo.events: no such file or directory"))
     }
 }

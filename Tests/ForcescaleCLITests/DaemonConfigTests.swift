@@ -320,7 +320,12 @@ import Testing
             let weigh = try forcescale(["weigh", "--timeout", "60", "--socket", socket] + flags)
             #expect(weigh.status == 69, "\(flags): \(weigh.stderr)")
             #expect(weigh.stdout.isEmpty)
-            #expect(weigh.stderr == "error: forcescaled on \(socket) has no pressure device open: plug one in or name it with forcescaled --device; 'forcescale devices' lists what this machine has\n")
+            #expect(weigh.stderr == "error: forcescaled on \(socket) has no pressure device open: plug one in or name it with forcescaled --device; 'forcescale devices' lists what this machine has. Without one, try the demo: forcescale demo --write demo.events, then forcescaled --replay demo.events --loop\n")
         }
+        // status says the same, without claiming that one is about to appear.
+        let status = try forcescale(["status", "--socket", socket])
+        #expect(status.status == 0, "\(status.stderr)")
+        #expect(status.stdout.contains("none open: forcescaled opens a pressure device when one appears"), "\(status.stdout)")
+        #expect(status.stdout.contains("try the demo: forcescale demo --write demo.events, then forcescaled --replay demo.events --loop"), "\(status.stdout)")
     }
 }

@@ -18,11 +18,15 @@ import Testing
                 .map { $0 + "/swift" }.first { FileManager.default.isExecutableFile(atPath: $0) },
             "no swift on PATH to run 'swift package dump-package'")
         // A scratch path of its own: `swift test` holds the lock on .build while the tests
-        // run, and dump-package would wait for it for ever.
-        let scratch = TemporaryDirectory()
+        // run, and dump-package would wait for it for ever. SwiftPM leaves a lock file named
+        // after the scratch path in TMPDIR: both inside one temporary directory, it goes
+        // with the directory.
+        let temporary = TemporaryDirectory()
+        let scratch = temporary.path + "/scratch"
         let process = Process()
         process.executableURL = URL(fileURLWithPath: swift)
-        process.arguments = ["package", "--package-path", packageDirectory, "--scratch-path", scratch.path, "dump-package"]
+        process.environment = ProcessInfo.processInfo.environment.merging(["TMPDIR": temporary.path]) { $1 }
+        process.arguments = ["package", "--package-path", packageDirectory, "--scratch-path", scratch, "dump-package"]
         let output = Pipe()
         process.standardOutput = output
         try process.run()

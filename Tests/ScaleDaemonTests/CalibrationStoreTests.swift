@@ -161,6 +161,9 @@ import Testing
         _ = try CalibrationStore(directory: directory.path + "/missing/state")
         var status = stat()
         #expect(stat(directory.path + "/missing/state", &status) == 0 && status.st_mode & S_IFMT == S_IFDIR)
+        // The README: the state directory and any folder missing above it get mode 0700.
+        #expect(fileStatus(directory.path + "/missing").map { $0.st_mode & 0o777 } == 0o700)
+        #expect(fileStatus(directory.path + "/missing/state").map { $0.st_mode & 0o777 } == 0o700)
         writeFile(directory.path + "/file", "")
         #expect {
             try CalibrationStore(directory: directory.path + "/file/state")

@@ -300,7 +300,7 @@ import Testing
         // Two seconds later: the window no longer holds the first point's reading.
         let refused = rules.receive(.reading(Self.reading(raw: 200, stable: true, at: 8125)), from: Self.pad)
         #expect(Self.lines(refused, for: Self.member) == [
-            #"{"class":"ERROR","message":"calibration point refused: calibration points must rise: raw 200.0 gives 50 g but the smaller raw 152.0 already gives 100 g; reset the calibration and weigh again","request":"CALIBRATE"}"# + "\n",
+            #"{"class":"ERROR","message":"calibration point refused: calibration points must rise: raw 200.0 gives 50 g but the smaller raw 152.0 already gives 100 g; this point was not kept and the earlier ones stay: check that the weight is the one you said, and measure it again","request":"CALIBRATE"}"# + "\n",
         ])
         #expect(refused.effects.isEmpty)
         #expect(rules.calibration(of: "event5").points.count == 1)
@@ -511,7 +511,7 @@ import Testing
                         .replaceCurve(points: [CalibrationPoint(raw: 100, grams: 50)], preview: true)] {
             let outcome = rules.handle(request, from: Self.member, serving: both)
             #expect(Self.onlyReply(outcome, to: Self.member)
-                == #"{"class":"ERROR","message":"2 devices are served (event5, event9): name one with 'device'","request":"\#(request.className)"}"# + "\n")
+                == #"{"class":"ERROR","message":"2 devices are served (event5, event9): name one with 'device' (forcescale's --device)","request":"\#(request.className)"}"# + "\n")
             #expect(outcome.effects.isEmpty, "\(request)")
         }
         let unknown = rules.handle(.tare(device: "event7"), from: Self.member, serving: both)

@@ -256,7 +256,7 @@ private func roundTrip(_ text: String, sourceLocation: SourceLocation = #_source
             .watch(enable: true, device: nil), .watch(enable: false, device: nil), .watch(enable: true, device: "event5"),
             .watch(enable: true, device: "/dev/input/by-id/usb-\"odd\"\\name"),
             .poll(), .devices, .status(), .tare(),
-            .calibrate(grams: 100), .calibrate(grams: 0.25), .calibrate(grams: 1e-5), .calibrate(grams: 123456.789), .calibrate(grams: 5e20),
+            .calibrate(grams: 100), .calibrate(grams: 0.25), .calibrate(grams: 1e-5), .calibrate(grams: 12345.678), .calibrate(grams: 100000),
             .calibration(reset: true), .calibration(reset: false),
         ]
         requests += HapticPattern.all.map { .rumble(pattern: $0) }

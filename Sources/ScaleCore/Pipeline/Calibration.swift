@@ -109,7 +109,7 @@ public enum CalibrationError: Error, Equatable, Sendable, CustomStringConvertibl
         case .rawOutOfRange(let raw):
             return "the calibration reading (raw \(raw)) is beyond any pressure axis (at most \(Int32.max))"
         case .notRising(let lighter, let heavier):
-            return "calibration points must rise: raw \(Self.hundredths(heavier.raw)) gives \(MassUnit.sentence(grams: heavier.grams)) but the smaller raw \(Self.hundredths(lighter.raw)) already gives \(MassUnit.sentence(grams: lighter.grams)); reset the calibration and weigh again"
+            return "calibration points must rise: raw \(Self.hundredths(heavier.raw)) gives \(MassUnit.sentence(grams: heavier.grams)) but the smaller raw \(Self.hundredths(lighter.raw)) already gives \(MassUnit.sentence(grams: lighter.grams)); this point was not kept and the earlier ones stay: check that the weight is the one you said, and measure it again"
         }
     }
 }

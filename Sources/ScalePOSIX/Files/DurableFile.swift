@@ -75,11 +75,12 @@ package enum DurableFile {
     package static func makeDirectory(_ directory: String, mode: mode_t = 0o700) throws(SystemError) {
         if mkdir(directory, mode) == 0 { return }
         var error = Errno.current
-        // A user's first run: ~/.local/state may not exist yet. Make the missing parents
-        // (0755, as mkdir -p does) and try once more.
+        // A user's first run: ~/.local/state may not exist yet. Make the missing parents with
+        // the same mode (0700 by default, as the XDG base directory specification asks of a
+        // directory it makes) and try once more.
         if error.rawValue == ENOENT, let slash = directory.lastIndex(of: "/"), slash > directory.startIndex {
             let parent = String(directory[..<slash])
-            if (try? makeDirectory(parent, mode: 0o755)) != nil, mkdir(directory, mode) == 0 { return }
+            if (try? makeDirectory(parent, mode: mode)) != nil, mkdir(directory, mode) == 0 { return }
             error = Errno.current
         }
         guard error.rawValue == EEXIST else {
