@@ -139,6 +139,15 @@ let package = Package(
             name: "forcescale-rumble-bench",
             dependencies: ["CEvdev", "KernelTestSupport"],
             path: "bench/Sources/forcescale-rumble-bench"),
+        // Fuzz targets for every parser of outside input (Tests/Fuzz/forcescale-fuzz). A plain
+        // build is a seeded mutation fuzzer `make test` runs briefly; built with libFuzzer
+        // (`make fuzz`, bench/fuzz) it is coverage-guided. CFuzzDriver declares libFuzzer's
+        // driver weakly, so that both builds link.
+        .target(name: "CFuzzDriver", path: "Tests/Fuzz/CFuzzDriver"),
+        .executableTarget(
+            name: "forcescale-fuzz",
+            dependencies: ["CFuzzDriver", "ScaleCore", "ScaleProtocol", "ScaleDaemon", "ScaleDisplay", "ScaleWeb", "ScaleMQTT"],
+            path: "Tests/Fuzz/forcescale-fuzz"),
         // What the host test suites share for waiting: a deadline-bound poll whose failure
         // says what it waited for, how long, and what it saw.
         .target(name: "TestWaiting", path: "Tests/TestWaiting"),

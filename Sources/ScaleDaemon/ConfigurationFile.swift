@@ -84,7 +84,7 @@ package struct ConfigurationFile: Equatable, Sendable {
     /// Reads the text of a configuration file.
     /// - Parameter path: For messages.
     /// - Throws: `ConfigurationError` with every problem found, by line.
-    static func parse(_ text: String, path: String) throws(ConfigurationError) -> ConfigurationFile {
+    package static func parse(_ text: String, path: String) throws(ConfigurationError) -> ConfigurationFile {
         var file = ConfigurationFile(path: path, layer: ConfigurationLayer(), lines: [:])
         var problems: [ConfigurationError.Problem] = []
         var text = Substring(text)

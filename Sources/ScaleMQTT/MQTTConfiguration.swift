@@ -158,7 +158,7 @@ extension MQTTConfiguration {
 
     /// Reads a configuration file's text over these settings.
     /// - Throws: `MQTTConfigurationError` with every problem found, by line.
-    mutating func parse(_ text: String, path: String) throws(MQTTConfigurationError) {
+    package mutating func parse(_ text: String, path: String) throws(MQTTConfigurationError) {
         var problems: [(line: Int?, message: String)] = []
         var seen: [String: Int] = [:]
         var text = Substring(text)

@@ -45,7 +45,7 @@ struct WebStreamEvent: Sendable, Hashable {
 }
 
 /// The text/event-stream format (the HTML standard's "Server-sent events").
-enum ServerSentEvents {
+package enum ServerSentEvents {
     /// How long a browser waits before reconnecting, in milliseconds: sent first.
     static let retryMilliseconds = 2000
 
@@ -71,7 +71,7 @@ enum ServerSentEvents {
 
     /// The id a reconnecting client names in `Last-Event-ID`; `nil` for a header that is
     /// absent or not a whole number (the stream then starts afresh).
-    static func lastEventID(_ header: String?) -> UInt64? {
+    package static func lastEventID(_ header: String?) -> UInt64? {
         guard let header else { return nil }
         let trimmed = header.drop { $0 == " " || $0 == "\t" }.reversed().drop { $0 == " " || $0 == "\t" }.reversed()
         return UInt64(String(trimmed))

@@ -2,7 +2,7 @@ import ScaleCore
 import ScaleProtocol
 
 /// The two exposition formats `/metrics` speaks.
-enum MetricsFormat: Sendable, Hashable {
+package enum MetricsFormat: Sendable, Hashable {
     /// Prometheus's text format 0.0.4: `text/plain; version=0.0.4; charset=utf-8`.
     case prometheusText
     /// OpenMetrics 1.0.0: `# UNIT`, counters as families without `_total`, info metrics,
@@ -21,7 +21,7 @@ enum MetricsFormat: Sendable, Hashable {
     /// `application/openmetrics-text` with a q-value above 0 (and, if it gives a version,
     /// 1.0.0), the text format otherwise, as Prometheus's own client libraries negotiate.
     /// - Parameter accept: The request's `Accept` header, if any.
-    static func negotiate(accept: String?) -> MetricsFormat {
+    package static func negotiate(accept: String?) -> MetricsFormat {
         guard let accept else { return .prometheusText }
         for range in accept.split(separator: ",") {
             let parts = range.split(separator: ";").map { $0.trimmingSpaces }

@@ -1,7 +1,7 @@
 /// Which endpoint a request is for, and whether its method is one that endpoint takes
 /// (docs/web.md, "Endpoints"). Pure, so that the answers to bad requests are tested
 /// without a socket.
-enum WebEndpoint: String, Sendable, Hashable, CaseIterable {
+package enum WebEndpoint: String, Sendable, Hashable, CaseIterable {
     case page = "/"
     case events = "/events"
     case status = "/api/status"
@@ -18,7 +18,7 @@ enum WebEndpoint: String, Sendable, Hashable, CaseIterable {
 }
 
 /// What to do with a request line.
-enum RouteDecision: Sendable, Hashable {
+package enum RouteDecision: Sendable, Hashable {
     case endpoint(WebEndpoint)
     /// 404: no such path.
     case notFound
@@ -26,7 +26,7 @@ enum RouteDecision: Sendable, Hashable {
     case methodNotAllowed(allow: String)
 
     /// Decides from the method and the path (libmicrohttpd hands the path without its query).
-    static func route(method: String, path: String) -> RouteDecision {
+    package static func route(method: String, path: String) -> RouteDecision {
         guard let endpoint = WebEndpoint(rawValue: path) else { return .notFound }
         guard endpoint.allowedMethods.contains(method) else {
             return .methodNotAllowed(allow: endpoint.allowedMethods.joined(separator: ", "))
