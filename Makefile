@@ -12,7 +12,7 @@ ARGS ?=
 KERNEL ?= $(FORCESCALE_KERNEL)
 TEST_KERNELS = $(if $(KERNEL),$(KERNEL),default newest)
 
-.PHONY: all setup setup-test setup-bench setup-deb build run test bench clean install install-build uninstall deb
+.PHONY: all setup setup-test setup-bench setup-deb build run test fuzz coverage sanitize bench clean install install-build uninstall deb
 
 # Where `make install` puts things (DESTDIR stages them, as packagers do). With the default
 # PREFIX, systemd, udev and systemd-sysusers all look in /usr/local/lib too; another PREFIX
@@ -96,6 +96,20 @@ test: setup-test
 		FORCESCALE_KERNEL=$$series FORCESCALE_KT_TIMEOUT=$${FORCESCALE_KT_TIMEOUT:-1700} FORCESCALE_VM_TIMEOUT=$${FORCESCALE_VM_TIMEOUT:-1800} \
 			scripts/kernel-tests "$$($(SWIFT) build --show-bin-path)/forcescale-kernel-tests" || { status=$$?; echo "make test: the scenarios failed on kernel $$kernel (exit status $$status)"; }; \
 	done; exit $$status
+
+# The module suites under ASan+UBSan, then TSan: scripts/sanitize.
+sanitize: setup-test
+	scripts/sanitize
+
+# Line coverage per module of the host suite (llvm-cov): scripts/coverage.
+coverage: setup-test
+	scripts/coverage
+
+# Every fuzz target under libFuzzer, coverage-guided, FUZZ_SECONDS (60) each: bench/fuzz.
+# (`make test` runs a short seeded pass of the same targets without libFuzzer.)
+FUZZ_SECONDS ?= 60
+fuzz: setup-test
+	bench/fuzz $(FUZZ_SECONDS)
 
 bench: setup-bench
 	bench/replay
