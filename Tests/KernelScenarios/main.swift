@@ -43,6 +43,7 @@ let scenarios: [(letter: String, title: String, run: (Programs) -> Void)] = [
     ("o", "the Debian packages installed, used, removed and purged under systemd", DebianPackages.run),
     ("p", "rumbles timed against the device, and rumble --test", RumbleTiming.run),
     ("q", "two pressure devices served at once, one unplugged", TwoDevices.run),
+    ("r", "devices made by the kernel's own HID drivers (uhid)", RealDrivers.run),
     ("s", "haptic clicks on FF_HAPTIC pressure pads, never PRESS or RELEASE", HapticClicks.run),
 ]
 
