@@ -15,11 +15,12 @@ import Glibc
 enum RealDrivers {
     static func run(_ programs: Programs) {
         guard let daemonPath = programs.runnableForcescaled(scenario: "r") else { return }
-        for module in ["uhid", "hid-multitouch", "wacom"] {
+        for module in ["uhid", "hid-multitouch", "wacom", "hid-magicmouse"] {
             _ = runToEnd("modprobe \(module)", ["/sbin/modprobe", module], timeout: Limits.command)
         }
         pressurePad(programs, daemonPath: daemonPath)
         pen(programs, daemonPath: daemonPath)
+        magicTrackpad(programs, daemonPath: daemonPath)
         listBoth(programs)
     }
 
@@ -263,6 +264,78 @@ enum RealDrivers {
                { client.lines.dropFirst(from).contains { $0.contains(Marker.reading) && $0.contains("\"raw\":0,") && $0.contains("\"contacts\":0") } },
                saw: client.tail())
         pen.send(HIDDevices.penReport(inRange: false, touching: false, pressure: 0))
+    }
+
+    // MARK: - The Magic Trackpad 2
+
+    /// hid-magicmouse's Magic Trackpad 2: ABS_MT_PRESSURE 0–253 without a resolution, the
+    /// first contact weighed in nominal grams, pressure only while a touch is down, a touch
+    /// the pad stops reporting released (INPUT_MT_DROP_UNUSED).
+    static func magicTrackpad(_ programs: Programs, daemonPath: String) {
+        guard let (trackpad, node) = make(HIDDevices.magicTrackpad2, node: "Trackpad") else { return }
+        defer { trackpad.destroy() }
+        let enabled = waitFor("hid-magicmouse's SET_REPORT 0xF1 (multitouch on)", within: Limits.reaction) {
+            trackpad.driverRequests.setReports.contains { $0.number == 0xF1 }
+        }
+        expect("r: hid-magicmouse switches the Magic Trackpad 2 to multitouch (SET_REPORT 0xF1 02 01)", after: enabled,
+               trackpad.driverRequests.setReports.contains { $0.number == 0xF1 && $0.data == [0xF1, 0x02, 0x01] },
+               saw: "\(trackpad.driverRequests.setReports.map { ($0.number, $0.data) })")
+        let devices = DeviceList.read(programs, scenario: "r")
+        let entry = devices[node.path] ?? [:]
+        note("r: devices --json for the Magic Trackpad 2: \(jsonText(entry))")
+        let axes = entry["pressure"] as? [[String: Any]] ?? []
+        let weighs = entry["weighs"] as? [String: Any] ?? [:]
+        // The driver names it itself ("Apple Inc. Magic Trackpad", with " 2" in some kernels).
+        check(node.name.hasPrefix("Apple Inc. Magic Trackpad") && entry["kind"] as? String == "touchpad"
+                && axes.contains { $0["axis"] as? String == "ABS_MT_PRESSURE" && ($0["max"] as? NSNumber)?.intValue == HIDDevices.magicTrackpad2PressureMaximum }
+                && weighs["model"] as? String == "nominal" && weighs["contacts"] as? String == "primary",
+              "r: hid-magicmouse's Magic Trackpad 2 is a touchpad with ABS_MT_PRESSURE 0..253, its first contact weighed in nominal grams",
+              "saw \(node): \(jsonText(entry))")
+
+        let folder = makeScenarioFolder("r")
+        defer { try? FileManager.default.removeItem(atPath: folder) }
+        let socketPath = folder + "/trackpad.sock"
+        guard let (daemon, _) = DaemonOnDevice.startDaemon(
+            programs, daemonPath: daemonPath, ["--device", node.path, "--socket", socketPath, "--state-dir", folder + "/state"], scenario: "r")
+        else { return }
+        defer { daemon.stop(SIGTERM) }
+        guard let client = SocketClient(path: socketPath) else {
+            check(false, "r: connect to \(socketPath)", String(cString: strerror(errno)))
+            return
+        }
+        defer { client.close() }
+        client.send(#"{"class":"WATCH","enable":true}"#)
+        _ = client.waitFor(Limits.reaction) { $0.hasPrefix(#"{"class":"WATCH""#) }
+
+        var from = client.lines.count
+        let until = Clock.now() + 1.2
+        var wobble: UInt8 = 0
+        while Clock.now() < until {
+            wobble = (wobble + 1) % 2
+            trackpad.send(HIDDevices.magicTrackpad2Report([(id: 1, x: 200, pressure: 120 + wobble)]))
+            Clock.sleep(0.010)
+        }
+        var stable: [String: Any]?
+        expect("r: a finger on the Magic Trackpad 2 at 120 settles: a stable READING", within: Limits.reaction, waitingFor: "a stable READING", {
+            stable = client.lines.dropFirst(from).compactMap { line -> [String: Any]? in
+                guard line.contains(Marker.reading), let object = HapticClicks.jsonObject(line), object["stable"] as? Bool == true else { return nil }
+                return object
+            }.last
+            return stable != nil
+        }, saw: client.tail())
+        check(((stable?["raw"] as? NSNumber)?.intValue).map { (120...121).contains($0) } == true && stable?["model"] as? String == "nominal",
+              "r: it reads raw ≈ 120 in nominal grams", "saw \(stable.map(jsonText) ?? "nothing")")
+        from = client.lines.count
+        for _ in 0..<5 {
+            trackpad.send(HIDDevices.magicTrackpad2Report([(id: 1, x: 200, pressure: UInt8(HIDDevices.magicTrackpad2PressureMaximum))]))
+            Clock.sleep(0.010)
+        }
+        expect("r: a press to 253 gives a PEAK", within: Limits.reaction, waitingFor: "a PEAK",
+               { client.lines.dropFirst(from).contains { $0.contains(Marker.peak) } }, saw: client.tail())
+        // The finger gone from the report: the driver drops its slot.
+        trackpad.send(HIDDevices.magicTrackpad2Report([]))
+        expect("r: a report without the touch reads 0 contacts", within: Limits.reaction, waitingFor: "a READING of 0 contacts",
+               { client.lines.dropFirst(from).contains { $0.contains(Marker.reading) && $0.contains("\"contacts\":0") } }, saw: client.tail())
     }
 
     static func jsonText(_ object: [String: Any]) -> String {

@@ -122,5 +122,36 @@ public enum HIDDevices {
         return [penReport, bits] + le(x) + le(y) + le(touching ? pressure : 0)
     }
 
+    // MARK: Apple's Magic Trackpad 2 over Bluetooth
+
+    /// The Magic Trackpad 2 as hid-magicmouse takes it over Bluetooth (vendor 0x004c,
+    /// product 0x0265). The driver reads its touches from report 0x31, which it registers
+    /// itself, once its SET_REPORT of feature 0xF1 switched the pad to multitouch; the
+    /// descriptor needs only something hid-input maps (a mouse's buttons here: its relative
+    /// axes are ignored on this pad).
+    public static let magicTrackpad2 = UHIDDevice.Description(
+        name: "forcescale Magic Trackpad 2", bus: 0x05, vendor: 0x004c, product: 0x0265,
+        reportDescriptor: [
+            0x05, 0x01, 0x09, 0x02, 0xA1, 0x01, 0x85, 0x02, 0x09, 0x01, 0xA1, 0x00,
+            0x05, 0x09, 0x19, 0x01, 0x29, 0x03, 0x15, 0x00, 0x25, 0x01, 0x95, 0x03, 0x75, 0x01, 0x81, 0x02,
+            0x95, 0x01, 0x75, 0x05, 0x81, 0x03,
+            0x05, 0x01, 0x09, 0x30, 0x09, 0x31, 0x15, 0x81, 0x25, 0x7F, 0x75, 0x08, 0x95, 0x02, 0x81, 0x06,
+            0xC0, 0xC0,
+        ])
+    public static let magicTrackpad2PressureMaximum = 253
+
+    /// A touch report 0x31: 4 bytes (report id, clicks, a timestamp), then 9 bytes a touch:
+    /// X (13 bits), Y (13 bits), the state (0x80 in bits 6–7 of byte 3: touching), touch
+    /// major and minor, size, pressure (0–253), the contact id (low 4 bits of byte 8) and
+    /// the orientation (its high 3 bits; 4 is upright).
+    public static func magicTrackpad2Report(_ touches: [(id: UInt8, x: Int16, pressure: UInt8)], click: Bool = false) -> [UInt8] {
+        var report: [UInt8] = [0x31, click ? 1 : 0, 0, 0]
+        for touch in touches {
+            let x = UInt16(bitPattern: touch.x) & 0x1FFF
+            report += [UInt8(x & 0xFF), UInt8(x >> 8), 0, 0x80, 40, 30, 20, touch.pressure, (touch.id & 0x0F) | 4 << 5]
+        }
+        return report
+    }
+
     static func le(_ value: UInt16) -> [UInt8] { [UInt8(value & 0xFF), UInt8(value >> 8)] }
 }
