@@ -21,24 +21,26 @@ enum RealDrivers {
         pressurePad(programs, daemonPath: daemonPath)
         pen(programs, daemonPath: daemonPath)
         magicTrackpad(programs, daemonPath: daemonPath)
-        listBoth(programs)
+        listAll(programs)
     }
 
-    /// `forcescale devices` with both devices present, as a person would run it (the output
+    /// `forcescale devices` with the three devices present, as a person would run it (the output
     /// docs/weighing.md shows), checked for the lines that say how each weighs.
-    static func listBoth(_ programs: Programs) {
+    static func listAll(_ programs: Programs) {
         guard let (pad, padNode) = make(HIDDevices.pressurePad, node: "Touchpad") else { return }
         defer { pad.destroy() }
         guard let (pen, penNode) = make(HIDDevices.wacomPen, node: "Pen") else { return }
         defer { pen.destroy() }
+        guard let (trackpad, trackpadNode) = make(HIDDevices.magicTrackpad2, node: "Trackpad") else { return }
+        defer { trackpad.destroy() }
         let (ended, devices) = runToEnd("devices", [programs.forcescale, "devices"], timeout: Limits.command)
         let text = (devices?.output ?? []).joined(separator: "\n")
         note("r: forcescale devices:\n" + text)
         let grams = RunningKernel.isAtLeast(6, 18)
         let padWeighs = grams ? "weighs      ABS_MT_PRESSURE, the sum of the contacts" : "weighs      ABS_MT_PRESSURE, the first contact"
-        check(ended == .exited(0) && text.contains(padNode.path) && text.contains(penNode.path) && text.contains(padWeighs)
+        check(ended == .exited(0) && text.contains(padNode.path) && text.contains(penNode.path) && text.contains(trackpadNode.path) && text.contains(padWeighs)
                 && text.contains("weighs      ABS_PRESSURE; grams on the nominal 385 g full scale until calibrated"),
-              "r: forcescale devices lists both and says how each weighs", "saw \(ending(ended, waited: Limits.command))\n\(text)")
+              "r: forcescale devices lists all three and says how each weighs", "saw \(ending(ended, waited: Limits.command))\n\(text)")
     }
 
     /// Makes a uhid device and waits for the driver's node whose name ends with `suffix`.
