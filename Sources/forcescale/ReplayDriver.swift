@@ -18,7 +18,9 @@ struct ReplayDriver {
         // session (pipeline included) on every event.
         var session: ReplaySession?
         var started = false
-        try files.read(onDevice: { device = $0 }, onEvent: { event in
+        // A device that cannot weigh is refused as soon as it is read, before anything else
+        // is said of the file (that it has no events, say).
+        try files.read(onDevice: { device = $0; _ = try PressureSource.select(for: $0) }, onEvent: { event in
             if !started, let device {
                 session = try start(device, firstEvent: event)
                 started = true

@@ -131,11 +131,15 @@ import Testing
         #expect(explicit.stdout == found.stdout)
     }
 
+    /// A description alone has nothing to replay, and says so (status 65) rather than
+    /// printing the device's header as if it had played.
     @Test(arguments: descriptionsOnly)
-    func descriptionAloneReplaysNothing(recording: String) throws {
-        let result = try CLI.run(["replay", CLI.recordings.appendingPathComponent(recording).path])
-        #expect(result.status == 0)
-        #expect(result.stdout == "Logitech Rechargeable Touchpad T650: ABS_MT_PRESSURE 0..50, nominal model\n")
+    func descriptionAloneIsRefusedForHavingNoEvents(recording: String) throws {
+        let path = CLI.recordings.appendingPathComponent(recording).path
+        let result = try CLI.run(["replay", path])
+        #expect(result.status == 65)
+        #expect(result.stdout.isEmpty)
+        #expect(result.stderr == "error: \(path): a device description without any event, so there is nothing to replay; give the events file beside it too: forcescale replay '\(path)' EVENTS-FILE\n")
     }
 
     static func oracle(for url: URL) throws -> RecordingOracle {

@@ -110,13 +110,22 @@ import Testing
         }
     }
 
-    @Test func descriptionOnlyFilesOfEitherNameReadAsADeviceWithNoEvents() throws {
+    /// A description alone, of either name, is read as its device and then refused: there is
+    /// nothing to replay (a reader that printed the device's header and exited 0 left the
+    /// person thinking it had played).
+    @Test func descriptionOnlyFilesOfEitherNameAreRefusedForHavingNoEvents() throws {
         let directory = TemporaryDirectory()
         for name in ["Pen.desc", "Pen Tool.device"] {
-            writeFile(directory.path + "/" + name, Self.description(name))
-            let played = try play(RecordingFiles(file: directory.path + "/" + name))
-            #expect(played.devices.map(\.name) == [name])
-            #expect(played.values.isEmpty)
+            let path = directory.path + "/" + name
+            writeFile(path, Self.description(name))
+            var devices: [String] = []
+            #expect {
+                try RecordingFiles(file: path).read(onDevice: { devices.append($0.name) }, onEvent: { _ in })
+            } throws: { error in
+                guard case .noEvents(let file)? = error as? RecordingError else { return false }
+                return file == path && "\(error)".contains("nothing to replay")
+            }
+            #expect(devices == [name])
         }
     }
 

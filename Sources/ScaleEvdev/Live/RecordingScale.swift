@@ -41,7 +41,8 @@ package final class RecordingScale: ScaleSource {
     ) throws {
         var description: DeviceDescription?
         var events = ChunkedArray<InputEvent>()
-        try files.read(onDevice: { description = $0 }, onEvent: { events.append($0) })
+        // A device that cannot weigh is refused as soon as it is read, as `forcescale replay` does.
+        try files.read(onDevice: { description = $0; _ = try PressureSource.select(for: $0) }, onEvent: { events.append($0) })
         guard let description else { throw RecordingError.noDescription(file: files.descriptionPath) }
         self.events = events
         self.loops = loops

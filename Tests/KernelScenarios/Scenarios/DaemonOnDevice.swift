@@ -135,6 +135,28 @@ enum DaemonOnDevice {
         return (daemon, statusLine)
     }
 
+    /// forcescaled on `node` (a socket and state directory of its own) with a raw client
+    /// watching its stream, for `body`, which gets the daemon, the client and the first
+    /// STATUS line; the client is closed, the daemon stopped and the folder removed after.
+    static func watching(_ programs: Programs, daemonPath: String, node: String, scenario: String, _ body: (Child, SocketClient, String) -> Void) {
+        let folder = makeScenarioFolder(scenario)
+        defer { try? FileManager.default.removeItem(atPath: folder) }
+        let socketPath = folder + "/sock"
+        guard let (daemon, statusLine) = startDaemon(
+            programs, daemonPath: daemonPath, ["--device", node, "--socket", socketPath, "--state-dir", folder + "/state"], scenario: scenario)
+        else { return }
+        defer { daemon.stop(SIGTERM) }
+        guard let client = SocketClient(path: socketPath) else {
+            check(false, "\(scenario): connect to \(socketPath)", String(cString: strerror(errno)))
+            return
+        }
+        defer { client.close() }
+        client.send(#"{"class":"WATCH","enable":true}"#)
+        let watching = client.waitFor(Limits.reaction) { $0.hasPrefix(#"{"class":"WATCH""#) } != nil
+        guard check(watching, "\(scenario): WATCH is answered", "waited \(Int(Limits.reaction)) s for the WATCH reply\n\(client.tail())") else { return }
+        body(daemon, client, statusLine)
+    }
+
     /// Asks `forcescale status --json` on `socketPath` until it answers, for up to
     /// `Limits.readerStart` while `keepTrying` holds, `pause` seconds apart (pacing: each
     /// attempt starts a process).
@@ -272,6 +294,17 @@ final class SocketClient: @unchecked Sendable {
             return true
         }
         return found
+    }
+
+    /// The last stable READING after the first `index` lines (of `contacts` contacts when
+    /// given), as an object.
+    func lastStableReading(after index: Int, contacts: Int? = nil) -> [String: Any]? {
+        lines.dropFirst(index).compactMap { line -> [String: Any]? in
+            guard line.contains(Marker.reading), let data = line.data(using: .utf8),
+                  let object = try? JSONSerialization.jsonObject(with: data) as? [String: Any], object["stable"] as? Bool == true,
+                  contacts.map({ (object["contacts"] as? NSNumber)?.intValue == $0 }) ?? true else { return nil }
+            return object
+        }.last
     }
 
     func tail(_ count: Int = 8) -> String { lines.suffix(count).map { "socket: " + $0 }.joined(separator: "\n") }

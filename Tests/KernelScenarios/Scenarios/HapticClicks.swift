@@ -95,13 +95,13 @@ enum HapticClicks {
     /// forcescaled: one CLICK at open, one play per PEAK, `success` as two CLICKs at 50 % and
     /// 80 % then the peak's CLICK back, one erase on SIGTERM.
     static func checkDaemonClicks(_ programs: Programs, daemonPath: String, on pad: VirtualDevice) {
-        let folder = makeScenarioFolder("s")
-        defer { try? FileManager.default.removeItem(atPath: folder) }
-        let socketPath = folder + "/sock"
         let start = pad.forceFeedback
-        guard let (daemon, statusLine) = DaemonOnDevice.startDaemon(
-            programs, daemonPath: daemonPath, ["--device", pad.node, "--socket", socketPath, "--state-dir", folder + "/state"], scenario: "s")
-        else { return }
+        DaemonOnDevice.watching(programs, daemonPath: daemonPath, node: pad.node, scenario: "s") { daemon, client, statusLine in
+            clickOnPeaks(pad, start: start, daemon: daemon, client: client, statusLine: statusLine)
+        }
+    }
+
+    static func clickOnPeaks(_ pad: VirtualDevice, start: ForceFeedbackLog, daemon: Child, client: SocketClient, statusLine: String) {
         let device = ((jsonObject(statusLine)?["devices"] as? [[String: Any]]) ?? []).first ?? [:]
         check(device["feedback"] as? String == "haptic click" && device["rumble"] as? String == pad.node && device["rumble_error"] == nil,
               "s: STATUS says the haptic pad's PEAKs play a haptic click", "saw \(statusLine)")
@@ -114,14 +114,6 @@ enum HapticClicks {
                saw: "\(opened)")
         let id = opened.first?.effectID ?? -1
 
-        guard let client = SocketClient(path: socketPath) else {
-            check(false, "s: connect to \(socketPath)", String(cString: strerror(errno)))
-            daemon.stop(SIGKILL)
-            return
-        }
-        defer { client.close() }
-        client.send(#"{"class":"WATCH","enable":true}"#)
-        _ = client.waitFor(Limits.reaction) { $0.hasPrefix(#"{"class":"WATCH""#) }
         // Three touches that wobble by a raw unit or two on the way up, at the top and down.
         let presses = 3
         for press in 1...presses {
@@ -195,23 +187,15 @@ enum HapticClicks {
               "s: rumble --test on \(which) exits 1 saying there is no haptic on this pad",
               "saw \(ending(ended, waited: Limits.command))\n\(test?.tail() ?? "")")
 
-        let folder = makeScenarioFolder("s")
-        defer { try? FileManager.default.removeItem(atPath: folder) }
-        let socketPath = folder + "/sock"
-        guard let (daemon, statusLine) = DaemonOnDevice.startDaemon(
-            programs, daemonPath: daemonPath, ["--device", pad.node, "--socket", socketPath, "--state-dir", folder + "/state"], scenario: "s")
-        else { return }
-        defer { daemon.stop(SIGTERM) }
-        let device = ((jsonObject(statusLine)?["devices"] as? [[String: Any]]) ?? []).first ?? [:]
-        check((device["rumble_error"] as? String ?? "").contains("no haptic on this pad") && device["rumble"] == nil,
-              "s: STATUS says there is no haptic on \(which), and no rumble node", "saw \(statusLine)")
-        guard let client = SocketClient(path: socketPath) else {
-            check(false, "s: connect to \(socketPath)", String(cString: strerror(errno)))
-            return
+        DaemonOnDevice.watching(programs, daemonPath: daemonPath, node: pad.node, scenario: "s") { daemon, client, statusLine in
+            let device = ((jsonObject(statusLine)?["devices"] as? [[String: Any]]) ?? []).first ?? [:]
+            check((device["rumble_error"] as? String ?? "").contains("no haptic on this pad") && device["rumble"] == nil,
+                  "s: STATUS says there is no haptic on \(which), and no rumble node", "saw \(statusLine)")
+            peakWithoutRumble(on: pad, daemon: daemon, client: client, which: which)
         }
-        defer { client.close() }
-        client.send(#"{"class":"WATCH","enable":true}"#)
-        _ = client.waitFor(Limits.reaction) { $0.hasPrefix(#"{"class":"WATCH""#) }
+    }
+
+    static func peakWithoutRumble(on pad: VirtualDevice, daemon: Child, client: SocketClient, which: String) {
         pad.press(50, down: true)
         for pressure: Int32 in [120, 200, 255, 254, 255, 120, 40] { pad.press(pressure) }
         pad.release()

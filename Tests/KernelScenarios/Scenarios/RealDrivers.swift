@@ -105,21 +105,14 @@ enum RealDrivers {
 
         // The daemon on it: a finger resting at 200 g (raw 800, a unit or two of noise), an
         // object of 100 g added beside it, a press to the top, a tare.
-        let folder = makeScenarioFolder("r")
-        defer { try? FileManager.default.removeItem(atPath: folder) }
-        let socketPath = folder + "/sock"
-        guard let (daemon, _) = DaemonOnDevice.startDaemon(
-            programs, daemonPath: daemonPath, ["--device", node.path, "--socket", socketPath, "--state-dir", folder + "/state"], scenario: "r")
-        else { return }
-        defer { daemon.stop(SIGTERM) }
-        guard let client = SocketClient(path: socketPath) else {
-            check(false, "r: connect to \(socketPath)", String(cString: strerror(errno)))
-            return
+        DaemonOnDevice.watching(programs, daemonPath: daemonPath, node: node.path, scenario: "r") { _, client, _ in
+            weighOnPressurePad(pad, client: client, grams: grams, property: property)
         }
-        defer { client.close() }
-        client.send(#"{"class":"WATCH","enable":true}"#)
-        _ = client.waitFor(Limits.reaction) { $0.hasPrefix(#"{"class":"WATCH""#) }
+        let problems = pad.driverRequests.problems
+        check(problems.isEmpty, "r: every request of hid-multitouch was answered", "\(problems)")
+    }
 
+    static func weighOnPressurePad(_ pad: UHIDDevice, client: SocketClient, grams: Bool, property: Bool) {
         var scan: UInt16 = 0
         func hold(_ fingers: [HIDDevices.Finger], seconds: Double) {
             let until = Clock.now() + seconds
@@ -136,13 +129,6 @@ enum RealDrivers {
                 Clock.sleep(0.010)
             }
         }
-        func stableReading(after index: Int, contacts: Int) -> [String: Any]? {
-            client.lines.dropFirst(index).compactMap { line -> [String: Any]? in
-                guard line.contains(Marker.reading), let object = HapticClicks.jsonObject(line),
-                      object["stable"] as? Bool == true, (object["contacts"] as? NSNumber)?.intValue == contacts else { return nil }
-                return object
-            }.last
-        }
         let model = grams ? "physical" : "nominal"
         func expectedGrams(_ raw: Int) -> Double {
             grams ? Double(raw) / Double(HIDDevices.pressurePadUnitsPerGram) : Double(raw) / Double(HIDDevices.pressurePadMaximum) * 385
@@ -154,7 +140,7 @@ enum RealDrivers {
         hold([finger], seconds: 1.2)
         var stable: [String: Any]?
         expect("r: a finger resting at raw 800 settles: a stable READING with 1 contact", within: Limits.reaction,
-               waitingFor: "a stable READING", { stable = stableReading(after: from, contacts: 1); return stable != nil }, saw: client.tail())
+               waitingFor: "a stable READING", { stable = client.lastStableReading(after: from, contacts: 1); return stable != nil }, saw: client.tail())
         let settled = (stable?["settled_grams"] as? NSNumber)?.doubleValue ?? .nan
         check(stable?["model"] as? String == model && abs(settled - expectedGrams(801)) <= 1.5,
               "r: it weighs \(String(format: "%.1f", expectedGrams(801))) g ± 1.5 in the \(model) model",
@@ -166,7 +152,7 @@ enum RealDrivers {
         hold([finger, object], seconds: 1.2)
         var both: [String: Any]?
         expect("r: with an object beside the finger, a stable READING with 2 contacts", within: Limits.reaction,
-               waitingFor: "a stable READING of 2 contacts", { both = stableReading(after: from, contacts: 2); return both != nil }, saw: client.tail())
+               waitingFor: "a stable READING of 2 contacts", { both = client.lastStableReading(after: from, contacts: 2); return both != nil }, saw: client.tail())
         let raw = (both?["raw"] as? NSNumber)?.intValue ?? -1
         if property {
             check((1199...1203).contains(raw), "r: the pressure pad weighs both contacts together (raw ≈ 800 + 400)", "saw \(both.map(jsonText) ?? "nothing")")
@@ -182,7 +168,7 @@ enum RealDrivers {
         hold([finger], seconds: 1.2)
         var alone: [String: Any]?
         expect("r: the object lifted, a stable READING of the finger alone again", within: Limits.reaction,
-               waitingFor: "a stable READING of 1 contact", { alone = stableReading(after: from, contacts: 1); return alone != nil }, saw: client.tail())
+               waitingFor: "a stable READING of 1 contact", { alone = client.lastStableReading(after: from, contacts: 1); return alone != nil }, saw: client.tail())
         check(((alone?["raw"] as? NSNumber)?.intValue).map { (799...803).contains($0) } == true,
               "r: the lifted contact's pressure is gone (raw ≈ 800)", "saw \(alone.map(jsonText) ?? "nothing")")
 
@@ -199,8 +185,6 @@ enum RealDrivers {
         pad.send(HIDDevices.pressurePadReport([HIDDevices.Finger(id: 0, touching: false, pressure: 0)], scanTime: scan &+ 100))
         expect("r: the lift reads 0 contacts", within: Limits.reaction, waitingFor: "a READING of 0 contacts",
                { client.lines.dropFirst(from).contains { $0.contains(Marker.reading) && $0.contains("\"contacts\":0") } }, saw: client.tail())
-        let problems = pad.driverRequests.problems
-        check(problems.isEmpty, "r: every request of hid-multitouch was answered", "\(problems)")
     }
 
     // MARK: - The pen
@@ -216,21 +200,12 @@ enum RealDrivers {
               "r: the wacom driver's pen is a tablet with ABS_PRESSURE 0..\(HIDDevices.penPressureMaximum)",
               "saw \(node): kind \(entry["kind"] ?? "none"), pressure \(axes)")
 
-        let folder = makeScenarioFolder("r")
-        defer { try? FileManager.default.removeItem(atPath: folder) }
-        let socketPath = folder + "/pen.sock"
-        guard let (daemon, _) = DaemonOnDevice.startDaemon(
-            programs, daemonPath: daemonPath, ["--device", node.path, "--socket", socketPath, "--state-dir", folder + "/state"], scenario: "r")
-        else { return }
-        defer { daemon.stop(SIGTERM) }
-        guard let client = SocketClient(path: socketPath) else {
-            check(false, "r: connect to \(socketPath)", String(cString: strerror(errno)))
-            return
+        DaemonOnDevice.watching(programs, daemonPath: daemonPath, node: node.path, scenario: "r") { _, client, _ in
+            pressWithPen(pen, client: client)
         }
-        defer { client.close() }
-        client.send(#"{"class":"WATCH","enable":true}"#)
-        _ = client.waitFor(Limits.reaction) { $0.hasPrefix(#"{"class":"WATCH""#) }
+    }
 
+    static func pressWithPen(_ pen: UHIDDevice, client: SocketClient) {
         // Hovering: in range, no pressure; then the tip down at 1000 with a unit of noise,
         // then to the top, then up.
         pen.send(HIDDevices.penReport(inRange: true, touching: false, pressure: 0))
@@ -243,13 +218,8 @@ enum RealDrivers {
             Clock.sleep(0.010)
         }
         var stable: [String: Any]?
-        expect("r: the pen pressing at raw 1000 settles: a stable READING", within: Limits.reaction, waitingFor: "a stable READING", {
-            stable = client.lines.dropFirst(from).compactMap { line -> [String: Any]? in
-                guard line.contains(Marker.reading), let object = HapticClicks.jsonObject(line), object["stable"] as? Bool == true else { return nil }
-                return object
-            }.last
-            return stable != nil
-        }, saw: client.tail())
+        expect("r: the pen pressing at raw 1000 settles: a stable READING", within: Limits.reaction, waitingFor: "a stable READING",
+               { stable = client.lastStableReading(after: from); return stable != nil }, saw: client.tail())
         let raw = (stable?["raw"] as? NSNumber)?.intValue ?? -1
         check((999...1002).contains(raw) && stable?["model"] as? String == "nominal", "r: the pen reads raw ≈ 1000 in nominal grams",
               "saw \(stable.map(jsonText) ?? "nothing")")
@@ -294,21 +264,12 @@ enum RealDrivers {
               "r: hid-magicmouse's Magic Trackpad 2 is a touchpad with ABS_MT_PRESSURE 0..253, its first contact weighed in nominal grams",
               "saw \(node): \(jsonText(entry))")
 
-        let folder = makeScenarioFolder("r")
-        defer { try? FileManager.default.removeItem(atPath: folder) }
-        let socketPath = folder + "/trackpad.sock"
-        guard let (daemon, _) = DaemonOnDevice.startDaemon(
-            programs, daemonPath: daemonPath, ["--device", node.path, "--socket", socketPath, "--state-dir", folder + "/state"], scenario: "r")
-        else { return }
-        defer { daemon.stop(SIGTERM) }
-        guard let client = SocketClient(path: socketPath) else {
-            check(false, "r: connect to \(socketPath)", String(cString: strerror(errno)))
-            return
+        DaemonOnDevice.watching(programs, daemonPath: daemonPath, node: node.path, scenario: "r") { _, client, _ in
+            touchMagicTrackpad(trackpad, client: client)
         }
-        defer { client.close() }
-        client.send(#"{"class":"WATCH","enable":true}"#)
-        _ = client.waitFor(Limits.reaction) { $0.hasPrefix(#"{"class":"WATCH""#) }
+    }
 
+    static func touchMagicTrackpad(_ trackpad: UHIDDevice, client: SocketClient) {
         var from = client.lines.count
         let until = Clock.now() + 1.2
         var wobble: UInt8 = 0
@@ -318,13 +279,8 @@ enum RealDrivers {
             Clock.sleep(0.010)
         }
         var stable: [String: Any]?
-        expect("r: a finger on the Magic Trackpad 2 at 120 settles: a stable READING", within: Limits.reaction, waitingFor: "a stable READING", {
-            stable = client.lines.dropFirst(from).compactMap { line -> [String: Any]? in
-                guard line.contains(Marker.reading), let object = HapticClicks.jsonObject(line), object["stable"] as? Bool == true else { return nil }
-                return object
-            }.last
-            return stable != nil
-        }, saw: client.tail())
+        expect("r: a finger on the Magic Trackpad 2 at 120 settles: a stable READING", within: Limits.reaction, waitingFor: "a stable READING",
+               { stable = client.lastStableReading(after: from); return stable != nil }, saw: client.tail())
         check(((stable?["raw"] as? NSNumber)?.intValue).map { (120...121).contains($0) } == true && stable?["model"] as? String == "nominal",
               "r: it reads raw ≈ 120 in nominal grams", "saw \(stable.map(jsonText) ?? "nothing")")
         from = client.lines.count
