@@ -25,6 +25,8 @@ let package = Package(
         .target(name: "CMicroHTTPDShim", dependencies: ["CMicroHTTPD"]),
         // libmosquitto, the reference MQTT client, for forcescale-mqtt only.
         .systemLibrary(name: "CMosquitto", pkgConfig: "libmosquitto", providers: [.apt(["libmosquitto-dev"])]),
+        // libyaml, for the YAML of `libinput record` files (ScaleEvdev reads them).
+        .systemLibrary(name: "CYAML", pkgConfig: "yaml-0.1", providers: [.apt(["libyaml-dev"])]),
         // Pure: no clock, no file descriptor. Events in; readings, peaks and deadlines out.
         .target(name: "ScaleCore"),
         // The wire (docs/protocol.md): the typed messages both ways, each writing its own
@@ -39,9 +41,10 @@ let package = Package(
         // client of the daemon links none of them.
         .target(name: "ScalePOSIX", dependencies: ["ScaleCore", "CLinux"]),
         // Input devices: evdev through libevdev, force feedback, discovery and hotplug, the
-        // live scale and recording a device, and evemu recordings played as a source.
-        // CEvdev for libevdev and the ioctl shims; ScalePOSIX for the loop, files and errors.
-        .target(name: "ScaleEvdev", dependencies: ["ScaleCore", "ScalePOSIX", "CEvdev"]),
+        // live scale and recording a device, and recordings (evemu, `libinput record`) played
+        // as a source. CEvdev for libevdev and the ioctl shims; CYAML for libinput's YAML;
+        // ScalePOSIX for the loop, files and errors.
+        .target(name: "ScaleEvdev", dependencies: ["ScaleCore", "ScalePOSIX", "CEvdev", "CYAML"]),
         // The force log: SQLite (CSQLite), its schema, the writer thread and the reader the
         // log commands use. ScalePOSIX for errors, clocks and files.
         .target(name: "ScaleLog", dependencies: ["ScaleCore", "ScalePOSIX", "CSQLite"]),

@@ -6,6 +6,8 @@ import ScalePOSIX
 package enum RecordingError: Error, Sendable, CustomStringConvertible {
     case file(SystemError)
     case parse(EvemuParseError)
+    /// A `libinput record` file that could not be read.
+    case libinput(LibinputRecordError)
     case noDescription(file: String)
     /// Nothing in the file but blank lines and comments (a 0-byte file, say), or no event in
     /// the events file of a pair.
@@ -17,6 +19,7 @@ package enum RecordingError: Error, Sendable, CustomStringConvertible {
         switch self {
         case .file(let error): return error.description
         case .parse(let error): return error.description
+        case .libinput(let error): return error.description
         case .noDescription(let file):
             return "\(file): no device description (N:, I:, B:, A: lines) before the first event, and no .desc or .device file beside it shares its name (NAME.desc for NAME.events, NAME.variant.events or 'NAME variant.events'); this looks like the events half of a split pair, so give its description first: forcescale replay NAME.desc '\(file)'"
         case .empty(let file):
@@ -27,7 +30,8 @@ package enum RecordingError: Error, Sendable, CustomStringConvertible {
     }
 }
 
-/// A recording on disk: one evemu file, or the older split pair of a description file
+/// A recording on disk: one evemu file, one `libinput record` file (YAML, known by its
+/// content), or the older split pair of a description file
 /// (`.desc`, `.device`) and an events-only file (`.events`, `.event`). Events stream from
 /// disk; only the description is kept.
 package struct RecordingFiles: Sendable {
@@ -63,6 +67,15 @@ package struct RecordingFiles: Sendable {
     ///   - onEvent: Called for each event in order.
     /// - Throws: `RecordingError`, or what `onDevice` or `onEvent` throws.
     package func read(onDevice: (DeviceDescription) throws -> Void, onEvent: (InputEvent) throws -> Void) throws {
+        // A `libinput record` file, known by its content: the YAML reader plays it.
+        if eventsPath == nil, LibinputRecordReader.looksLikeLibinputRecord(descriptionPath) {
+            do {
+                try LibinputRecordReader(path: descriptionPath).read(onDevice: onDevice, onEvent: onEvent)
+            } catch let error as LibinputRecordError {
+                throw RecordingError.libinput(error)
+            }
+            return
+        }
         var device: DeviceDescription?
         // Events parsed from one chunk wait here, so that the consumer sees the device
         // (complete once the first event arrives) before any event.

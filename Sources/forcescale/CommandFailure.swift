@@ -18,7 +18,7 @@ struct CommandFailure: Error, CustomStringConvertible {
             case .file(let failure):
                 let cannotOpen: Set<Errno> = [.noSuchFile, .permissionDenied, .isDirectory]
                 self.init(message: failure.description, status: cannotOpen.contains(failure.errno) ? ExitStatus.noInput : ExitStatus.ioError)
-            case .parse, .noDescription, .empty, .noEvents:
+            case .parse, .libinput, .noDescription, .empty, .noEvents:
                 self.init(message: error.description, status: ExitStatus.dataError)
             }
         case let error as DeviceSetupError:
