@@ -149,7 +149,7 @@ let package = Package(
         .target(name: "CFuzzDriver", path: "Tests/Fuzz/CFuzzDriver"),
         .executableTarget(
             name: "forcescale-fuzz",
-            dependencies: ["CFuzzDriver", "ScaleCore", "ScaleProtocol", "ScaleDaemon", "ScaleDisplay", "ScaleWeb", "ScaleMQTT"],
+            dependencies: ["CFuzzDriver", "ScaleCore", "ScaleProtocol", "ScaleEvdev", "ScaleDaemon", "ScaleDisplay", "ScaleWeb", "ScaleMQTT"],
             path: "Tests/Fuzz/forcescale-fuzz"),
         // What the host test suites share for waiting: a deadline-bound poll whose failure
         // says what it waited for, how long, and what it saw.

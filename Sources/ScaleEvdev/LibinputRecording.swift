@@ -52,6 +52,11 @@ package struct LibinputRecordReader {
     package func read(onDevice: (DeviceDescription) throws -> Void, onEvent: (InputEvent) throws -> Void) throws {
         guard let file = fopen(path, "r") else { throw RecordingError.file(SystemError(path: path, errno: .current)) }
         defer { fclose(file) }
+        try read(from: file, onDevice: onDevice, onEvent: onEvent)
+    }
+
+    /// Reads from an open stream (`fmemopen` in the fuzz target), named by `path` in errors.
+    package func read(from file: UnsafeMutablePointer<FILE>, onDevice: (DeviceDescription) throws -> Void, onEvent: (InputEvent) throws -> Void) throws {
         var stream = try YAMLEventStream(file: file, path: path)
         try withoutActuallyEscaping(onDevice) { onDevice in
             try withoutActuallyEscaping(onEvent) { onEvent in

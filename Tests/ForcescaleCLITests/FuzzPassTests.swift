@@ -7,7 +7,7 @@ import Testing
 /// broken invariant fails the test with the target's output. `make fuzz` runs the same
 /// targets coverage-guided with libFuzzer for as long as asked.
 @Suite struct FuzzPassTests {
-    static let targets = ["evemu", "request", "reply", "config", "http", "logtime", "mqtt"]
+    static let targets = ["evemu", "libinput", "request", "reply", "config", "http", "logtime", "mqtt"]
 
     @Test(arguments: targets)
     func aShortPassFindsNothing(target: String) throws {

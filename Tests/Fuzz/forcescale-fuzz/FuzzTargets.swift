@@ -2,6 +2,7 @@ import Glibc
 import ScaleCore
 import ScaleDaemon
 import ScaleDisplay
+import ScaleEvdev
 import ScaleMQTT
 import ScaleProtocol
 import ScaleWeb
@@ -13,7 +14,7 @@ struct FuzzTarget: Sendable {
     var summary: String
     var run: @Sendable (UnsafeBufferPointer<UInt8>) -> Void
 
-    static let all: [FuzzTarget] = [evemu, request, reply, configuration, http, logTime, mqtt]
+    static let all: [FuzzTarget] = [evemu, libinput, request, reply, configuration, http, logTime, mqtt]
 
     static func named(_ name: String) -> FuzzTarget? { all.first { $0.name == name } }
 
@@ -30,6 +31,23 @@ struct FuzzTarget: Sendable {
             expect(!error.problem.isEmpty && error.line > 0, "an evemu error without a line or a message: \(error)")
         } catch {
             expect(false, "an evemu error of another type: \(error)")
+        }
+    }
+
+    /// A `libinput record` file (YAML through libyaml), read from memory.
+    static let libinput = FuzzTarget(name: "libinput", summary: "libinput record YAML (LibinputRecordReader)") { bytes in
+        var copy = Array(bytes)
+        copy.withUnsafeMutableBytes { buffer in
+            guard let base = buffer.baseAddress, buffer.count > 0, let file = fmemopen(base, buffer.count, "r") else { return }
+            defer { fclose(file) }
+            do {
+                try LibinputRecordReader(path: "fuzz.yml").read(from: file, onDevice: { _ in }, onEvent: { _ in })
+            } catch let error as LibinputRecordError {
+                expect(error.line > 0 && !error.problem.isEmpty, "a libinput error without a line or a message: \(error)")
+            } catch is RecordingError {
+            } catch {
+                expect(false, "a libinput error of another type: \(error)")
+            }
         }
     }
 

@@ -43,7 +43,7 @@ enum TwoDevices {
                 && statusLine.contains(#""device":"\#(padName)","name":"forcescale rumble pad""#)
                 && !statusLine.contains(#""clients":1,"device""#),
               "q: STATUS lists the pen (\(penName)) and the pad (\(padName)), and names neither at the top", "saw \(statusLine)")
-        let rumbles = statusLine.components(separatedBy: #""rumble":"\#(pad.node)","dropped_events""#).count - 1
+        let rumbles = statusLine.components(separatedBy: #""rumble":"\#(pad.node)","pressure""#).count - 1
         check(rumbles == 2, "q: STATUS: both devices rumble through the pad (the pen through --rumble-device)", "saw \(statusLine)")
         // Both devices are open (and their effect uploaded) before the daemon serves anyone.
         let opened = pad.forceFeedback
