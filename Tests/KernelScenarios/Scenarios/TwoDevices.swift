@@ -208,7 +208,13 @@ enum TwoDevices {
         let line = client.lines.dropFirst(from).first { $0.contains(Marker.peak) && $0.contains(#""device":"\#(name)""#) } ?? "none"
         check(played.held && line.contains(#""rumble":"played""#),
               "q: \(name)'s PEAK is played through the pad's effect \(effect)", "\(played.account); PEAK \(line); plays \(pad.forceFeedback.playsByEffect)")
+        // Back down, and read as such before anything asks for the device's weight (a TARE
+        // sent before the daemon read this frame would take the peak's).
+        let sent = client.lines.count
         device.press(back)
+        waitFor("\(name)'s READING back at raw \(back)", within: Limits.reaction) {
+            client.lines.dropFirst(sent).contains { $0.contains(Marker.reading) && $0.contains(#""device":"\#(name)""#) && $0.contains(#""raw":\#(back),"#) }
+        }
     }
 
     /// CALIBRATE `name` with `grams` while `device` rests at `raw` with a unit of noise, and
