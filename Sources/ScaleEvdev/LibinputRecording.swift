@@ -349,7 +349,18 @@ struct YAMLEventStream: ~Copyable {
         parser.deallocate()
     }
 
+    /// The next event that belongs to the record: where a value is still expected, the end
+    /// of the document or of the stream means the file ended early.
     mutating func next() throws -> Event {
+        let event = try anyNext()
+        if event.kind == .streamEnd || event.kind == .documentEnd {
+            throw LibinputRecordError(file: path, line: event.line, problem: "the file ends before the record does (truncated?)")
+        }
+        return event
+    }
+
+    /// The next event, whatever it is.
+    private mutating func anyNext() throws -> Event {
         var event = yaml_event_t()
         guard yaml_parser_parse(parser, &event) == 1 else {
             let problem = parser.pointee.problem.map { String(cString: $0) } ?? "malformed YAML"
@@ -377,21 +388,12 @@ struct YAMLEventStream: ~Copyable {
         case YAML_MAPPING_START_EVENT: kind = .mappingStart
         default: kind = .mappingEnd
         }
-        if kind == .streamEnd || kind == .documentEnd {
-            // Where a value was still expected, the file ended early.
-            throw LibinputRecordError(file: path, line: line, problem: "the file ends before the record does (truncated?)")
-        }
         return Event(kind: kind, value: value, line: line)
     }
 
     mutating func expect(_ kind: Kind, _ what: String) throws {
-        var event = yaml_event_t()
-        guard yaml_parser_parse(parser, &event) == 1 else { _ = try next(); return }
-        defer { yaml_event_delete(&event) }
-        let got: Kind = event.type == YAML_STREAM_START_EVENT ? .streamStart : event.type == YAML_DOCUMENT_START_EVENT ? .documentStart : .scalar
-        guard got == kind else {
-            throw LibinputRecordError(file: path, line: Int(event.start_mark.line) + 1, problem: "expected \(what)")
-        }
+        let event = try anyNext()
+        guard event.kind == kind else { throw LibinputRecordError(file: path, line: event.line, problem: "expected \(what)") }
     }
 
     mutating func scalar(_ what: String) throws -> Event {
