@@ -42,8 +42,15 @@ enum CLI {
         defer { try? FileManager.default.removeItem(at: errorFile) }
         let out = Pipe()
         process.standardOutput = out
-        process.standardError = try FileHandle(forWritingTo: errorFile)
+        // Closed here, once the child has its copy: left to the handle's deallocation, the
+        // close came at a moment no one chose and, the tests running in parallel, could
+        // close a descriptor another test had since been given the same number for (a test
+        // then failed reading its own file with EBADF).
+        let errorHandle = try FileHandle(forWritingTo: errorFile)
+        process.standardError = errorHandle
+        defer { try? errorHandle.close() }
         try process.run()
+        try errorHandle.close()
         let stdout = out.fileHandleForReading.readDataToEndOfFile()
         process.waitUntilExit()
         let stderr = try Data(contentsOf: errorFile)

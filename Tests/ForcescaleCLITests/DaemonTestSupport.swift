@@ -118,8 +118,15 @@ final class ChildProcess {
         _ = FileManager.default.createFile(atPath: outputFile.path, contents: nil)
         _ = FileManager.default.createFile(atPath: errorFile.path, contents: nil)
         process.standardInput = FileHandle.nullDevice
-        process.standardOutput = try FileHandle(forWritingTo: outputFile)
-        process.standardError = try FileHandle(forWritingTo: errorFile)
+        // Both closed in this process as soon as the child has them (CLI.run says why).
+        let output = try FileHandle(forWritingTo: outputFile)
+        let error = try FileHandle(forWritingTo: errorFile)
+        process.standardOutput = output
+        process.standardError = error
+        defer {
+            try? output.close()
+            try? error.close()
+        }
         try process.run()
     }
 
