@@ -34,6 +34,21 @@ import Testing
         }
     }
 
+    @Test func recordingDeviceChoosesByPlaceOrNameAndRefusesWhatTheFileDoesNotHold() throws {
+        try withDemoInBothFormats { evemu, yaml, _ in
+            let expected = try CLI.run(["replay", evemu]).stdout
+            for selection in ["1", "demo pad"] {
+                let chosen = try CLI.run(["replay", "--recording-device", selection, yaml])
+                #expect(chosen.status == 0, "\(chosen.stderr)")
+                #expect(chosen.stdout == expected)
+            }
+            let missing = try CLI.run(["replay", "--recording-device", "2", yaml])
+            #expect(missing.status == 65)
+            #expect(missing.stderr.hasPrefix("error: \(yaml):"), "\(missing.stderr)")
+            #expect(missing.stderr.contains("--recording-device 2 names no device of the record"), "\(missing.stderr)")
+        }
+    }
+
     @Test func aFrameWithoutSynReportNamesFileAndLineAndExits65() throws {
         try withDemoInBothFormats { _, yaml, directory in
             var lines = try String(contentsOfFile: yaml, encoding: .utf8).split(separator: "\n", omittingEmptySubsequences: false).map(String.init)

@@ -67,3 +67,67 @@ import Testing
         #expect(LibinputRecordWriter.line(for: event, startsFrame: false) == "    - [4000, 999999,  0,   0,      0]\n")
     }
 }
+
+/// `--recording-device NAME|INDEX`: which device of several a libinput record plays.
+@Suite struct RecordingDeviceSelectionTests {
+    static func play(_ path: String, selecting selection: String) throws -> LibinputRecordingTests.Played {
+        var played = LibinputRecordingTests.Played()
+        var files = RecordingFiles(file: path)
+        files.deviceSelection = selection
+        try files.read(onDevice: { played.devices.append($0) }, onEvent: { played.events.append($0) })
+        return played
+    }
+
+    static func twoPads(_ directory: TemporaryDirectory) throws -> String {
+        let first = LibinputRecordingTests.padDevice
+        let second = LibinputRecordingTests.padDevice
+            .replacingOccurrences(of: "\"YAML test pad\"", with: "\"Second Pad\"")
+            .replacingOccurrences(of: "  40]", with: "  90]")
+        let path = directory.path + "/two.yml"
+        writeFile(path, LibinputRecordingTests.record(first, second))
+        return path
+    }
+
+    @Test(arguments: ["2", "second", "SECOND PAD"])
+    func theNamedDeviceIsPlayed(_ selection: String) throws {
+        let directory = TemporaryDirectory()
+        let played = try Self.play(try Self.twoPads(directory), selecting: selection)
+        #expect(played.devices.map(\.name) == ["Second Pad"])
+        #expect(played.events.contains { $0.code == .absPressure && $0.value == 90 })
+    }
+
+    @Test func withoutASelectionTheFirstPressureDeviceIsPlayed() throws {
+        let directory = TemporaryDirectory()
+        let played = try LibinputRecordingTests.play(try Self.twoPads(directory))
+        #expect(played.devices.map(\.name) == ["YAML test pad"])
+        #expect(played.events.contains { $0.code == .absPressure && $0.value == 40 })
+    }
+
+    @Test(arguments: ["3", "0", "tablet"])
+    func aSelectionTheFileDoesNotHoldListsItsDevices(_ selection: String) throws {
+        let directory = TemporaryDirectory()
+        let path = try Self.twoPads(directory)
+        do {
+            _ = try Self.play(path, selecting: selection)
+            Issue.record("--recording-device \(selection) was accepted")
+        } catch RecordingError.libinput(let error) {
+            #expect(error.file == path)
+            #expect(error.problem.contains("--recording-device \(selection) names no device"))
+            #expect(error.problem.contains("1: 'YAML test pad', 2: 'Second Pad'"))
+        }
+    }
+
+    @Test func aSelectedDeviceWithoutPressureIsHandedOverToBeRefused() throws {
+        let directory = TemporaryDirectory()
+        let path = directory.path + "/all.yml"
+        writeFile(path, LibinputRecordingTests.record(LibinputRecordingTests.keyboardDevice, LibinputRecordingTests.padDevice))
+        var devices: [DeviceDescription] = []
+        struct Refused: Error {}
+        var files = RecordingFiles(file: path)
+        files.deviceSelection = "1"
+        #expect(throws: Refused.self) {
+            try files.read(onDevice: { devices.append($0); if $0.axes[.absPressure] == nil { throw Refused() } }, onEvent: { _ in })
+        }
+        #expect(devices.count == 1 && devices.first?.axes[.absPressure] == nil)
+    }
+}
