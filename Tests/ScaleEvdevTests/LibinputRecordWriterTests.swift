@@ -41,6 +41,8 @@ import Testing
         #expect(lines.contains("    id: [17, 2, 7, 433]"))
         #expect(lines.contains("      24: [0, 255, 0, 0, 0]"))
         #expect(lines.contains("    properties: [0, 2]"))
+        // libinput replay fetches each device's 'udev: properties:' and fails without them.
+        #expect(lines.contains("  udev:") && lines.contains("    properties:") && lines.contains("    - ID_INPUT=1"))
         #expect(lines.filter { $0 == "  - evdev:" }.count == 3)
         #expect(lines.contains("    - [ 12,  12500,  3,  24,     41]"))
     }

@@ -1,6 +1,7 @@
 /// Writes recordings as `libinput record` version-1 YAML (libinput's
 /// tools/libinput-record.c, libinput-record(1)): one device with its `evdev` description
-/// (`name`, `id`, `codes`, `absinfo`, `properties`), then `events`, each frame a `- evdev:`
+/// (`name`, `id`, `codes`, `absinfo`, `properties`), `udev` (which `libinput replay`
+/// requires), then `events`, each frame a `- evdev:`
 /// list of `[sec, usec, type, code, value]` closed by its SYN_REPORT, so `libinput replay`
 /// recreates the device and forcescale's reader reads back the same `Recording`.
 ///
@@ -33,6 +34,11 @@ public enum LibinputRecordWriter {
             }
         }
         out += "    properties: [\(device.properties.members.map(String.init).joined(separator: ", "))]\n"
+        // libinput replay fetches 'udev: properties:' for every device (it compares them with
+        // the new device's and only warns), so the key must be there.
+        out += "  udev:\n"
+        out += "    properties:\n"
+        out += "    - ID_INPUT=1\n"
         out += "  events:\n"
         return out
     }
