@@ -24,9 +24,14 @@ package struct LibinputRecordError: Error, Equatable, Sendable, CustomStringConv
 /// without a pressure axis.
 package struct LibinputRecordReader {
     package let path: String
+    /// `--recording-device`: the device to play of several, by its place in the list
+    /// (1 is the first) or a part of its name (case-insensitive); `nil` takes the first with
+    /// a pressure axis.
+    package let deviceSelection: String?
 
-    package init(path: String) {
+    package init(path: String, deviceSelection: String? = nil) {
         self.path = path
+        self.deviceSelection = deviceSelection
     }
 
     /// Whether the file's first line that is neither blank nor a comment opens a YAML
@@ -61,6 +66,7 @@ package struct LibinputRecordReader {
         try withoutActuallyEscaping(onDevice) { onDevice in
             try withoutActuallyEscaping(onEvent) { onEvent in
                 var session = Session(path: path, onDevice: onDevice, onEvent: onEvent)
+                session.selection = deviceSelection
                 try session.readDocument(&stream)
             }
         }
@@ -75,6 +81,16 @@ package struct LibinputRecordReader {
         var firstDevice: DeviceDescription?
         var previousTime: EventTime?
         var eventCount = 0
+        /// `--recording-device`, and the devices seen so far (for the error naming them).
+        var selection: String?
+        var deviceNames: [String] = []
+
+        /// Whether the device at `index` (0-based) named `name` is the one `selection` names.
+        func isSelected(index: Int, name: String) -> Bool {
+            guard let selection else { return false }
+            if let number = Int(selection) { return number == index + 1 }
+            return name.lowercased().contains(selection.lowercased())
+        }
 
         init(path: String, onDevice: @escaping (DeviceDescription) throws -> Void, onEvent: @escaping (InputEvent) throws -> Void) {
             self.path = path
@@ -116,6 +132,10 @@ package struct LibinputRecordReader {
             }
             guard version != nil else { throw failure(1, "no 'version:': not a libinput record") }
             guard sawDevices else { throw failure(stream.line, "no 'devices:' list: the record holds no device") }
+            if !chosen, let selection {
+                let listed = deviceNames.enumerated().map { "\($0.offset + 1): '\($0.element)'" }.joined(separator: ", ")
+                throw failure(stream.line, "--recording-device \(selection) names no device of the record; it holds \(listed.isEmpty ? "none" : listed)")
+            }
             if !chosen {
                 // No device with a pressure axis: the first one is refused by the caller,
                 // with the words it uses for an evemu file without one.
@@ -149,7 +169,14 @@ package struct LibinputRecordReader {
                     let device = try readEvdev(&stream)
                     description = device
                     if firstDevice == nil { firstDevice = device }
-                    if !chosen, device.axes[.absPressure] != nil || device.axes[.absMTPressure] != nil {
+                    let index = deviceNames.count
+                    deviceNames.append(device.name)
+                    // Named by --recording-device, it is played (or refused by the caller, as
+                    // an evemu file without a pressure axis is); else the first with pressure.
+                    let wanted = selection == nil
+                        ? device.axes[.absPressure] != nil || device.axes[.absMTPressure] != nil
+                        : isSelected(index: index, name: device.name)
+                    if !chosen, wanted {
                         chosen = true
                         plays = true
                         try onDevice(device)

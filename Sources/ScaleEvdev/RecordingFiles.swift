@@ -40,6 +40,9 @@ package struct RecordingFiles: Sendable {
     /// Whether `descriptionPath` was found beside a lone events file rather than given; it
     /// must then hold only a description.
     package let descriptionIsCompanion: Bool
+    /// `--recording-device NAME|INDEX`: which device of a `libinput record` file with
+    /// several to play (see `LibinputRecordReader.deviceSelection`); evemu files hold one.
+    package var deviceSelection: String?
 
     /// - Parameters:
     ///   - file: A whole recording, or the description of a pair.
@@ -70,7 +73,7 @@ package struct RecordingFiles: Sendable {
         // A `libinput record` file, known by its content: the YAML reader plays it.
         if eventsPath == nil, LibinputRecordReader.looksLikeLibinputRecord(descriptionPath) {
             do {
-                try LibinputRecordReader(path: descriptionPath).read(onDevice: onDevice, onEvent: onEvent)
+                try LibinputRecordReader(path: descriptionPath, deviceSelection: deviceSelection).read(onDevice: onDevice, onEvent: onEvent)
             } catch let error as LibinputRecordError {
                 throw RecordingError.libinput(error)
             }

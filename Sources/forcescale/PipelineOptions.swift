@@ -16,6 +16,9 @@ struct PipelineOptions {
         Option(long: "unit", valueName: "unit", help: "Unit of the gauge; JSON always carries grams.", defaultValue: "g", allowedValues: MassUnit.allCases.map(\.rawValue)),
     ] + PipelineOptionDeclarations.all
 
+    static let recordingDeviceDeclaration = Option(
+        long: "recording-device", valueName: "name|index",
+        help: "Of a libinput record file with several devices, play this one: a part of its name, or its place in the list (1 is the first).")
     static let realtimeDeclaration = Option(long: "realtime", help: "Pace the output by the recording's timestamps instead of going as fast as possible.")
 
     /// Reads and checks the options.

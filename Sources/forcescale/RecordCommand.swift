@@ -8,19 +8,23 @@ import ScalePOSIX
 enum RecordCommand {
     static let declaration = Command(
         name: "record",
-        abstract: "Record a live device in evemu format, for replay and for sharing.",
+        abstract: "Record a live device in evemu (or libinput record) format, for replay and for sharing.",
         discussion: """
             Writes the device's description and then every event it sends, in the text \
             format of evemu-record, until Ctrl-C, --duration or the device's removal. The \
             file replays with 'forcescale replay' (giving the same readings as the live \
             run, times included: events keep the kernel's monotonic timestamps) and with \
-            evemu-device and evemu-play. The device is not grabbed, so the desktop keeps \
+            evemu-device and evemu-play. With --format libinput the file is the version-1 \
+            YAML of 'libinput record' instead, which 'libinput replay' replays and \
+            'forcescale replay' reads back to the same readings. The device is not grabbed, so the desktop keeps \
             it meanwhile. Recordings hold everything the device reports, positions \
             included: look before you share one.
             """,
         options: Setting.device.options + [
             Option(long: "output", short: "o", valueName: "file", help: "Write the recording here instead of to standard output."),
             Option(long: "duration", valueName: "seconds", help: "Stop after this many seconds."),
+            Option(long: "format", valueName: "format", help: "The file format: evemu text, or libinput record's YAML.", defaultValue: "evemu",
+                   allowedValues: RecordingFormat.allCases.map(\.rawValue)),
         ])
 
     static func run(_ command: ParsedCommand) throws -> Int32 {
@@ -28,6 +32,7 @@ enum RecordCommand {
         if let seconds, !(seconds > 0 && seconds <= 31_536_000) {
             throw command.usageError("The duration must be more than 0 and at most a year of seconds, e.g. --duration 30")
         }
+        let format = RecordingFormat(rawValue: command.string("format") ?? "evemu") ?? .evemu
         let outputPath = command.string("output").flatMap { $0 == "-" ? nil : $0 }
         return reportingFailures {
             let candidate = try DeviceDiscovery.choose(command.string(.device).map(DeviceQuery.init), from: DeviceDiscovery.scan())
@@ -36,10 +41,11 @@ enum RecordCommand {
             defer { if outputPath != nil { try? output.descriptor.close() } }
             let destination = outputPath ?? "standard output"
             printError("forcescale: recording \(device.path) (\(device.description.name)) to \(destination); Ctrl-C stops")
-            let recorder = DeviceRecorder(device: device, output: output, loop: try EventLoop())
+            let recorder = DeviceRecorder(device: device, output: output, loop: try EventLoop(), format: format)
             let comments = [
                 "recorded by forcescale \(version) from \(device.path) at \(LocalTime.text(LocalTime.now(), offset: true))",
-                "E: times are the kernel's CLOCK_MONOTONIC, as forcescale read and forcescaled see them",
+                format == .evemu ? "E: times are the kernel's CLOCK_MONOTONIC, as forcescale read and forcescaled see them"
+                    : "event times are the kernel's CLOCK_MONOTONIC, as forcescale read and forcescaled see them",
             ]
             let summary: RecordingSummary
             do {

@@ -16,12 +16,13 @@ enum ReplayCommand {
             Argument(name: "file", help: "The recording, or the .desc file of a split pair."),
             Argument(name: "events-file", help: "The events-only file of a split pair.", isOptional: true),
         ],
-        options: PipelineOptions.declarations + [PipelineOptions.realtimeDeclaration])
+        options: PipelineOptions.declarations + [PipelineOptions.realtimeDeclaration, PipelineOptions.recordingDeviceDeclaration])
 
     static func run(_ command: ParsedCommand) throws -> Int32 {
         var options = try PipelineOptions(command)
         options.realtime = command.flag("realtime")
-        let files = RecordingFiles(file: command.argument("file")!, eventsFile: command.argument("events-file"))
+        var files = RecordingFiles(file: command.argument("file")!, eventsFile: command.argument("events-file"))
+        files.deviceSelection = command.string("recording-device")
         return reportingFailures {
             let driver = ReplayDriver(
                 settings: options.settings, presenter: options.makePresenter(liveGauge: true), realtime: options.realtime)

@@ -33,6 +33,8 @@ let root = Command(
         Option(long: "config", valueName: "file", help: "The configuration file; a missing default one is no error. (default: \(DaemonConfiguration.defaultPath))"),
         Option(long: "replay", valueName: "file", help: "Serve this evemu recording instead of devices; repeat for several.", isRepeatable: true),
         Option(long: "loop", help: "With --replay: start the recording over at its end."),
+        Option(long: "recording-device", valueName: "name|index",
+               help: "With --replay of libinput record files with several devices: play this one, a part of its name or its place in the list (1 is the first)."),
     ] + Setting.options(for: .forcescaled),
     version: release)
 
@@ -131,7 +133,11 @@ runMain(root: root) { command in
     let configurationPath = command.string("config") ?? DaemonConfiguration.defaultPath
     let configurationIsExplicit = command.flag("config")
     let replays = command.strings("replay")
-    let source: Daemon.Source = replays.isEmpty ? .devices : .recordings(replays.map { RecordingFiles(file: $0) }, loops: command.flag("loop"))
+    let source: Daemon.Source = replays.isEmpty ? .devices : .recordings(replays.map { file in
+        var files = RecordingFiles(file: file)
+        files.deviceSelection = command.string("recording-device")
+        return files
+    }, loops: command.flag("loop"))
 
     /// Reads the file and puts the command line over it: at the start, and on each SIGHUP.
     /// - Throws: `ConfigurationError` for the file, `SettingProblem` for the rest.

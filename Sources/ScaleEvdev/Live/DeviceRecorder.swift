@@ -24,7 +24,15 @@ package enum RecordingEnding: Sendable, Equatable {
     case deviceRemoved
 }
 
-/// Records a live device in evemu's text format, as `evemu-record` does, so the file
+/// The file formats `forcescale record` writes.
+package enum RecordingFormat: String, CaseIterable, Sendable {
+    /// evemu 1.3 text, the default: evemu-device and evemu-play replay it.
+    case evemu
+    /// `libinput record` version-1 YAML: `libinput replay` replays it.
+    case libinput
+}
+
+/// Records a live device in evemu's text format (or libinput record's YAML), as `evemu-record` does, so the file
 /// replays through `forcescale replay`, `evemu-device` and `evemu-play`, and can be shared
 /// the way the evemu-devices collection is.
 ///
@@ -39,12 +47,17 @@ package final class DeviceRecorder {
     private var summary = RecordingSummary()
     private var failure: (any Error)?
     private var deadline: DeadlineTimer?
+    private let format: RecordingFormat
+    /// Whether the next event opens a frame (a `- evdev:` list in libinput's format).
+    private var startsFrame = true
 
     /// - Parameters:
     ///   - device: The opened device; it is not grabbed, so the desktop keeps it.
     ///   - output: Where the recording goes (a file or standard output).
     ///   - loop: The loop that delivers the device's events and the signals.
-    package init(device: EvdevDevice, output: OutputChannel, loop: EventLoop) {
+    ///   - format: evemu text (the default) or libinput record's YAML.
+    package init(device: EvdevDevice, output: OutputChannel, loop: EventLoop, format: RecordingFormat = .evemu) {
+        self.format = format
         self.device = device
         self.output = output
         self.loop = loop
@@ -57,7 +70,10 @@ package final class DeviceRecorder {
     /// - Throws: `Errno` when the output cannot be written (the disk is full, say);
     ///   `DeviceOpenError` when reading the device fails in a way that will not heal.
     package func record(comments: [String], seconds: Double?) throws -> RecordingSummary {
-        try output.write(EvemuWriter.header(for: device.description, comments: comments))
+        switch format {
+        case .evemu: try output.write(EvemuWriter.header(for: device.description, comments: comments))
+        case .libinput: try output.write(LibinputRecordWriter.header(for: device.description, node: device.path, comments: comments))
+        }
         try output.flush()
         try loop.watch(device.descriptor) { [unowned self] in drainDevice() }
         defer { loop.unwatch(device.descriptor) }
@@ -87,7 +103,14 @@ package final class DeviceRecorder {
                 guard writeError == nil else { return }
                 summary.events += 1
                 if event.type == .synchronization, event.code == .synReport { summary.frames += 1 }
-                do throws(Errno) { try output.write(EvemuWriter.line(for: event)) } catch { writeError = error }
+                let text: String
+                switch format {
+                case .evemu: text = EvemuWriter.line(for: event)
+                case .libinput:
+                    text = LibinputRecordWriter.line(for: event, startsFrame: startsFrame)
+                    startsFrame = event.isFrameEnd
+                }
+                do throws(Errno) { try output.write(text) } catch { writeError = error }
             },
             onResynchronize: {
                 // What follows is libevdev's rebuilt state, closed by its own SYN_REPORT: it is
