@@ -98,10 +98,11 @@ let package = Package(
             name: "forcescale-mqtt",
             dependencies: ["ArgumentParsing", "ScaleOptions", "ScalePOSIX", "ScaleMQTT"]),
         // bench/replay: parsing and the pipeline over a recording (RecordingFiles, hence
-        // ScaleEvdev). Results: BENCHMARKS.md.
+        // ScaleEvdev), and libyaml's parser alone as the floor of the YAML path. Results:
+        // BENCHMARKS.md.
         .executableTarget(
             name: "forcescale-bench",
-            dependencies: ["ScaleCore", "ScaleEvdev", "BenchSupport"],
+            dependencies: ["ScaleCore", "ScaleEvdev", "BenchSupport", "CYAML"],
             path: "bench/Sources/forcescale-bench"),
         // bench/log: the force log's inserts (batched against one transaction per reading),
         // bytes per reading, and reading 1 M readings back. Results: BENCHMARKS.md.

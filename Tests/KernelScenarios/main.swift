@@ -45,6 +45,7 @@ let scenarios: [(letter: String, title: String, run: (Programs) -> Void)] = [
     ("q", "two pressure devices served at once, one unplugged", TwoDevices.run),
     ("r", "devices made by the kernel's own HID drivers (uhid)", RealDrivers.run),
     ("s", "haptic clicks on FF_HAPTIC pressure pads, never PRESS or RELEASE", HapticClicks.run),
+    ("t", "libinput record and libinput replay, Debian's own tools, against forcescale", LibinputTools.run),
 ]
 
 let wanted = Set(CommandLine.arguments.dropFirst().map { $0.lowercased() })

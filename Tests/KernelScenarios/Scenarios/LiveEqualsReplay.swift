@@ -56,7 +56,7 @@ enum LiveEqualsReplay {
 
     /// Single files (description and events) and split pairs (NAME.desc + NAME.*.events);
     /// description-only files are skipped.
-    static func discover(_ root: String) -> [Recording] {
+    static func discover(_ root: String, scenario: String = "a") -> [Recording] {
         guard let enumerator = FileManager.default.enumerator(atPath: root) else { return [] }
         var files: [String] = []
         while let relative = enumerator.nextObject() as? String {
@@ -77,11 +77,11 @@ enum LiveEqualsReplay {
                 descriptionsUsed.insert(description)
                 result.append(Recording(name: name, description: description, events: path))
             } else {
-                note("a: skipping \(name): events without a description")
+                note("\(scenario): skipping \(name): events without a description")
             }
         }
         for path in files.sorted() where path.hasSuffix(".desc") && !descriptionsUsed.contains(path) {
-            note("a: skipping \((path as NSString).lastPathComponent): a description without events")
+            note("\(scenario): skipping \((path as NSString).lastPathComponent): a description without events")
         }
         return result
     }
@@ -108,12 +108,26 @@ enum LiveEqualsReplay {
 
     // MARK: - One recording
 
-    static func compare(_ recording: Recording, index: Int, programs: Programs, evemuDevice: String, evemuPlay: String, cap: Double, scratch: String) {
-        let label = "a: \(recording.name)"
+    /// The files a live run of a recording is made from, and replay's view of the same events.
+    struct Prepared {
+        /// The description with every fuzz at 0 (see the type's comment), for evemu-device.
+        var liveDescription: String
+        /// The events alone, for evemu-play.
+        var eventsOnly: String
+        /// What `forcescale replay` reads: the recording as shipped, or the same cut of it.
+        var replayFiles: [String]
+        /// The seconds between the first and the last event played.
+        var playSeconds: Double
+        var truncated: Bool
+    }
+
+    /// Writes the scratch files for `recording` at `base`.*, cut to its first `cap` seconds
+    /// (ended on a frame boundary). Nil, with a failed check, when a file cannot be read or written.
+    static func prepare(_ recording: Recording, base: String, cap: Double, label: String) -> Prepared? {
         guard let descriptionText = try? String(contentsOfFile: recording.description, encoding: .utf8),
               let eventsText = try? String(contentsOfFile: recording.events ?? recording.description, encoding: .utf8) else {
             check(false, "\(label): read the recording", "cannot read \(recording.description)")
-            return
+            return nil
         }
         let headerLines = descriptionText.split(separator: "\n", omittingEmptySubsequences: false).filter { !$0.hasPrefix("E:") }
         var eventLines = eventsText.split(separator: "\n").filter { $0.hasPrefix("E:") }
@@ -121,17 +135,13 @@ enum LiveEqualsReplay {
         let duration = eventLines.isEmpty ? 0 : time(eventLines.last!) - time(eventLines.first!)
         var truncated = false
         if duration > cap {
-            // The first `cap` seconds, ended on a frame boundary.
             let start = time(eventLines.first!)
             var kept = Array(eventLines.prefix { time($0) - start <= cap })
             while let last = kept.last, !isReport(last) { kept.removeLast() }
             eventLines = kept
             truncated = true
-            note(String(format: "%@: using the first %.0f s of %.1f s (%d of the recording's events; FORCESCALE_KT_MAX_SECONDS)", label, cap, duration, kept.count))
+            note(String(format: "%@: using the first %.0f s of %.1f s (%d of the recording's events)", label, cap, duration, kept.count))
         }
-
-        let base = scratch + "/\(index)"
-        // The live device: the description with every fuzz at 0 (see the type's comment).
         let liveDescription = base + ".live.desc"
         let keepFuzz = ProcessInfo.processInfo.environment["FORCESCALE_KT_KEEP_FUZZ"] == "1"
         let unfuzzed = headerLines.map { line -> Substring in
@@ -141,25 +151,55 @@ enum LiveEqualsReplay {
             return Substring(fields.joined(separator: " "))
         }
         let eventsOnly = base + ".events"
+        var replayFiles = recording.events.map { [recording.description, $0] } ?? [recording.description]
         do {
             try (unfuzzed.joined(separator: "\n") + "\n").write(toFile: liveDescription, atomically: true, encoding: .utf8)
             try (eventLines.joined(separator: "\n") + "\n").write(toFile: eventsOnly, atomically: true, encoding: .utf8)
+            if truncated {
+                if recording.events != nil {
+                    replayFiles = [recording.description, eventsOnly]
+                } else {
+                    let whole = base + ".cut.events"
+                    try (headerLines.joined(separator: "\n") + "\n" + eventLines.joined(separator: "\n") + "\n").write(toFile: whole, atomically: true, encoding: .utf8)
+                    replayFiles = [whole]
+                }
+            }
         } catch {
             check(false, "\(label): write scratch files", "\(error)")
-            return
+            return nil
         }
-        // Replay reads the recording as shipped, or the same cut of it.
-        var replayFiles = recording.events.map { [recording.description, $0] } ?? [recording.description]
-        if truncated {
-            if recording.events != nil {
-                replayFiles = [recording.description, eventsOnly]
-            } else {
-                let whole = base + ".cut.events"
-                try? (headerLines.joined(separator: "\n") + "\n" + eventLines.joined(separator: "\n") + "\n").write(toFile: whole, atomically: true, encoding: .utf8)
-                replayFiles = [whole]
-            }
-        }
+        let playSeconds = eventLines.isEmpty ? 0 : time(eventLines.last!) - time(eventLines.first!)
+        return Prepared(liveDescription: liveDescription, eventsOnly: eventsOnly, replayFiles: replayFiles, playSeconds: playSeconds, truncated: truncated)
+    }
 
+    /// evemu-device on `description`, and the node it made; nil, with a failed check, when it makes none.
+    static func startEvemuDevice(_ evemuDevice: String, _ description: String, label: String) -> (maker: Child, node: String)? {
+        let maker: Child
+        do {
+            maker = try Child("evemu-device", [evemuDevice, description])
+        } catch {
+            check(false, "\(label): start evemu-device", "\(error)")
+            return nil
+        }
+        var node: String?
+        let named = waitFor("evemu-device to print its node and the node to exist", within: Limits.readerStart) {
+            node = (maker.output + maker.errors).lazy.compactMap { line in line.range(of: "/dev/input/event").map { String(line[$0.lowerBound...]) } }.first
+            return node.map(fileExists) ?? !maker.isRunning
+        }
+        guard let node, fileExists(node) else {
+            check(false, "\(label): evemu-device makes a device",
+                  "\(named.account); saw \(maker.ended.map { "it ended with \($0)" } ?? "no node")\n\(maker.tail())")
+            maker.stop(SIGTERM, timeout: 10)
+            return nil
+        }
+        return (maker, node)
+    }
+
+    static func compare(_ recording: Recording, index: Int, programs: Programs, evemuDevice: String, evemuPlay: String, cap: Double, scratch: String) {
+        let label = "a: \(recording.name)"
+        guard let prepared = prepare(recording, base: scratch + "/\(index)", cap: cap, label: label) else { return }
+        let truncated = prepared.truncated
+        let replayFiles = prepared.replayFiles
         // Replay first: it is quick, and says whether the recording can weigh at all.
         let (replayEnded, replay) = runToEnd("replay \(recording.name)", [programs.forcescale, "replay", "--json", "--interval-ms", "0"] + replayFiles, timeout: 120)
         if replayEnded == .exited(65), let message = replay?.errorText, message.contains("no pressure axis") || message.contains("degenerate") {
@@ -173,31 +213,15 @@ enum LiveEqualsReplay {
         let expected = replay.outputs
 
         // The live side.
-        let maker: Child
-        do {
-            maker = try Child("evemu-device", [evemuDevice, liveDescription])
-        } catch {
-            check(false, "\(label): start evemu-device", "\(error)")
-            return
-        }
+        guard let (maker, node) = startEvemuDevice(evemuDevice, prepared.liveDescription, label: label) else { return }
         defer { maker.stop(SIGTERM, timeout: 10) }
-        var node: String?
-        let named = waitFor("evemu-device to print its node and the node to exist", within: Limits.readerStart) {
-            node = (maker.output + maker.errors).lazy.compactMap { line in line.range(of: "/dev/input/event").map { String(line[$0.lowerBound...]) } }.first
-            return node.map(fileExists) ?? !maker.isRunning
-        }
-        guard let node, fileExists(node) else {
-            check(false, "\(label): evemu-device makes a device",
-                  "\(named.account); saw \(maker.ended.map { "it ended with \($0)" } ?? "no node")\n\(maker.tail())")
-            return
-        }
         guard let reader = startReader(programs, "read \(node)", ["--json", "--interval-ms", "0", "--no-rumble", "--device", node], scenario: "a") else { return }
         defer { reader.stop(SIGKILL) }
 
-        let playDuration = eventLines.isEmpty ? 0 : time(eventLines.last!) - time(eventLines.first!)
-        let (playEnded, player) = runToEnd("evemu-play", [evemuPlay, node], timeout: playDuration * 3 + 60, input: eventsOnly)
+        let playLimit = prepared.playSeconds * 3 + 60
+        let (playEnded, player) = runToEnd("evemu-play", [evemuPlay, node], timeout: playLimit, input: prepared.eventsOnly)
         guard playEnded == .exited(0) else {
-            check(false, "\(label): evemu-play exits 0", "saw \(ending(playEnded, waited: playDuration * 3 + 60))\n\(player?.tail() ?? "")")
+            check(false, "\(label): evemu-play exits 0", "saw \(ending(playEnded, waited: playLimit))\n\(player?.tail() ?? "")")
             return
         }
         // evemu-play has exited, so every event is queued for the reader: once it sleeps in

@@ -7,12 +7,19 @@
 //   forcescale-bench parse FILE [REPETITIONS]
 //       Parsing alone: `RecordingFiles.read` with a consumer that only counts, to split the
 //       replay figure into its parse and pipeline parts.
+//   forcescale-bench libyaml FILE [REPETITIONS]
+//       libyaml's parser alone over FILE (every YAML event parsed, then dropped): the floor
+//       of any reader of libinput's format that has libyaml parse it.
+//   forcescale-bench to-libinput FILE OUT
+//       Writes FILE's device and events to OUT in libinput's recording format (what `forcescale
+//       record --format libinput` writes), so that the same events can be timed in both formats.
 //
 // Speed targets are checked here, in a benchmark, rather than in timed tests; the machine is
 // noisy, so every figure is the median of several repetitions and is quoted next to its
 // baseline from the same run.
 
 import BenchSupport
+import CYAML
 import Glibc
 import ScaleCore
 import ScaleEvdev
@@ -95,20 +102,66 @@ func benchParse(_ path: String, repetitions: Int) throws {
     report("parse (RecordingFiles.read)", key: "parse", events: run.result, seconds: run.seconds)
 }
 
+/// libyaml's event parser over `path`, with nothing done with the events but counting them.
+func benchLibyaml(_ path: String, repetitions: Int) throws {
+    let run = medianSeconds(repetitions) { () -> Int in
+        guard let file = fopen(path, "rb") else { fail("\(path): \(String(cString: strerror(errno)))") }
+        defer { fclose(file) }
+        var parser = yaml_parser_t()
+        guard yaml_parser_initialize(&parser) == 1 else { fail("libyaml: cannot initialise a parser") }
+        defer { yaml_parser_delete(&parser) }
+        yaml_parser_set_input_file(&parser, file)
+        var event = yaml_event_t()
+        var count = 0
+        while true {
+            guard yaml_parser_parse(&parser, &event) == 1 else { fail("\(path): libyaml cannot parse it") }
+            let type = event.type
+            yaml_event_delete(&event)
+            count += 1
+            if type == YAML_STREAM_END_EVENT { return count }
+        }
+    }
+    print("yaml_events \(run.result)")
+    print("result libyaml_seconds=\(format(run.seconds, 6))")
+}
+
+/// FILE as a libinput recording, streamed (the 5 M-event file is not held in memory).
+func convertToLibinput(_ path: String, output: String) throws {
+    guard let file = fopen(output, "w") else { fail("\(output): \(String(cString: strerror(errno)))") }
+    var startsFrame = true
+    var frames = 0
+    try RecordingFiles(file: path).read(
+        onDevice: { fputs(LibinputRecordWriter.header(for: $0), file) },
+        onEvent: { event in
+            fputs(LibinputRecordWriter.line(for: event, startsFrame: startsFrame), file)
+            startsFrame = event.type == .synchronization && event.code == .synReport
+            if startsFrame { frames += 1 }
+        })
+    guard fclose(file) == 0 else { fail("\(output): \(String(cString: strerror(errno)))") }
+    guard startsFrame else { fail("\(path): the last frame has no SYN_REPORT; the libinput format needs one") }
+    print("frames \(frames)")
+}
+
 // MARK: - Main
 
 let arguments = CommandLine.arguments.dropFirst()
 guard arguments.count == 2 || arguments.count == 3, let mode = arguments.first else {
-    fail("usage: forcescale-bench pipeline|parse FILE [REPETITIONS]")
+    fail("usage: forcescale-bench pipeline|parse|libyaml FILE [REPETITIONS] | to-libinput FILE OUT")
 }
 let path = arguments[arguments.startIndex + 1]
+if mode == "to-libinput" {
+    guard arguments.count == 3 else { fail("usage: forcescale-bench to-libinput FILE OUT") }
+    do { try convertToLibinput(path, output: arguments.last!) } catch { fail("\(error)") }
+    exit(0)
+}
 let repetitions = arguments.count == 3 ? Int(arguments.last!) ?? 0 : 5
 guard repetitions > 0 else { fail("REPETITIONS must be a positive whole number") }
 do {
     switch mode {
     case "pipeline": try benchPipeline(path, repetitions: repetitions)
     case "parse": try benchParse(path, repetitions: repetitions)
-    default: fail("unknown mode '\(mode)'; use pipeline or parse")
+    case "libyaml": try benchLibyaml(path, repetitions: repetitions)
+    default: fail("unknown mode '\(mode)'; use pipeline, parse, libyaml or to-libinput")
     }
 } catch {
     fail("\(error)")
