@@ -116,8 +116,14 @@ let package = Package(
             name: "forcescale-calibration-bench",
             dependencies: ["ScaleCore", "BenchSupport"],
             path: "bench/Sources/forcescale-calibration-bench"),
-        // The host benchmarks' clock, failure exit and number formatting.
-        .target(name: "BenchSupport", path: "bench/Sources/BenchSupport"),
+        // bench/characterize: pen characterization on synthetic pens with a known activation
+        // force, response and hysteresis. Results: BENCHMARKS.md.
+        .executableTarget(
+            name: "forcescale-characterize-bench",
+            dependencies: ["ScaleCore", "BenchSupport"],
+            path: "bench/Sources/forcescale-characterize-bench"),
+        // The host benchmarks' clock, failure exit, number formatting and seeded noise.
+        .target(name: "BenchSupport", dependencies: ["ScaleCore"], path: "bench/Sources/BenchSupport"),
         // Scenarios on the real kernel (uinput devices, evemu, evtest): run in the VM with
         // scripts/kernel-tests .build/debug/forcescale-kernel-tests.
         .executableTarget(

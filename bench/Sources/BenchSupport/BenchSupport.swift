@@ -1,7 +1,8 @@
 import Glibc
+import ScaleCore
 
-// What the host benchmarks (forcescale-bench, forcescale-log-bench) share: a clock, a way
-// to give up, and numbers formatted for their result lines.
+// What the host benchmarks share: a clock, a way to give up, numbers formatted for their
+// result lines, and seeded Gaussian noise.
 
 /// CLOCK_MONOTONIC in nanoseconds.
 public func nanoseconds() -> UInt64 {
@@ -24,4 +25,25 @@ public func format(_ value: Double, _ decimals: Int) -> String {
     var buffer = [CChar](repeating: 0, count: 64)
     _ = withVaList([value]) { vsnprintf(&buffer, buffer.count, "%.\(decimals)f", $0) }
     return String(decoding: buffer.prefix { $0 != 0 }.map { UInt8(bitPattern: $0) }, as: UTF8.self)
+}
+
+/// ScaleCore's SplitMix64 with Gaussian draws (Box–Muller): the same seed, the same study.
+public struct Noise {
+    private var generator: SplitMix64
+    private var spare: Double?
+
+    public init(seed: UInt64) { generator = SplitMix64(seed: seed) }
+
+    public mutating func unit() -> Double { generator.nextUnit() }
+
+    public mutating func gaussian() -> Double {
+        if let spare {
+            self.spare = nil
+            return spare
+        }
+        let radius = (-2 * log(Swift.max(unit(), 1e-300))).squareRoot()
+        let angle = 2 * Double.pi * unit()
+        spare = radius * sin(angle)
+        return radius * cos(angle)
+    }
 }

@@ -138,24 +138,3 @@ enum HouseholdWeights {
         weights.map { "\(names[$0] ?? "") \(format($0, $0 == $0.rounded() ? 0 : 1)) g" }.joined(separator: ", ")
     }
 }
-
-/// ScaleCore's SplitMix64 with Gaussian draws (Box–Muller): the same seed, the same study.
-struct Noise {
-    private var generator: SplitMix64
-    private var spare: Double?
-
-    init(seed: UInt64) { generator = SplitMix64(seed: seed) }
-
-    mutating func unit() -> Double { generator.nextUnit() }
-
-    mutating func gaussian() -> Double {
-        if let spare {
-            self.spare = nil
-            return spare
-        }
-        let radius = (-2 * log(Swift.max(unit(), 1e-300))).squareRoot()
-        let angle = 2 * Double.pi * unit()
-        spare = radius * sin(angle)
-        return radius * cos(angle)
-    }
-}

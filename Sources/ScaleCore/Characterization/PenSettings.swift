@@ -1,0 +1,85 @@
+/// The settings a characterized pen gets in the tools that configure pens, each with the
+/// command that applies it.
+///
+/// - The pressure curve (xsetwacom's `PressureCurve`, GNOME's `pressure-curve`): the Bézier
+///   that makes the pressure applications get proportional to force over the measured span:
+///   0 at the IAF, and the measured span's top where it was (so the curve still ends at
+///   (100, 100)). Its largest error over that span is said.
+/// - The activation threshold (OpenTabletDriver's tip threshold, the minimum of libinput's
+///   pressure range): the least logical pressure that stays above the noise the pen showed
+///   with its lightest registered weight resting (three standard deviations, at least one raw
+///   unit), so the tip activates from about the IAF on and noise alone does not toggle it. No
+///   setting can lower a pen's IAF: the sensor reports nothing below it.
+public struct PenSettings: Hashable, Sendable {
+    public let curve: PressureCurve
+    /// The curve's largest error over the measured span, in % of the range.
+    public let curveErrorPercent: Double
+    /// The activation threshold as a fraction of the logical range.
+    public let threshold: Double
+    /// A weight and the logical pressure it read, in % of the range.
+    public struct Record: Hashable, Sendable {
+        public var grams: Double
+        public var percent: Double
+    }
+
+    /// The measured records, lightest first: a weight that did not register reads 0 %.
+    public let records: [Record]
+
+    public init(_ pen: PenCharacterization) {
+        // The wanted output at 21 points over the measured span.
+        let reach = pen.reach
+        let lift = pen.grams(atFraction: reach) - pen.activation.grams
+        let samples = (0...20).map { step -> (x: Double, y: Double) in
+            let x = reach * Double(step) / 20
+            let y = lift > 0 ? reach * (pen.grams(atFraction: x) - pen.activation.grams) / lift : x
+            return (x, y)
+        }
+        (curve, curveErrorPercent) = PressureCurve.fitted(to: samples)
+        let span = Double(Int64(pen.axis.upperBound) - Int64(pen.axis.lowerBound))
+        let noise = pen.points.first.map { 3 * $0.spread } ?? 0
+        threshold = Swift.min(1, Swift.max(1, noise.rounded(.up)) / span)
+        let registered = pen.points.map { Record(grams: $0.grams, percent: $0.fraction * 100) }
+        records = (pen.unregistered.map { Record(grams: $0, percent: 0) } + registered).sorted { $0.grams < $1.grams }
+    }
+
+    /// The threshold in % of the range, to two decimals.
+    public var thresholdPercent: Double { (threshold * 10_000).rounded() / 100 }
+
+    /// `xsetwacom set "NAME" PressureCurve x1 y1 x2 y2`. X's wacom driver names the pen's
+    /// device after the tablet (`xsetwacom list devices` shows it, often NAME plus "stylus").
+    public func xsetwacomCommand(device: String) -> String {
+        "xsetwacom set \(Self.doubleQuoted(device)) PressureCurve \(curve.values.map(String.init).joined(separator: " "))"
+    }
+
+    /// GNOME's setting for the pen, at the path GNOME gives a pen without a serial number on
+    /// a tablet with this USB id (a pen with one uses its serial in hexadecimal instead).
+    public func gnomeCommand(vendor: UInt16, product: UInt16) -> String {
+        "gsettings set org.gnome.desktop.peripherals.tablet.stylus:\(Self.gnomePath(vendor: vendor, product: product)) pressure-curve \"[\(curve.values.map(String.init).joined(separator: ", "))]\""
+    }
+
+    static func gnomePath(vendor: UInt16, product: UInt16) -> String {
+        "/org/gnome/desktop/peripherals/stylus/default-\(hex4(vendor)):\(hex4(product))/"
+    }
+
+    /// libinput's pressure range, `min:max` as fractions of the range (the minimum rounded
+    /// up, to four decimals).
+    public var libinputRange: String { PenNumbers.trimmed((threshold * 10_000).rounded(.up) / 10_000, decimals: 4) + ":1" }
+
+    /// The same through libinput's own tool.
+    public var libinputCommand: String { "libinput debug-events --set-pressure-range=\(libinputRange)" }
+
+    static func hex4(_ value: UInt16) -> String {
+        let digits = String(value, radix: 16)
+        return String(repeating: "0", count: 4 - digits.count) + digits
+    }
+
+    /// A shell word in double quotes, with what the shell expands inside them escaped.
+    static func doubleQuoted(_ text: String) -> String {
+        var out = "\""
+        for character in text {
+            if "\"\\$`".contains(character) { out.append("\\") }
+            out.append(character)
+        }
+        return out + "\""
+    }
+}
