@@ -176,7 +176,8 @@ enum CalibrateCommand {
     }
 }
 
-private extension Substring {
+extension Substring {
+    /// The text without leading and trailing spaces.
     var trimmingSpaces: Substring {
         var text = self
         while text.first == " " { text = text.dropFirst() }

@@ -10,17 +10,22 @@ enum DemoCommand {
             Needs no pressure device: forcescale generates a session of a letter, an apple \
             and a mug of tea put on a 0-255 pressure touchpad, with sensor noise (synthetic, \
             not a recording of real hardware), and plays it through the same pipeline as a \
-            real device, at its real pace.
+            real device, at its real pace. With --pen it is a synthetic pen tablet (0-2047) \
+            instead, with household weights placed on its tip one by one, each pushed a little \
+            further and let go: 'forcescale demo --pen --write pen.events', then \
+            'forcescale characterize --replay pen.events --weights ...' with the weights its \
+            comment lists, finds the activation force, curve and hysteresis it was made with.
             """,
         options: PipelineOptions.declarations + [
             Option(long: "fast", help: "Go as fast as possible instead of at the session's pace."),
+            Option(long: "pen", help: "The synthetic pen with weights on its tip instead of the touchpad."),
             Option(long: "write", valueName: "file", help: "Write the session as an evemu recording to <file> ('-' for standard output) and exit."),
         ])
 
     static func run(_ command: ParsedCommand) throws -> Int32 {
         var options = try PipelineOptions(command)
         options.realtime = !command.flag("fast")
-        let recording = DemoSession.recording()
+        let recording = command.flag("pen") ? DemoPen.recording() : DemoSession.recording()
         return reportingFailures {
             if let path = command.string("write") {
                 try write(EvemuWriter.text(of: recording), to: path)

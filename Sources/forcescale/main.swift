@@ -10,7 +10,7 @@ let root = Command(
         DemoCommand.declaration, ReplayCommand.declaration, ReadCommand.declaration,
         DevicesCommand.declaration, RumbleCommand.declaration, RecordCommand.declaration,
         WatchCommand.declaration, WeighCommand.declaration, TareCommand.declaration,
-        CalibrateCommand.declaration, StatusCommand.declaration,
+        CalibrateCommand.declaration, CharacterizeCommand.declaration, StatusCommand.declaration,
         LogCommand.declaration,
     ],
     defaultSubcommand: "demo",
@@ -29,6 +29,7 @@ runMain(root: root) { command in
     case "weigh": return try WeighCommand.run(command)
     case "tare": return try TareCommand.run(command)
     case "calibrate": return try CalibrateCommand.run(command)
+    case "characterize": return try CharacterizeCommand.run(command)
     case "status": return try StatusCommand.run(command)
     case "log": return try LogCommand.run(command)
     default: return try DemoCommand.run(command)

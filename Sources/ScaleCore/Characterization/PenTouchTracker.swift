@@ -34,6 +34,10 @@ public struct PenTouch: Hashable, Sendable {
 ///   weight below the activation force registered). A push here is more than
 ///   ``pushedBeforeRest`` of event time spent above that window by a push's height; a
 ///   landing's overshoot is over sooner.
+/// - The kernel sends nothing while a value stays, so a weight resting without noise (or
+///   held at the top of the range) arrives as one reading and then silence. The time until
+///   the next reading (or ``advance(to:)``) is that value held: it is fed to the stability
+///   rules every ``heldStep``, as the pen would have reported it.
 /// - A touch ends when the pen has read nothing for ``liftGap`` of event time: a weight that
 ///   barely registers reads 0 now and then through its noise (the pen reports no touch for a
 ///   frame), and those frames are part of the same resting weight. They count in its windows
@@ -65,6 +69,9 @@ public struct PenTouchTracker: Sendable {
     /// The most readings kept from before a touch's first steady window.
     static let preRestLimit = 4096
 
+    /// How often a held value is fed to the stability rules while nothing arrives.
+    public static let heldStep: Int64 = 50_000
+
     /// How long the pen must read nothing for a touch to end, in microseconds.
     public static let liftGap: Int64 = 250_000
 
@@ -88,6 +95,8 @@ public struct PenTouchTracker: Sendable {
     private var lastRead: Int64 = 0
     /// The highest raw the touch read.
     private var highest: Int32 = 0
+    /// The last reading given, which the pen holds until the next.
+    private var held: (time: Int64, raw: Int32)?
 
     /// - Parameters:
     ///   - axis: The pressure axis's range.
@@ -107,29 +116,42 @@ public struct PenTouchTracker: Sendable {
     ///   - raw: Its raw pressure.
     ///   - touching: Whether the pen touches (a contact down); a pressure at the axis minimum
     ///     counts as no touch too.
-    /// - Returns: What the reading changed, if anything.
-    public mutating func add(time: EventTime, raw: Int32, touching contact: Bool) -> Event? {
+    /// - Returns: What the reading changed, oldest first (the held value's time comes first).
+    public mutating func add(time: EventTime, raw: Int32, touching contact: Bool) -> [Event] {
+        var events = advance(to: time)
         let reads = contact && raw > axis.lowerBound
         if touching, let silent = silentSince, time.microseconds - silent >= Self.liftGap {
-            let ended = endTouch()
-            guard reads else { return ended }
-            // A new touch began with this reading; its start is reported with the next event.
-            firstRead = time.microseconds
-            lastRead = time.microseconds
-            highest = raw
-            _ = update(time: time, raw: raw)
-            return ended
+            events.append(endTouch())
+            guard reads else { return events }
         }
         guard reads else {
-            guard touching else { return nil }
+            held = nil
+            guard touching else { return events }
             if silentSince == nil { silentSince = time.microseconds }
-            return update(time: time, raw: axis.lowerBound)
+            return events + [update(time: time, raw: axis.lowerBound)].compactMap { $0 }
         }
         silentSince = nil
         if firstRead == nil { firstRead = time.microseconds }
         lastRead = time.microseconds
         highest = Swift.max(highest, raw)
-        return update(time: time, raw: raw)
+        held = (time.microseconds, raw)
+        return events + [update(time: time, raw: raw)].compactMap { $0 }
+    }
+
+    /// Lets time pass without a reading: the pen holds its last one (see the type's comment).
+    /// - Returns: What that changed, oldest first.
+    public mutating func advance(to time: EventTime) -> [Event] {
+        guard touching, let last = held, time.microseconds > last.time + Self.heldStep else { return [] }
+        var events: [Event] = []
+        // Only the last two windows matter to the rules; older held steps change nothing.
+        var step = Swift.max(last.time + Self.heldStep, time.microseconds - 2 * detector.window)
+        while step < time.microseconds {
+            lastRead = step
+            if let event = update(time: EventTime(microseconds: step), raw: last.raw) { events.append(event) }
+            step += Self.heldStep
+        }
+        held = (step - Self.heldStep, last.raw)
+        return events
     }
 
     /// Ends a touch still in progress when the input ends.
@@ -196,6 +218,7 @@ public struct PenTouchTracker: Sendable {
         pushedFirst = false
         firstRead = nil
         highest = 0
+        held = nil
         pressing = nil
         releasing = nil
         saturated = false

@@ -74,7 +74,7 @@ public struct PressureCurve: Hashable, Sendable {
         // A coarse grid over the four numbers; a pattern search from each of its best few
         // (the error has several valleys); then the whole numbers around the best.
         var starts: [(error: Double, point: [Double])] = []
-        let grid = stride(from: 0.0, through: 1.0, by: 0.125).map { $0 }
+        let grid = stride(from: 0.0, through: 1.0, by: 0.1).map { $0 }
         for x1 in grid { for y1 in grid { for x2 in grid { for y2 in grid {
             let candidate = [x1, y1, x2, y2]
             let candidateError = error(candidate)
@@ -84,7 +84,7 @@ public struct PressureCurve: Hashable, Sendable {
         starts.sort { $0.error < $1.error }
         var best = [0.0, 0.0, 1.0, 1.0]
         var bestError = error(best)
-        for start in starts.prefix(6) {
+        for start in starts.prefix(16) {
             var point = start.point
             var pointError = start.error
             var step = 0.0625

@@ -8,10 +8,10 @@
 // shape), an axis of 0–2047 or 0–8191, an IAF of 2–15 g, a full scale of 300–600 g,
 // hysteresis of 0–6 % of the range, 1–2.5 raw units of Gaussian noise, a creep of up to 0.5 %
 // of the reading after landing, and a landing that overshoots by 10–40 %. The person's weights are
-// placed on its tip one by one, each touch: the landing, 2 s at rest, a push to twice the
-// weight (at least 100 g more) and back, 2 s at rest again, the lift. The frames (200 a
-// second) go through PenTouchTracker and PenCharacterization exactly as a recording's
-// readings do, and every figure is compared with the pen's truth.
+// placed on its tip one by one as ScaleCore's SyntheticPen places them (the landing, 2 s at
+// rest, a push to twice the weight, at least 100 g more, and back, 2 s at rest again, the
+// lift). The frames (200 a second) go through PenTouchTracker and PenCharacterization
+// exactly as a recording's readings do, and every figure is compared with the pen's truth.
 //
 // The weights (34): 1 g and the euro coins (1, 2, 5, 20 cent; 1 and 2 €), the 2 € coin with
 // each of the others on it (10.8–16 g), stacks of 2 € coins, then weights every 15–40 g up to
@@ -32,30 +32,28 @@ enum Family: String, CaseIterable {
     case power, logarithmic, sShaped = "s-shaped"
 }
 
-/// A pen whose response is known exactly.
-struct SyntheticPen {
+/// A drawn pen: its family and parameters, and the ``SyntheticPen`` that makes its frames.
+struct DrawnPen {
     var family: Family
     var axisMaximum: Int32
     var iaf: Double
     var fullScale: Double
     /// The pressing response on 0…1 of the span between the IAF and full scale.
-    var shape: (Double) -> Double
+    var shape: @Sendable (Double) -> Double
     /// The largest releasing-minus-pressing difference, as a fraction of the range.
     var hysteresis: Double
-    var noise: Double
-    /// How much a resting reading creeps up after landing, as a fraction of the reading.
-    var creep: Double
-    var overshoot: Double
+    var synthetic: SyntheticPen
 
     init(family: Family, axisMaximum: Int32, random: inout Noise) {
         self.family = family
         self.axisMaximum = axisMaximum
-        iaf = 2 + 13 * random.unit()
-        fullScale = 300 + 300 * random.unit()
-        hysteresis = 0.06 * random.unit()
-        noise = 1 + 1.5 * random.unit()
-        creep = 0.005 * random.unit()
-        overshoot = 0.1 + 0.3 * random.unit()
+        let iaf = 2 + 13 * random.unit()
+        let fullScale = 300 + 300 * random.unit()
+        let hysteresis = 0.06 * random.unit()
+        let noise = 1 + 1.5 * random.unit()
+        let creep = 0.005 * random.unit()
+        let overshoot = 0.1 + 0.3 * random.unit()
+        let shape: @Sendable (Double) -> Double
         switch family {
         case .power:
             let exponent = 0.6 + 1.0 * random.unit()
@@ -66,13 +64,25 @@ struct SyntheticPen {
         case .sShaped:
             let steepness = 6 + 4 * random.unit()
             let centre = 0.3 + 0.3 * random.unit()
-            func logistic(_ x: Double) -> Double { 1 / (1 + exp(-steepness * (x - centre))) }
+            let logistic: @Sendable (Double) -> Double = { 1 / (1 + exp(-steepness * ($0 - centre))) }
             let low = logistic(0), high = logistic(1)
             shape = { (logistic($0) - low) / (high - low) }
         }
+        let position: @Sendable (Double) -> Double = { Swift.min(1, Swift.max(0, ($0 - iaf) / (fullScale - iaf))) }
+        let pressing: @Sendable (Double) -> Double = { $0 < iaf ? 0 : shape(position($0)) }
+        let releasing: @Sendable (Double) -> Double = { force in
+            let x = position(force)
+            return force < iaf ? 0 : Swift.min(1, shape(x) + hysteresis * 4 * x * (1 - x))
+        }
+        self.iaf = iaf
+        self.fullScale = fullScale
+        self.shape = shape
+        self.hysteresis = hysteresis
+        synthetic = SyntheticPen(axisMaximum: axisMaximum, pressing: pressing, releasing: releasing, noise: noise, creep: creep, overshoot: overshoot)
     }
 
-    func position(_ force: Double) -> Double { Swift.min(1, Swift.max(0, (force - iaf) / (fullScale - iaf))) }
+    func pressing(_ force: Double) -> Double { synthetic.pressing(force) }
+    func releasing(_ force: Double) -> Double { synthetic.releasing(force) }
 
     /// The force at which the pen registers (see the comment at the top).
     var registration: Double {
@@ -83,69 +93,14 @@ struct SyntheticPen {
         }
         return (low + high) / 2
     }
-    func pressing(_ force: Double) -> Double { force < iaf ? 0 : shape(position(force)) }
-    func releasing(_ force: Double) -> Double {
-        let x = position(force)
-        return force < iaf ? 0 : Swift.min(1, shape(x) + hysteresis * 4 * x * (1 - x))
-    }
-
-    /// The force at a pressing fraction (bisection on the rising response).
-    func force(atFraction fraction: Double) -> Double {
-        var low = iaf, high = fullScale
-        for _ in 0..<80 {
-            let middle = (low + high) / 2
-            if pressing(middle) < fraction { low = middle } else { high = middle }
-        }
-        return (low + high) / 2
-    }
-
-    /// A frame: nothing below registration; above it the reading with its creep and noise,
-    /// which may round to 0 (the pen then reports no touch for that frame).
-    func frame(_ fraction: Double, creeping: Double, random: inout Noise) -> (raw: Int32, touching: Bool) {
-        let exact = fraction * Double(axisMaximum)
-        guard exact >= 0.5 else { return (0, false) }
-        let value = (exact * (1 + creep * creeping) + noise * random.gaussian()).rounded()
-        let raw = Int32(Swift.min(Double(axisMaximum), Swift.max(0, value)))
-        return (raw, raw > 0)
-    }
 
     /// The frames of every weight placed in turn, through the tracker: the touches.
-    func touches(of weights: [Double], random: inout Noise) -> [PenTouch] {
+    func touches(of weights: [Double], seed: UInt64) -> [PenTouch] {
         var tracker = PenTouchTracker(axis: 0...axisMaximum)
         var touches: [PenTouch] = []
-        var time: Int64 = 1_000_000
-        let step: Int64 = 5_000
-        func add(_ frame: (raw: Int32, touching: Bool)) {
-            if case .ended(let touch?) = tracker.add(time: EventTime(microseconds: time), raw: frame.raw, touching: frame.touching) { touches.append(touch) }
-            time += step
-        }
-        for weight in weights {
-            let push = Swift.max(weight, 100)
-            var t = 0.0
-            // Landing and rest: the overshoot decays, the sensor creeps.
-            while t < 2 {
-                let force = weight * (1 + overshoot * exp(-t / 0.06))
-                add(frame(pressing(force), creeping: 1 - exp(-t / 1.0), random: &random))
-                t += 0.005
-            }
-            // The push, up and back down (releasing on the way down), then rest again.
-            for (index, seconds) in [0.3, 0.3, 0.3, 2.0].enumerated() {
-                var s = 0.0
-                while s < seconds {
-                    let progress = s / seconds
-                    let force: Double
-                    let fraction: Double
-                    switch index {
-                    case 0: force = weight + push * progress; fraction = pressing(force)
-                    case 1: force = weight + push; fraction = pressing(force)
-                    case 2: force = weight + push * (1 - progress); fraction = Swift.max(releasing(force), pressing(force))
-                    default: force = weight; fraction = releasing(force)
-                    }
-                    add(frame(fraction, creeping: 1, random: &random))
-                    s += 0.005
-                }
-            }
-            for _ in 0..<100 { add((0, false)) }
+        var random = SplitMix64(seed: seed)
+        for frame in synthetic.frames(weights: weights, random: &random) {
+            for case .ended(let touch?) in tracker.add(time: frame.time, raw: frame.raw, touching: frame.touching) { touches.append(touch) }
         }
         if case .ended(let touch?) = tracker.finish() { touches.append(touch) }
         return touches
@@ -162,9 +117,9 @@ struct Outcome {
     var failure: String?
 }
 
-func trial(_ pen: SyntheticPen, random: inout Noise) -> Outcome {
+func trial(_ pen: DrawnPen, seed: UInt64) -> Outcome {
     var outcome = Outcome()
-    let touches = pen.touches(of: weights, random: &random)
+    let touches = pen.touches(of: weights, seed: seed)
     let characterization: PenCharacterization
     do {
         characterization = try PenCharacterization(measurements: PenCharacterization.pair(weights: weights, touches: touches), axis: 0...pen.axisMaximum)
@@ -225,9 +180,10 @@ for family in Family.allCases {
     for axis: Int32 in [2047, 8191] {
         var outcomes: [Outcome] = []
         for index in 0..<trials {
-            var random = Noise(seed: seed &* 1_000_003 &+ UInt64(index) &* 7919 &+ UInt64(axis) &+ UInt64(family.rawValue.count) &* 104_729)
-            let pen = SyntheticPen(family: family, axisMaximum: axis, random: &random)
-            outcomes.append(trial(pen, random: &random))
+            let trialSeed = seed &* 1_000_003 &+ UInt64(index) &* 7919 &+ UInt64(axis) &+ UInt64(family.rawValue.count) &* 104_729
+            var random = Noise(seed: trialSeed)
+            let pen = DrawnPen(family: family, axisMaximum: axis, random: &random)
+            outcomes.append(trial(pen, seed: trialSeed &+ 1))
         }
         let done = outcomes.filter { $0.failure == nil }
         let iafMax = done.map(\.iafError.magnitude).max() ?? 0

@@ -1,0 +1,111 @@
+import ScaleCore
+
+/// The SVG plot of a characterized pen, in the style of `log plot`: force in grams across,
+/// logical pressure in % of the range up; each weight pressing (filled circles) and
+/// releasing (open squares), the response through them, the IAF marked with its ±, and the
+/// response the exported pressure curve gives (dashed: straight where it works).
+extension PenReport {
+    package var svg: String {
+        let layout = (width: 800, height: 470, left: 76.0, right: 776.0, top: 92.0, bottom: 400.0)
+        let heaviest = (pen.points.map(\.grams) + pen.unregistered + pen.unmeasured).max() ?? 1
+        let gramAxis = PlotAxis(covering: 0, heaviest)
+        let percentAxis = PlotAxis(covering: 0, 100, ticks: 5)
+        func x(_ grams: Double) -> Double { gramAxis.position(of: grams, from: layout.left, to: layout.right) }
+        func y(_ percent: Double) -> Double { percentAxis.position(of: percent, from: layout.bottom, to: layout.top) }
+        typealias Palette = ForcePlot.Palette
+
+        var svg = SVGWriter(width: layout.width, height: layout.height)
+        svg.element("rect", ["width": "\(layout.width)", "height": "\(layout.height)", "fill": Palette.background])
+        svg.open("g", ["font-family": "DejaVu Sans, Verdana, Arial, sans-serif", "fill": Palette.text])
+        svg.element("text", ["class": "title", "x": coordinate(layout.left), "y": "26", "font-size": "17", "font-weight": "bold"],
+                    text: "Pen response of \(ForcePlot.shortened(device, to: 56))")
+        let hysteresis = pen.hysteresisPercent.map { " · hysteresis \(fixed($0, decimals: 2)) %" } ?? ""
+        svg.element("text", ["class": "subtitle", "x": coordinate(layout.left), "y": "47", "font-size": "13", "fill": Palette.secondaryText],
+                    text: "IAF \(Self.grams(pen.activation.grams)) ± \(Self.grams(pen.activation.uncertainty)) · \(pen.points.count) weights registered\(hysteresis)")
+
+        // Grid and axes.
+        svg.open("g", ["class": "grid", "stroke": Palette.grid, "stroke-width": "1"])
+        for tick in percentAxis.ticks {
+            svg.element("line", ["x1": coordinate(layout.left), "y1": coordinate(y(tick)), "x2": coordinate(layout.right), "y2": coordinate(y(tick))])
+        }
+        for tick in gramAxis.ticks {
+            svg.element("line", ["x1": coordinate(x(tick)), "y1": coordinate(layout.top), "x2": coordinate(x(tick)), "y2": coordinate(layout.bottom)])
+        }
+        svg.close("g")
+        svg.open("g", ["class": "axes", "stroke": Palette.axis, "stroke-width": "1.5"])
+        svg.element("line", ["x1": coordinate(layout.left), "y1": coordinate(layout.top), "x2": coordinate(layout.left), "y2": coordinate(layout.bottom)])
+        svg.element("line", ["x1": coordinate(layout.left), "y1": coordinate(layout.bottom), "x2": coordinate(layout.right), "y2": coordinate(layout.bottom)])
+        svg.close("g")
+        svg.open("g", ["font-size": "12"])
+        for tick in gramAxis.ticks {
+            svg.element("text", ["class": "x-tick", "x": coordinate(x(tick)), "y": coordinate(layout.bottom + 18), "text-anchor": "middle"], text: gramAxis.label(tick))
+        }
+        for tick in percentAxis.ticks {
+            svg.element("text", ["class": "y-tick", "x": coordinate(layout.left - 8), "y": coordinate(y(tick) + 4), "text-anchor": "end"], text: percentAxis.label(tick))
+        }
+        svg.close("g")
+        svg.element("text", ["class": "x-label", "x": coordinate((layout.left + layout.right) / 2), "y": coordinate(Double(layout.height) - 30),
+                             "font-size": "13", "text-anchor": "middle"], text: "force on the tip (g)")
+        let middle = (layout.top + layout.bottom) / 2
+        svg.element("text", ["class": "y-label", "x": "18", "y": coordinate(middle), "font-size": "13", "text-anchor": "middle",
+                             "transform": "rotate(-90 18 \(coordinate(middle)))"], text: "logical pressure (% of the range)")
+
+        // The IAF: a band for its ± and a line at the estimate.
+        let activation = pen.activation
+        svg.element("rect", ["class": "iaf-band", "x": coordinate(x(activation.grams - activation.uncertainty)), "y": coordinate(layout.top),
+                             "width": coordinate(Swift.max(1, x(activation.grams + activation.uncertainty) - x(activation.grams - activation.uncertainty))),
+                             "height": coordinate(layout.bottom - layout.top), "fill": Palette.peak, "fill-opacity": "0.12"])
+        svg.element("line", ["class": "iaf", "x1": coordinate(x(activation.grams)), "y1": coordinate(layout.top), "x2": coordinate(x(activation.grams)),
+                             "y2": coordinate(layout.bottom), "stroke": Palette.peak, "stroke-width": "1.5", "stroke-dasharray": "4 3"])
+        svg.element("text", ["class": "iaf-label", "x": coordinate(x(activation.grams) + 5), "y": coordinate(layout.top + 14), "font-size": "12",
+                             "fill": Palette.peak, "font-weight": "bold"], text: "IAF \(Self.grams(activation.grams))")
+
+        // The response through the weights, and what the exported curve makes of it.
+        let steps = 120
+        var response: [String] = []
+        var linearised: [String] = []
+        for step in 0...steps {
+            let fraction = pen.reach * Double(step) / Double(steps)
+            let grams = pen.grams(atFraction: fraction)
+            response.append(coordinate(x(grams)) + "," + coordinate(y(fraction * 100)))
+            if let output = settings.curve.output(at: fraction) {
+                linearised.append(coordinate(x(grams)) + "," + coordinate(y(output * 100)))
+            }
+        }
+        svg.element("polyline", ["class": "response", "points": response.joined(separator: " "), "fill": "none", "stroke": Palette.line, "stroke-width": "2"])
+        svg.element("polyline", ["class": "linearised", "points": linearised.joined(separator: " "), "fill": "none", "stroke": Palette.stable,
+                                 "stroke-width": "2", "stroke-dasharray": "7 4"])
+        for point in pen.points {
+            svg.element("circle", ["class": "pressing", "cx": coordinate(x(point.grams)), "cy": coordinate(y(point.fraction * 100)), "r": "4", "fill": Palette.line])
+            if let releasing = point.releasingFraction {
+                svg.element("rect", ["class": "releasing", "x": coordinate(x(point.grams) - 4), "y": coordinate(y(releasing * 100) - 4), "width": "8", "height": "8",
+                                     "fill": Palette.background, "stroke": Palette.maximum, "stroke-width": "2"])
+            }
+        }
+        for grams in pen.unregistered {
+            svg.element("circle", ["class": "unregistered", "cx": coordinate(x(grams)), "cy": coordinate(y(0)), "r": "4",
+                                   "fill": Palette.background, "stroke": Palette.secondaryText, "stroke-width": "1.5"])
+        }
+
+        // The legend, each entry with its own shape.
+        let entries = ["pressing", "releasing", "response", "with the exported curve", "IAF ± uncertainty", "not registered"]
+        var cursor = layout.left
+        svg.open("g", ["class": "legend", "font-size": "12"])
+        for entry in entries {
+            let mark = cursor + 12
+            switch entry {
+            case "pressing": svg.element("circle", ["cx": coordinate(mark), "cy": "70", "r": "4", "fill": Palette.line])
+            case "releasing": svg.element("rect", ["x": coordinate(mark - 4), "y": "66", "width": "8", "height": "8", "fill": Palette.background, "stroke": Palette.maximum, "stroke-width": "2"])
+            case "response": svg.element("line", ["x1": coordinate(cursor), "y1": "70", "x2": coordinate(cursor + 24), "y2": "70", "stroke": Palette.line, "stroke-width": "2"])
+            case "with the exported curve": svg.element("line", ["x1": coordinate(cursor), "y1": "70", "x2": coordinate(cursor + 24), "y2": "70", "stroke": Palette.stable, "stroke-width": "2", "stroke-dasharray": "7 4"])
+            case "IAF ± uncertainty": svg.element("rect", ["x": coordinate(cursor), "y": "64", "width": "24", "height": "12", "fill": Palette.peak, "fill-opacity": "0.25"])
+            default: svg.element("circle", ["cx": coordinate(mark), "cy": "70", "r": "4", "fill": Palette.background, "stroke": Palette.secondaryText, "stroke-width": "1.5"])
+            }
+            svg.element("text", ["x": coordinate(cursor + 30), "y": "74"], text: entry)
+            cursor += 30 + ForcePlot.textWidth(entry, size: 12) + 16
+        }
+        svg.close("g")
+        svg.close("g")
+        return svg.document
+    }
+}
