@@ -46,6 +46,7 @@ let scenarios: [(letter: String, title: String, run: (Programs) -> Void)] = [
     ("r", "devices made by the kernel's own HID drivers (uhid)", RealDrivers.run),
     ("s", "haptic clicks on FF_HAPTIC pressure pads, never PRESS or RELEASE", HapticClicks.run),
     ("t", "libinput record and libinput replay, Debian's own tools, against forcescale", LibinputTools.run),
+    ("u", "a pen characterized live through forcescaled, weight by weight", PenCharacterizedLive.run),
 ]
 
 let wanted = Set(CommandLine.arguments.dropFirst().map { $0.lowercased() })

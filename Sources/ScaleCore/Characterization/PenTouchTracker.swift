@@ -118,12 +118,8 @@ public struct PenTouchTracker: Sendable {
     ///     counts as no touch too.
     /// - Returns: What the reading changed, oldest first (the held value's time comes first).
     public mutating func add(time: EventTime, raw: Int32, touching contact: Bool) -> [Event] {
-        var events = advance(to: time)
+        let events = advance(to: time)
         let reads = contact && raw > axis.lowerBound
-        if touching, let silent = silentSince, time.microseconds - silent >= Self.liftGap {
-            events.append(endTouch())
-            guard reads else { return events }
-        }
         guard reads else {
             held = nil
             guard touching else { return events }
@@ -138,9 +134,11 @@ public struct PenTouchTracker: Sendable {
         return events + [update(time: time, raw: raw)].compactMap { $0 }
     }
 
-    /// Lets time pass without a reading: the pen holds its last one (see the type's comment).
+    /// Lets time pass without a reading: the pen holds its last one (see the type's comment),
+    /// or a touch silent for ``liftGap`` ends.
     /// - Returns: What that changed, oldest first.
     public mutating func advance(to time: EventTime) -> [Event] {
+        if touching, let silent = silentSince, time.microseconds - silent >= Self.liftGap { return [endTouch()] }
         guard touching, let last = held, time.microseconds > last.time + Self.heldStep else { return [] }
         var events: [Event] = []
         // Only the last two windows matter to the rules; older held steps change nothing.

@@ -241,6 +241,12 @@ public final class Child: @unchecked Sendable, CustomStringConvertible {
     public var errors: [String] { lock.lock(); defer { lock.unlock() }; return lines[.error]! }
     public var outputCount: Int { lock.lock(); defer { lock.unlock() }; return lines[.output]!.count }
     public var errorText: String { errors.joined(separator: "\n") }
+    /// What standard error holds after its last newline: a prompt waiting for an answer.
+    public var unfinishedErrorLine: String {
+        lock.lock()
+        defer { lock.unlock() }
+        return String(decoding: partial[.error]!, as: UTF8.self)
+    }
     public var outputText: String { output.joined(separator: "\n") }
 
     /// How many standard-output lines contained `key` (one of `counting`).

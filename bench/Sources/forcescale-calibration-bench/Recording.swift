@@ -1,3 +1,4 @@
+import BenchSupport
 import ScaleCore
 
 /// A recording of a synthetic device with known weights put on and lifted off in turn, for
