@@ -118,6 +118,7 @@ bench: setup-bench
 	bench/log
 	bench/web
 	bench/abuse
+	bench/characterize
 
 clean:
 	$(SWIFT) package clean

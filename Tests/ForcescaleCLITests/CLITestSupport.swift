@@ -31,13 +31,8 @@ enum CLI {
 
     /// Runs a product of the package with arguments, in a clean environment.
     static func run(_ arguments: [String], product: String = "forcescale", environment: [String: String] = [:]) throws -> Result {
-        try runProgram(binDirectory.appendingPathComponent(product).path, arguments, environment: environment)
-    }
-
-    /// Runs any program with arguments, in the same clean environment.
-    static func runProgram(_ path: String, _ arguments: [String], environment: [String: String] = [:]) throws -> Result {
         let process = Process()
-        process.executableURL = URL(fileURLWithPath: path)
+        process.executableURL = binDirectory.appendingPathComponent(product)
         process.arguments = arguments
         process.environment = ["PATH": "/usr/bin:/bin", "LANG": "C.UTF-8"].merging(environment) { $1 }
         // Standard error goes to a file, so that neither pipe can fill up and stall the child

@@ -57,7 +57,7 @@ import Testing
             let svg = try String(contentsOfFile: plot, encoding: .utf8)
             #expect(svg.hasPrefix("<?xml") && svg.contains("Pen response of forcescale demo pen (synthetic)"))
             let png = directory.appendingPathComponent("pen.png").path
-            let rendered = try CLI.runProgram("/usr/bin/rsvg-convert", ["-o", png, plot])
+            let rendered = try run("/usr/bin/rsvg-convert", ["-o", png, plot])
             #expect(rendered.status == 0, "\(rendered.stderr)")
         }
     }

@@ -150,6 +150,20 @@ import Testing
         try DocumentedExamplesTests.examples(in: "docs/weighing.md").filter { $0.contains { $0.command.hasPrefix(command) } }
     }
 
+    @Test func theGuidesCharacterizationPrintsExactlyWhatItShows() throws {
+        let blocks = try Self.blocks(using: "forcescale characterize")
+        let block = try #require(blocks.first)
+        #expect(blocks.count == 1)
+        let directory = try CLI.temporaryDirectory()
+        defer { try? FileManager.default.removeItem(at: directory) }
+        for example in block {
+            let result = try DocumentedExamplesTests.shell("cd '\(directory.path)' && \(example.command)")
+            #expect(result.status == 0, "\(example.command): \(result.stderr)")
+            let shown = example.lines.joined(separator: "\n").trimmingCharacters(in: .newlines)
+            #expect(result.stdout.trimmingCharacters(in: .newlines) == shown, "\(example.command) printed:\n\(result.stdout)")
+        }
+    }
+
     @Test func theGuidesWeighingExamplesPrintWhatTheyShow() throws {
         let blocks = try Self.blocks(using: "forcescale weigh --tare-first")
         #expect(blocks.count == 2, "a weighing and a lifted contact")
