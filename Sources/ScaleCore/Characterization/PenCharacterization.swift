@@ -50,12 +50,13 @@ public enum PenCharacterizationError: Error, Hashable, Sendable, CustomStringCon
 /// What it claims and how:
 /// - **IAF**: a least-squares line through the lightest registered weights (up to three),
 ///   grams against logical pressure, taken to where the pen first reads 1 (half a unit above
-///   0, before rounding). Its uncertainty is twice the intercept's standard error, or 1.5
+///   0, before rounding). Its uncertainty is twice the intercept's standard error, or 2.5
 ///   times the distance to the parabola through the same three points where that is larger
-///   (a curve bending near zero), or 30 % of the distance the line is taken past the lightest
+///   (a curve bending near zero), or 40 % of the distance the line is taken past the lightest
 ///   weight, or the noise of the lightest window carried to grams, and never less than a
 ///   tenth of the gap to the next weight. The IAF cannot exceed the lightest weight that registered nor fall
-///   below the heaviest that did not: the estimate and its interval are kept between them.
+///   below the heaviest that did not: the interval is cut to them, and the IAF given is the
+///   middle of what is left.
 ///   With one registered weight only those bounds are known, and their middle is given.
 /// - **P-values**: a monotone cubic through (0, IAF) and each weight below full scale. A
 ///   P-value is given only within the measured span, up to the logical pressure the
@@ -218,8 +219,10 @@ public struct PenCharacterization: Hashable, Sendable {
             let centre: Double
             let half: Double
             if low <= high {
-                centre = Swift.min(Swift.max(estimate, low), high)
-                half = Swift.max(centre - low, high - centre)
+                // The middle of what is left: the estimate itself when its interval lies
+                // within the bounds; nearer the truth than a bound when it was cut.
+                centre = (low + high) / 2
+                half = (high - low) / 2
             } else {
                 // The estimate's interval lies wholly outside the bounds: the bounds alone.
                 centre = (floor + upperBound) / 2
@@ -239,10 +242,10 @@ public struct PenCharacterization: Hashable, Sendable {
         if lightest.count == 3 {
             // The parabola through the three: how far a bend near zero moves the answer.
             let bent = Self.parabola(lightest.map { ($0.fraction, $0.grams) }, at: registers)
-            if bent.isFinite { uncertainty = Swift.max(uncertainty, 1.5 * (bent - estimate).magnitude) }
+            if bent.isFinite { uncertainty = Swift.max(uncertainty, 2.5 * (bent - estimate).magnitude) }
         }
         // A line taken past the lightest weight errs more the farther it goes.
-        uncertainty = Swift.max(uncertainty, 0.3 * (lightest[0].grams - estimate))
+        uncertainty = Swift.max(uncertainty, 0.4 * (lightest[0].grams - estimate))
         // The noise of the lightest window, carried to grams by the line's slope.
         uncertainty = Swift.max(uncertainty, 2 * line.slope * lightest[0].spread / span)
         uncertainty = Swift.max(uncertainty, 0.1 * (lightest[1].grams - lightest[0].grams))

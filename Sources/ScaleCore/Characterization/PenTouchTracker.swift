@@ -43,7 +43,8 @@ public struct PenTouch: Hashable, Sendable {
 ///   frame), and those frames are part of the same resting weight. They count in its windows
 ///   as 0, what the pen reported.
 /// - Releasing: after pressing was taken, the pressure must first rise above it by a push
-///   (``pushFraction`` of the axis, at least ``pushMinimum`` raw units), then come back down
+///   (``pushFraction`` of the axis or as much again as it reads, at least ``pushMinimum``
+///   raw units), then come back down
 ///   at least halfway and hold steady throughout a window again. A touch that is pushed and
 ///   held high gives no releasing pressure; nor does one lifted before it settled back.
 public struct PenTouchTracker: Sendable {
@@ -169,7 +170,7 @@ public struct PenTouchTracker: Sendable {
         guard let window = detector.update(time: time, raw: raw) else { return nil }
         guard let pressed = pressing else {
             guard window.steadyThroughout, !pushedFirst else { return nil }
-            if timeAbove(window.pressure.mean + pushHeight) >= Self.pushedBeforeRest {
+            if timeAbove(window.pressure.mean + pushHeight(above: window.pressure.mean)) >= Self.pushedBeforeRest {
                 pushedFirst = true
                 preRest = []
                 return nil
@@ -183,15 +184,18 @@ public struct PenTouchTracker: Sendable {
         guard releasing == nil else { return nil }
         highestSincePressing = Swift.max(highestSincePressing, raw)
         let push = Double(highestSincePressing) - pressed.mean
-        guard push >= pushHeight, window.steadyThroughout,
+        guard push >= pushHeight(above: pressed.mean), window.steadyThroughout,
               window.pressure.mean <= pressed.mean + push / 2 else { return nil }
         releasing = window.pressure
         return .releasing(window.pressure)
     }
 
-    /// How far above a resting pressure a push reaches at least.
-    private var pushHeight: Double {
-        Swift.max(Self.pushMinimum, Self.pushFraction * Double(Int64(axis.upperBound) - Int64(axis.lowerBound)))
+    /// How far above a resting pressure a push reaches at least: ``pushFraction`` of the
+    /// range, or as much again as the rest reads where that is less (where a pen's response
+    /// starts flat, a push adds little), and never less than ``pushMinimum``.
+    private func pushHeight(above resting: Double) -> Double {
+        let span = Double(Int64(axis.upperBound) - Int64(axis.lowerBound))
+        return Swift.max(Self.pushMinimum, Swift.min(Self.pushFraction * span, resting - Double(axis.lowerBound)))
     }
 
     /// The event time the kept readings spent above `level`.
@@ -207,7 +211,7 @@ public struct PenTouchTracker: Sendable {
         var touch: PenTouch?
         if let first = firstRead, lastRead - first >= detector.window {
             // Never at rest but pushed a push's height: the weight alone did not register.
-            let pushed = pushedFirst || pressing == nil && Double(highest) - Double(axis.lowerBound) >= pushHeight
+            let pushed = pushedFirst || pressing == nil && Double(highest) - Double(axis.lowerBound) >= pushHeight(above: Double(axis.lowerBound))
             touch = PenTouch(pressing: pressing, releasing: releasing, saturated: saturated, pushedBeforeRest: pushed)
         }
         touching = false
