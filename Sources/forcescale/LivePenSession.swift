@@ -44,12 +44,13 @@ struct LivePenSession {
         self.device = device
         let devices = try client.request(.devices, expecting: DevicesMessage.self).message.devices
         let listed = devices.first { $0.path == device || $0.path.hasSuffix("/" + device) } ?? devices.first { $0.active }
-        guard let axisInfo = listed?.pressure?.first, axisInfo.max > axisInfo.min else {
+        guard let axisInfo = listed?.pressure?.first, let minimum = Int32(exactly: axisInfo.min), let maximum = Int32(exactly: axisInfo.max),
+              maximum > minimum else {
             throw CommandFailure(message: "forcescaled's device \(device) shows no usable pressure axis in DEVICES", status: ExitStatus.unavailable)
         }
         name = listed?.name ?? device
-        axis = Int32(axisInfo.min)...Int32(axisInfo.max)
-        fuzz = Int32(axisInfo.fuzz)
+        axis = minimum...maximum
+        fuzz = Int32(clamping: axisInfo.fuzz)
         identity = listed?.id.flatMap(Self.identity)
     }
 

@@ -73,7 +73,9 @@ enum DebianPackages {
         let before = Set(allPaths.filter { fileExists(manager.root($0)) })
 
         // 2. Install, as dpkg does it on a machine that systemd runs.
-        let installed = manager.run(["dpkg", "--install"] + files, timeout: Limits.packages)
+        // As the namespace has them: copied before its fresh /tmp covered the checkout's.
+        let inside = files.map { "/run/forcescale-namespace/debs/" + ($0 as NSString).lastPathComponent }
+        let installed = manager.run(["dpkg", "--install"] + inside, timeout: Limits.packages)
         check(installed.ended == .exited(0), "o: dpkg --install of the three packages exits 0 (their maintainer scripts ran against the manager)",
               "\(installed.ended.map(\.description) ?? "timeout")\n\(installed.output)")
         guard installed.ended == .exited(0) else { return }
