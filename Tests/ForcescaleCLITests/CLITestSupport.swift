@@ -34,7 +34,7 @@ enum CLI {
         let process = Process()
         process.executableURL = binDirectory.appendingPathComponent(product)
         process.arguments = arguments
-        process.environment = ["PATH": "/usr/bin:/bin", "LANG": "C.UTF-8"].merging(environment) { $1 }
+        process.environment = cleanEnvironment(environment)
         // Standard error goes to a file, so that neither pipe can fill up and stall the child
         // while the other is read.
         let errorFile = FileManager.default.temporaryDirectory.appendingPathComponent("forcescale-stderr-\(UUID().uuidString)")
@@ -55,6 +55,18 @@ enum CLI {
         process.waitUntilExit()
         let stderr = try Data(contentsOf: errorFile)
         return Result(status: process.terminationStatus, stdout: String(decoding: stdout, as: UTF8.self), stderr: String(decoding: stderr, as: UTF8.self))
+    }
+
+    /// The environment programs under test get: PATH and LANG, then `extra`. Under `make
+    /// coverage` (FORCESCALE_COVERAGE_PROFILES names a directory anyone may write to) also
+    /// `LLVM_PROFILE_FILE` there, so that instrumented programs, whichever user they run as,
+    /// write their profiles where scripts/coverage gathers them.
+    static func cleanEnvironment(_ extra: [String: String]) -> [String: String] {
+        var base = ["PATH": "/usr/bin:/bin", "LANG": "C.UTF-8"]
+        if let directory = ProcessInfo.processInfo.environment["FORCESCALE_COVERAGE_PROFILES"] {
+            base["LLVM_PROFILE_FILE"] = directory + "/%p-%m.profraw"
+        }
+        return base.merging(extra) { $1 }
     }
 
     /// A scratch directory removed by the caller.

@@ -111,7 +111,7 @@ final class ChildProcess {
         commandLine = ([executable] + arguments).joined(separator: " ")
         process.executableURL = URL(fileURLWithPath: executable)
         process.arguments = arguments
-        process.environment = ["PATH": "/usr/bin:/bin", "LANG": "C.UTF-8"].merging(environment) { $1 }
+        process.environment = CLI.cleanEnvironment(environment)
         let base = FileManager.default.temporaryDirectory.appendingPathComponent("forcescale-child-\(UUID().uuidString)")
         outputFile = base.appendingPathExtension("out")
         errorFile = base.appendingPathExtension("err")

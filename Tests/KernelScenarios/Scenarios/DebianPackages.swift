@@ -12,7 +12,8 @@ import Glibc
 /// the calibrations; `dpkg --purge` leaves no file of the packages and nothing they made.
 ///
 /// The packages come from FORCESCALE_DEBS (default: dist/ of the repository): `make test`
-/// runs `make deb` first. That udev starts the service when a pad appears is not covered
+/// runs `make deb` first. They are installed from a copy in a folder under /tmp with a space
+/// in its name, so that every run shows where they are does not matter. That udev starts the service when a pad appears is not covered
 /// here: the namespace's manager gets no device events (scenario i checks the rule).
 enum DebianPackages {
     typealias Manager = SandboxedService.Manager
@@ -29,7 +30,27 @@ enum DebianPackages {
                   "found \(found.filter { $0.hasSuffix(".deb") }); run 'make deb' first (make test does)")
             return
         }
-        let files = debs.map { $0! }
+        // Where the packages are must not matter: they are taken from a folder under /tmp with
+        // a space in its name (a checkout under /tmp once hid them from the namespace, whose
+        // /tmp is its own), which scripts/systemd-namespace copies them from.
+        let moved = NSTemporaryDirectory() + "/forcescale o packages \(getpid())"
+        try? FileManager.default.removeItem(atPath: moved)
+        defer { try? FileManager.default.removeItem(atPath: moved) }
+        do {
+            try FileManager.default.createDirectory(atPath: moved, withIntermediateDirectories: true)
+            for deb in debs.map({ $0! }) {
+                try FileManager.default.copyItem(atPath: deb, toPath: moved + "/" + (deb as NSString).lastPathComponent)
+            }
+        } catch {
+            check(false, "o: copy the packages to '\(moved)'", "\(error)")
+            return
+        }
+        let given = ProcessInfo.processInfo.environment["FORCESCALE_DEBS"]
+        setenv("FORCESCALE_DEBS", moved, 1)
+        defer {
+            if let given { setenv("FORCESCALE_DEBS", given, 1) } else { unsetenv("FORCESCALE_DEBS") }
+        }
+        let files = debs.map { moved + "/" + ($0! as NSString).lastPathComponent }
         guard let nsenter = findProgram("nsenter"), let dpkgDeb = findProgram("dpkg-deb") else {
             check(false, "o: nsenter and dpkg-deb are there", "apt-get install util-linux dpkg")
             return
