@@ -114,3 +114,15 @@ extension GaugePresenter {
         }
     }
 }
+
+/// Asks a question on `channel` and reads the answer, a line of standard input without its
+/// surrounding spaces; `nil` at the input's end (after ending the question's line).
+func askLine(_ question: String, on channel: OutputChannel) throws -> String? {
+    try channel.write(question)
+    try channel.flush()
+    guard let line = readLine(strippingNewline: true) else {
+        try channel.write("\n")
+        return nil
+    }
+    return String(line.drop { $0 == " " }.reversed().drop { $0 == " " }.reversed())
+}

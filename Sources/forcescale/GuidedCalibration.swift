@@ -201,15 +201,8 @@ struct GuidedCalibration {
         try output.flush()
     }
 
-    /// Asks and reads one line from standard input; `nil` at its end.
     private func ask(_ question: String) throws -> String? {
-        try output.write(question)
-        try output.flush()
-        guard let line = readLine(strippingNewline: true) else {
-            try output.write("\n")
-            return nil
-        }
-        return String(line.drop { $0 == " " }.reversed().drop { $0 == " " }.reversed())
+        try askLine(question, on: output)
     }
 
     /// A yes-or-no question whose default is no.

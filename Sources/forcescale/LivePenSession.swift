@@ -73,7 +73,7 @@ struct LivePenSession {
         while index < weights.count {
             let grams = weights[index]
             try waitForLift(first: index == 0)
-            guard let answer = ask("[\(index + 1)/\(weights.count)] Put the \(PenReport.grams(grams)) weight on the pen's tip, then press Enter (q to stop): "),
+            guard let answer = try askLine("[\(index + 1)/\(weights.count)] Put the \(PenReport.grams(grams)) weight on the pen's tip, then press Enter (q to stop): ", on: prompts),
                   answer != "q" else { return nil }
             let newest = try client.request(.poll(device: device), expecting: PollMessage.self).message.reading
             guard let newest, newest.contacts > 0, newest.raw > axis.lowerBound else {
@@ -148,11 +148,5 @@ struct LivePenSession {
         try prompts.flush()
     }
 
-    /// Asks and reads one line from standard input; `nil` at its end.
-    private func ask(_ question: String) -> String? {
-        try? prompts.write(question)
-        try? prompts.flush()
-        guard let line = readLine(strippingNewline: true) else { return nil }
-        return String(line.drop { $0 == " " }.reversed().drop { $0 == " " }.reversed())
-    }
+
 }
