@@ -97,7 +97,7 @@ test: setup-test
 			scripts/kernel-tests "$$($(SWIFT) build --show-bin-path)/forcescale-kernel-tests" || { status=$$?; echo "make test: the scenarios failed on kernel $$kernel (exit status $$status)"; }; \
 	done; exit $$status
 
-# The module suites under ASan+UBSan, then TSan: scripts/sanitize.
+# The module suites under ASan, then TSan: scripts/sanitize.
 sanitize: setup-test
 	scripts/sanitize
 
