@@ -1,4 +1,4 @@
-import Glibc  // exp and cos only: ScaleCore does no I/O and reads no clock.
+import Glibc  // exp, log, sin and cos only: ScaleCore does no I/O and reads no clock.
 
 /// The built-in demo: a session that forcescale generates itself (it is synthetic, not a
 /// recording of real hardware) of three objects put on a 0–255 pressure touchpad one after
@@ -113,4 +113,11 @@ public struct SplitMix64: RandomNumberGenerator, Sendable {
 
     /// A double in [0, 1).
     public mutating func nextUnit() -> Double { Double(next() >> 11) / Double(1 << 53) }
+
+    /// Two independent standard normal draws from two units (Box–Muller).
+    public mutating func nextGaussianPair() -> (Double, Double) {
+        let radius = (-2 * log(Swift.max(nextUnit(), 1e-300))).squareRoot()
+        let angle = 2 * Double.pi * nextUnit()
+        return (radius * cos(angle), radius * sin(angle))
+    }
 }

@@ -1,4 +1,4 @@
-import Glibc  // exp only: ScaleCore does no I/O and reads no clock.
+import Glibc  // exp and log only: ScaleCore does no I/O and reads no clock.
 
 /// A pen whose response to force is known exactly, carrying weights placed on its tip one by
 /// one as `forcescale characterize` asks: each lands (overshooting), rests, is pushed down
@@ -43,14 +43,14 @@ public struct SyntheticPen: Sendable {
     public static let framePeriod: Int64 = 5_000
 
     /// The frames of each weight placed in turn, from `start`.
-    public func frames<Generator: RandomNumberGenerator>(weights: [Double], start: Int64 = 1_000_000, random: inout Generator) -> [Frame] {
+    public func frames(weights: [Double], start: Int64 = 1_000_000, random: inout SplitMix64) -> [Frame] {
         var frames: [Frame] = []
         var time = start
         func add(_ fraction: Double, creeping: Double) {
             let exact = fraction * Double(axisMaximum)
             var frame = Frame(time: EventTime(microseconds: time), raw: 0, touching: false)
             if exact >= 0.5 {
-                let value = (exact * (1 + creep * creeping) + noise * Self.gaussian(&random)).rounded()
+                let value = (exact * (1 + creep * creeping) + noise * random.nextGaussianPair().0).rounded()
                 frame.raw = Int32(Swift.min(Double(axisMaximum), Swift.max(0, value)))
                 frame.touching = frame.raw > 0
             }
@@ -77,14 +77,6 @@ public struct SyntheticPen: Sendable {
             for _ in 0..<100 { add(0, creeping: 0) }
         }
         return frames
-    }
-
-    /// A standard normal draw (Box–Muller).
-    static func gaussian<Generator: RandomNumberGenerator>(_ random: inout Generator) -> Double {
-        let first = Double(random.next() >> 11) / Double(1 << 53)
-        let second = Double(random.next() >> 11) / Double(1 << 53)
-        let radius = (-2 * log(Swift.max(first, 1e-300))).squareRoot()
-        return radius * cos(2 * Double.pi * second)
     }
 }
 

@@ -6,7 +6,7 @@ import ScaleCore
 /// response the exported pressure curve gives (dashed: straight where it works).
 extension PenReport {
     package var svg: String {
-        let layout = (width: 800, height: 470, left: 76.0, right: 776.0, top: 92.0, bottom: 400.0)
+        let layout = ForcePlot.Layout(width: 800, height: 470, left: 76, right: 776, top: 92, bottom: 400)
         let heaviest = (pen.points.map(\.grams) + pen.unregistered + pen.unmeasured).max() ?? 1
         let gramAxis = PlotAxis(covering: 0, heaviest)
         let percentAxis = PlotAxis(covering: 0, 100, ticks: 5)
@@ -23,32 +23,8 @@ extension PenReport {
         svg.element("text", ["class": "subtitle", "x": coordinate(layout.left), "y": "47", "font-size": "13", "fill": Palette.secondaryText],
                     text: "IAF \(Self.grams(pen.activation.grams)) ± \(Self.grams(pen.activation.uncertainty)) · \(pen.points.count) weights registered\(hysteresis)")
 
-        // Grid and axes.
-        svg.open("g", ["class": "grid", "stroke": Palette.grid, "stroke-width": "1"])
-        for tick in percentAxis.ticks {
-            svg.element("line", ["x1": coordinate(layout.left), "y1": coordinate(y(tick)), "x2": coordinate(layout.right), "y2": coordinate(y(tick))])
-        }
-        for tick in gramAxis.ticks {
-            svg.element("line", ["x1": coordinate(x(tick)), "y1": coordinate(layout.top), "x2": coordinate(x(tick)), "y2": coordinate(layout.bottom)])
-        }
-        svg.close("g")
-        svg.open("g", ["class": "axes", "stroke": Palette.axis, "stroke-width": "1.5"])
-        svg.element("line", ["x1": coordinate(layout.left), "y1": coordinate(layout.top), "x2": coordinate(layout.left), "y2": coordinate(layout.bottom)])
-        svg.element("line", ["x1": coordinate(layout.left), "y1": coordinate(layout.bottom), "x2": coordinate(layout.right), "y2": coordinate(layout.bottom)])
-        svg.close("g")
-        svg.open("g", ["font-size": "12"])
-        for tick in gramAxis.ticks {
-            svg.element("text", ["class": "x-tick", "x": coordinate(x(tick)), "y": coordinate(layout.bottom + 18), "text-anchor": "middle"], text: gramAxis.label(tick))
-        }
-        for tick in percentAxis.ticks {
-            svg.element("text", ["class": "y-tick", "x": coordinate(layout.left - 8), "y": coordinate(y(tick) + 4), "text-anchor": "end"], text: percentAxis.label(tick))
-        }
-        svg.close("g")
-        svg.element("text", ["class": "x-label", "x": coordinate((layout.left + layout.right) / 2), "y": coordinate(Double(layout.height) - 30),
-                             "font-size": "13", "text-anchor": "middle"], text: "force on the tip (g)")
-        let middle = (layout.top + layout.bottom) / 2
-        svg.element("text", ["class": "y-label", "x": "18", "y": coordinate(middle), "font-size": "13", "text-anchor": "middle",
-                             "transform": "rotate(-90 18 \(coordinate(middle)))"], text: "logical pressure (% of the range)")
+        drawFrame(&svg, layout: layout, xAxis: gramAxis, yAxis: percentAxis, x: x, y: y,
+                  xLabel: "force on the tip (g)", yLabel: "logical pressure (% of the range)", zeroLine: false)
 
         // The IAF: a band for its ± and a line at the estimate.
         let activation = pen.activation

@@ -227,40 +227,8 @@ package struct ForcePlot: Sendable {
     }
 
     private func drawGrid(_ svg: inout SVGWriter, timeAxis: PlotAxis, gramAxis: PlotAxis, x: (Double) -> Double, y: (Double) -> Double) {
-        let layout = layout
-        svg.open("g", ["class": "grid", "stroke": Palette.grid, "stroke-width": "1"])
-        for tick in gramAxis.ticks {
-            svg.element("line", ["x1": coordinate(layout.left), "y1": coordinate(y(tick)), "x2": coordinate(layout.right), "y2": coordinate(y(tick))])
-        }
-        for tick in timeAxis.ticks {
-            svg.element("line", ["x1": coordinate(x(tick)), "y1": coordinate(layout.top), "x2": coordinate(x(tick)), "y2": coordinate(layout.bottom)])
-        }
-        svg.close("g")
-        // The axes themselves, and the zero line when grams go below it.
-        svg.open("g", ["class": "axes", "stroke": Palette.axis, "stroke-width": "1.5"])
-        svg.element("line", ["x1": coordinate(layout.left), "y1": coordinate(layout.top), "x2": coordinate(layout.left), "y2": coordinate(layout.bottom)])
-        svg.element("line", ["x1": coordinate(layout.left), "y1": coordinate(layout.bottom), "x2": coordinate(layout.right), "y2": coordinate(layout.bottom)])
-        if gramAxis.lower < 0 {
-            svg.element("line", ["x1": coordinate(layout.left), "y1": coordinate(y(0)), "x2": coordinate(layout.right), "y2": coordinate(y(0))])
-        }
-        svg.close("g")
-        svg.open("g", ["font-size": "12"])
-        for tick in timeAxis.ticks {
-            svg.element("text", ["class": "x-tick", "x": coordinate(x(tick)), "y": coordinate(layout.bottom + 18), "text-anchor": "middle"],
-                        text: timeAxis.label(tick))
-        }
-        for tick in gramAxis.ticks {
-            svg.element("text", ["class": "y-tick", "x": coordinate(layout.left - 8), "y": coordinate(y(tick) + 4), "text-anchor": "end"],
-                        text: gramAxis.label(tick))
-        }
-        svg.close("g")
-        svg.element("text", ["class": "x-label", "x": coordinate((layout.left + layout.right) / 2), "y": coordinate(Double(layout.height) - 14),
-                             "font-size": "13", "text-anchor": "middle"],
-                    text: "time since the session started (s)")
-        let middle = (layout.top + layout.bottom) / 2
-        svg.element("text", ["class": "y-label", "x": "18", "y": coordinate(middle), "font-size": "13", "text-anchor": "middle",
-                             "transform": "rotate(-90 18 \(coordinate(middle)))"],
-                    text: "weight (g)")
+        drawFrame(&svg, layout: layout, xAxis: timeAxis, yAxis: gramAxis, x: x, y: y,
+                  xLabel: "time since the session started (s)", yLabel: "weight (g)", zeroLine: gramAxis.lower < 0)
     }
 
     private enum LegendItem { case line, peak, maximum, stable }

@@ -27,7 +27,7 @@ public func format(_ value: Double, _ decimals: Int) -> String {
     return String(decoding: buffer.prefix { $0 != 0 }.map { UInt8(bitPattern: $0) }, as: UTF8.self)
 }
 
-/// ScaleCore's SplitMix64 with Gaussian draws (Box–Muller): the same seed, the same study.
+/// ScaleCore's SplitMix64 with its Gaussian draws taken one at a time: the same seed, the same study.
 public struct Noise {
     private var generator: SplitMix64
     private var spare: Double?
@@ -41,9 +41,8 @@ public struct Noise {
             self.spare = nil
             return spare
         }
-        let radius = (-2 * log(Swift.max(unit(), 1e-300))).squareRoot()
-        let angle = 2 * Double.pi * unit()
-        spare = radius * sin(angle)
-        return radius * cos(angle)
+        let (first, second) = generator.nextGaussianPair()
+        spare = second
+        return first
     }
 }
