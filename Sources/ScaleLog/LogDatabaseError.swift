@@ -44,6 +44,8 @@ package enum LogDatabaseError: Error, Hashable, Sendable, CustomStringConvertibl
                 "\(error.path): the disk is full (\(error.message)); free some space or lower --log-keep-days / --log-keep-readings"
             case SQLITE_CANTOPEN:
                 "\(error.path): cannot open or make the file (\(error.message)): its directory must exist and be writable by forcescaled"
+            case SQLITE_BUSY, SQLITE_LOCKED:
+                "\(error.path): another process holds the file's lock (\(error.message)); close the program writing to it (an sqlite3 shell in a transaction, a second forcescaled on the same file)"
             case SQLITE_READONLY:
                 "\(error.path): the file or its file system is read-only (\(error.message))"
             case SQLITE_IOERR:

@@ -7,6 +7,10 @@ import ScaleCore
 ///
 /// Each source (one device the daemon serves; `LogWriter.Entry`'s `source`) has a session of
 /// its own, so that devices that log at once, their entries interleaved, are kept apart.
+/// A session's times are its readings' monotonic times plus the wall-clock offset of its
+/// first reading: a step of the wall clock (an NTP correction, a person setting the date)
+/// never makes a session's times jump or run backwards; it shows from the next session on.
+///
 /// A value, so that the writer can keep a copy from before a batch and go back to it when
 /// the batch's transaction fails.
 struct LogSessionBuilder {
@@ -18,6 +22,8 @@ struct LogSessionBuilder {
         /// the batch, or when the session closes).
         var buffered: [LoggedReading] = []
         var lastTime: WallTime?
+        /// The wall-clock offset of the open session's first reading, used for all of it.
+        var wallOffset: Int64 = 0
     }
 
     private var sources: [Int: Source] = [:]
@@ -37,15 +43,17 @@ struct LogSessionBuilder {
             }
             return try end(source, in: database)
         case .reading(let reading, let offset, let source):
-            let time = WallTime(microseconds: reading.time.microseconds + offset)
             if sources[source]?.session == nil {
                 guard reading.contacts > 0 else { return 0 }
                 let device: LoggedDevice
                 if let known = sources[source]?.device { device = known } else { device = try database.device(key: "unknown", name: "unknown device") }
-                let session = try database.openSession(device: device, started: time, model: reading.model)
+                let session = try database.openSession(
+                    device: device, started: WallTime(microseconds: reading.time.microseconds &+ offset), model: reading.model)
                 sources[source, default: Source()].device = device
                 sources[source]!.session = session
+                sources[source]!.wallOffset = offset
             }
+            let time = WallTime(microseconds: reading.time.microseconds &+ sources[source]!.wallOffset)
             var flags = ReadingFlags()
             if reading.saturated { flags.insert(.saturated) }
             if reading.stable { flags.insert(.stable) }
@@ -57,10 +65,10 @@ struct LogSessionBuilder {
                 state.lastTime = time
             }
             return reading.contacts == 0 ? try end(source, in: database) : 0
-        case .peak(let peak, let offset, let source):
-            guard let session = sources[source]?.session else { return 0 }
+        case .peak(let peak, _, let source):
+            guard let session = sources[source]?.session, let offset = sources[source]?.wallOffset else { return 0 }
             try database.append(LoggedPeak(
-                session: session.id, time: WallTime(microseconds: peak.time.microseconds + offset), raw: peak.raw, grams: peak.grams,
+                session: session.id, time: WallTime(microseconds: peak.time.microseconds &+ offset), raw: peak.raw, grams: peak.grams,
                 rumble: peak.rumble))
             return 1
         }

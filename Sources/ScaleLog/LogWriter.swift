@@ -352,8 +352,8 @@ package final class LogWriter: @unchecked Sendable {
 }
 
 /// `CLOCK_REALTIME − CLOCK_MONOTONIC` in microseconds: added to a monotonic event time, it
-/// gives the wall-clock time of the event (as of now: a later change of the wall clock
-/// moves later readings, never earlier ones).
+/// gives the wall-clock time of the event, as of now (the log applies a session's first
+/// offset to all of the session, see `LogSessionBuilder`).
 package enum WallClock {
     package static func offsetFromMonotonic() -> Int64 {
         var wall = timespec()

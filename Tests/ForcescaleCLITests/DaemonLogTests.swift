@@ -296,6 +296,77 @@ import Testing
         restarted.cleanUp()
     }
 
+    // MARK: - Another process holding the log's lock
+
+    /// A second program holds the log in an exclusive transaction for a while (an sqlite3
+    /// shell left in BEGIN, a backup tool): one error line naming the lock, the daemon serves
+    /// all along, the readings wait in memory, and once the lock is gone they are written
+    /// without a gap.
+    @Test func anotherProcessHoldingTheLogsLockCostsOneErrorAndNothingIsLost() throws {
+        let directory = try CLI.temporaryDirectory()
+        defer { try? FileManager.default.removeItem(at: directory) }
+        let path = directory.appendingPathComponent("log.sqlite").path
+        let recording = try Self.kilohertz(in: directory, seconds: 2)
+        let daemon = try DaemonUnderTest(recording: recording, directory: directory, arguments: ["--log-db", path, "--interval-ms", "0"])
+        defer { daemon.cleanUp() }
+        let observer = try daemon.connect()
+        func status() throws -> JSONValue { try JSONValue.parse(try #require(observer.request(#"{"class":"STATUS"}"#))) }
+        try waitFor("readings written to the log", saw: { "\((try? status())?["log"].map { "\($0)" } ?? "no STATUS")" }) {
+            (try status()["log"]?["written"]?.numberValue ?? 0) > 0
+        }
+
+        // The holder takes the lock, says so by making a file, and keeps it until its
+        // standard input closes.
+        let held = directory.appendingPathComponent("held").path
+        let holder = Process()
+        holder.executableURL = URL(fileURLWithPath: "/usr/bin/python3")
+        holder.arguments = ["-c", """
+            import sqlite3, sys
+            connection = sqlite3.connect(sys.argv[1], isolation_level=None, timeout=60)
+            connection.execute("BEGIN EXCLUSIVE")
+            open(sys.argv[2], "w").close()
+            sys.stdin.read()
+            connection.execute("COMMIT")
+            """, path, held]
+        let input = Pipe()
+        holder.standardInput = input
+        try holder.run()
+        defer { if holder.isRunning { holder.terminate() } }
+        try waitFor("the other process to hold the lock", saw: { "no \(held)" }) { FileManager.default.fileExists(atPath: held) }
+
+        try waitFor("one error about the force log", within: 10 + patience, saw: { daemon.stderr }) {
+            Self.logLines(daemon.stderr, level: 3, containing: "force log:").count == 1
+        }
+        let error = Self.logLines(daemon.stderr, level: 3, containing: "force log:")[0]
+        #expect(error.contains("another process holds the file's lock"), "\(error)")
+        let watcher = try daemon.connect()
+        watcher.send(#"{"class":"WATCH"}"#)
+        _ = watcher.nextReply()
+        #expect(watcher.nextReading() != nil, "no readings while another process holds the log's lock")
+        var waiting = 0.0
+        try waitFor("more than 1000 readings pending", every: 0.05, saw: { "\((try? status())?["log"].map { "\($0)" } ?? "no STATUS")" }) {
+            waiting = try status()["log"]?["pending"]?.numberValue ?? 0
+            return waiting > 1000
+        }
+
+        // The lock goes: writing resumes by itself at the next retry (at most a minute away).
+        try input.fileHandleForWriting.close()
+        holder.waitUntilExit()
+        #expect(holder.terminationStatus == 0)
+        try waitFor("the force log to resume", within: 60 + patience, saw: { daemon.stderr }) {
+            daemon.stderr.contains("<5>force log: writing to \(path) again")
+        }
+        let resumed = try status()["log"]
+        #expect(resumed?["dropped"]?.numberValue == 0 && resumed?["error"] == nil, "\(resumed.map { "\($0)" } ?? "no log in STATUS")")
+        #expect(Self.logLines(daemon.stderr, level: 3, containing: "force log:").count == 1, "\(daemon.stderr)")
+        let stopped = daemon.stop()
+        #expect(stopped.exited && stopped.status == 0, "\(stopped.stderr)")
+        #expect(!stopped.stderr.contains("entries were dropped") && !stopped.stderr.contains("could not be written"), "\(stopped.stderr)")
+        #expect(try Self.sqlite(path, "PRAGMA integrity_check") == ["ok"])
+        // What waited while the lock was held is in the file.
+        #expect(Double(try Self.sqlite(path, "SELECT count(*) FROM readings").first ?? "") ?? 0 > waiting)
+    }
+
     // MARK: - A disk that is read-only, then full
 
     /// A tmpfs of its own (this needs root with CAP_SYS_ADMIN, which the test machines

@@ -47,6 +47,7 @@ let scenarios: [(letter: String, title: String, run: (Programs) -> Void)] = [
     ("s", "haptic clicks on FF_HAPTIC pressure pads, never PRESS or RELEASE", HapticClicks.run),
     ("t", "libinput record and libinput replay, Debian's own tools, against forcescale", LibinputTools.run),
     ("u", "a pen characterized live through forcescaled, weight by weight", PenCharacterizedLive.run),
+    ("v", "the wall clock stepped back and forward an hour under a logging daemon", WallClockSteps.run),
 ]
 
 let wanted = Set(CommandLine.arguments.dropFirst().map { $0.lowercased() })

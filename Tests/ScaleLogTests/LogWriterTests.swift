@@ -83,6 +83,50 @@ final class NoticeBox: @unchecked Sendable {
         #expect(sessions[1].readingCount == 2)
     }
 
+    /// The wall clock stepped an hour back, then an hour forward, in the middle of touches
+    /// (as `date -s` or an NTP step does): each session's times follow the readings'
+    /// monotonic times from its first reading's wall time; the step shows from the next
+    /// session on.
+    @Test func aStepOfTheWallClockShowsFromTheNextSessionOn() throws {
+        let directory = TemporaryDirectory()
+        let path = directory.path + "/log.sqlite"
+        let writer = try LogWriter(path: path) { _ in }
+        let hour: Int64 = 3_600_000_000
+        func reading(_ index: Int, grams: Double, contacts: Int = 1, offset: Int64) -> LogWriter.Entry {
+            .reading(
+                Reading(
+                    time: EventTime(microseconds: Int64(index) * 1_000), raw: Int32(grams), force: grams / 385, grams: grams,
+                    saturated: false, contacts: contacts, stable: false, model: .nominal),
+                wallOffset: offset)
+        }
+        writer.append(.device(key: "pad", name: "Pad"))
+        // First touch: the clock goes back an hour after its second reading.
+        writer.append(reading(1, grams: 10, offset: Self.offset))
+        writer.append(reading(2, grams: 20, offset: Self.offset))
+        writer.append(reading(3, grams: 30, offset: Self.offset - hour))
+        writer.append(.peak(Peak(time: EventTime(microseconds: 3_000), raw: 30, force: 0.1, grams: 30), wallOffset: Self.offset - hour))
+        writer.append(reading(4, grams: 0, contacts: 0, offset: Self.offset - hour))
+        // Second touch, on the stepped clock; forward an hour (and a bit) in its middle.
+        writer.append(reading(10, grams: 15, offset: Self.offset - hour))
+        writer.append(reading(11, grams: 25, offset: Self.offset + 1_000))
+        writer.append(reading(12, grams: 0, contacts: 0, offset: Self.offset + 1_000))
+        // Third touch, on the clock as it is now.
+        writer.append(reading(20, grams: 5, offset: Self.offset + 1_000))
+        writer.append(reading(21, grams: 0, contacts: 0, offset: Self.offset + 1_000))
+        writer.stop()
+
+        let log = try LogDatabase.open(path: path, readOnly: true)
+        let sessions = try log.sessions().sorted { $0.id < $1.id }
+        try #require(sessions.count == 3, "\(sessions)")
+        #expect(try log.readings(session: sessions[0].id).map(\.time) == [1, 2, 3, 4].map { WallTime(microseconds: Self.offset + $0 * 1_000) })
+        #expect(try log.peaks(session: sessions[0].id).map(\.time) == [WallTime(microseconds: Self.offset + 3_000)])
+        #expect(sessions[0].started == WallTime(microseconds: Self.offset + 1_000))
+        #expect(sessions[0].ended == WallTime(microseconds: Self.offset + 4_000))
+        #expect(try log.readings(session: sessions[1].id).map(\.time) == [10, 11, 12].map { WallTime(microseconds: Self.offset - hour + $0 * 1_000) })
+        #expect(sessions[1].ended == WallTime(microseconds: Self.offset - hour + 12_000))
+        #expect(try log.readings(session: sessions[2].id).map(\.time) == [20, 21].map { WallTime(microseconds: Self.offset + 1_000 + $0 * 1_000) })
+    }
+
     @Test func aNewDeviceEndsTheSessionOfTheOldOne() throws {
         let directory = TemporaryDirectory()
         let path = directory.path + "/log.sqlite"
