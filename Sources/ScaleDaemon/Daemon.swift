@@ -112,6 +112,9 @@ package final class Daemon {
         self.reloader = reloader
         loop = try EventLoop()
         store = try CalibrationStore(directory: options.stateDirectory)
+        if store.removedTemporaries > 0 {
+            log.log(.notice, "removed \(store.removedTemporaries) unfinished calibration save\(store.removedTemporaries == 1 ? "" : "s") (a killed daemon's temporary files) from \(store.directory)")
+        }
         // Under socket activation systemd has bound the socket (with the unit's mode and
         // group); otherwise the daemon binds its own.
         let listener: UnixListener

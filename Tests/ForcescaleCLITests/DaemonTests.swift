@@ -456,6 +456,81 @@ import Testing
         #expect(!FileManager.default.fileExists(atPath: file.path))
     }
 
+    /// A state directory on a read-only file system (a tmpfs of its own, mounted read-only
+    /// then writable: root with CAP_SYS_ADMIN, which the test machines have): the daemon
+    /// starts and serves; a calibration is applied but its reply is an ERROR saying it was not
+    /// saved, naming the file and the read-only file system, so no client is told a
+    /// calibration was kept that a restart would lose; once writable, the next one is saved
+    /// and a restart has it.
+    @Test func aReadOnlyStateDirectoryRefusesToAcknowledgeWhatItCannotKeep() throws {
+        let directory = try CLI.temporaryDirectory()
+        defer { try? FileManager.default.removeItem(at: directory) }
+        let state = directory.appendingPathComponent("state").path
+        try FileManager.default.createDirectory(atPath: state, withIntermediateDirectories: true)
+        let mounted = try run("/bin/mount", ["-t", "tmpfs", "-o", "size=64k,ro,mode=0700", "tmpfs", state])
+        try #require(mounted.status == 0, "mount -t tmpfs failed (root with CAP_SYS_ADMIN is needed): \(mounted.stderr)")
+        defer { _ = try? run("/bin/umount", ["-l", state]) }
+        let daemon = try DaemonUnderTest(recording: DaemonRecordings.intuos, directory: directory)
+        defer { daemon.cleanUp() }
+        let client = try daemon.connect()
+        let curve = #"{"class":"CALIBRATION","curve":[{"raw":400,"grams":20},{"raw":1500,"grams":200}]}"#
+
+        let refused = try JSONValue.parse(try #require(client.request(curve)))
+        let file = state + "/" + DaemonRecordings.intuosStateFile
+        #expect(refused["class"]?.stringValue == "ERROR", "\(refused)")
+        let message = refused["message"]?.stringValue ?? ""
+        #expect(message.hasPrefix("applied but not saved: ") && message.contains(file) && message.contains("read-only"), "\(message)")
+        // Applied: the readings are weighed with it meanwhile.
+        let status = try JSONValue.parse(try #require(client.request(#"{"class":"STATUS"}"#)))
+        #expect(status["calibration"]?.number("points") == 2, "\(status)")
+        #expect(daemon.stderr.contains("<3>") && daemon.stderr.contains(file), "\(daemon.stderr)")
+        let poll = client.request(#"{"class":"POLL"}"#)
+        #expect(poll?.hasPrefix(#"{"class":"POLL""#) == true, "\(poll ?? "no reply")")
+
+        // Writable again: the next calibration is saved, and a restart has it.
+        #expect(try run("/bin/mount", ["-o", "remount,rw", state]).status == 0)
+        let saved = try JSONValue.parse(try #require(client.request(curve)))
+        #expect(saved["class"]?.stringValue == "CALIBRATION", "\(saved)")
+        #expect(FileManager.default.fileExists(atPath: file))
+        try daemon.restart()
+        let restarted = try JSONValue.parse(try #require(try daemon.connect().request(#"{"class":"STATUS"}"#)))
+        #expect(restarted["calibration"]?.number("points") == 2, "\(restarted)")
+    }
+
+    /// SIGKILL at varying moments after a CALIBRATION is sent, before, during or after its
+    /// save: at each start again the file is whole (never moved aside as unreadable), and it
+    /// holds the calibration in flight or the last one acknowledged, never an older one.
+    @Test func aKillDuringACalibrationSaveLosesNothingAcknowledged() throws {
+        let daemon = try DaemonUnderTest(recording: DaemonRecordings.intuos)
+        defer { daemon.cleanUp() }
+        let file = daemon.stateDirectory + "/" + DaemonRecordings.intuosStateFile
+        func savedGrams() throws -> Double? {
+            guard let text = try? String(contentsOfFile: file, encoding: .utf8) else { return nil }
+            let points = try JSONValue.parse(text)["points"]?.arrayValue
+            return points?.last?.number("grams")
+        }
+        var acknowledged: Double?
+        for round in 0..<24 {
+            let client = try daemon.connect()
+            let grams = Double(200 + round)
+            client.send(#"{"class":"CALIBRATION","curve":[{"raw":400,"grams":20},{"raw":1500,"grams":\#(Int(grams))}]}"#)
+            // 0 to 2.3 ms after the request: before it is read, while the file is written,
+            // after the reply.
+            usleep(UInt32(round) * 100)
+            _ = daemon.stop(signal: SIGKILL)
+            if let reply = client.readLine(), reply.hasPrefix(#"{"class":"CALIBRATION""#) { acknowledged = grams }
+            let saved = try savedGrams()
+            #expect(saved == grams || saved == acknowledged, "round \(round): the file holds \(saved.map { "\($0)" } ?? "nothing"), in flight \(grams), acknowledged \(acknowledged.map { "\($0)" } ?? "none")")
+            if saved == grams { acknowledged = grams }
+            try daemon.start()
+            let status = try JSONValue.parse(try #require(try daemon.connect().request(#"{"class":"STATUS"}"#)))
+            #expect(status["calibration"]?.number("points") == (acknowledged == nil ? 0 : 2), "round \(round): \(status)")
+            #expect(!daemon.stderr.contains("unreadable"), "round \(round): \(daemon.stderr)")
+        }
+        let leftovers = try FileManager.default.contentsOfDirectory(atPath: daemon.stateDirectory).filter { !$0.hasSuffix(".json") }
+        #expect(leftovers.isEmpty, "files besides the calibration: \(leftovers)")
+    }
+
     // MARK: Stopping
 
     @Test func sigtermEndsCleanlyAndRemovesTheSocket() throws {

@@ -97,3 +97,24 @@ import Testing
         }
     }
 }
+
+/// The temporaries a killed save leaves, removed at the next start; nothing else is.
+@Suite struct DurableFileTemporariesTests {
+    @Test func onlyTheTemporariesOfSavesAreRemoved() throws {
+        let directory = TemporaryDirectory()
+        let keep = ["device.json", ".hidden", ".device.json.tmp-", ".device.json.tmp-ABC", "device.json.tmp-abc", ".device.json.corrupt-1"]
+        let remove = [".device.json.tmp-2y2o0g6xyb7vk", ".other-name.json.tmp-17zrq"]
+        for name in keep + remove { ReplacementFileTests.write("x", to: directory.path + "/" + name) }
+        // A directory with a temporary's name is not a file this module wrote.
+        #expect(mkdir(directory.path + "/.a.tmp-1", 0o700) == 0)
+        // Nor is a symbolic link with one.
+        #expect(symlink(directory.path + "/device.json", directory.path + "/.b.tmp-2") == 0)
+
+        #expect(DurableFile.removeTemporaries(in: directory.path) == 2)
+        for name in keep { #expect(ReplacementFileTests.kind(directory.path + "/" + name) == S_IFREG, "\(name)") }
+        for name in remove { #expect(ReplacementFileTests.kind(directory.path + "/" + name) == 0, "\(name)") }
+        #expect(ReplacementFileTests.kind(directory.path + "/.a.tmp-1") == S_IFDIR)
+        #expect(ReplacementFileTests.kind(directory.path + "/.b.tmp-2") == S_IFLNK)
+        #expect(DurableFile.removeTemporaries(in: directory.path + "/missing") == 0)
+    }
+}

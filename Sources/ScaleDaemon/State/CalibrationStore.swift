@@ -23,13 +23,18 @@ final class CalibrationStore {
 
     let directory: String
 
+    /// Temporaries of saves that a kill interrupted, removed when the store was opened.
+    let removedTemporaries: Int
+
     /// Opens the store, making its directory (mode 0700: calibrations are nobody else's
-    /// business) if it is missing. Its parent must exist.
+    /// business) if it is missing, and removing the temporaries of saves a kill interrupted
+    /// (one daemon per state directory). Its parent must exist.
     /// - Throws: `SystemError` naming the directory, with a hint: parent missing, read-only
     ///   file system, a file in the way.
     init(directory: String) throws(SystemError) {
         self.directory = directory.count > 1 && directory.hasSuffix("/") ? String(directory.dropLast()) : directory
         try DurableFile.makeDirectory(self.directory)
+        removedTemporaries = DurableFile.removeTemporaries(in: self.directory)
     }
 
     /// The file that holds `device`'s calibration.

@@ -1,7 +1,9 @@
 import Glibc
 
 /// Files written so that a crash or power cut at any moment leaves either the old contents
-/// or the new, never a mixture, an empty file, or a stray temporary.
+/// or the new, never a mixture or an empty file. A process killed while it writes leaves its
+/// temporary (`.<name>.tmp-<random>`) behind; its next start removes such files with
+/// `removeTemporaries(in:)`.
 package enum DurableFile {
     /// Replaces `name` in `directory` with `text`: writes a new temporary file beside it,
     /// flushes it to disk, renames it over the old one, and flushes the directory so the
@@ -35,6 +37,31 @@ package enum DurableFile {
             throw SystemError(path: path, errno: error, hint: error == .isDirectory ? "a directory is in the way; remove it" : hint(for: error))
         }
         try syncDirectory(directory)
+    }
+
+    /// Removes the temporaries that `replace` left in `directory` when the process was
+    /// killed mid-save: regular files named `.<name>.tmp-<random>`. For a directory only
+    /// this process writes (a daemon's state directory), at its start.
+    /// - Returns: How many were removed.
+    @discardableResult
+    package static func removeTemporaries(in directory: String) -> Int {
+        guard let stream = opendir(directory) else { return 0 }
+        defer { closedir(stream) }
+        var removed = 0
+        while let entry = readdir(stream) {
+            let name = withUnsafeBytes(of: entry.pointee.d_name) { bytes in
+                String(decoding: bytes.prefix { $0 != 0 }, as: UTF8.self)
+            }
+            let parts = name.split(separator: "-", omittingEmptySubsequences: false)
+            guard name.hasPrefix("."), parts.count >= 2, parts[parts.count - 2].hasSuffix(".tmp"), let random = parts.last,
+                  !random.isEmpty, random.allSatisfy({ $0.isASCII && ($0.isNumber || $0.isLowercase) })
+            else { continue }
+            var status = stat()
+            let path = directory + "/" + name
+            guard lstat(path, &status) == 0, status.st_mode & S_IFMT == S_IFREG, unlink(path) == 0 else { continue }
+            removed += 1
+        }
+        return removed
     }
 
     /// Reads a whole file, refusing to read more than `limit` bytes (a bigger file is not
