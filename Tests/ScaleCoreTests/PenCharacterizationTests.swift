@@ -234,4 +234,47 @@ import Testing
         #expect(settings.records.count == Self.weights.count)
         #expect(settings.records.prefix(3).allSatisfy { $0.percent == 0 })
     }
+
+    /// A pen whose response is S-shaped and flattens well before its full scale (a logistic of
+    /// steepness 9 centred at a third of the span, 1.5 units of noise, creep): the exported
+    /// curve makes its true response straight in force within 3 % of the range over the
+    /// measured span, giving up a little of the top of the range to do it.
+    @Test func theCurveOfAnSShapedPenIsStraightInForce() throws {
+        let activation = 5.0, fullScale = 420.0
+        let logistic: @Sendable (Double) -> Double = { 1 / (1 + exp(-9 * ($0 - 0.33))) }
+        let low = logistic(0), high = logistic(1)
+        let pressing: @Sendable (Double) -> Double = { force in
+            force < activation ? 0 : (logistic(Swift.min(1, (force - activation) / (fullScale - activation))) - low) / (high - low)
+        }
+        let pen = SyntheticPen(axisMaximum: 2047, pressing: pressing, releasing: pressing, noise: 1.5, creep: 0.004, overshoot: 0.3)
+        let weights = Self.weights + [380]
+        let result = try Self.characterize(pen, weights)
+        let settings = PenSettings(result)
+        let start = Self.registration(pen), heaviest = 380.0
+        let forces = (0...100).map { start + (heaviest - start) * Double($0) / 100 }
+        let outputs = try forces.map { try #require(settings.curve.output(at: pen.pressing($0))) }
+        let (deviation, slope) = PressureCurve.deviation(outputs, from: (0...100).map { Double($0) / 100 }, factors: 0...1)
+        #expect(deviation <= 0.03, "curve \(settings.curve.values): \(deviation * 100) % from straight")
+        #expect(settings.curveErrorPercent <= 3)
+        // What it gives up at the top is at most a tenth of what the pen read there.
+        #expect(slope >= 0.9 * pen.pressing(heaviest) - 0.01 && slope <= 1, "the line ends at \(slope)")
+    }
+
+    /// The distance from proportional: the best factor, within its bounds, and the largest
+    /// difference at that factor.
+    @Test func theDeviationFromProportionalUsesTheBestFactor() {
+        let wanted = [0, 0.25, 0.5, 0.75, 1.0]
+        let values = [0, 0.2, 0.45, 0.7, 0.9]
+        let free = PressureCurve.deviation(values, from: wanted, factors: 0...1)
+        // Against a scan of every factor in steps of 10⁻⁵.
+        var best = (deviation: Double.infinity, factor: 0.0)
+        for step in 0...100_000 {
+            let factor = Double(step) / 100_000
+            let worst = zip(values, wanted).map { ($0 - factor * $1).magnitude }.max()!
+            if worst < best.deviation { best = (worst, factor) }
+        }
+        #expect((free.deviation - best.deviation).magnitude < 1e-4 && (free.factor - best.factor).magnitude < 1e-3, "\(free) against \(best)")
+        // Held to factors of 1: the plain largest difference.
+        #expect((PressureCurve.deviation(values, from: wanted, factors: 1...1).deviation - 0.1).magnitude < 1e-12)
+    }
 }

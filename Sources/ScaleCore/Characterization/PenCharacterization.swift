@@ -106,8 +106,14 @@ public struct PenCharacterization: Hashable, Sendable {
     public let hysteresisPercent: Double?
     /// The lightest weight that reached the top of the range.
     public let saturationGrams: Double?
-    /// Force at a logical fraction (grams), within `0...reach`.
-    public let response: MonotoneCubic
+    /// The response: the logical fraction at a force above the IAF, interpolated between
+    /// the weights in that direction (force → pressure, as the pen works: where the pen
+    /// flattens, the fraction changes little between weights and is interpolated well; the
+    /// force at a fraction is the inverse). Its `x` is grams above the IAF, its value (the
+    /// curve's `grams`) the fraction; up to the heaviest weight below full scale.
+    let response: MonotoneCubic
+    /// Grams above the IAF of the heaviest weight below full scale (the response's end).
+    let reachLift: Double
 
     /// Pairs the weights, in the order they were placed, with the touches of a recording.
     /// A weight that registered nothing made no touch: when there are fewer touches than
@@ -174,23 +180,24 @@ public struct PenCharacterization: Hashable, Sendable {
         guard !unsaturated.isEmpty else { throw .tooFewRegistered(0) }
         let activation = Self.activation(unsaturated, lowerBound: belowActivation.last, upperBound: lightest.grams, span: span)
 
-        // The response: (fraction, grams above the IAF) strictly rising in both.
+        // The response: (grams above the IAF, fraction) strictly rising in both.
         var knots: [FitSample] = []
         for point in unsaturated {
             let lift = point.grams - activation.grams
-            guard lift > (knots.last?.grams ?? 0), point.fraction > (knots.last?.x ?? 0) else { continue }
-            knots.append(FitSample(x: point.fraction, grams: lift))
+            guard lift > (knots.last?.x ?? 0), point.fraction > (knots.last?.grams ?? 0) else { continue }
+            knots.append(FitSample(x: lift, grams: point.fraction))
         }
         if knots.isEmpty {
             // Every weight below full scale sits at the IAF's estimate: a straight line to the first.
-            knots = [FitSample(x: Swift.max(unsaturated[0].fraction, 1 / span), grams: Swift.max(unsaturated[0].grams - activation.grams, 1e-6))]
+            knots = [FitSample(x: Swift.max(unsaturated[0].grams - activation.grams, 1e-6), grams: Swift.max(unsaturated[0].fraction, 1 / span))]
         }
         let response = MonotoneCubic(points: knots)
-        let reach = knots.last!.x
+        let reach = knots.last!.grams
+        let reachLift = knots.last!.x
         pValues = (0...10).map { tenth -> Double? in
             let x = Double(tenth) / 10
             guard x <= reach + 1e-12 else { return nil }
-            return x == 0 ? activation.grams : activation.grams + response.grams(atX: x)
+            return activation.grams + Self.lift(atFraction: x, response, reachLift: reachLift)
         }
         let differences = points.compactMap { point in point.releasingFraction.map { ($0 - point.fraction) * 100 } }
         hysteresisPercent = differences.map(\.magnitude).max()
@@ -202,11 +209,33 @@ public struct PenCharacterization: Hashable, Sendable {
         self.activation = activation
         self.reach = reach
         self.response = response
+        self.reachLift = reachLift
     }
 
-    /// The force in grams at a logical fraction within `0...reach`: the IAF plus the response.
+    /// The force in grams at a logical fraction within `0...reach`: the IAF plus the
+    /// response's inverse.
     public func grams(atFraction x: Double) -> Double {
-        x <= 0 ? activation.grams : activation.grams + response.grams(atX: Swift.min(x, reach))
+        activation.grams + Self.lift(atFraction: x, response, reachLift: reachLift)
+    }
+
+    /// The logical fraction at a force, from the IAF (0) to the heaviest weight below full
+    /// scale (`reach`); 0 below the IAF, `reach` above that weight.
+    public func fraction(atGrams grams: Double) -> Double {
+        let lift = grams - activation.grams
+        return lift <= 0 ? 0 : response.grams(atX: Swift.min(lift, reachLift))
+    }
+
+    /// Grams above the IAF where the response reaches fraction `x` (bisection: it rises).
+    static func lift(atFraction x: Double, _ response: MonotoneCubic, reachLift: Double) -> Double {
+        guard x > 0 else { return 0 }
+        var low = 0.0
+        var high = reachLift
+        guard response.grams(atX: high) > x else { return high }
+        for _ in 0..<60 {
+            let middle = (low + high) / 2
+            if response.grams(atX: middle) < x { low = middle } else { high = middle }
+        }
+        return (low + high) / 2
     }
 
     /// The IAF from the lightest registered weights below full scale (see the type's comment).

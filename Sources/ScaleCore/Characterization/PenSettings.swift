@@ -3,8 +3,9 @@
 ///
 /// - The pressure curve (xsetwacom's `PressureCurve`, GNOME's `pressure-curve`): the Bézier
 ///   that makes the pressure applications get proportional to force over the measured span:
-///   0 at the IAF, and the measured span's top where it was (so the curve still ends at
-///   (100, 100)). Its largest error over that span is said.
+///   0 at the IAF, and at the span's top what the pen read there or up to a tenth less
+///   (the curve still ends at (100, 100)). Its largest difference from a straight line over
+///   that span is said.
 /// - The activation threshold (OpenTabletDriver's tip threshold, the minimum of libinput's
 ///   pressure range): the least logical pressure that stays above the noise the pen showed
 ///   with its lightest registered weight resting (three standard deviations, at least one raw
@@ -26,14 +27,16 @@ public struct PenSettings: Hashable, Sendable {
     public let records: [Record]
 
     public init(_ pen: PenCharacterization) {
-        // The wanted output at 21 points over the measured span.
+        // The wanted output at 41 even steps of force over the measured span (the curve is
+        // judged against force: where the response is flat, a step of force moves the
+        // pressure little and the curve must be steep there).
         let reach = pen.reach
         let lift = pen.grams(atFraction: reach) - pen.activation.grams
-        let samples = (0...20).map { step -> (x: Double, y: Double) in
-            let x = reach * Double(step) / 20
-            let y = lift > 0 ? reach * (pen.grams(atFraction: x) - pen.activation.grams) / lift : x
-            return (x, y)
-        }
+        let samples = lift > 0
+            ? (0...40).map { step -> (x: Double, y: Double) in
+                (pen.fraction(atGrams: pen.activation.grams + lift * Double(step) / 40), reach * Double(step) / 40)
+            }
+            : [(x: 0, y: 0), (x: reach, y: reach)]
         (curve, curveErrorPercent) = PressureCurve.fitted(to: samples)
         let span = Double(Int64(pen.axis.upperBound) - Int64(pen.axis.lowerBound))
         let noise = pen.points.first.map { 3 * $0.spread } ?? 0

@@ -58,18 +58,22 @@ public struct PressureCurve: Hashable, Sendable {
         }
     }
 
-    /// The curve that best maps `samples` (logical fraction → wanted output fraction), as the
-    /// largest error over them, among whole-number control points.
+    /// The curve whose output is most nearly proportional to `samples`' wanted outputs
+    /// (logical fraction x → wanted output y, rising from y = 0 to the last sample's y), among
+    /// whole-number control points. Proportional, not equal: the output may be the wanted one
+    /// times any factor from 1 − `shortfall` to 1, when that makes it straighter (what it gives
+    /// up at the last sample it reaches between there and (100, 100)). The error is the
+    /// largest difference from the wanted outputs times the best such factor.
     /// - Returns: The curve and its largest error, in % of the range.
-    public static func fitted(to samples: [(x: Double, y: Double)]) -> (curve: PressureCurve, maximumErrorPercent: Double) {
+    public static func fitted(to samples: [(x: Double, y: Double)], shortfall: Double = 0.1) -> (curve: PressureCurve, maximumErrorPercent: Double) {
+        var outputs = [Double](repeating: 0, count: samples.count)
         func error(_ p: [Double]) -> Double {
             guard p.allSatisfy({ $0 >= 0 && $0 <= 1 }), rises(p[0], p[2]) else { return .infinity }
-            var worst = 0.0
-            for sample in samples {
+            for (index, sample) in samples.enumerated() {
                 guard let y = output(at: sample.x, p[0], p[1], p[2], p[3]) else { return .infinity }
-                worst = Swift.max(worst, (y - sample.y).magnitude)
+                outputs[index] = y
             }
-            return worst
+            return deviation(outputs, from: samples.map(\.y), factors: (1 - shortfall)...1).deviation
         }
         // A coarse grid over the four numbers; a pattern search from each of its best few
         // (the error has several valleys); then the whole numbers around the best.
@@ -117,5 +121,25 @@ public struct PressureCurve: Hashable, Sendable {
             }
         }
         return (PressureCurve(x1: whole[0], y1: whole[1], x2: whole[2], y2: whole[3]), wholeError * 100)
+    }
+
+    /// How far `values` are from being proportional to `wanted`: the largest difference from
+    /// `wanted` times the factor within `factors` that makes it least (the largest difference
+    /// is convex in the factor, so a ternary search finds it).
+    public static func deviation(_ values: [Double], from wanted: [Double], factors: ClosedRange<Double>) -> (deviation: Double, factor: Double) {
+        func worst(_ factor: Double) -> Double {
+            var largest = 0.0
+            for (value, target) in zip(values, wanted) { largest = Swift.max(largest, (value - factor * target).magnitude) }
+            return largest
+        }
+        var low = factors.lowerBound
+        var high = factors.upperBound
+        // The bracket shrinks to (2/3)^24 ≈ 6·10⁻⁵ of itself: far below a whole-number step.
+        for _ in 0..<24 {
+            let third = (high - low) / 3
+            if worst(low + third) <= worst(high - third) { high -= third } else { low += third }
+        }
+        let factor = (low + high) / 2
+        return (worst(factor), factor)
     }
 }

@@ -38,11 +38,12 @@ extension PenReport {
 
         // The response through the weights, and what the exported curve makes of it.
         let steps = 120
+        let top = pen.grams(atFraction: pen.reach)
         var response: [String] = []
         var linearised: [String] = []
         for step in 0...steps {
-            let fraction = pen.reach * Double(step) / Double(steps)
-            let grams = pen.grams(atFraction: fraction)
+            let grams = activation.grams + (top - activation.grams) * Double(step) / Double(steps)
+            let fraction = pen.fraction(atGrams: grams)
             response.append(coordinate(x(grams)) + "," + coordinate(y(fraction * 100)))
             if let output = settings.curve.output(at: fraction) {
                 linearised.append(coordinate(x(grams)) + "," + coordinate(y(output * 100)))

@@ -157,13 +157,19 @@ func trial(_ pen: DrawnPen, seed: UInt64) -> Outcome {
     let settings = PenSettings(characterization)
     let heaviest = characterization.points.filter { !$0.saturated }.last!.grams
     let start = pen.registration
-    if verbose { print("    curve \(settings.curve.values), its error \(format(settings.curveErrorPercent, 2)) %; P-values " + characterization.pValues.enumerated().map { tenth, value in value.map { format((pen.pressing($0) - Double(tenth) / 10) * 100, 1) } ?? "-" }.joined(separator: " ")) }
-    guard heaviest > start, let end = settings.curve.output(at: pen.pressing(heaviest)) else { return outcome }
-    for step in 0...100 {
-        let force = start + (heaviest - start) * Double(step) / 100
-        guard let output = settings.curve.output(at: pen.pressing(force)) else { continue }
-        let line = end * Double(step) / 100
-        outcome.curveDeviation = Swift.max(outcome.curveDeviation, (output - line).magnitude * 100)
+    guard heaviest > start else { return outcome }
+    // The curve's output against force, on the pen's true response, and the straight line
+    // through 0 at the registration that fits it best.
+    let forces = (0...100).map { start + (heaviest - start) * Double($0) / 100 }
+    let outputs = forces.map { settings.curve.output(at: pen.pressing($0)) ?? .nan }
+    let steps = (0...100).map { Double($0) / 100 }
+    let (deviation, slope) = PressureCurve.deviation(outputs, from: steps, factors: 0...1)
+    outcome.curveDeviation = deviation * 100
+    if verbose {
+        let worst = zip(outputs, steps).map { ($0 - slope * $1).magnitude }.enumerated().max { $0.element < $1.element }!.offset
+        print("    curve \(settings.curve.values), its error \(format(settings.curveErrorPercent, 2)) %, deviation \(format(outcome.curveDeviation, 2)) % at \(format(forces[worst], 1)) g"
+              + " (span \(format(start, 1))–\(format(heaviest, 1)) g, full scale \(format(pen.fullScale, 0)) g; the line ends at \(format(slope * 100, 1)) %); P-values "
+              + characterization.pValues.enumerated().map { tenth, value in value.map { format((pen.pressing($0) - Double(tenth) / 10) * 100, 1) } ?? "-" }.joined(separator: " "))
     }
     return outcome
 }
