@@ -86,6 +86,7 @@ deb: setup-deb
 # minutes each; natively when /dev/uinput is usable here and KERNEL is empty: the machine's
 # own kernel, then the newest in a VM; see docs/testing.md). The scenarios' own watchdog
 # (FORCESCALE_KT_TIMEOUT) and the VM's limit leave room for a machine busy with other work.
+# Last, the module suites under ASan and TSan (make sanitize, about 10 minutes).
 test: setup-test
 	$(SWIFT) build
 	FORCESCALE_BIN_DIR="$$($(SWIFT) build --show-bin-path)" $(SWIFT) test
@@ -95,7 +96,10 @@ test: setup-test
 		echo "make test: the real-kernel scenarios on kernel $$kernel"; \
 		FORCESCALE_KERNEL=$$series FORCESCALE_KT_TIMEOUT=$${FORCESCALE_KT_TIMEOUT:-1700} FORCESCALE_VM_TIMEOUT=$${FORCESCALE_VM_TIMEOUT:-1800} \
 			scripts/kernel-tests "$$($(SWIFT) build --show-bin-path)/forcescale-kernel-tests" || { status=$$?; echo "make test: the scenarios failed on kernel $$kernel (exit status $$status)"; }; \
-	done; exit $$status
+	done; \
+	echo "make test: the module suites under ASan and TSan (scripts/sanitize)"; \
+	scripts/sanitize || { status=$$?; echo "make test: a sanitizer pass failed (exit status $$status)"; }; \
+	exit $$status
 
 # The module suites under ASan, then TSan: scripts/sanitize.
 sanitize: setup-test

@@ -27,8 +27,9 @@ enum StreamBench {
         // own, beside forcescaled and its watcher.
         let variants = settings.floorVariants.filter { $0.kind != .sendLines }.map(\.key)
         let serving = settings.floorVariants.filter { $0.kind == .sendLines }.map(\.key)
-        return [["evtest", "python"], ["epoll-floor"] + variants + ["forcescale"] + (before ? ["forcescale-before"] : []),
-                serving + ["forcescaled"] + (before ? ["forcescaled-before"] : [])]
+        let groups = [["evtest", "python"], ["epoll-floor"] + variants + ["forcescale"] + (before ? ["forcescale-before"] : []),
+                      serving + ["forcescaled"] + (before ? ["forcescaled-before"] : [])]
+        return settings.allAtOnce ? [groups.flatMap { $0 }] : groups
     }
 
     struct Result {

@@ -5,7 +5,7 @@
 //   scripts/kernel-tests .build/release/forcescale-live-bench [--frames N] [--rounds N] [--rate HZ]
 //       [--idle SECONDS] [--presses N] [--gap-ms MS] [--evtest-output FILE] [--writer-fifo PRIORITY]
 //       [--strace-frames N] [--strace-rate HZ] [--touch-pages N,N...] [--call-functions N,N...]
-//       [--call-pages N,N...] [--send-lines N,N...] [--timeout SECONDS]
+//       [--call-pages N,N...] [--send-lines N,N...] [--all-at-once] [--timeout SECONDS]
 //
 // (1) CPU per event: on one uinput pad, at once, `floor-read NODE` (bench/live-support/floor-read.c:
 //     a blocking read(2) loop, the floor), `evtest NODE`, a python-evdev read_loop,
@@ -21,6 +21,8 @@
 // need more CPU than the emulated guest has at 1 kHz). The groups' rounds interleave: round 1
 // of every group, then round 2 of every group in the reverse order, and so on, so that a
 // group and the one it is compared with see the same stretch of the host's load.
+// --all-at-once puts every reader in one group instead, beside one floor: the guest then has
+// less CPU than they need together, and the comparison shows what that does to the ratios.
 // With FORCESCALE_BASELINE_BINARY and FORCESCALE_BASELINE_DAEMON_BINARY (a build from before a
 // change), that forcescale read and forcescaled join the groups of the new ones: the same pad,
 // the same rounds and the same floor for both.
@@ -55,6 +57,9 @@ struct Settings {
     /// Extra epoll floors beside forcescale read, each doing one thing more per wake-up
     /// (floor-read --epoll --touch-pages N, --call-functions N, --call-pages N); empty: none.
     var floorVariants: [FloorVariant] = []
+    /// Every reader in one group, on one pad beside one floor (the shape of a harness that
+    /// runs them all at once): to compare with the groups, not to judge the goals by.
+    var allAtOnce = false
 }
 
 /// An epoll floor that does one thing more per wake-up, `count` times.
@@ -100,7 +105,7 @@ func say(_ text: String) {
 }
 
 func usage(_ problem: String) -> Never {
-    FileHandle.standardError.write(Data("forcescale-live-bench: \(problem)\nusage: forcescale-live-bench [--frames N] [--rounds N] [--rate HZ] [--idle SECONDS] [--presses N] [--gap-ms MS] [--evtest-output FILE] [--writer-fifo PRIORITY] [--strace-frames N] [--strace-rate HZ] [--touch-pages N,N...] [--call-functions N,N...] [--call-pages N,N...] [--send-lines N,N...] [--timeout SECONDS]\n".utf8))
+    FileHandle.standardError.write(Data("forcescale-live-bench: \(problem)\nusage: forcescale-live-bench [--frames N] [--rounds N] [--rate HZ] [--idle SECONDS] [--presses N] [--gap-ms MS] [--evtest-output FILE] [--writer-fifo PRIORITY] [--strace-frames N] [--strace-rate HZ] [--touch-pages N,N...] [--call-functions N,N...] [--call-pages N,N...] [--send-lines N,N...] [--all-at-once] [--timeout SECONDS]\n".utf8))
     exit(64)
 }
 
@@ -108,6 +113,10 @@ func parseSettings() -> Settings {
     var settings = Settings()
     var arguments = CommandLine.arguments.dropFirst()
     while let option = arguments.popFirst() {
+        if option == "--all-at-once" {
+            settings.allAtOnce = true
+            continue
+        }
         guard let value = arguments.popFirst() else { usage("\(option) needs a value") }
         switch option {
         case "--frames": settings.frames = Int(value) ?? 0
