@@ -30,10 +30,6 @@ public struct PressureCurve: Hashable, Sendable {
 
     /// The curve's output at `x` for control points given as fractions.
     static func output(at x: Double, _ x1: Double, _ y1: Double, _ x2: Double, _ y2: Double) -> Double? {
-        func coordinate(_ t: Double, _ p1: Double, _ p2: Double) -> Double {
-            let u = 1 - t
-            return 3 * u * u * t * p1 + 3 * u * t * t * p2 + t * t * t
-        }
         // x(t) must rise for the curve to be a function of x: x'(t) ≥ 0 on [0, 1] holds for
         // control points in [0, 1] unless x1 > x2 by much; checked where it is solved.
         let x = Swift.min(Swift.max(x, 0), 1)
@@ -46,6 +42,13 @@ public struct PressureCurve: Hashable, Sendable {
         let t = (low + high) / 2
         guard (coordinate(t, x1, x2) - x).magnitude < 1e-6 else { return nil }
         return coordinate(t, y1, y2)
+    }
+
+    /// One coordinate of the curve at parameter `t`, from the control points' `p1` and `p2`
+    /// (the ends are 0 and 1).
+    static func coordinate(_ t: Double, _ p1: Double, _ p2: Double) -> Double {
+        let u = 1 - t
+        return 3 * u * u * t * p1 + 3 * u * t * t * p2 + t * t * t
     }
 
     /// Whether x(t) rises over the whole curve (so the output is a function of x).
@@ -66,8 +69,8 @@ public struct PressureCurve: Hashable, Sendable {
     /// largest difference from the wanted outputs times the best such factor.
     /// - Returns: The curve and its largest error, in % of the range.
     public static func fitted(to samples: [(x: Double, y: Double)], shortfall: Double = 0.1) -> (curve: PressureCurve, maximumErrorPercent: Double) {
-        // The search evaluates the error some 20,000 times: each evaluation walks the curve at
-        // 256 even steps of its parameter and reads the samples off it by linear
+        // The search evaluates the error a few thousand times: each evaluation walks the curve
+        // at 256 even steps of its parameter and reads the samples off it by linear
         // interpolation (the samples rise in x), rather than solving for each sample's
         // parameter; the linear pieces are within 10⁻⁵ of the cubic.
         let sorted = samples.sorted { $0.x < $1.x }
@@ -76,10 +79,6 @@ public struct PressureCurve: Hashable, Sendable {
         let steps = 256
         func error(_ p: [Double]) -> Double {
             guard p.allSatisfy({ $0 >= 0 && $0 <= 1 }) else { return .infinity }
-            func coordinate(_ t: Double, _ p1: Double, _ p2: Double) -> Double {
-                let u = 1 - t
-                return 3 * u * u * t * p1 + 3 * u * t * t * p2 + t * t * t
-            }
             var previous = (x: 0.0, y: 0.0)
             var step = 1
             var next = (x: coordinate(1 / Double(steps), p[0], p[2]), y: coordinate(1 / Double(steps), p[1], p[3]))
