@@ -161,7 +161,7 @@ def read_clients():
             except BlockingIOError:
                 continue
             if not data:
-                lost.append(f"{kind} client {index} was disconnected")
+                lost.append(f"{kind} client {index} was disconnected after {time.monotonic() - began:.0f} s")
                 selector.unregister(key.fileobj)
                 continue
             pending += data
@@ -191,6 +191,7 @@ def read_clients():
                 watched[index] += count
 
 
+began = time.monotonic()
 reader = threading.Thread(target=read_clients, daemon=True)
 reader.start()
 
@@ -254,10 +255,9 @@ def status():
 
 programs = {"forcescaled": daemon.pid, "forcescale-web": web.pid, "forcescale-mqtt": mqtt.pid}
 samples = []
-began = time.monotonic()
 csv = open(f"{WORK}/samples.csv", "w")
 csv.write("seconds," + ",".join(f"{name}_{figure}" for name in programs for figure in ("rss_kib", "fds", "threads", "cpu_s"))
-          + ",log_kib,wal_kib,readings_watcher0,readings_sse0,mqtt_messages,log_written,log_dropped\n")
+          + ",log_kib,wal_kib,readings_watcher0,readings_sse0,mqtt_messages,log_written,log_dropped,daemon_dropped,load1\n")
 while time.monotonic() - began < SECONDS:
     time.sleep(SAMPLE_EVERY)
     for name, process in [("forcescaled", daemon), ("forcescale-web", web), ("forcescale-mqtt", mqtt), ("mosquitto", processes[2])]:
@@ -275,15 +275,21 @@ while time.monotonic() - began < SECONDS:
         sample["readings_watcher0"] = watched[0]
         sample["readings_sse0"] = streamed[0]
     sample["mqtt_messages"] = mqtt_received[0]
-    log = status().get("log", {})
+    daemon_status = status()
+    log = daemon_status.get("log", {})
     sample["log_written"] = log.get("written", 0)
     sample["log_dropped"] = log.get("dropped", 0)
+    sample["daemon_dropped"] = daemon_status.get("dropped", 0)
+    with open("/proc/loadavg") as loadavg:
+        sample["load1"] = float(loadavg.read().split()[0])
     samples.append(sample)
     csv.write(",".join(f"{value:.3f}" if isinstance(value, float) else str(value) for value in sample.values()) + "\n")
     csv.flush()
 
+# What held during the run is taken before anything stops (a stop ends every connection).
 final_status = status()
 running = False
+lost = list(lost)
 stop_all()
 csv.close()
 
@@ -347,6 +353,13 @@ print(f"watchers got {spread[0]}–{spread[1]} readings each; streams {spread[2]
 dropped = final_status.get("dropped", 0)
 print(f"the daemon's dropped (lines to clients that did not keep up): {dropped}; the log's dropped: {final_status.get('log', {}).get('dropped')}, "
       f"written {final_status.get('log', {}).get('written')}")
+# Where the figures stepped, with the host's load then: a step that comes with a load spike is
+# a high-water mark of queues that grew while the programs were starved of CPU.
+for key in [f"{name}_rss_kib" for name in programs] + ["daemon_dropped"]:
+    steps = [(b["seconds"], b[key] - a[key], b["load1"]) for a, b in zip(samples, samples[1:]) if b[key] - a[key] >= (256 if key.endswith("kib") else 1)]
+    if steps:
+        print(f"{key} rose by " + "; ".join(f"{rise:.0f} at {at:.0f} s (load {load:.1f})" for at, rise, load in steps[:8]))
+print(f"host load average (1 min) over the run: {min(s['load1'] for s in samples):.1f}–{max(s['load1'] for s in samples):.1f}")
 checks = [
     ("no client disconnected", not lost, "; ".join(lost[:5])),
     ("nothing dropped for the watchers", dropped == 0, f"dropped {dropped}"),
