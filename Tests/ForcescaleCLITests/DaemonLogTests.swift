@@ -376,10 +376,8 @@ import Testing
         let directory = try CLI.temporaryDirectory()
         defer { try? FileManager.default.removeItem(at: directory) }
         let mountPoint = directory.appendingPathComponent("disk").path
-        try FileManager.default.createDirectory(atPath: mountPoint, withIntermediateDirectories: true)
-        let mounted = try run("/bin/mount", ["-t", "tmpfs", "-o", "size=384k,ro", "tmpfs", mountPoint])
-        try #require(mounted.status == 0, "mount -t tmpfs failed (root with CAP_SYS_ADMIN is needed): \(mounted.stderr)")
-        defer { _ = try? run("/bin/umount", ["-l", mountPoint]) }
+        try mountTmpfs(at: mountPoint, options: "size=384k,ro")
+        defer { unmount(mountPoint) }
         let path = mountPoint + "/log.sqlite"
         let recording = try Self.kilohertz(in: directory, seconds: 2)
         let daemon = try DaemonUnderTest(recording: recording, directory: directory, arguments: ["--log-db", path, "--interval-ms", "0"])

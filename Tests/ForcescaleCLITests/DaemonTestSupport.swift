@@ -182,6 +182,20 @@ func run(
     try ChildProcess(executable, arguments, environment: environment).wait(timeout: timeout, sourceLocation: sourceLocation)
 }
 
+/// Mounts a tmpfs of its own at `path` (made if missing) with these `mount -o` options:
+/// root with CAP_SYS_ADMIN, which the test machines have; without it the test fails saying
+/// so. The caller unmounts it with `unmount(_:)`.
+func mountTmpfs(at path: String, options: String) throws {
+    try FileManager.default.createDirectory(atPath: path, withIntermediateDirectories: true)
+    let mounted = try run("/bin/mount", ["-t", "tmpfs", "-o", options, "tmpfs", path])
+    try #require(mounted.status == 0, "mount -t tmpfs failed (root with CAP_SYS_ADMIN is needed): \(mounted.stderr)")
+}
+
+/// Unmounts what `mountTmpfs` mounted (lazily: a daemon may still hold a file there).
+func unmount(_ path: String) {
+    _ = try? run("/bin/umount", ["-l", path])
+}
+
 /// Runs Debian's python3 (whose modules are Debian's packages: python3-prometheus-client,
 /// python3-jinja2) on `script`, with the path of a file holding `input` as its first
 /// argument and `arguments` after it.

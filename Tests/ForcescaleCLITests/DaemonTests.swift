@@ -466,10 +466,8 @@ import Testing
         let directory = try CLI.temporaryDirectory()
         defer { try? FileManager.default.removeItem(at: directory) }
         let state = directory.appendingPathComponent("state").path
-        try FileManager.default.createDirectory(atPath: state, withIntermediateDirectories: true)
-        let mounted = try run("/bin/mount", ["-t", "tmpfs", "-o", "size=64k,ro,mode=0700", "tmpfs", state])
-        try #require(mounted.status == 0, "mount -t tmpfs failed (root with CAP_SYS_ADMIN is needed): \(mounted.stderr)")
-        defer { _ = try? run("/bin/umount", ["-l", state]) }
+        try mountTmpfs(at: state, options: "size=64k,ro,mode=0700")
+        defer { unmount(state) }
         let daemon = try DaemonUnderTest(recording: DaemonRecordings.intuos, directory: directory)
         defer { daemon.cleanUp() }
         let client = try daemon.connect()
