@@ -267,6 +267,26 @@ import Testing
         }
     }
 
+    @Test func aStreamsClientLeavingIsNoWarning() throws {
+        let directory = try CLI.temporaryDirectory()
+        defer { try? FileManager.default.removeItem(at: directory) }
+        // Readings every 10 ms without end: the server writes to the stream that left at once.
+        let daemon = try DaemonUnderTest(recording: try DaemonRecordings.busy(in: directory), directory: directory)
+        defer { daemon.cleanUp() }
+        let web = try WebUnderTest(socket: daemon.socketPath)
+        do {
+            let leaving = try EventStreamClient(port: web.port)
+            try leaving.waitUntil("a reading") { $0.contains { $0.event == "reading" } }
+        }
+        // Another stream's 200 readings (2 s of them) take the server well past its next
+        // write to the one that left.
+        let staying = try EventStreamClient(port: web.port)
+        try staying.waitUntil("200 readings") { $0.filter { $0.event == "reading" }.count >= 200 }
+        let stopped = web.stop()
+        #expect(stopped.exited && stopped.status == 0, "\(stopped.stderr)")
+        #expect(!stopped.stderr.contains("libmicrohttpd"), "\(stopped.stderr)")
+    }
+
     @Test func usageAndListeningErrorsHaveTheirExitStatus() throws {
         let bad = try CLI.run(["--listen", "example.com:80"], product: "forcescale-web")
         #expect(bad.status == 64)
