@@ -295,6 +295,9 @@ import Testing
         #expect(help.status == 0)
         #expect(help.stdout.contains("--allow-control"))
         #expect(help.stdout.contains("127.0.0.1:19385"))
+        // The man page is what an installed user has; docs/web.md is in the source tree only.
+        #expect(help.stdout.contains("See forcescale-web(1)."), "\(help.stdout)")
+        #expect(!help.stdout.contains("docs/"), "\(help.stdout)")
         // A port that is taken: 69, and the message names it.
         let holder = try WebUnderTest(socket: "/nonexistent/sock")
         let taken = try CLI.run(["--socket", "/nonexistent/sock", "--listen", "127.0.0.1:\(holder.port)"], product: "forcescale-web")
