@@ -244,13 +244,14 @@ import Testing
             var shown = example.lines
             if command.hasPrefix("forcescaled "), command.hasSuffix(" &") {
                 let line = String(command.dropLast(2))
-                daemon = try ChildProcess("/bin/sh", ["-c", "cd '\(directory.path)' && exec \(line)"], environment: DocumentedExamplesTests.environment)
-                let words = line.split(separator: " ")
-                let socket = try #require(words.firstIndex(of: "--socket").map { String(words[$0 + 1]) }, "\(command) names its socket")
-                try waitUntilListening(daemon!, on: socket.hasPrefix("/") ? socket : directory.appendingPathComponent(socket).path)
-                // The shown lines once they are all logged: a notice may follow the listening.
-                try waitFor("\(command) to log \(shown.count) lines", saw: { self.daemon!.stderr }) {
-                    self.daemon!.stderr.components(separatedBy: "\n").count - 1 >= shown.count
+                let daemon = try ChildProcess("/bin/sh", ["-c", "cd '\(directory.path)' && exec \(line)"], environment: DocumentedExamplesTests.environment)
+                self.daemon = daemon
+                // Once the lines shown are logged, "listening on" among them, it answers. No
+                // connection of the test's own: `status` would count it among the clients
+                // until the daemon has seen it go.
+                try waitFor("\(command) to log \(shown.count) lines", saw: { daemon.stderr }) {
+                    guard daemon.isRunning else { throw DaemonTestError(description: "\(command) exited: \(daemon.stderr)") }
+                    return daemon.stderr.components(separatedBy: "\n").count - 1 >= shown.count
                 }
                 var printed = daemonLines()
                 // The documentation's daemon finds no configuration file in /etc; a machine
