@@ -38,7 +38,7 @@ import Testing
 
     /// The keys of the tests below, each running the examples marked with it.
     static let runners: Set<String> = [
-        "demo-fast", "replay", "daemon-session", "log", "weigh-tare-first", "weigh-tare-first-lifted", "calibration",
+        "demo-terminal", "demo-fast", "replay", "daemon-session", "log", "weigh-tare-first", "weigh-tare-first-lifted", "calibration",
         "characterize", "greeting",
     ]
 
@@ -211,6 +211,15 @@ import Testing
         for block in blocks { try Self.expectEveryLineShown(block.examples, in: directory) }
     }
 
+    /// The demo on a terminal: the gauge redraws in place and leaves a line for each weighing
+    /// and each peak; what the terminal shows at the end is compared exactly.
+    @Test func theDemoOnATerminalShowsWhatItShows() throws {
+        let block = try #require(try Self.blocks("demo-terminal").first)
+        let example = try #require(block.examples.first)
+        #expect(block.examples.count == 1 && example.command == "forcescale demo")
+        #expect(try WeighingGuideTests.onTerminal(example.command) == example.lines.filter { !$0.isEmpty })
+    }
+
     @Test func theReplaysPrintWhatTheyShow() throws {
         let blocks = try Self.blocks("replay")
         try #require(blocks.count == 2, "the gauge and the JSON lines")
@@ -363,9 +372,15 @@ import Testing
 
     /// Runs `forcescale ARGUMENTS --socket SOCKET` on a pseudo-terminal.
     static func onTerminal(_ command: String, socket: String) throws -> [String] {
-        let arguments = command.dropFirst("forcescale ".count)
-        let line = "'\(CLI.binDirectory.appendingPathComponent("forcescale").path)' \(arguments) --socket '\(socket)'"
-        let result = try run("/usr/bin/script", ["-q", "-e", "-c", line, "/dev/null"], environment: ["NO_COLOR": "1", "TERM": "dumb"])
+        try onTerminal(command + " --socket '\(socket)'")
+    }
+
+    /// Runs a shell command line on a pseudo-terminal (script(1)), the programs under test
+    /// first on PATH, and returns the lines the terminal shows at the end.
+    static func onTerminal(_ line: String) throws -> [String] {
+        var environment = DocumentedExamplesTests.environment
+        environment["TERM"] = "dumb"
+        let result = try run("/usr/bin/script", ["-q", "-e", "-c", line, "/dev/null"], environment: environment)
         // What the terminal shows at the end: a line redrawn in place (carriage return,
         // erase to the end) shows only its last text.
         // A terminal ends lines with "\r\n" (one Character to Swift: split after replacing).
