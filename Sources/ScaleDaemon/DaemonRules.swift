@@ -359,12 +359,14 @@ struct DaemonRules: Sendable {
     private func address(_ requested: String?, among served: [SourceDevice], for request: ClientRequest) -> Result<SourceDevice, RequestError> {
         guard !served.isEmpty else {
             let what = switch request {
-            case .tare: "no device to tare"
-            case .calibrate, .measure, .replaceCurve: "no device to calibrate"
-            case .calibration(reset: true, _): "no device whose calibration to reset"
+            case .tare: "no device to tare: none is open"
+            case .calibrate, .measure, .replaceCurve: "no device to calibrate: none is open"
+            case .calibration(reset: true, _): "no device whose calibration to reset: none is open"
             default: "no device is open"
             }
-            return .failure(RequestError(message: "\(what); waiting for one to appear", request: request))
+            return .failure(RequestError(
+                message: "\(what) (plug one in or name it with forcescaled --device; without one, try the demo: \(DemoSession.route))",
+                request: request))
         }
         if let requested {
             guard let device = Self.find(requested, in: served) else {
@@ -374,7 +376,7 @@ struct DaemonRules: Sendable {
         }
         guard served.count == 1 else {
             return .failure(RequestError(
-                message: "\(served.count) devices are served (\(Self.names(of: served))): name one with 'device' (forcescale's --device)", request: request))
+                message: "\(served.count) devices are served (\(Self.names(of: served))): name one with --device (the request's 'device')", request: request))
         }
         return .success(served[0])
     }

@@ -206,7 +206,7 @@ package final class HTTPServer {
     ///     and is never shut down, only closed.
     ///   - loop: The loop to run on.
     ///   - limits: The bounds.
-    ///   - log: Gets the library's error messages.
+    ///   - log: Gets the library's error messages, but for a client that went away.
     ///   - handler: Answers each request, on the loop's thread.
     /// - Throws: `HTTPServerError` when the library does not start.
     init(
@@ -580,7 +580,20 @@ package final class HTTPServer {
         }
     }
 
-    fileprivate func logMessage(_ message: String) { log(message) }
+    fileprivate func logMessage(_ message: String) {
+        guard !Self.saysTheClientLeft(message) else { return }
+        log(message)
+    }
+
+    /// Whether a message of libmicrohttpd's says only that the client closed its connection
+    /// while a response was going out: how every `/events` stream ends when a page is
+    /// closed, so nothing to warn about.
+    static func saysTheClientLeft(_ message: String) -> Bool {
+        // libmicrohttpd 0.9.75's words for EPIPE/ENOTCONN and ECONNRESET, which it puts at the
+        // end of "Failed to send ... Error: ...".
+        message.hasSuffix("Error: The socket is no longer available for sending")
+            || message.hasSuffix("Error: The connection was forcibly closed by remote peer")
+    }
 
     private func header(_ connection: OpaquePointer, _ name: String) -> String? {
         CMicroHTTPD_header(connection, name).map { String(cString: $0) }

@@ -19,7 +19,10 @@ enum DaemonConnection {
         help: "The device, as the daemon names it (event5, pen.evemu) or its path; needed when forcescaled serves several.")
 
     /// What to do without a pressure device: the demo's recording, served by the daemon.
-    static let demoRoute = "Without one, try the demo: forcescale demo --write demo.events, then forcescaled --replay demo.events --loop"
+    static let demoRoute = "Without one, try the demo: " + DemoSession.route
+
+    /// What `weigh` and `status` say of a daemon with no device open.
+    static let noDeviceAdvice = "plug one in or name it with forcescaled --device; 'forcescale devices' lists what this machine has"
 
     /// `--timeout <seconds>` with the command's own default.
     static func timeoutOption(default seconds: Int, help: String) -> Option {

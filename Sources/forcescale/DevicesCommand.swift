@@ -27,7 +27,7 @@ enum DevicesCommand {
             let best = try? DeviceDiscovery.choose(nil, from: devices).path
             let output = OutputChannel.standardOutput
             if devices.isEmpty, !command.flag("json") {
-                try output.write("No input devices in \(DeviceDiscovery.inputDirectory).\n")
+                try output.write("No input devices in \(DeviceDiscovery.inputDirectory). \(DaemonConnection.demoRoute)\n")
             }
             for device in devices {
                 try output.write(command.flag("json") ? json(device, isBest: device.path == best) : text(device, isBest: device.path == best))
@@ -46,7 +46,7 @@ enum DevicesCommand {
                 try output.write(reply.text + "\n")
             } else {
                 let devices = reply.message.devices
-                if devices.isEmpty { try output.write("forcescaled sees no input devices.\n") }
+                if devices.isEmpty { try output.write("forcescaled sees no input devices. \(DaemonConnection.demoRoute)\n") }
                 for device in devices {
                     let name = device.name.map { "  \($0)" } ?? ""
                     // A kind this client does not know is shown by its name all the same.

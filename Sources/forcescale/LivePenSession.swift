@@ -38,7 +38,8 @@ struct LivePenSession {
             }
             throw CommandFailure(
                 message: "forcescaled on \(socket) has no pressure device open: plug the pen in or name it with forcescaled --device; "
-                    + "'forcescale devices' lists what this machine has",
+                    + "'forcescale devices' lists what this machine has. Without one, try the demo pen: forcescale demo --pen --write pen.events, "
+                    + "then forcescale characterize --replay pen.events with the weights its comment lists",
                 status: ExitStatus.unavailable)
         }
         self.device = device

@@ -55,7 +55,7 @@ enum StatusCommand {
                 let name = status.devices?.first { $0.device == device }.map { " (\($0.name))" } ?? ""
                 add("device", device + name + model(status.model))
             } else {
-                add("device", "none open: forcescaled opens a pressure device when one appears")
+                add("device", "none open: " + DaemonConnection.noDeviceAdvice)
                 add("", DaemonConnection.demoRoute)
             }
             if let calibration = status.calibration { add("calibration", calibrationText(calibration)) }

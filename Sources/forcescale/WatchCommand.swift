@@ -45,7 +45,14 @@ enum WatchCommand {
                 try client.watch(device: device)
                 // Labelled from the first line when several devices are served; otherwise
                 // from the first line of a second device (one may be plugged in later).
-                if device == nil, let served = try client.status().devices, served.count > 1 { gauge.labelsDevices = true }
+                let status = try client.status()
+                if device == nil, let served = status.devices, served.count > 1 { gauge.labelsDevices = true }
+                // Nothing shows until the daemon opens a device: said now, so that an empty
+                // screen is not taken for a broken one.
+                if status.device == nil, status.devices?.isEmpty ?? true {
+                    printError("forcescale: forcescaled on \(path) has no pressure device open: its readings show here once it opens one. "
+                        + DaemonConnection.demoRoute)
+                }
             }
             if !json, output.isTerminal {
                 try output.write("Watching forcescaled on \(path). Ctrl-C stops.\n")

@@ -52,9 +52,8 @@ enum WeighCommand {
                         status: ExitStatus.failure)
                 }
                 throw CommandFailure(
-                    message: "forcescaled on \(DaemonConnection.socketPath(command)) has no pressure device open: plug one in "
-                        + "or name it with forcescaled --device; 'forcescale devices' lists what this machine has. "
-                        + DaemonConnection.demoRoute,
+                    message: "forcescaled on \(DaemonConnection.socketPath(command)) has no pressure device open: "
+                        + DaemonConnection.noDeviceAdvice + ". " + DaemonConnection.demoRoute,
                     status: ExitStatus.unavailable)
             }
             if command.flag("tare-first") {

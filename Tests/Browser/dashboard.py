@@ -29,6 +29,7 @@ import http.client
 import json
 import math
 import os
+import shutil
 import signal
 import socket
 import subprocess
@@ -378,6 +379,8 @@ class Dashboard:
                     child.stop()
                 except CheckFailed as failure:
                     log(str(failure))
+        # What failed was printed before; nothing of the run stays behind.
+        shutil.rmtree(self.work, ignore_errors=True)
 
     # The page
 

@@ -17,6 +17,7 @@ generous deadline.
 import argparse
 import os
 import re
+import shutil
 import sys
 import tempfile
 import traceback
@@ -122,6 +123,8 @@ def main():
                     child.stop()
                 except CheckFailed:
                     pass
+        # What failed was printed above; nothing of the run stays behind.
+        shutil.rmtree(work, ignore_errors=True)
 
 
 if __name__ == "__main__":

@@ -116,7 +116,8 @@ import Testing
         let result = try run(
             "/usr/bin/python3",
             [script, "--bin-dir", CLI.binDirectory.path, "--recording", recording, "--artifacts", artifacts] + expectation,
-            environment: ["HOME": directory.path], timeout: 600)
+            environment: ["HOME": directory.path, "TMPDIR": directory.path], timeout: 600)
+        #expect(try WebPageTests.scratchLeft(in: directory) == [], "\(name)")
         #expect(result.exited && result.status == 0, "weigh_added.py (\(name)) exited \(result.status):\n\(result.stdout)\n\(result.stderr)")
         #expect(result.stdout.contains("all weigh-what-I-add checks passed"), "\(result.stdout)")
         print(result.stdout)

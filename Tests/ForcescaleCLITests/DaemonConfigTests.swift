@@ -258,10 +258,12 @@ import Testing
         #expect(client.request(#"{"class":"POLL"}"#) == #"{"class":"POLL"}"#)
         #expect(client.request(#"{"class":"DEVICES"}"#) == #"{"class":"DEVICES","devices":[]}"#)
         #expect(client.request(#"{"class":"CALIBRATE","grams":100}"#)
-            == #"{"class":"ERROR","message":"no device to calibrate; waiting for one to appear","request":"CALIBRATE"}"#)
-        #expect(client.request(#"{"class":"TARE"}"#) == #"{"class":"ERROR","message":"no device to tare; waiting for one to appear","request":"TARE"}"#)
-        #expect(client.request(#"{"class":"CALIBRATION"}"#) == #"{"class":"ERROR","message":"no device is open; waiting for one to appear","request":"CALIBRATION"}"#)
-        #expect(client.request(#"{"class":"RUMBLE"}"#)?.hasPrefix(#"{"class":"ERROR","message":"rumble unavailable: "#) == true)
+            == #"{"class":"ERROR","message":"no device to calibrate: none is open (\#(Self.noDevice))","request":"CALIBRATE"}"#)
+        #expect(client.request(#"{"class":"TARE"}"#) == #"{"class":"ERROR","message":"no device to tare: none is open (\#(Self.noDevice))","request":"TARE"}"#)
+        #expect(client.request(#"{"class":"CALIBRATION"}"#) == #"{"class":"ERROR","message":"no device is open (\#(Self.noDevice))","request":"CALIBRATION"}"#)
+        let rumble = client.request(#"{"class":"RUMBLE"}"#) ?? ""
+        #expect(rumble.hasPrefix(#"{"class":"ERROR","message":"rumble unavailable: "#) && rumble.contains("no device can rumble (no pressure device is open)"),
+                "\(rumble)")
         #expect(client.request(#"{"class":"WATCH"}"#) == #"{"class":"WATCH","enable":true}"#)
 
         // Something appears in the input directory (inotify wakes the daemon): not an
@@ -306,8 +308,13 @@ import Testing
         #expect(result.exited && result.status == 0, "\(result.stderr)")
     }
 
+    /// What the daemon's ERROR says to do when it has no device: the demo route among it.
+    static let noDevice = "plug one in or name it with forcescaled --device; without one, try the demo: forcescale demo --write demo.events, then forcescaled --replay demo.events --loop"
+
     /// `weigh`, with or without --tare-first, says at once that the daemon has no device
-    /// rather than asking for an object and waiting.
+    /// rather than asking for an object and waiting; every command that needs a device names
+    /// the demo route, and none promises that a device will appear (the daemon of this test
+    /// has no input directory, so none can).
     @Test func weighWithNoDeviceOpenSaysSo() throws {
         let directory = try CLI.temporaryDirectory()
         defer { try? FileManager.default.removeItem(at: directory) }
@@ -325,7 +332,30 @@ import Testing
         // status says the same, without claiming that one is about to appear.
         let status = try forcescale(["status", "--socket", socket])
         #expect(status.status == 0, "\(status.stderr)")
-        #expect(status.stdout.contains("none open: forcescaled opens a pressure device when one appears"), "\(status.stdout)")
-        #expect(status.stdout.contains("try the demo: forcescale demo --write demo.events, then forcescaled --replay demo.events --loop"), "\(status.stdout)")
+        #expect(status.stdout.contains("""
+              device      none open: plug one in or name it with forcescaled --device; 'forcescale devices' lists what this machine has
+                          Without one, try the demo: forcescale demo --write demo.events, then forcescaled --replay demo.events --loop
+
+            """), "\(status.stdout)")
+        #expect(!status.stdout.contains("appear"), "\(status.stdout)")
+        // tare and calibrate print the daemon's ERROR and exit 1.
+        for arguments in [["tare"], ["calibrate", "--grams", "20"], ["calibrate", "--reset"]] {
+            let refused = try forcescale(arguments + ["--socket", socket])
+            #expect(refused.status == 1, "\(arguments): \(refused.stderr)")
+            #expect(refused.stderr.hasSuffix(" (\(Self.noDevice))\n") && !refused.stderr.contains("appear"), "\(arguments): \(refused.stderr)")
+        }
+        #expect(try forcescale(["devices", "--socket", socket]).stdout == "forcescaled sees no input devices. "
+            + "Without one, try the demo: forcescale demo --write demo.events, then forcescaled --replay demo.events --loop\n")
+        let characterize = try forcescale(["characterize", "--weights", "5,20,100", "--socket", socket])
+        #expect(characterize.status == 69, "\(characterize.stderr)")
+        #expect(characterize.stderr.hasSuffix("Without one, try the demo pen: forcescale demo --pen --write pen.events, "
+            + "then forcescale characterize --replay pen.events with the weights its comment lists\n"), "\(characterize.stderr)")
+        // watch says at once why nothing shows, then waits for readings as ever.
+        let watch = try ChildProcess(CLI.binDirectory.appendingPathComponent("forcescale").path, ["watch", "--socket", socket])
+        defer { watch.kill() }
+        try waitFor("watch to say the daemon has no device", saw: { watch.stderr }) { watch.stderr.contains("\n") }
+        #expect(watch.stderr == "forcescale: forcescaled on \(socket) has no pressure device open: its readings show here once it opens one. "
+            + "Without one, try the demo: forcescale demo --write demo.events, then forcescaled --replay demo.events --loop\n")
+        #expect(watch.isRunning)
     }
 }

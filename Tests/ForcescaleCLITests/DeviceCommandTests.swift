@@ -16,6 +16,9 @@ import Testing
             let result = try CLI.run(["devices"], environment: environment)
             #expect(result.status == 0)
             #expect(result.stdout.hasPrefix("No input devices in /"))
+            // The way on without a device: the demo served by the daemon.
+            #expect(result.stdout.hasSuffix(". Without one, try the demo: forcescale demo --write demo.events, "
+                + "then forcescaled --replay demo.events --loop\n"), "\(result.stdout)")
             let json = try CLI.run(["devices", "--json"], environment: environment)
             #expect(json.status == 0 && json.stdout.isEmpty)
         }

@@ -3,74 +3,199 @@ import Glibc
 import TestWaiting
 import Testing
 
-/// The README's runnable examples, run, so that they stay true: each `$ command` of its code
-/// blocks and the lines shown after it.
+/// Every example of the documentation that shows a command as `$ command` (README.md,
+/// docs/*.md, the man pages' EXAMPLES), run, so that none drifts from what the programs do.
 ///
-/// - Commands that need nothing but the recordings (`replay`, `demo`) must print every line
-///   shown, in order (`...` stands for lines left out).
-/// - The session against the demo's daemon (`forcescaled --replay … --loop`, then `status`,
-///   `weigh`, `tare`) is run on a daemon of its own; since its numbers depend on the moment
-///   (uptime, which weight rests), each line must have the shown line's shape: the same text
-///   with every number in its place.
+/// Beside each such example the documentation says how it is checked, on the line before it:
+/// `<!-- example KEY: … -->` in Markdown, `.\" example KEY: …` in a man page, where KEY names
+/// the test below that runs it and the note says what is compared by a pattern and why; or,
+/// visibly, `_Illustrative, not run by the tests: REASON._` (in a man page the paragraph
+/// before it starts with `Illustrative, not run by the tests:`). `everyExampleIsRunOrSaysWhyNot`
+/// fails on an example with neither, so a new one cannot go unchecked.
 @Suite struct DocumentedExamplesTests {
-    /// A code block's commands, each with the lines shown after it.
+    /// A command of an example and the lines shown after it.
     struct Example {
         var command: String
         var lines: [String]
     }
 
-    /// The examples of every fenced block of a Markdown file that starts with `$ `.
-    static func examples(in file: String) throws -> [[Example]] {
+    /// How the documentation says an example is checked.
+    enum Mark: Equatable {
+        case run(String)
+        case illustrative(String)
+    }
+
+    /// A block of a document with at least one `$ ` command.
+    struct Block {
+        var file: String
+        /// The line of its opening fence (or `.EX`), from 1.
+        var line: Int
+        var mark: Mark?
+        var examples: [Example]
+
+        var place: String { "\(file):\(line)" }
+    }
+
+    /// The keys of the tests below, each running the examples marked with it.
+    static let runners: Set<String> = [
+        "demo-terminal", "demo-fast", "replay", "daemon-session", "log", "weigh-tare-first", "weigh-tare-first-lifted", "calibration",
+        "characterize", "greeting",
+    ]
+
+    static let visibleMark = "Illustrative, not run by the tests:"
+
+    /// The documents whose examples are checked: the README, docs/*.md and the man pages.
+    static func documents() throws -> [String] {
+        let fileManager = FileManager.default
+        let docs = try fileManager.contentsOfDirectory(atPath: CLI.packageRoot.appendingPathComponent("docs").path)
+            .filter { $0.hasSuffix(".md") }.sorted().map { "docs/" + $0 }
+        let man = try fileManager.contentsOfDirectory(atPath: CLI.packageRoot.appendingPathComponent("man").path)
+            .filter { $0.range(of: #"\.[158]$"#, options: .regularExpression) != nil }.sorted().map { "man/" + $0 }
+        return ["README.md"] + docs + man
+    }
+
+    /// Every block with a `$ ` command of every document.
+    static func allBlocks() throws -> [Block] {
+        try documents().flatMap { try blocks(in: $0) }
+    }
+
+    /// The blocks marked with a runner's key.
+    static func blocks(_ key: String) throws -> [Block] {
+        try allBlocks().filter { $0.mark == .run(key) }
+    }
+
+    /// The blocks of one document: fenced blocks of Markdown, `.EX`…`.EE` of a man page's
+    /// EXAMPLES (its escapes undone).
+    static func blocks(in file: String) throws -> [Block] {
         let text = try String(contentsOf: CLI.packageRoot.appendingPathComponent(file), encoding: .utf8)
-        var blocks: [[Example]] = []
-        var current: [Example]?
-        for line in text.components(separatedBy: "\n") {
-            if line.hasPrefix("```") {
-                if let block = current {
-                    if !block.isEmpty { blocks.append(block) }
-                    current = nil
-                } else {
-                    current = []
+        let lines = text.components(separatedBy: "\n")
+        let isMan = file.hasPrefix("man/")
+        var blocks: [Block] = []
+        var start: Int?
+        var inExamples = !isMan
+        for (index, line) in lines.enumerated() {
+            if isMan, line.hasPrefix(".SH ") { inExamples = line == ".SH EXAMPLES" }
+            guard inExamples else { continue }
+            let opens = isMan ? line == ".EX" : line.hasPrefix("```")
+            let closes = isMan ? line == ".EE" : line.hasPrefix("```")
+            if let first = start, closes {
+                let body = lines[(first + 1)..<index].map { isMan ? unescape($0) : $0 }
+                if body.contains(where: { $0.hasPrefix("$ ") }) {
+                    blocks.append(Block(file: file, line: first + 1, mark: mark(before: first, in: lines, isMan: isMan), examples: examples(body)))
                 }
-                continue
-            }
-            guard current != nil else { continue }
-            if line.hasPrefix("$ ") {
-                current!.append(Example(command: String(line.dropFirst(2)), lines: []))
-            } else if !current!.isEmpty {
-                current![current!.count - 1].lines.append(line)
-            } else {
-                // A block that does not start with a command is not a runnable example.
-                current = nil
+                start = nil
+            } else if start == nil, opens {
+                start = index
             }
         }
         return blocks
     }
 
-    /// Runs a shell command in the package root with the programs under test first on PATH.
-    static func shell(_ command: String) throws -> ProcessResult {
-        try run("/bin/sh", ["-c", command], environment: [
-            "PATH": CLI.binDirectory.path + ":/usr/local/bin:/usr/bin:/bin", "NO_COLOR": "1",
-        ])
-    }
-
-    /// The line with every number as `0`: "up 2.0 s" and "up 13.25 s" have one shape.
-    static func shape(_ line: String) -> String {
-        line.replacingOccurrences(of: "[0-9]+", with: "0", options: .regularExpression)
-    }
-
-    @Test func theReadmesReplayAndDemoExamplesPrintWhatTheyShow() throws {
-        let offline = try Self.examples(in: "README.md").flatMap { $0 }.filter {
-            $0.command.hasPrefix("forcescale replay") || $0.command.hasPrefix("forcescale demo --fast")
+    /// The commands of a block, each with the lines after it (lines before the first command
+    /// belong to none).
+    static func examples(_ body: [String]) -> [Example] {
+        var examples: [Example] = []
+        for line in body {
+            if line.hasPrefix("$ ") {
+                examples.append(Example(command: String(line.dropFirst(2)), lines: []))
+            } else if !examples.isEmpty {
+                examples[examples.count - 1].lines.append(line)
+            }
         }
-        #expect(offline.count >= 3, "the README's replay and demo examples: \(offline.map(\.command))")
-        for example in offline {
-            let result = try Self.shell("cd '\(CLI.packageRoot.path)' && " + example.command)
-            #expect(result.status == 0, "\(example.command): \(result.stderr)")
+        return examples
+    }
+
+    /// What the lines before a block's opening line say of it.
+    static func mark(before opening: Int, in lines: [String], isMan: Bool) -> Mark? {
+        var paragraph: [String] = []
+        var index = opening - 1
+        // The paragraph just before: blank lines (Markdown) or .PP (roff) before it skipped.
+        while index >= 0, lines[index].isEmpty || lines[index] == ".PP" { index -= 1 }
+        while index >= 0, !lines[index].isEmpty, ![".PP", ".EE"].contains(lines[index]), !lines[index].hasPrefix(".SH"),
+              !lines[index].hasPrefix("```") {
+            paragraph.insert(lines[index], at: 0)
+            index -= 1
+        }
+        guard let last = paragraph.last else { return nil }
+        let comment = isMan ? #"^\.\\" example ([a-z-]+):"# : "^<!-- example ([a-z-]+):.*-->$"
+        if let range = last.range(of: comment, options: .regularExpression) {
+            let key = last[range].split(separator: " ").dropFirst(isMan ? 2 : 2).first.map { String($0.dropLast()) } ?? ""
+            return .run(key)
+        }
+        let text = paragraph.joined(separator: " ")
+        let visible = isMan ? visibleMark : "_" + visibleMark
+        if text.hasPrefix(visible) {
+            let reason = text.dropFirst(visible.count).trimmingCharacters(in: CharacterSet(charactersIn: " _."))
+            return reason.isEmpty ? nil : .illustrative(reason)
+        }
+        return nil
+    }
+
+    /// A roff line as it reads: `\-` a hyphen, `\e` a backslash, `\(aq` an apostrophe.
+    static func unescape(_ line: String) -> String {
+        line.replacingOccurrences(of: #"\-"#, with: "-").replacingOccurrences(of: #"\(aq"#, with: "'")
+            .replacingOccurrences(of: #"\e"#, with: #"\"#)
+    }
+
+    @Test func everyExampleIsRunOrSaysWhyNot() throws {
+        let blocks = try Self.allBlocks()
+        #expect(blocks.count >= 12, "the documents' examples: \(blocks.map(\.place))")
+        for block in blocks {
+            switch block.mark {
+            case nil:
+                Issue.record("\(block.place): an example that no test runs and that does not say why (see DocumentedExamplesTests)")
+            case .run(let key):
+                #expect(Self.runners.contains(key), "\(block.place): no test runs examples marked '\(key)'")
+            case .illustrative:
+                break
+            }
+        }
+        let used = Set(blocks.compactMap { if case .run(let key) = $0.mark { key } else { nil } })
+        #expect(used == Self.runners, "runners with no example: \(Self.runners.subtracting(used))")
+    }
+
+    /// The marks are read as meant: a block with neither mark is found, and so are both marks.
+    @Test func theMarksAreReadFromTheLinesBefore() {
+        let markdown = ["Text.", "<!-- example replay: every line -->", "```", "$ forcescale demo", "```", "",
+                        "_Illustrative, not run by the tests: needs a pen._", "", "```", "$ forcescale read", "```", "",
+                        "Nothing said.", "```", "$ forcescale read", "```"]
+        #expect(Self.mark(before: 2, in: markdown, isMan: false) == .run("replay"))
+        #expect(Self.mark(before: 8, in: markdown, isMan: false) == .illustrative("needs a pen"))
+        #expect(Self.mark(before: 13, in: markdown, isMan: false) == nil)
+        let man = [#".\" example greeting: exactly"#, ".PP", ".EX", "$ nc", ".EE", "Illustrative, not run by the tests: a pad.", ".PP", ".EX"]
+        #expect(Self.mark(before: 2, in: man, isMan: true) == .run("greeting"))
+        #expect(Self.mark(before: 7, in: man, isMan: true) == .illustrative("a pad"))
+    }
+
+    /// Runs a shell command in `directory` with the programs under test first on PATH;
+    /// standard error goes where standard output goes, as a terminal shows both.
+    static func shell(_ command: String, in directory: URL) throws -> ProcessResult {
+        // On lines of their own: a comment at the end of the command ends with its line.
+        try run("/bin/sh", ["-c", "cd '\(directory.path)' && {\n\(command)\n} 2>&1"], environment: environment)
+    }
+
+    static var environment: [String: String] {
+        ["PATH": CLI.binDirectory.path + ":/usr/local/bin:/usr/bin:/bin", "NO_COLOR": "1"]
+    }
+
+    /// A scratch directory in which `docs` is the checkout's, as in the checkout's root.
+    static func workingDirectory() throws -> URL {
+        let directory = try CLI.temporaryDirectory()
+        try FileManager.default.createSymbolicLink(at: directory.appendingPathComponent("docs"),
+                                                   withDestinationURL: CLI.packageRoot.appendingPathComponent("docs"))
+        return directory
+    }
+
+    /// Runs each command in turn in `directory`; each must print every line shown, in
+    /// order, `...` standing for lines left out.
+    static func expectEveryLineShown(_ examples: [Example], in directory: URL) throws {
+        for example in examples {
+            let result = try shell(example.command, in: directory)
+            #expect(result.status == 0, "\(example.command): \(result.stdout)")
             var output = result.stdout.components(separatedBy: "\n")[...]
-            for shown in example.lines where shown != "..." && !shown.trimmingCharacters(in: .whitespaces).hasPrefix("...") {
+            for shown in example.lines where shown.trimmingCharacters(in: .whitespaces) != "..." {
                 guard let index = output.firstIndex(of: shown) else {
-                    Issue.record("\(example.command) did not print \(shown.debugDescription) where the README shows it")
+                    Issue.record("\(example.command) did not print \(shown.debugDescription) where the documentation shows it")
                     break
                 }
                 output = output[(index + 1)...]
@@ -78,51 +203,151 @@ import Testing
         }
     }
 
-    @Test func theReadmesDaemonSessionPrintsWhatItShows() throws {
-        let session = try #require(try Self.examples(in: "README.md").first { $0.contains { $0.command.hasPrefix("forcescaled --replay") } })
+    @Test func theDemoPrintsWhatItShows() throws {
+        let blocks = try Self.blocks("demo-fast")
+        try #require(!blocks.isEmpty)
+        let directory = try Self.workingDirectory()
+        defer { try? FileManager.default.removeItem(at: directory) }
+        for block in blocks { try Self.expectEveryLineShown(block.examples, in: directory) }
+    }
+
+    /// The demo on a terminal: the gauge redraws in place and leaves a line for each weighing
+    /// and each peak; what the terminal shows at the end is compared exactly.
+    @Test func theDemoOnATerminalShowsWhatItShows() throws {
+        let block = try #require(try Self.blocks("demo-terminal").first)
+        let example = try #require(block.examples.first)
+        #expect(block.examples.count == 1 && example.command == "forcescale demo")
+        #expect(try WeighingGuideTests.onTerminal(example.command) == example.lines.filter { !$0.isEmpty })
+    }
+
+    @Test func theReplaysPrintWhatTheyShow() throws {
+        let blocks = try Self.blocks("replay")
+        try #require(blocks.count == 2, "the gauge and the JSON lines")
+        let directory = try Self.workingDirectory()
+        defer { try? FileManager.default.removeItem(at: directory) }
+        for block in blocks { try Self.expectEveryLineShown(block.examples, in: directory) }
+    }
+
+    /// A session at a shell: commands run in turn in one directory, `forcescaled … &` started
+    /// in the background (its log lines are those shown after it), `kill %1` stopping it.
+    /// Every line printed must be the line shown, once both have gone through `patterns`.
+    final class Session {
+        let directory: URL
+        let patterns: [(String, String)]
+        private(set) var daemon: ChildProcess?
+        private var logged = 0
+
+        init(in directory: URL, patterns: [(String, String)]) {
+            self.directory = directory
+            self.patterns = patterns
+        }
+
+        deinit { daemon?.kill() }
+
+        /// The lines through the patterns. The documentation's daemons find no configuration
+        /// file in /etc; on a machine with one, the line saying which configuration a daemon
+        /// took is left out on both sides.
+        func normalized(_ lines: [String]) -> [String] {
+            let configured = FileManager.default.fileExists(atPath: "/etc/forcescale/forcescale.conf")
+            return lines.filter { !configured || !$0.hasPrefix("<6>configuration from ") }
+                .map { line in patterns.reduce(line) { $0.replacingOccurrences(of: $1.0, with: $1.1, options: .regularExpression) } }
+        }
+
+        func run(_ example: Example, sourceLocation: SourceLocation = #_sourceLocation) throws {
+            let command = example.command
+            let shown = example.lines
+            if command.hasPrefix("forcescaled "), command.hasSuffix(" &") {
+                let line = String(command.dropLast(2))
+                let daemon = try ChildProcess("/bin/sh", ["-c", "cd '\(directory.path)' && exec \(line)"], environment: DocumentedExamplesTests.environment)
+                self.daemon = daemon
+                // Once the lines shown are logged, "listening on" among them, it answers. No
+                // connection of the test's own: `status` would count it among the clients
+                // until the daemon has seen it go.
+                try waitFor("\(command) to log \(shown.count) lines", saw: { daemon.stderr }) {
+                    guard daemon.isRunning else { throw DaemonTestError(description: "\(command) exited: \(daemon.stderr)") }
+                    return daemon.stderr.components(separatedBy: "\n").count - 1 >= shown.count
+                }
+                #expect(normalized(daemonLines()) == normalized(shown), "\(command)", sourceLocation: sourceLocation)
+            } else if command == "kill %1" {
+                let daemon = try #require(daemon, "a daemon to stop")
+                daemon.signal(SIGTERM)
+                let stopped = daemon.wait()
+                #expect(stopped.exited && stopped.status == 0, "\(stopped.stderr)", sourceLocation: sourceLocation)
+                #expect(normalized(daemonLines()) == normalized(shown), "\(command)", sourceLocation: sourceLocation)
+                self.daemon = nil
+            } else {
+                let result = try DocumentedExamplesTests.shell(command, in: directory)
+                #expect(result.status == 0, "\(command): \(result.stdout)", sourceLocation: sourceLocation)
+                // As a terminal shows them: CSV's CRLF line ends (RFC 4180) end lines too.
+                let printed = result.stdout.replacingOccurrences(of: "\r\n", with: "\n").components(separatedBy: "\n").dropLast()
+                #expect(normalized(Array(printed)) == normalized(shown), "\(command) printed:\n\(result.stdout)", sourceLocation: sourceLocation)
+            }
+        }
+
+        /// The daemon's log lines not looked at yet.
+        private func daemonLines() -> [String] {
+            let all = daemon?.stderr.components(separatedBy: "\n").dropLast() ?? []
+            defer { logged = all.count }
+            return Array(all.dropFirst(logged))
+        }
+    }
+
+    /// The README's session against a letter resting on the demo pad: the same answers at any
+    /// moment, so every line is compared exactly but for the uptime, the moment status runs.
+    /// It is run twice: the second run, in the same directories, must print the same.
+    @Test func theDaemonSessionPrintsWhatItShowsEveryTime() throws {
+        let block = try #require(try Self.blocks("daemon-session").first)
+        let directory = try Self.workingDirectory()
+        defer { try? FileManager.default.removeItem(at: directory) }
+        let patterns = [(#"up +[0-9.]+ s$"#, "up 0 s"), (#""uptime":[0-9.]+"#, #""uptime":0"#)]
+        for _ in 1...2 {
+            let session = Session(in: directory, patterns: patterns)
+            for example in block.examples {
+                let local = { (text: String) in text.replacingOccurrences(of: "/tmp/demo", with: directory.path + "/demo") }
+                try session.run(Example(command: local(example.command), lines: example.lines.map(local)))
+            }
+            #expect(session.daemon == nil, "the session stops its daemon")
+        }
+    }
+
+    /// The README's force log: the demo's recording played once under `--log` by a daemon
+    /// that `timeout` stops, then the commands. Compared exactly but for the sessions' start
+    /// (the local time it is run) and the exported readings' times (the same moment).
+    @Test func theLogExamplesPrintWhatTheyShow() throws {
+        let block = try #require(try Self.blocks("log").first)
+        let directory = try Self.workingDirectory()
+        defer { try? FileManager.default.removeItem(at: directory) }
+        let session = Session(in: directory, patterns: [
+            (#"[0-9]{4}-[0-9]{2}-[0-9]{2} [0-9]{2}:[0-9]{2}:[0-9]{2}"#, "DATE TIME"),
+            (#"^([0-9]+,[^,]+,)[0-9]+\.[0-9]{6},"#, "$1TIME,"),
+        ])
+        for example in block.examples { try session.run(example) }
+        #expect(FileManager.default.fileExists(atPath: directory.appendingPathComponent("mug.png").path))
+    }
+
+    /// forcescaled(8)'s protocol by hand: the greeting is the first line a client gets.
+    @Test func theGreetingIsWhatItShows() throws {
+        let block = try #require(try Self.blocks("greeting").first)
+        let example = try #require(block.examples.first)
+        #expect(example.command.hasPrefix("nc -U "))
         let directory = try CLI.temporaryDirectory()
         defer { try? FileManager.default.removeItem(at: directory) }
-        let here = directory.path
-        func local(_ text: String) -> String { text.replacingOccurrences(of: "/tmp/demo", with: "\(here)/demo") }
-        var daemon: ChildProcess?
-        defer { daemon?.kill() }
-        for example in session {
-            let command = local(example.command)
-            let expected = example.lines.map(local)
-            if command.hasPrefix("forcescaled ") {
-                var arguments = command.dropFirst("forcescaled ".count).components(separatedBy: " ")
-                if arguments.last == "&" { arguments.removeLast() }
-                daemon = try ChildProcess(CLI.binDirectory.appendingPathComponent("forcescaled").path,
-                                          arguments + ["--state-dir", "\(here)/state"])
-                try waitUntilListening(daemon!, on: "\(here)/demo.sock")
-                var logged = daemon!.stderr.components(separatedBy: "\n").filter { !$0.isEmpty }[...]
-                var shown = expected[...]
-                // The README's daemon finds no configuration file in /etc; a machine with
-                // one logs what it holds instead.
-                if FileManager.default.fileExists(atPath: "/etc/forcescale/forcescale.conf") {
-                    logged = logged.dropFirst()
-                    shown = shown.dropFirst()
-                }
-                #expect(logged.map(Self.shape) == shown.map(Self.shape), "\(command)")
-                continue
-            }
-            let result = try Self.shell(command)
-            #expect(result.status == 0, "\(command): \(result.stderr)")
-            let printed = result.stdout.components(separatedBy: "\n").dropLast()
-            #expect(printed.map(Self.shape) == expected.map(Self.shape), "\(command) printed:\n\(result.stdout)")
-        }
-        #expect(daemon != nil, "the session starts a daemon")
+        let daemon = try DaemonUnderTest(recording: ExampleRecordingTests.path("letter.events"), directory: directory)
+        defer { daemon.cleanUp() }
+        let client = try RawClient(path: daemon.socketPath)
+        #expect(client.readLine() == example.lines.first)
     }
 }
 
-/// docs/weighing.md's examples, run against the recordings they were made with: a finger
-/// resting on the demo pad with 45 raw units added (AddedWeightTests' recording), and the
-/// bench's synthetic power-law pad with a 2 € coin, 50 and 100 ml of water and a 250 g
-/// object (`forcescale-calibration-bench record power-pad-4095 … 3 3 1.5 8.5 50 100 250`).
-/// Each command is run as the guide's reader runs it, once the weight is on the pad, on a
-/// terminal (script(1)), and must print lines of the shapes shown (numbers and their signs
-/// may differ by the noise). `forcescale devices` is left out: it lists this machine's
-/// devices (the guide shows virtual copies of real ones in the VM).
+/// docs/weighing.md's examples (and the README's weighing), run against the recordings of
+/// docs/examples they were made with: a finger resting on the demo pad with 45 raw units
+/// added (finger.events, finger-lifted.events), and bench/calibration's synthetic power-law
+/// pad with a 2 € coin, 50 and 100 ml of water and a 250 g object (pad.events). Each
+/// command is run as the guide's reader runs it, once the weight is on the pad, on a terminal
+/// (script(1)). Which half second of a resting weight a command measures depends on when it
+/// runs, so the lines must have the shapes shown (numbers and their signs may differ by the
+/// noise), and the weight added by `weigh --tare-first`, whose windows both rest still, must
+/// be exactly the one shown.
 @Suite struct WeighingGuideTests {
     /// The shape of a line, its numbers and their signs aside.
     /// The line with every run of digits made 0; a raw pressure, a mean printed in its
@@ -134,9 +359,15 @@ import Testing
 
     /// Runs `forcescale ARGUMENTS --socket SOCKET` on a pseudo-terminal.
     static func onTerminal(_ command: String, socket: String) throws -> [String] {
-        let arguments = command.dropFirst("forcescale ".count)
-        let line = "'\(CLI.binDirectory.appendingPathComponent("forcescale").path)' \(arguments) --socket '\(socket)'"
-        let result = try run("/usr/bin/script", ["-q", "-e", "-c", line, "/dev/null"], environment: ["NO_COLOR": "1", "TERM": "dumb"])
+        try onTerminal(command + " --socket '\(socket)'")
+    }
+
+    /// Runs a shell command line on a pseudo-terminal (script(1)), the programs under test
+    /// first on PATH, and returns the lines the terminal shows at the end.
+    static func onTerminal(_ line: String) throws -> [String] {
+        var environment = DocumentedExamplesTests.environment
+        environment["TERM"] = "dumb"
+        let result = try run("/usr/bin/script", ["-q", "-e", "-c", line, "/dev/null"], environment: environment)
         // What the terminal shows at the end: a line redrawn in place (carriage return,
         // erase to the end) shows only its last text.
         // A terminal ends lines with "\r\n" (one Character to Swift: split after replacing).
@@ -146,55 +377,48 @@ import Testing
         }.filter { !$0.isEmpty }
     }
 
-    static func blocks(using command: String) throws -> [[DocumentedExamplesTests.Example]] {
-        try DocumentedExamplesTests.examples(in: "docs/weighing.md").filter { $0.contains { $0.command.hasPrefix(command) } }
-    }
-
     @Test func theGuidesCharacterizationPrintsExactlyWhatItShows() throws {
-        let blocks = try Self.blocks(using: "forcescale characterize")
+        let blocks = try DocumentedExamplesTests.blocks("characterize")
         let block = try #require(blocks.first)
         #expect(blocks.count == 1)
         let directory = try CLI.temporaryDirectory()
         defer { try? FileManager.default.removeItem(at: directory) }
-        for example in block {
-            let result = try DocumentedExamplesTests.shell("cd '\(directory.path)' && \(example.command)")
-            #expect(result.status == 0, "\(example.command): \(result.stderr)")
+        for example in block.examples {
+            let result = try DocumentedExamplesTests.shell(example.command, in: directory)
+            #expect(result.status == 0, "\(example.command): \(result.stdout)")
             let shown = example.lines.joined(separator: "\n").trimmingCharacters(in: .newlines)
             #expect(result.stdout.trimmingCharacters(in: .newlines) == shown, "\(example.command) printed:\n\(result.stdout)")
         }
     }
 
-    @Test func theGuidesWeighingExamplesPrintWhatTheyShow() throws {
-        let blocks = try Self.blocks(using: "forcescale weigh --tare-first")
-        #expect(blocks.count == 2, "a weighing and a lifted contact")
-        for (block, ending) in zip(blocks, [AddedWeightTests.Ending.settles, .liftedEarly]) {
-            let example = try #require(block.first)
+    @Test(arguments: [("weigh-tare-first", "finger.events"), ("weigh-tare-first-lifted", "finger-lifted.events")])
+    func theWeighingExamplesPrintWhatTheyShow(key: String, recording: String) throws {
+        let blocks = try DocumentedExamplesTests.blocks(key)
+        try #require(!blocks.isEmpty)
+        for block in blocks {
+            let example = try #require(block.examples.first)
+            #expect(block.examples.count == 1 && example.command == "forcescale weigh --tare-first", "\(block.place)")
             let directory = try CLI.temporaryDirectory()
             defer { try? FileManager.default.removeItem(at: directory) }
-            let recording = try AddedWeightTests.recording("finger", adding: 45, ending: ending, in: directory)
-            let daemon = try DaemonUnderTest(recording: recording, directory: directory)
+            let daemon = try DaemonUnderTest(recording: ExampleRecordingTests.path(recording), directory: directory)
             defer { daemon.cleanUp() }
             try SteadyWeighingTests.TouchFollower(daemon).waitForTouch(1)
             let printed = try Self.onTerminal(example.command, socket: daemon.socketPath)
             let shown = example.lines.filter { !$0.isEmpty }
-            #expect(printed.map(Self.shape) == shown.map(Self.shape), "\(example.command) printed:\n\(printed.joined(separator: "\n"))")
-            if ending == .settles { #expect(printed.last == shown.last, "the weight added, exactly: \(printed)") }
+            #expect(printed.map(Self.shape) == shown.map(Self.shape), "\(block.place): \(example.command) printed:\n\(printed.joined(separator: "\n"))")
+            if key == "weigh-tare-first" { #expect(printed.last == shown.last, "\(block.place): the weight added, exactly: \(printed)") }
         }
     }
 
     @Test func theGuidesCalibrationExamplesPrintWhatTheyShow() throws {
-        let block = try #require(try Self.blocks(using: "forcescale calibrate --grams").first)
+        let block = try #require(try DocumentedExamplesTests.blocks("calibration").first)
         let directory = try CLI.temporaryDirectory()
         defer { try? FileManager.default.removeItem(at: directory) }
-        let path = directory.appendingPathComponent("pad.events").path
-        let made = try run(CLI.binDirectory.appendingPathComponent("forcescale-calibration-bench").path,
-                           ["record", "power-pad-4095", path, "3", "3", "1.5", "8.5", "50", "100", "250"])
-        #expect(made.status == 0, "\(made.stderr)")
-        let daemon = try DaemonUnderTest(recording: path, directory: directory)
+        let daemon = try DaemonUnderTest(recording: ExampleRecordingTests.path("pad.events"), directory: directory)
         defer { daemon.cleanUp() }
         let follower = try SteadyWeighingTests.TouchFollower(daemon)
         var touch = 0
-        for example in block {
+        for example in block.examples {
             // Each weight goes on before its command; --show follows the last of them.
             if example.command.hasPrefix("forcescale calibrate --grams") || example.command == "forcescale weigh" {
                 touch += 1

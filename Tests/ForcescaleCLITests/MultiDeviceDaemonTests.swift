@@ -78,7 +78,7 @@ import Testing
         let (daemon, demo) = try Self.demoAndIntuos()
         defer { daemon.cleanUp() }
         let client = try daemon.connect()
-        let listing = "2 devices are served (\(demo), \(Self.intuos)): name one with 'device' (forcescale's --device)"
+        let listing = "2 devices are served (\(demo), \(Self.intuos)): name one with --device (the request's 'device')"
         for (request, name) in [(#"{"class":"TARE"}"#, "TARE"), (#"{"class":"CALIBRATE","grams":20}"#, "CALIBRATE"),
                                 (#"{"class":"CALIBRATION","reset":true}"#, "CALIBRATION")] {
             #expect(client.request(request) == #"{"class":"ERROR","message":"\#(listing)","request":"\#(name)"}"#)

@@ -17,11 +17,12 @@ import Testing
             try? FileManager.default.removeItem(at: Self.artifacts.appendingPathComponent(name))
         }
         // Debian's python3, which has python3-selenium (not whichever python3 a PATH finds
-        // first); HOME for chromium's own files.
+        // first); HOME for chromium's own files, TMPDIR for the script's scratch directory.
         let result = try run(
             "/usr/bin/python3",
             [Self.script, "--bin-dir", CLI.binDirectory.path, "--recording", recording, "--artifacts", Self.artifacts.path],
-            environment: ["HOME": directory.path], timeout: 900)
+            environment: ["HOME": directory.path, "TMPDIR": directory.path], timeout: 900)
+        #expect(try Self.scratchLeft(in: directory) == [])
         #expect(result.exited && result.status == 0, "dashboard.py exited \(result.status):\n\(result.stdout)\n\(result.stderr)")
         #expect(result.stdout.contains("all browser checks passed"), "\(result.stdout)")
         // What it checked and saw, in the test's log (the figures a reader wants).
@@ -34,6 +35,12 @@ import Testing
 }
 
 extension WebPageTests {
+    /// The scratch directories a browser script made in `directory` (its TMPDIR) and left
+    /// there: it removes its own when it ends, so that the tests leave nothing in /tmp.
+    static func scratchLeft(in directory: URL) throws -> [String] {
+        try FileManager.default.contentsOfDirectory(atPath: directory.path).filter { $0.hasPrefix("forcescale-web-") }
+    }
+
     /// Two devices at once (issue 28): Tests/Browser/devices.py against forcescaled serving
     /// two recordings (`--replay` twice), a pen and a touchpad pressed with different
     /// weights (151.0 g and 90.6 g), so that a card showing the other device's weight, or a
@@ -51,7 +58,8 @@ extension WebPageTests {
         let result = try run(
             "/usr/bin/python3",
             [script, "--bin-dir", CLI.binDirectory.path, "--recording", pen, "--recording", pad, "--artifacts", Self.artifacts.path],
-            environment: ["HOME": directory.path], timeout: 900)
+            environment: ["HOME": directory.path, "TMPDIR": directory.path], timeout: 900)
+        #expect(try Self.scratchLeft(in: directory) == [])
         #expect(result.exited && result.status == 0, "devices.py exited \(result.status):\n\(result.stdout)\n\(result.stderr)")
         #expect(result.stdout.contains("all browser checks passed"), "\(result.stdout)")
         print(result.stdout)

@@ -267,6 +267,26 @@ import Testing
         }
     }
 
+    @Test func aStreamsClientLeavingIsNoWarning() throws {
+        let directory = try CLI.temporaryDirectory()
+        defer { try? FileManager.default.removeItem(at: directory) }
+        // Readings every 10 ms without end: the server writes to the stream that left at once.
+        let daemon = try DaemonUnderTest(recording: try DaemonRecordings.busy(in: directory), directory: directory)
+        defer { daemon.cleanUp() }
+        let web = try WebUnderTest(socket: daemon.socketPath)
+        do {
+            let leaving = try EventStreamClient(port: web.port)
+            try leaving.waitUntil("a reading") { $0.contains { $0.event == "reading" } }
+        }
+        // Another stream's 200 readings (2 s of them) take the server well past its next
+        // write to the one that left.
+        let staying = try EventStreamClient(port: web.port)
+        try staying.waitUntil("200 readings") { $0.filter { $0.event == "reading" }.count >= 200 }
+        let stopped = web.stop()
+        #expect(stopped.exited && stopped.status == 0, "\(stopped.stderr)")
+        #expect(!stopped.stderr.contains("libmicrohttpd"), "\(stopped.stderr)")
+    }
+
     @Test func usageAndListeningErrorsHaveTheirExitStatus() throws {
         let bad = try CLI.run(["--listen", "example.com:80"], product: "forcescale-web")
         #expect(bad.status == 64)
@@ -275,6 +295,9 @@ import Testing
         #expect(help.status == 0)
         #expect(help.stdout.contains("--allow-control"))
         #expect(help.stdout.contains("127.0.0.1:19385"))
+        // The man page is what an installed user has; docs/web.md is in the source tree only.
+        #expect(help.stdout.contains("See forcescale-web(1)."), "\(help.stdout)")
+        #expect(!help.stdout.contains("docs/"), "\(help.stdout)")
         // A port that is taken: 69, and the message names it.
         let holder = try WebUnderTest(socket: "/nonexistent/sock")
         let taken = try CLI.run(["--socket", "/nonexistent/sock", "--listen", "127.0.0.1:\(holder.port)"], product: "forcescale-web")

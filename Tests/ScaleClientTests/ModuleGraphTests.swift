@@ -33,6 +33,10 @@ import Testing
         let data = output.fileHandleForReading.readDataToEndOfFile()
         process.waitUntilExit()
         try #require(process.terminationStatus == 0, "swift package dump-package failed")
+        // What SwiftPM left for the scratch path is in the temporary directory, not in /tmp.
+        let lock = scratch.replacingOccurrences(of: "/", with: "_") + ".lock"
+        #expect(TemporaryDirectory.names(in: temporary.path).contains(lock), "\(TemporaryDirectory.names(in: temporary.path))")
+        #expect(!FileManager.default.fileExists(atPath: "/tmp/" + lock))
         let manifest = try #require(try JSONSerialization.jsonObject(with: data) as? [String: Any])
         return try #require(manifest["targets"] as? [[String: Any]])
     }

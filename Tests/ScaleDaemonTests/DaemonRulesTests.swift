@@ -169,14 +169,14 @@ import Testing
     @Test func withoutADeviceTareCalibrateAndResetAreRefused() {
         var rules = Self.rules()
         for (request, message) in [
-            (ClientRequest.tare(), "no device to tare"),
-            (.calibrate(grams: 100), "no device to calibrate"),
-            (.calibration(reset: true), "no device whose calibration to reset"),
+            (ClientRequest.tare(), "no device to tare: none is open"),
+            (.calibrate(grams: 100), "no device to calibrate: none is open"),
+            (.calibration(reset: true), "no device whose calibration to reset: none is open"),
             (.calibration(reset: false), "no device is open"),
         ] {
             let outcome = rules.handle(request, from: Self.member, serving: [])
             #expect(Self.onlyReply(outcome, to: Self.member)
-                == #"{"class":"ERROR","message":"\#(message); waiting for one to appear","request":"\#(request.className)"}"# + "\n")
+                == #"{"class":"ERROR","message":"\#(message) (plug one in or name it with forcescaled --device; without one, try the demo: forcescale demo --write demo.events, then forcescaled --replay demo.events --loop)","request":"\#(request.className)"}"# + "\n")
             #expect(outcome.effects.isEmpty)
         }
     }
@@ -511,7 +511,7 @@ import Testing
                         .replaceCurve(points: [CalibrationPoint(raw: 100, grams: 50)], preview: true)] {
             let outcome = rules.handle(request, from: Self.member, serving: both)
             #expect(Self.onlyReply(outcome, to: Self.member)
-                == #"{"class":"ERROR","message":"2 devices are served (event5, event9): name one with 'device' (forcescale's --device)","request":"\#(request.className)"}"# + "\n")
+                == #"{"class":"ERROR","message":"2 devices are served (event5, event9): name one with --device (the request's 'device')","request":"\#(request.className)"}"# + "\n")
             #expect(outcome.effects.isEmpty, "\(request)")
         }
         let unknown = rules.handle(.tare(device: "event7"), from: Self.member, serving: both)

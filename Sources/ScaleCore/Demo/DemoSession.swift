@@ -19,6 +19,10 @@ public enum DemoSession {
         Object(name: "a mug of tea", grams: 350, overshoot: 1.12),
     ]
 
+    /// What to run without a pressure device: the session as a recording, served by the
+    /// daemon as a device of its own. Every message that says there is no device names it.
+    package static let route = "forcescale demo --write demo.events, then forcescaled --replay demo.events --loop"
+
     /// 80 Hz, the report rate of a PS/2 touchpad.
     static let framePeriod: Int64 = 12_500
 

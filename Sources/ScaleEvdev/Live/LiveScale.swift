@@ -251,7 +251,7 @@ package final class LiveScale: ScaleSource {
         guard let rumbler = separate ?? open.lazy.compactMap(\.rumbler).first else {
             throw ForceFeedbackError(
                 path: open.first?.device.path ?? "forcescale", operation: "rumble", errno: nil,
-                explanation: "no device can rumble" + (open.isEmpty ? " (the pressure device is away)" : ""))
+                explanation: "no device can rumble" + (open.isEmpty ? " (no pressure device is open)" : ""))
         }
         if let playing, playing !== rumbler { try? uploadPeakEffect(playing) }
         playing = rumbler

@@ -78,7 +78,7 @@ enum TwoDevices {
         let refused = client.waitFor(Limits.reaction) { $0.hasPrefix(#"{"class":"ERROR""#) || $0.hasPrefix(#"{"class":"TARE""#) }
         // Listed in the order they were opened: their nodes' order.
         let served = [penName, padName].sorted { (Int($0.dropFirst(5)) ?? 0) < (Int($1.dropFirst(5)) ?? 0) }
-        check(refused == #"{"class":"ERROR","message":"2 devices are served (\#(served.joined(separator: ", "))): name one with 'device' (forcescale's --device)","request":"TARE"}"#,
+        check(refused == #"{"class":"ERROR","message":"2 devices are served (\#(served.joined(separator: ", "))): name one with --device (the request's 'device')","request":"TARE"}"#,
               "q: TARE naming no device is refused with an ERROR listing both", "saw \(refused ?? "no reply within \(Int(Limits.reaction)) s")")
         client.send(#"{"class":"TARE","device":"\#(padName)"}"#)
         let tare = client.waitFor(Limits.reaction) { $0.hasPrefix(#"{"class":"TARE""#) || $0.hasPrefix(#"{"class":"ERROR""#) }
