@@ -55,9 +55,12 @@ let package = Package(
         .target(name: "ScaleClient", dependencies: ["ScaleCore", "ScaleProtocol", "ScalePOSIX"]),
         // forcescale-web's server: HTTP through libmicrohttpd on ScalePOSIX's epoll loop, the
         // daemon through ScaleClient, and the pure parts (SSE framing, the event ring,
-        // metrics, routing). No libevdev, SQLite or libsystemd: Tests/ScaleClientTests's
-        // ModuleGraphTests checks that closure.
-        .target(name: "ScaleWeb", dependencies: ["ScaleCore", "ScaleProtocol", "ScalePOSIX", "ScaleClient", "CMicroHTTPD", "CMicroHTTPDShim"]),
+        // metrics, routing). The force log's history through ScaleLog (read-only), written
+        // out by ScaleDisplay's exporters and plot, as `forcescale log` writes it. No
+        // libevdev or libsystemd: Tests/ScaleClientTests's ModuleGraphTests checks that closure.
+        .target(
+            name: "ScaleWeb",
+            dependencies: ["ScaleCore", "ScaleProtocol", "ScalePOSIX", "ScaleClient", "ScaleLog", "ScaleDisplay", "CMicroHTTPD", "CMicroHTTPDShim"]),
         // swift-argument-parser's conventions, written by hand (no outside packages here).
         .target(name: "ArgumentParsing"),
         // The pipeline's options, declared once for forcescale and forcescaled.
