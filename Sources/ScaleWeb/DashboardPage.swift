@@ -2,8 +2,8 @@ import ScaleProtocol
 
 /// The page `/` serves: the scale in a browser. One self-contained document, its
 /// CSS and script inline, so that it works offline and from a machine with no route to any
-/// CDN; it needs nothing but this server's `/events` and `/api/status` (and `/api/tare`
-/// when the server allows control).
+/// CDN; it needs nothing but this server's `/events`, `/api/status` and `/api/sessions…`
+/// (and `/api/tare` when the server allows control).
 ///
 /// One card per device the daemon serves, made when the device's first READING comes or
 /// when STATUS's `devices` names it (protocol 1.5), in the order of their names. What each
@@ -22,6 +22,10 @@ import ScaleProtocol
 /// - "reconnecting" whenever the stream or the daemon behind it is gone; EventSource
 ///   reconnects by itself (the server's `retry:`), and a stream the browser gave up on is
 ///   opened again with a back-off.
+///
+/// Below the cards, the History of the force log (`/api/sessions`): a table of sessions,
+/// newest first, a page at a time; a session opens to its plot, stable weights, PEAKs and
+/// downloads; without a log, the server's words on how to switch logging on.
 ///
 /// The page's element ids and each card's class names (a card is `.scale` with
 /// `data-device`) are part of the interface: the browser tests (Tests/Browser) find them.
@@ -101,6 +105,23 @@ select, button { font: inherit; padding: .35rem .6rem; border-radius: .4rem; }
 .plot .axis { stroke: var(--muted); stroke-width: 1; }
 .plot .grid { stroke: var(--ring); stroke-width: 1; stroke-dasharray: 2 3; }
 .plot text { fill: var(--muted); font-size: 11px; font-variant-numeric: tabular-nums; }
+#history { min-width: 0; }
+#history h2, #session-detail h3 { font-size: 1.05rem; margin: 0 0 .5rem; }
+.history-bar, .paging, .downloads { display: flex; flex-wrap: wrap; gap: .5rem 1rem; align-items: center; margin: .5rem 0; }
+.table-wrap { overflow-x: auto; }
+#sessions { border-collapse: collapse; width: 100%; font-variant-numeric: tabular-nums; }
+#sessions caption { text-align: left; color: var(--muted); padding-bottom: .3rem; }
+#sessions th, #sessions td { text-align: left; padding: .3rem .5rem; border-bottom: 1px solid var(--ring); vertical-align: top; }
+#sessions td.number, #sessions th.number { text-align: right; }
+#sessions td.number, .open-session { white-space: nowrap; }
+#sessions tr[aria-current="true"] { outline: 2px solid var(--fg); outline-offset: -2px; }
+#sessions[hidden], #session-detail[hidden], .paging button[hidden] { display: none; }
+#session-detail { margin-top: 1rem; }
+#session-detail h3:focus { outline: 2px solid var(--fg); outline-offset: 2px; }
+#session-plot { width: 100%; max-width: 800px; height: auto; display: block; background: #fff; border-radius: .4rem; }
+.session-lists { display: flex; flex-wrap: wrap; gap: .5rem 2rem; }
+.session-lists ul { margin: .2rem 0; padding-left: 1.2rem; }
+a { color: inherit; }
 .visually-hidden { position: absolute; width: 1px; height: 1px; overflow: hidden; clip: rect(0 0 0 0); white-space: nowrap; }
 </style>
 </head>
@@ -126,6 +147,39 @@ select, button { font: inherit; padding: .35rem .6rem; border-radius: .4rem; }
     <span id="weigh-added-step" role="status"></span>
   </section>
   <div id="scales"></div>
+  <section id="history" class="card" aria-labelledby="history-title">
+    <h2 id="history-title">History</h2>
+    <div class="history-bar">
+      <button id="history-refresh" type="button">Refresh</button>
+      <span id="history-status" role="status">Loading the force log…</span>
+    </div>
+    <div class="table-wrap">
+      <table id="sessions" hidden>
+        <caption id="sessions-caption">Sessions of the force log, newest first</caption>
+        <thead><tr><th scope="col">Session</th><th scope="col">Device</th><th scope="col">Started</th><th scope="col" class="number">Length</th>
+          <th scope="col" class="number">Readings</th><th scope="col" class="number">Peak</th><th scope="col" class="number">Weight taken</th><th scope="col" class="number">PEAKs</th></tr></thead>
+        <tbody id="sessions-body"></tbody>
+      </table>
+    </div>
+    <div class="paging">
+      <button id="history-newest" type="button" hidden>Newest sessions</button>
+      <button id="history-older" type="button" hidden>Older sessions</button>
+    </div>
+    <section id="session-detail" aria-labelledby="session-title" hidden>
+      <h3 id="session-title" tabindex="-1"></h3>
+      <p id="session-summary"></p>
+      <img id="session-plot" alt="" width="800" height="450">
+      <div class="session-lists">
+        <div><h4>Stable weights</h4><ul id="session-weights"></ul></div>
+        <div><h4>PEAKs</h4><ul id="session-peaks"></ul></div>
+      </div>
+      <p class="downloads">Download:
+        <a id="download-csv" download>readings as CSV</a>
+        <a id="download-json" download>readings as JSON lines</a>
+        <a id="download-svg" download>the plot (SVG)</a>
+      </p>
+    </section>
+  </section>
 </main>
 <template id="scale-template">
   <section class="card scale">
@@ -268,6 +322,9 @@ select, button { font: inherit; padding: .35rem .6rem; border-radius: .4rem; }
   $("unit").addEventListener("change", function () {
     try { window.localStorage.setItem("forcescale-unit", unitName()); } catch (e) { }
     eachScale(function (scale) { scale.announced = ""; render(scale); });
+    // The history's weights too, in the new unit.
+    if (historySessions.length) drawHistory();
+    if (openSession) showSession(openSession.session, false);
   });
 
   function setConnection() {
@@ -508,6 +565,116 @@ select, button { font: inherit; padding: .35rem .6rem; border-radius: .4rem; }
   }
   $("weigh-added").addEventListener("click", addedStart);
 
+  // History: the force log's sessions from api/sessions, a page at a time, newest first;
+  // a session opens to its plot (the SVG `forcescale log plot` draws), its stable weights,
+  // its PEAKs and its downloads. Without a log, the server's answer says how to switch
+  // logging on, and the page shows it.
+  var HISTORY_PAGE = 10, historyBefore = null, historyNext = null, historySessions = [], openSession = null;
+  function localTime(seconds) { return new Date(seconds * 1000).toLocaleString(); }
+  function lengthText(session) {
+    return typeof session.duration === "number" ? fixed(session.duration, 1) + " s" : "still on (open)";
+  }
+  function gramsText(grams) { return typeof grams === "number" ? weightText(grams) + " " + unitName() : "none"; }
+  function loadHistory(before) {
+    $("history-status").textContent = "Loading the force log…";
+    fetch("api/sessions?limit=" + HISTORY_PAGE + (before ? "&before=" + before : ""), { cache: "no-store" }).then(function (response) {
+      return response.json().then(function (body) { return { ok: response.ok, body: body }; });
+    }).then(function (answer) {
+      if (!answer.ok) {
+        historySessions = [];
+        $("sessions").hidden = true;
+        $("history-older").hidden = true;
+        $("history-newest").hidden = true;
+        $("history-status").textContent = (answer.body.log === "missing" ? "No force log to show. " : "The force log cannot be read. ") + (answer.body.error || "");
+        $("history").setAttribute("data-log", answer.body.log === "missing" ? "missing" : "error");
+        return;
+      }
+      $("history").setAttribute("data-log", "present");
+      historyBefore = before || null;
+      historyNext = typeof answer.body.next_before === "number" ? answer.body.next_before : null;
+      historySessions = answer.body.sessions || [];
+      drawHistory();
+    }).catch(function () {
+      $("history-status").textContent = "The force log could not be loaded: no connection to this server.";
+    });
+  }
+  function drawHistory() {
+    var body = $("sessions-body");
+    body.textContent = "";
+    historySessions.forEach(function (session) {
+      var row = document.createElement("tr");
+      row.setAttribute("data-session", String(session.session));
+      if (openSession && openSession.session === session.session) row.setAttribute("aria-current", "true");
+      var first = document.createElement("td");
+      var button = document.createElement("button");
+      button.type = "button";
+      button.className = "open-session";
+      button.textContent = "Session " + session.session;
+      button.addEventListener("click", function () { showSession(session.session); });
+      first.appendChild(button);
+      row.appendChild(first);
+      var peaks = Array.isArray(session.peaks) ? session.peaks.length : 0;
+      [[session.device, ""], [localTime(session.started), ""], [lengthText(session), "number"],
+       [String(session.readings), "number"], [gramsText(session.peak_grams), "number"],
+       [gramsText(session.stable_grams), "number"], [String(peaks), "number"]].forEach(function (cell) {
+        var td = document.createElement("td");
+        td.textContent = cell[0];
+        if (cell[1]) td.className = cell[1];
+        row.appendChild(td);
+      });
+      body.appendChild(row);
+    });
+    $("sessions").hidden = historySessions.length === 0;
+    $("history-older").hidden = historyNext === null;
+    $("history-newest").hidden = historyBefore === null;
+    $("history-status").textContent = historySessions.length === 0 ? "No sessions in the force log yet."
+      : "Sessions " + historySessions[0].session + " to " + historySessions[historySessions.length - 1].session
+        + (historyNext === null ? ", the oldest." : "; older ones on the next page.");
+  }
+  function showSession(id, focus) {
+    fetch("api/sessions/" + id, { cache: "no-store" }).then(function (response) {
+      return response.json().then(function (body) { return { ok: response.ok, body: body }; });
+    }).then(function (answer) {
+      if (!answer.ok) { $("history-status").textContent = answer.body.error || "The session could not be loaded."; return; }
+      var session = answer.body.session;
+      openSession = session;
+      $("session-detail").hidden = false;
+      $("session-detail").setAttribute("data-session", String(session.session));
+      $("session-title").textContent = "Session " + session.session + " on " + session.device;
+      $("session-summary").textContent = "Started " + localTime(session.started) + "; " + lengthText(session) + "; "
+        + session.readings + " readings; heaviest " + gramsText(session.peak_grams) + ".";
+      var base = "api/sessions/" + session.session;
+      $("session-plot").alt = "Plot of session " + session.session + " on " + session.device
+        + ": grams against seconds since it started, each PEAK marked; heaviest " + fixed(session.peak_grams, 1) + " g.";
+      $("session-plot").src = base + ".svg";
+      $("download-csv").href = base + ".csv";
+      $("download-json").href = base + ".json";
+      $("download-svg").href = base + ".svg";
+      var weights = $("session-weights"), peaks = $("session-peaks");
+      weights.textContent = "";
+      peaks.textContent = "";
+      (answer.body.stable_weights || []).forEach(function (weight) {
+        var item = document.createElement("li");
+        item.className = "stable-weight";
+        item.textContent = gramsText(weight.grams) + ", stable for " + fixed(weight.to - weight.from, 1) + " s from " + localTime(weight.from);
+        weights.appendChild(item);
+      });
+      (session.peaks || []).forEach(function (peak) {
+        var item = document.createElement("li");
+        item.className = "session-peak";
+        item.textContent = gramsText(peak.grams) + " at " + fixed(peak.time - session.started, 2) + " s" + (peak.rumble ? ", rumble " + peak.rumble : "");
+        peaks.appendChild(item);
+      });
+      if (!weights.firstChild) weights.appendChild(document.createElement("li")).textContent = "none: nothing rested still";
+      if (!peaks.firstChild) peaks.appendChild(document.createElement("li")).textContent = "none";
+      drawHistory();
+      if (focus !== false) $("session-title").focus();
+    }).catch(function () { $("history-status").textContent = "The session could not be loaded: no connection to this server."; });
+  }
+  $("history-refresh").addEventListener("click", function () { loadHistory(historyBefore); });
+  $("history-older").addEventListener("click", function () { if (historyNext !== null) loadHistory(historyNext); });
+  $("history-newest").addEventListener("click", function () { loadHistory(null); });
+
   function tare(scale) {
     var result = scale.part("tare-result");
     result.textContent = "taring…";
@@ -541,6 +708,7 @@ select, button { font: inherit; padding: .35rem .6rem; border-radius: .4rem; }
   setConnection();
   refreshStatus();
   connect();
+  loadHistory(null);
 })();
 </script>
 </body>
