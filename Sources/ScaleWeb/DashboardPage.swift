@@ -16,6 +16,8 @@ import ScaleProtocol
 ///   the reading is saturated;
 /// - a dial whose disc grows with force (area proportional to force, as the original
 ///   iPhone scale's circle grew), `role=meter` with `aria-valuenow` = that percentage;
+/// - a title naming the device as it names itself (STATUS's `name`), with the protocol's
+///   name for it (`event5`, `pen.evemu`) in small type beneath;
 /// - PEAK when the daemon sends one, stability in words and a shape (never colour alone),
 ///   the device and gram model, and a plot of the last 30 s of grams with its axes: grams
 ///   with ticks at 1, 2 or 5 times a power of ten, seconds ago at every 10 s;
@@ -67,6 +69,7 @@ main { max-width: 76rem; margin: 0 auto; padding: 0 1rem 2rem; display: grid; ga
 .card { background: var(--card); border-radius: .9rem; padding: 1rem; }
 .scale { display: grid; justify-items: center; gap: .5rem; align-content: start; }
 .scale h2 { font-size: 1rem; margin: 0; justify-self: stretch; overflow-wrap: anywhere; }
+.scale .node { font-size: .8rem; color: var(--muted); margin: -.45rem 0 0; justify-self: stretch; overflow-wrap: anywhere; }
 .dial { width: min(70vw, 18rem); aspect-ratio: 1; position: relative; }
 .dial svg { width: 100%; height: 100%; display: block; }
 .dial .ring { fill: none; stroke: var(--ring); stroke-width: 2; }
@@ -184,6 +187,7 @@ a { color: inherit; }
 <template id="scale-template">
   <section class="card scale">
     <h2 class="title"></h2>
+    <p class="node"></p>
     <div class="dial" role="meter" aria-valuemin="0" aria-valuemax="100" aria-valuenow="0" aria-valuetext="no reading yet" data-stable="false" data-saturated="false">
       <svg viewBox="0 0 200 200" aria-hidden="true" focusable="false">
         <circle class="ring" cx="100" cy="100" r="96"></circle>
@@ -299,11 +303,8 @@ a { color: inherit; }
     var part = function (name) { return card.querySelector("." + name); };
     scale.part = part;
     card.setAttribute("data-device", device);
-    var label = device || "the scale";
-    part("title").textContent = device || "Scale";
     part("device").textContent = device || "–";
-    part("dial").setAttribute("aria-label", "Force on " + label);
-    part("plot").setAttribute("aria-label", "Weight on " + label + " over the last 30 seconds, in grams");
+    nameCard(scale);
     part("tare").hidden = !control;
     part("tare").addEventListener("click", function () { tare(scale); });
     scales[device] = scale;
@@ -312,6 +313,18 @@ a { color: inherit; }
     drawAxes(scale, 385);
     render(scale);
     return scale;
+  }
+  // A card is titled with the device's own name (STATUS's `name`: "Wacom Intuos4 6x9 Pen")
+  // once the daemon gives it, with the protocol's name for it ("event5", "pen.evemu") in
+  // small type beneath; until then, and for a daemon that names none, with the latter.
+  function displayName(scale) { return scale.name || scale.device || "the scale"; }
+  function nameCard(scale) {
+    var part = scale.part, label = scale.name && scale.device ? scale.name + " (" + scale.device + ")" : displayName(scale);
+    part("title").textContent = scale.name || scale.device || "Scale";
+    part("node").textContent = scale.name ? scale.device : "";
+    part("node").hidden = !scale.name || !scale.device;
+    part("dial").setAttribute("aria-label", "Force on " + label);
+    part("plot").setAttribute("aria-label", "Weight on " + label + " over the last 30 seconds, in grams");
   }
   function eachScale(body) { Object.keys(scales).forEach(function (name) { body(scales[name]); }); }
 
@@ -383,7 +396,7 @@ a { color: inherit; }
     if (reading.contacts === 0) scale.announced = "";
     else if (reading.stable) {
       var several = Object.keys(scales).length > 1;
-      var words = (several ? scale.device + ": stable: " : "Stable: ") + weight + " " + unitName();
+      var words = (several ? displayName(scale) + ": stable: " : "Stable: ") + weight + " " + unitName();
       if (words !== scale.announced) { scale.announced = words; $("announce").textContent = words; }
     }
   }
@@ -487,7 +500,7 @@ a { color: inherit; }
       statusDevices.forEach(function (entry) {
         if (typeof entry.device !== "string") return;
         var scale = scales[entry.device] || (scales[""] && statusDevices.length === 1 ? scales[""] : scaleFor(entry.device));
-        if (typeof entry.name === "string") scale.name = entry.name;
+        if (typeof entry.name === "string" && entry.name && entry.name !== scale.name) { scale.name = entry.name; nameCard(scale); }
         if (typeof entry.model === "string" && !(scale.latest && scale.latest.model)) scale.model = entry.model;
       });
       // Tare and the guided weighing are offered only where the server was started with
@@ -544,7 +557,7 @@ a { color: inherit; }
     added.samples.push({ time: t, grams: reading.grams });
     while (added.samples.length && added.samples[0].time < t - WINDOW_S) added.samples.shift();
     var settled = added.stableSince !== null && t - added.stableSince >= WINDOW_S;
-    var where = Object.keys(scales).length > 1 ? " on " + device : "";
+    var where = Object.keys(scales).length > 1 ? " on " + (scales[device] ? displayName(scales[device]) : device) : "";
     if (added.step === "contact") {
       if (!settled) return;
       added.zero = addedWindow(); added.zeroTime = t; added.step = "object";

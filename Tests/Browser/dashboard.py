@@ -97,6 +97,15 @@ def check_axes(page):
         raise CheckFailed(f"the time axis has ticks {page['xTicks']}")
 
 
+def recorded_name(path):
+    """The device's own name, as the evemu recording's `N:` line gives it."""
+    with open(path, encoding="utf-8") as file:
+        for line in file:
+            if line.startswith("N: "):
+                return line[3:].rstrip("\n")
+    raise CheckFailed(f"{path} has no N: line")
+
+
 def wait_until(what, condition, deadline=DEADLINE, seen=lambda: ""):
     """Polls `condition` until it returns something true; fails saying what it waited for."""
     end = time.monotonic() + deadline
@@ -263,6 +272,7 @@ return {
   cards: cards.length,
   devices: cards.map((c) => c.dataset.device),
   title: part("title").textContent,
+  node: part("node").hidden ? null : part("node").textContent,
   weight: part("weight-value").textContent,
   grams: part("weight-value").getAttribute("data-grams"),
   unit: part("weight-unit").textContent,
@@ -458,6 +468,10 @@ class Dashboard:
             raise CheckFailed(f"device and model not shown: {page['device']!r}, {page['model']!r} (the stream says {reading})")
         if page["device"] != reading["device"] or page["cards"] != 1:
             raise CheckFailed(f"one card for {reading['device']!r} expected; the page has {page['cards']}, showing {page['device']!r}")
+        # Titled with the name the device gives itself, its name in the protocol beneath.
+        name = recorded_name(self.arguments.recording)
+        page = self.page_until(f"the card titled {name!r} over {reading['device']!r}",
+                               lambda page: page["title"] == name and page["node"] == reading["device"])
         # The page may have opened a moment ago: wait for the line to grow, not for a time.
         page = self.page_until("a plot of at least 10 points", lambda page: page["sparkline"] >= 10)
         check_axes(page)
