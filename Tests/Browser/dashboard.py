@@ -438,6 +438,7 @@ class Dashboard:
         log(f"live: {page['weight']} {page['unit']}, {page['percent']}")
 
         self.check_stable_weight()
+        self.check_accessibility("the live view with a stable weight")
         self.check_saturation_and_peak()
         self.check_samples()
         self.check_units()
@@ -446,6 +447,14 @@ class Dashboard:
         self.check_reduced_motion()
         self.check_daemon_restart()
         self.check_server_restart()
+
+    def check_accessibility(self, what):
+        """axe-core 4.x finds no serious or critical violation on the page as it is now."""
+        from accessibility import axe_findings
+        failure, summary = axe_findings(self.browser)
+        if failure:
+            raise CheckFailed(f"on {what}: {failure}")
+        log(f"{what}: {summary}")
 
     def stable_reading(self):
         # A held press, not the moment a saturated press happens to settle.

@@ -15,6 +15,8 @@ replays the recording in a loop with --log-db LOG, and the view is checked again
 - a session id the log does not have answers 404, a malformed one 400;
 - the keyboard alone (Tab) reaches Refresh, the paging buttons, the sessions and the
   downloads;
+- axe-core 4.x (accessibility.py) finds no serious or critical violation, without a log
+  and with a session open;
 - screenshots at desktop and phone widths, and no sideways scrolling on a phone.
 
 Run by Tests/ForcescaleCLITests/WebPageTests.swift, which writes the recording; on its own:
@@ -123,6 +125,7 @@ class History(Dashboard):
         if "forcescaled with --log" not in page["status"] or self.log_path not in page["status"] or page["tableShown"]:
             raise CheckFailed(f"without a log the view says {page['status']!r} (table shown: {page['tableShown']})")
         log(f"no log: {page['status']}")
+        self.check_accessibility("the page without a log")
 
         # Then forcescaled logs the recording, looping, and goes on while the view is read.
         self.start_daemon()
@@ -151,6 +154,7 @@ class History(Dashboard):
         # The oldest on the page: ended, since newer sessions follow it.
         ended = page["rows"][-1]["session"]
         self.check_session(ended)
+        self.check_accessibility("the History view with a session open")
         self.check_errors(ended)
         self.check_keyboard()
         self.check_phone_width()
