@@ -717,7 +717,6 @@ private let streamRelease: CMicroHTTPD_Free = { context in
     subscriber.connection = nil
 }
 
-
 private let piecesReader: CMicroHTTPD_Reader = { context, _, buffer, max in
     guard let context, let buffer else { return Int(CMicroHTTPD_END_WITH_ERROR) }
     return Unmanaged<StreamedBody>.fromOpaque(context).takeUnretainedValue().read(into: UnsafeMutableRawBufferPointer(start: buffer, count: max))

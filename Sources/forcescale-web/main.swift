@@ -14,8 +14,9 @@ let root = Command(
         the stream of readings and peaks as Server-Sent Events at /events, the daemon's \
         status at /api/status, the force log's sessions (when forcescaled logs) at \
         /api/sessions with their readings as CSV or JSON lines and their plots, and metrics \
-        for Prometheus at /metrics (the text format, or OpenMetrics when asked). POST /api/tare tares the scale, only with --allow-control \
-        and only from the dashboard's own page. When the daemon goes away the pages say so \
+        for Prometheus at /metrics (the text format, or OpenMetrics when asked). POST \
+        /api/tare tares the scale, only with --allow-control and only from the dashboard's \
+        own page. When the daemon goes away the pages say so \
         and forcescale-web connects again by itself.
 
         It listens on loopback only unless --listen names another address. Started by \
