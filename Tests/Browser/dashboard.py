@@ -11,6 +11,9 @@ checked against what that client saw the stream carry:
   aria-valuenow is that reading's force in percent rounded down, "100%+" when saturated;
 - PEAK appears with the PEAK's grams; switching the unit converts with the CLI's factors;
 - the live region announces stable weights only;
+- the card is titled with the device's own name (the recording's N: line) over its name in
+  the protocol;
+- axe-core 4.x (accessibility.py) finds no serious or critical violation on the live view;
 - stopping the daemon makes the page say it is reconnecting, and it shows readings again
   when the daemon is back; the same when forcescale-web itself goes away and comes back;
 - screenshots (desktop and phone width, and the reconnecting state) go to --artifacts.
