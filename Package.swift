@@ -55,9 +55,19 @@ let package = Package(
         .target(name: "ScaleClient", dependencies: ["ScaleCore", "ScaleProtocol", "ScalePOSIX"]),
         // forcescale-web's server: HTTP through libmicrohttpd on ScalePOSIX's epoll loop, the
         // daemon through ScaleClient, and the pure parts (SSE framing, the event ring,
-        // metrics, routing). No libevdev, SQLite or libsystemd: Tests/ScaleClientTests's
-        // ModuleGraphTests checks that closure.
-        .target(name: "ScaleWeb", dependencies: ["ScaleCore", "ScaleProtocol", "ScalePOSIX", "ScaleClient", "CMicroHTTPD", "CMicroHTTPDShim"]),
+        // metrics, routing). The force log's history through ScaleLog (read-only), written
+        // out by ScaleDisplay's exporters and plot, as `forcescale log` writes it. No
+        // libevdev or libsystemd: Tests/ScaleClientTests's ModuleGraphTests checks that closure.
+        // The page's HTML, CSS and JavaScript are files of their own (Sources/ScaleWeb/Page),
+        // built in by the EmbedPage plugin: nothing is read from disk at run time.
+        .target(
+            name: "ScaleWeb",
+            dependencies: ["ScaleCore", "ScaleProtocol", "ScalePOSIX", "ScaleClient", "ScaleLog", "ScaleDisplay", "CMicroHTTPD", "CMicroHTTPDShim"],
+            exclude: ["Page"],
+            plugins: ["EmbedPage"]),
+        // Turns the page's files into a Swift source at build time, for EmbedPage.
+        .executableTarget(name: "forcescale-embed-page"),
+        .plugin(name: "EmbedPage", capability: .buildTool(), dependencies: ["forcescale-embed-page"]),
         // swift-argument-parser's conventions, written by hand (no outside packages here).
         .target(name: "ArgumentParsing"),
         // The pipeline's options, declared once for forcescale and forcescaled.

@@ -334,6 +334,27 @@ package final class LogDatabase {
         }
     }
 
+    /// A page of sessions, newest first: those with an id below `before` (all when nil),
+    /// at most `limit` of them. The next page is the one before the last id of this one.
+    package func sessions(before: Int64?, limit: Int) throws(LogDatabaseError) -> [LoggedSession] {
+        try Self.wrapping {
+            let statement = try connection.statement(
+                "SELECT \(Self.sessionColumns) FROM sessions WHERE ?1 IS NULL OR id < ?1 ORDER BY id DESC LIMIT ?2")
+            defer { statement.reset() }
+            try statement.bind(before.map { .integer($0) } ?? .null, .integer(Int64(limit)))
+            let devices = try allDevices()
+            var sessions: [LoggedSession] = []
+            while try statement.step() { sessions.append(Self.session(from: statement, devices: devices)) }
+            return sessions
+        }
+    }
+
+    /// Keeps this connection's page cache to about `kibibytes` (SQLite's default is 2 MiB),
+    /// for a reader whose memory matters more than the speed of re-reading pages.
+    package func limitCache(kibibytes: Int) throws(LogDatabaseError) {
+        try Self.wrapping { try connection.execute("PRAGMA cache_size = -\(kibibytes)") }
+    }
+
     /// One session; nil when there is none with that id.
     package func session(id: Int64) throws(LogDatabaseError) -> LoggedSession? {
         try Self.wrapping {
@@ -350,6 +371,14 @@ package final class LogDatabase {
     /// - Throws: `LogDatabaseError`, or what `body` throws (which stops the iteration).
     package func forEachReading(session: Int64, _ body: (LoggedReading) throws -> Void) throws {
         try forEachReading(session: session, from: nil, body)
+    }
+
+    /// Calls `body` with the readings of a session numbered `first` up to `first + count`
+    /// (their order of arrival, from 0), in that order: a piece of a session for a reader
+    /// that takes it a piece at a time, with no statement held open between pieces.
+    /// - Throws: `LogDatabaseError`, or what `body` throws (which stops the iteration).
+    package func forEachReading(session: Int64, first: Int, count: Int, _ body: (LoggedReading) throws -> Void) throws {
+        try forEachReading(session: session, from: nil, numbers: Int64(first)..<Int64(first + count), body)
     }
 
     /// Calls `body` with each reading at or after `since`, across sessions, in time order,
@@ -465,15 +494,20 @@ package final class LogDatabase {
 
     /// Streams rows with a statement of its own, so that `body` may run other queries (a
     /// cached statement would be reset under the iteration).
-    private func forEachReading(session: Int64, from: WallTime?, _ body: (LoggedReading) throws -> Void) throws {
+    private func forEachReading(
+        session: Int64, from: WallTime?, numbers: Range<Int64> = 0..<Int64.max, _ body: (LoggedReading) throws -> Void
+    ) throws {
         guard let handle = connection.handle else { throw LogDatabaseError(connection.error(SQLITE_MISUSE)) }
         var raw: OpaquePointer?
-        let sql = "SELECT time, raw, force, grams, flags, contacts FROM readings WHERE session = ?1 AND time >= ?2 ORDER BY n"
+        let sql = """
+            SELECT time, raw, force, grams, flags, contacts FROM readings
+            WHERE session = ?1 AND time >= ?2 AND n >= ?3 AND n < ?4 ORDER BY n
+            """
         let prepared = sqlite3_prepare_v2(handle, sql, -1, &raw, nil)
         guard prepared == SQLITE_OK, let raw else { throw LogDatabaseError(connection.error(prepared)) }
         let statement = SQLiteStatement(raw, connection: connection)
         do throws(SQLiteError) {
-            try statement.bind(.integer(session), .integer(from?.microseconds ?? .min))
+            try statement.bind(.integer(session), .integer(from?.microseconds ?? .min), .integer(numbers.lowerBound), .integer(numbers.upperBound))
         } catch {
             throw LogDatabaseError(error)
         }

@@ -21,6 +21,9 @@ enum HTTPResponse {
     case complete(status: UInt32, contentType: String, body: [UInt8], headers: [(String, String)] = [])
     /// A stream that the application feeds through the subscriber: `/events`.
     case stream(EventStreamSubscriber)
+    /// A body made a piece at a time as the client takes it (chunked), for one too large
+    /// to hold whole: a session's export.
+    case pieces(contentType: String, body: StreamedBody, headers: [(String, String)] = [])
 
     /// A plain-text response, for errors.
     static func text(_ status: UInt32, _ message: String, headers: [(String, String)] = []) -> HTTPResponse {
@@ -74,6 +77,31 @@ final class EventStreamSubscriber {
         }
         return 0
     }
+}
+
+/// A response body made while it is sent: the library asks for the next bytes whenever the
+/// client has taken the last ones, so that only a piece is ever held in memory.
+final class StreamedBody {
+    /// Fills the buffer with the next bytes. - Returns: how many; 0 at the end, -1 when
+    /// the body cannot be finished (the connection is then closed, the response cut short).
+    private let produce: (UnsafeMutableRawBufferPointer) -> Int
+    /// Called once when the library is done with the body, sent whole or not.
+    private let finish: () -> Void
+
+    init(produce: @escaping (UnsafeMutableRawBufferPointer) -> Int, finish: @escaping () -> Void) {
+        self.produce = produce
+        self.finish = finish
+    }
+
+    fileprivate func read(into buffer: UnsafeMutableRawBufferPointer) -> Int {
+        switch produce(buffer) {
+        case 0: Int(CMicroHTTPD_END_OF_STREAM)
+        case ..<0: Int(CMicroHTTPD_END_WITH_ERROR)
+        case let count: count
+        }
+    }
+
+    fileprivate func released() { finish() }
 }
 
 /// GNU libmicrohttpd on the caller's `EventLoop`: one thread, no thread per client.
@@ -138,6 +166,8 @@ package final class HTTPServer {
         /// `/events` client. An event (about 300 bytes) that does not fit goes over two
         /// calls; 4 KiB would take 0.35 MiB for 100 clients.
         var streamBlock = 512
+        /// The same buffer for a body sent in pieces (an export), for HTTP/1.0 clients.
+        var pieceBlock = 4096
 
         package init() {}
     }
@@ -634,8 +664,16 @@ package final class HTTPServer {
                 ("Cache-Control", "no-store"), ("X-Accel-Buffering", "no"),
             ]
             status = 200
+        case .pieces(let contentType, let body, let extra):
+            made = CMicroHTTPD_response_streaming(
+                limits.pieceBlock, piecesReader, Unmanaged.passRetained(body).toOpaque(), piecesRelease)
+            headers = [("Content-Type", contentType)] + extra
+            status = 200
         }
-        guard let made else { return false }
+        guard let made else {
+            if case .pieces(_, let body, _) = response { body.released() }
+            return false
+        }
         defer { CMicroHTTPD_destroy(made) }
         // Nothing here is for other origins' scripts to read or frame.
         headers += [("X-Content-Type-Options", "nosniff")]
@@ -692,3 +730,12 @@ private let streamRelease: CMicroHTTPD_Free = { context in
     subscriber.connection = nil
 }
 
+private let piecesReader: CMicroHTTPD_Reader = { context, _, buffer, max in
+    guard let context, let buffer else { return Int(CMicroHTTPD_END_WITH_ERROR) }
+    return Unmanaged<StreamedBody>.fromOpaque(context).takeUnretainedValue().read(into: UnsafeMutableRawBufferPointer(start: buffer, count: max))
+}
+
+private let piecesRelease: CMicroHTTPD_Free = { context in
+    guard let context else { return }
+    Unmanaged<StreamedBody>.fromOpaque(context).takeRetainedValue().released()
+}

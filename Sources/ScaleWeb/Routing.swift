@@ -7,6 +7,8 @@ package enum WebEndpoint: String, Sendable, Hashable, CaseIterable {
     case status = "/api/status"
     case tare = "/api/tare"
     case metrics = "/metrics"
+    /// The force log's sessions, a page at a time.
+    case sessions = "/api/sessions"
 
     /// The methods it takes, as the `Allow` header of a 405 lists them.
     var allowedMethods: [String] {
@@ -17,9 +19,25 @@ package enum WebEndpoint: String, Sendable, Hashable, CaseIterable {
     }
 }
 
+/// What of one logged session `/api/sessions/ID…` asks for.
+package enum SessionRepresentation: String, Sendable, Hashable, CaseIterable {
+    /// `/api/sessions/ID`: the session, its stable weights and its PEAKs, as JSON.
+    case summary = ""
+    /// `/api/sessions/ID.csv`: its readings as `forcescale log export --format csv` writes them.
+    case csv = ".csv"
+    /// `/api/sessions/ID.json`: its readings as `forcescale log export --format jsonl` writes them.
+    case json = ".json"
+    /// `/api/sessions/ID.svg`: the plot `forcescale log plot` draws.
+    case svg = ".svg"
+}
+
 /// What to do with a request line.
 package enum RouteDecision: Sendable, Hashable {
     case endpoint(WebEndpoint)
+    /// One logged session, in one of its forms.
+    case session(id: Int64, SessionRepresentation)
+    /// 400: a session id that is not one (`/api/sessions/abc`), with what is wrong.
+    case badRequest(String)
     /// 404: no such path.
     case notFound
     /// 405, with the `Allow` header's value.
@@ -27,10 +45,28 @@ package enum RouteDecision: Sendable, Hashable {
 
     /// Decides from the method and the path (libmicrohttpd hands the path without its query).
     package static func route(method: String, path: String) -> RouteDecision {
+        let sessionPrefix = WebEndpoint.sessions.rawValue + "/"
+        if path.hasPrefix(sessionPrefix) {
+            return session(method: method, name: path.dropFirst(sessionPrefix.count))
+        }
         guard let endpoint = WebEndpoint(rawValue: path) else { return .notFound }
         guard endpoint.allowedMethods.contains(method) else {
             return .methodNotAllowed(allow: endpoint.allowedMethods.joined(separator: ", "))
         }
         return .endpoint(endpoint)
+    }
+
+    /// `ID`, `ID.csv`, `ID.json` or `ID.svg`, ID a session id (decimal digits): another
+    /// ending is no such resource (404), an id that is no number a bad request (400).
+    private static func session(method: String, name: Substring) -> RouteDecision {
+        let dot = name.lastIndex(of: ".")
+        let idText = dot.map { name[..<$0] } ?? name
+        guard let representation = SessionRepresentation(rawValue: dot.map { String(name[$0...]) } ?? "") else { return .notFound }
+        let methods = WebEndpoint.sessions.allowedMethods
+        guard methods.contains(method) else { return .methodNotAllowed(allow: methods.joined(separator: ", ")) }
+        guard !idText.isEmpty, idText.utf8.allSatisfy({ $0 >= UInt8(ascii: "0") && $0 <= UInt8(ascii: "9") }), let id = Int64(idText) else {
+            return .badRequest("'\(idText)' is not a session id: give the number 'forcescale log sessions' or /api/sessions lists, as in /api/sessions/12")
+        }
+        return .session(id: id, representation)
     }
 }

@@ -15,6 +15,9 @@ package final class WebServer {
         var socketPath: String
         var allowControl: Bool
         var release: String
+        /// The force log that `/api/sessions` reads (read-only); nil when there is none to
+        /// read (the answers then say how to switch logging on).
+        package var logPath: String?
         /// Events kept for clients that reconnect with `Last-Event-ID` (and for slow ones).
         var ringCapacity = 1024
         /// Seconds between keep-alive comments on an idle stream.
@@ -56,6 +59,7 @@ package final class WebServer {
     /// Whether the current outage was reported already.
     private var reportedWaiting = false
     private let log: (String) -> Void
+    private let history: SessionHistory
 
     /// Sets up and starts serving on `listener`; the daemon is connected to at once and
     /// again whenever it goes away (with back-off).
@@ -64,6 +68,7 @@ package final class WebServer {
         self.options = options
         self.loop = loop
         self.log = log
+        history = SessionHistory(path: options.logPath)
         ring = EventRing(capacity: options.ringCapacity)
         metrics = MetricsState(release: options.release)
         keepAliveTimer = try DeadlineTimer()
@@ -285,7 +290,13 @@ package final class WebServer {
     private func respond(to request: HTTPRequest) -> HTTPResponse {
         switch RouteDecision.route(method: request.method, path: request.path) {
         case .notFound:
-            return .text(404, "Not Found: \(request.path) (the endpoints are /, /events, /api/status, /api/tare and /metrics)")
+            return .text(404, "Not Found: \(request.path) (the endpoints are /, /events, /api/status, /api/tare, /api/sessions, /api/sessions/ID and /metrics)")
+        case .badRequest(let message):
+            return SessionHistory.badRequest(message)
+        case .endpoint(.sessions):
+            return history.list(before: request.queryArgument("before"), limit: request.queryArgument("limit"))
+        case .session(let id, let representation):
+            return history.session(id: id, representation)
         case .methodNotAllowed(let allow):
             return .text(405, "Method Not Allowed: \(request.path) takes \(allow)", headers: [("Allow", allow)])
         case .endpoint(.page):

@@ -12,9 +12,11 @@ let root = Command(
     discussion: """
         A client of forcescaled's Unix socket that serves, over HTTP: a live dashboard at /, \
         the stream of readings and peaks as Server-Sent Events at /events, the daemon's \
-        status at /api/status, and metrics for Prometheus at /metrics (the text format, or \
-        OpenMetrics when asked). POST /api/tare tares the scale, only with --allow-control \
-        and only from the dashboard's own page. When the daemon goes away the pages say so \
+        status at /api/status, the force log's sessions (when forcescaled logs) at \
+        /api/sessions with their readings as CSV or JSON lines and their plots, and metrics \
+        for Prometheus at /metrics (the text format, or OpenMetrics when asked). POST \
+        /api/tare tares the scale, only with --allow-control and only from the dashboard's \
+        own page. When the daemon goes away the pages say so \
         and forcescale-web connects again by itself.
 
         It listens on loopback only unless --listen names another address. Started by \
@@ -29,6 +31,9 @@ let root = Command(
             long: "listen", valueName: "addr:port",
             help: "Where to serve HTTP: 127.0.0.1:PORT, [::1]:PORT, 0.0.0.0:PORT for every address; port 0 picks a free one. (default: \(ListenAddress.default))"),
         Option(long: "allow-control", help: "Let the dashboard tare the scale (POST /api/tare from the page's own origin)."),
+        Option(
+            long: "log-db", valueName: "path",
+            help: "The force log whose sessions the History view and /api/sessions show, read-only. (default: /var/lib/forcescale/log.sqlite when it exists, else $XDG_STATE_HOME/forcescale/log.sqlite)"),
     ],
     version: release)
 
@@ -69,6 +74,7 @@ runMain(root: root) { command in
     let loop = try EventLoop()
     var options = WebServer.Options(socketPath: socketPath, allowControl: command.flag("allow-control"), release: release)
     options.limits = HTTPServer.Limits()
+    options.logPath = command.string("log-db") ?? SessionHistory.defaultPath()
     let server: WebServer
     do {
         server = try WebServer(options: options, listener: listener, loop: loop, log: say)

@@ -43,6 +43,10 @@ final class GaugePresenter: Presenter {
     /// Whether each line starts with the name of its device: for the daemon's stream when
     /// it carries several devices.
     var labelsDevices = false
+    /// The name each device gives itself (STATUS's `name`), by its name in the protocol:
+    /// labels read `Wacom Intuos4 6x9 Pen (event5)`, the part in parentheses what
+    /// `--device` takes.
+    var deviceNames: [String: String] = [:]
     private var gauge: Gauge?
     /// The last stable reading of each device (by name; `""` for one without), for the line
     /// its lift leaves.
@@ -102,11 +106,13 @@ final class GaugePresenter: Presenter {
         try leaveLine(label(peak.device) + gauge(startingAt: peak.time).line(for: peak))
     }
 
-    /// `event5  `: the device's name, padded, when lines are labelled.
+    /// `Wacom Intuos4 6x9 Pen (event5)  `, or `event5  ` for a device whose own name is not
+    /// known: padded, when lines are labelled.
     private func label(_ device: String?) -> String {
         guard labelsDevices, let device else { return "" }
-        labelWidth = max(labelWidth, device.count)
-        return device.padding(labelWidth) + "  "
+        let text = deviceNames[device].map { "\($0) (\(device))" } ?? device
+        labelWidth = max(labelWidth, text.count)
+        return text.padding(labelWidth) + "  "
     }
 
     /// The gauge; without a begin() (the daemon's stream has no device header), times count

@@ -11,7 +11,8 @@ enum WatchCommand {
             Asks forcescaled to WATCH and shows each reading with the same gauge as \
             'read': redrawn in place on a terminal, one line per reading otherwise. PEAKs \
             leave a line behind, and so does each weight when it is lifted. When the daemon \
-            serves several devices, each line starts with its device's name; --device shows \
+            serves several devices, each line starts with the name the device gives itself \
+            and, in parentheses, its name in the protocol (what --device takes); --device shows \
             one device only. --json passes the daemon's READING and PEAK lines through byte \
             for byte (each names its device). When the daemon goes \
             away, watch ends with status 69; with --reconnect it says on standard error that \
@@ -46,7 +47,10 @@ enum WatchCommand {
                 // Labelled from the first line when several devices are served; otherwise
                 // from the first line of a second device (one may be plugged in later).
                 let status = try client.status()
-                if device == nil, let served = status.devices, served.count > 1 { gauge.labelsDevices = true }
+                if device == nil, let served = status.devices {
+                    gauge.labelsDevices = served.count > 1
+                    for entry in served where !entry.name.isEmpty { gauge.deviceNames[entry.device] = entry.name }
+                }
                 // Nothing shows until the daemon opens a device: said now, so that an empty
                 // screen is not taken for a broken one.
                 if status.device == nil, status.devices?.isEmpty ?? true {

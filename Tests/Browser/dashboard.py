@@ -11,6 +11,9 @@ checked against what that client saw the stream carry:
   aria-valuenow is that reading's force in percent rounded down, "100%+" when saturated;
 - PEAK appears with the PEAK's grams; switching the unit converts with the CLI's factors;
 - the live region announces stable weights only;
+- the card is titled with the device's own name (the recording's N: line) over its name in
+  the protocol;
+- axe-core 4.x (accessibility.py) finds no serious or critical violation on the live view;
 - stopping the daemon makes the page say it is reconnecting, and it shows readings again
   when the daemon is back; the same when forcescale-web itself goes away and comes back;
 - screenshots (desktop and phone width, and the reconnecting state) go to --artifacts.
@@ -96,6 +99,15 @@ def check_axes(page):
         raise CheckFailed(f"the plot's axes: {page['yUnit']!r} with ticks {page['yTicks']}, {page['xUnit']!r} with ticks {page['xTicks']}")
     if page["xTicks"] != ["−30", "−20", "−10", "0"]:
         raise CheckFailed(f"the time axis has ticks {page['xTicks']}")
+
+
+def recorded_name(path):
+    """The device's own name, as the evemu recording's `N:` line gives it."""
+    with open(path, encoding="utf-8") as file:
+        for line in file:
+            if line.startswith("N: "):
+                return line[3:].rstrip("\n")
+    raise CheckFailed(f"{path} has no N: line")
 
 
 def wait_until(what, condition, deadline=DEADLINE, seen=lambda: ""):
@@ -264,6 +276,7 @@ return {
   cards: cards.length,
   devices: cards.map((c) => c.dataset.device),
   title: part("title").textContent,
+  node: part("node").hidden ? null : part("node").textContent,
   weight: part("weight-value").textContent,
   grams: part("weight-value").getAttribute("data-grams"),
   unit: part("weight-unit").textContent,
@@ -431,6 +444,7 @@ class Dashboard:
         log(f"live: {page['weight']} {page['unit']}, {page['percent']}")
 
         self.check_stable_weight()
+        self.check_accessibility("the live view with a stable weight")
         self.check_saturation_and_peak()
         self.check_samples()
         self.check_units()
@@ -439,6 +453,14 @@ class Dashboard:
         self.check_reduced_motion()
         self.check_daemon_restart()
         self.check_server_restart()
+
+    def check_accessibility(self, what):
+        """axe-core 4.x finds no serious or critical violation on the page as it is now."""
+        from accessibility import axe_findings
+        failure, summary = axe_findings(self.browser)
+        if failure:
+            raise CheckFailed(f"on {what}: {failure}")
+        log(f"{what}: {summary}")
 
     def stable_reading(self):
         # A held press, not the moment a saturated press happens to settle.
@@ -461,6 +483,10 @@ class Dashboard:
             raise CheckFailed(f"device and model not shown: {page['device']!r}, {page['model']!r} (the stream says {reading})")
         if page["device"] != reading["device"] or page["cards"] != 1:
             raise CheckFailed(f"one card for {reading['device']!r} expected; the page has {page['cards']}, showing {page['device']!r}")
+        # Titled with the name the device gives itself, its name in the protocol beneath.
+        name = recorded_name(self.arguments.recording)
+        page = self.page_until(f"the card titled {name!r} over {reading['device']!r}",
+                               lambda page: page["title"] == name and page["node"] == reading["device"])
         # The page may have opened a moment ago: wait for the line to grow, not for a time.
         page = self.page_until("a plot of at least 10 points", lambda page: page["sparkline"] >= 10)
         check_axes(page)

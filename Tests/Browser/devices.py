@@ -5,8 +5,9 @@ forcescaled serves two recordings (`--replay` twice: each a device named after i
 and forcescale-web (with --allow-control) serves the page to Debian's chromium, driven as
 dashboard.py drives it. Checked against a second /events client:
 
-- one card per device, in the order of their names, each titled with its device and its
-  dial labelled with it;
+- one card per device, in the order of their names, each titled with the device's own name
+  (the recording's `N:` line) over its name in the protocol (the file's), its dial labelled
+  with both;
 - each card shows a stable weight its own device's readings carried (the two recordings
   press differently, so a card showing the other device's weight fails);
 - each card's plot has its axes in grams and seconds and a line;
@@ -28,7 +29,7 @@ import subprocess
 import sys
 import time
 
-from dashboard import CheckFailed, Child, Dashboard, check_axes, daemon_answers, fixed, log, run_checks, shown, wait_until
+from dashboard import CheckFailed, Child, Dashboard, check_axes, daemon_answers, fixed, log, recorded_name, run_checks, shown, wait_until
 
 
 class Devices(Dashboard):
@@ -49,6 +50,9 @@ class Devices(Dashboard):
 
     def run(self):
         names = sorted(os.path.basename(path) for path in self.arguments.recording)
+        names_of = {os.path.basename(path): recorded_name(path) for path in self.arguments.recording}
+        if len(set(names_of.values())) != len(names):
+            raise CheckFailed(f"the recordings should name their devices differently: {names_of}")
         self.web_arguments = ["--allow-control"]
         self.open_page()
 
@@ -63,8 +67,12 @@ class Devices(Dashboard):
             page = self.page_until(f"{device}'s card showing its stable weight {weight} g",
                                    lambda page: page["weight"] == weight and page["stable"] == "stable" and page["sparkline"] >= 10,
                                    device=device)
-            if page["title"] != device or page["device"] != device or device not in page["label"]:
-                raise CheckFailed(f"{device}'s card is titled {page['title']!r}, shows {page['device']!r}, its dial {page['label']!r}")
+            # Titled with the name the device gives itself, the protocol's name beneath.
+            name = names_of[device]
+            page = self.page_until(f"{device}'s card titled {name!r}", lambda page: page["title"] == name, device=device)
+            if page["node"] != device or page["device"] != device or name not in page["label"] or device not in page["label"]:
+                raise CheckFailed(f"{device}'s card is titled {page['title']!r} over {page['node']!r}, shows {page['device']!r}, "
+                                  f"its dial {page['label']!r}")
             check_axes(page)
             weights[device] = weight
             log(f"{device}: {weight} g as /events carried it; plot axes {page['yUnit']} {page['yTicks']}, {page['xUnit']} {page['xTicks']}")

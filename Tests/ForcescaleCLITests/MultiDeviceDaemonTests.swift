@@ -165,16 +165,27 @@ import Testing
         let (daemon, demo) = try Self.demoAndIntuos()
         defer { daemon.cleanUp() }
         let executable = CLI.binDirectory.appendingPathComponent("forcescale").path
+        // Each label is the name the device gives itself, as the daemon's STATUS gives it,
+        // then the protocol's name for it, which --device takes, in parentheses.
+        let observer = try daemon.connect()
+        let status = try JSONValue.parse(try #require(observer.request(#"{"class":"STATUS"}"#)))
+        var names: [String: String] = [:]
+        for entry in try #require(status["devices"]?.arrayValue) {
+            if let device = entry["device"]?.stringValue, let name = entry["name"]?.stringValue { names[device] = name }
+        }
+        let demoLabel = "\(try #require(names[demo])) (\(demo))"
+        let intuosLabel = "\(try #require(names[Self.intuos])) (\(Self.intuos))"
+        #expect(names[demo] != demo && names[Self.intuos] != Self.intuos, "\(names)")
         let gauge = try ChildProcess(executable, ["watch", "--socket", daemon.socketPath])
         try waitFor("lines of both devices from forcescale watch", every: 0.02, saw: { "\(gauge.stdout.suffix(500)): \(gauge.stderr)" }) {
             let lines = gauge.stdout.split(separator: "\n")
-            return lines.contains { $0.hasPrefix(demo + " ") } && lines.contains { $0.hasPrefix(Self.intuos + " ") }
+            return lines.contains { $0.hasPrefix(demoLabel + " ") } && lines.contains { $0.hasPrefix(intuosLabel + " ") }
         }
         gauge.signal(SIGINT)
         let gauged = gauge.wait()
         #expect(gauged.exited && gauged.status == 0, "\(gauged.stderr)")
         let lines = gauged.stdout.split(separator: "\n")
-        #expect(lines.allSatisfy { $0.hasPrefix(demo + "  ") || $0.hasPrefix(Self.intuos + "  ") }, "\(lines.prefix(5))")
+        #expect(lines.allSatisfy { $0.hasPrefix(demoLabel + "  ") || $0.hasPrefix(intuosLabel + "  ") }, "\(lines.prefix(5))")
 
         // With --device, one device's readings and no label.
         let one = try ChildProcess(executable, ["watch", "--json", "--device", Self.intuos, "--socket", daemon.socketPath])

@@ -103,3 +103,31 @@ extension DaemonRecordings {
         return path
     }
 }
+
+extension WebPageTests {
+    /// The History view (issue 42): Tests/Browser/history.py against a log that forcescaled
+    /// writes (`--log-db`, the demo replayed in a loop) while the page reads it: first no
+    /// log (the view says how to switch logging on), then the sessions as `forcescale log
+    /// sessions --json` lists them, paging, a session's plot, stable weights and PEAKs,
+    /// downloads byte for byte `forcescale log export` and `log plot`, 404 and 400, the
+    /// keyboard, and screenshots at desktop and phone widths.
+    @Test func theHistoryViewInARealBrowser() throws {
+        let directory = try CLI.temporaryDirectory()
+        defer { try? FileManager.default.removeItem(at: directory) }
+        let recording = try DaemonRecordings.demo(in: directory)
+        let script = CLI.packageRoot.appendingPathComponent("Tests/Browser/history.py").path
+        let shots = ["history-desktop.png", "history-session.png", "history-phone.png"]
+        for name in shots + ["history-failure.png"] { try? FileManager.default.removeItem(at: Self.artifacts.appendingPathComponent(name)) }
+        let result = try run(
+            "/usr/bin/python3",
+            [script, "--bin-dir", CLI.binDirectory.path, "--recording", recording, "--artifacts", Self.artifacts.path],
+            environment: ["HOME": directory.path], timeout: 900)
+        #expect(result.exited && result.status == 0, "history.py exited \(result.status):\n\(result.stdout)\n\(result.stderr)")
+        #expect(result.stdout.contains("all browser checks passed"), "\(result.stdout)")
+        print(result.stdout)
+        for name in shots {
+            let data = try? Data(contentsOf: Self.artifacts.appendingPathComponent(name))
+            #expect(data.map { $0.starts(with: [0x89, 0x50, 0x4E, 0x47]) && $0.count > 5000 } == true, "\(name) is missing or not a PNG")
+        }
+    }
+}

@@ -304,9 +304,20 @@ final class EventStreamClient {
 
 /// Reads `/proc/PID/status` fields (kB).
 func processStatus(_ pid: pid_t, _ field: String) -> Int? {
-    guard let text = try? String(contentsOfFile: "/proc/\(pid)/status", encoding: .utf8) else { return nil }
+    // Read with read(2): /proc's files report a size of 0, which Foundation's readers trust.
+    let descriptor = open("/proc/\(pid)/status", O_RDONLY | O_CLOEXEC)
+    guard descriptor >= 0 else { return nil }
+    defer { close(descriptor) }
+    var bytes: [UInt8] = []
+    var chunk = [UInt8](repeating: 0, count: 4096)
+    while true {
+        let count = chunk.withUnsafeMutableBytes { read(descriptor, $0.baseAddress, $0.count) }
+        guard count > 0 else { break }
+        bytes += chunk[..<count]
+    }
+    let text = String(decoding: bytes, as: UTF8.self)
     for line in text.split(separator: "\n") where line.hasPrefix(field + ":") {
-        return Int(line.dropFirst(field.count + 1).split(separator: " ").first ?? "")
+        return Int(line.dropFirst(field.count + 1).split(whereSeparator: { $0 == " " || $0 == "\t" }).first ?? "")
     }
     return nil
 }

@@ -16,6 +16,24 @@ import Testing
         #expect(RouteDecision.route(method: "GET", path: "") == .notFound)
     }
 
+    @Test func aSessionPathNamesItsIdAndForm() {
+        #expect(RouteDecision.route(method: "GET", path: "/api/sessions") == .endpoint(.sessions))
+        #expect(RouteDecision.route(method: "GET", path: "/api/sessions/12") == .session(id: 12, .summary))
+        #expect(RouteDecision.route(method: "HEAD", path: "/api/sessions/12.csv") == .session(id: 12, .csv))
+        #expect(RouteDecision.route(method: "GET", path: "/api/sessions/007.json") == .session(id: 7, .json))
+        #expect(RouteDecision.route(method: "GET", path: "/api/sessions/12.svg") == .session(id: 12, .svg))
+        #expect(RouteDecision.route(method: "GET", path: "/api/sessions/12.txt") == .notFound)
+        #expect(RouteDecision.route(method: "GET", path: "/api/sessions/12.csv/x") == .notFound)
+        #expect(RouteDecision.route(method: "POST", path: "/api/sessions/12") == .methodNotAllowed(allow: "GET, HEAD"))
+        for bad in ["", "abc", "-1", "+1", "1e3", "١٢", "12a.csv", ".csv", "99999999999999999999", " 12"] {
+            guard case .badRequest(let message) = RouteDecision.route(method: "GET", path: "/api/sessions/" + bad) else {
+                Issue.record("'\(bad)' is not a bad request")
+                continue
+            }
+            #expect(message.contains("not a session id"))
+        }
+    }
+
     @Test func tareNeedsTheFlagAndThePagesOwnOrigin() {
         let host = "127.0.0.1:19385"
         #expect(WebControlPolicy.refusal(allowControl: true, origin: "http://127.0.0.1:19385", host: host) == nil)

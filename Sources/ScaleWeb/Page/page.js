@@ -1,0 +1,489 @@
+"use strict";
+(function () {
+  // MassUnit (ScaleCore): grams per unit and the decimals the CLI shows.
+  var UNITS = {
+    g: { grams: 1, decimals: 1 },
+    kg: { grams: 1000, decimals: 4 },
+    oz: { grams: 28.349523125, decimals: 3 },
+    lb: { grams: 453.59237, decimals: 4 },
+    ct: { grams: 0.2, decimals: 1 },
+    N: { grams: 1000 / 9.80665, decimals: 4 }
+  };
+  var WINDOW_MS = 30000;
+  // The plot's area in its viewBox: x from LEFT (30 s ago) to RIGHT (now), y from TOP
+  // (the highest tick) to BOTTOM (0 g).
+  var PLOT = { left: 44, right: 312, top: 18, bottom: 110 };
+  var SVG = "http://www.w3.org/2000/svg";
+  var $ = function (id) { return document.getElementById(id); };
+
+  // ScaleDisplay's fixed(_:decimals:): exactly `decimals` decimals, half away from zero.
+  function fixed(value, decimals) {
+    var scale = Math.pow(10, decimals);
+    if (!isFinite(value) || Math.abs(value * scale) >= 9e15) return String(value);
+    var scaled = Math.round(Math.abs(value) * scale);
+    var sign = value < 0 && scaled !== 0 ? "-" : "";
+    if (decimals === 0) return sign + scaled;
+    var whole = Math.floor(scaled / scale), fraction = String(scaled - whole * scale);
+    while (fraction.length < decimals) fraction = "0" + fraction;
+    return sign + whole + "." + fraction;
+  }
+  function unitName() { return $("unit").value in UNITS ? $("unit").value : "g"; }
+  function weightText(grams) {
+    var unit = UNITS[unitName()];
+    return fixed(grams / unit.grams, unit.decimals);
+  }
+  // The Gauge's rule: rounded down, "100%+" once saturated.
+  function percentOf(reading) {
+    var percent = Math.floor(Math.max(0, Math.min(1, reading.force)) * 100);
+    return { now: reading.saturated ? 100 : percent, text: reading.saturated ? "100%+" : percent + "%" };
+  }
+  function stateOf(reading) {
+    if (reading.contacts === 0) return { key: "lifted", words: "nothing on the pad" };
+    // ReadingMessage.beyondCalibrationText's words: the grams are an extrapolation.
+    var beyond = "";
+    if (typeof reading.beyond_calibration === "number") {
+      var tenths = Math.round(reading.beyond_calibration * 10);
+      beyond = ", beyond the heaviest calibration weight, " + (tenths % 10 === 0 ? String(tenths / 10) : (tenths / 10).toFixed(1)) + " g";
+    }
+    if (reading.stable) return { key: "stable", words: "stable" + beyond };
+    return { key: "settling", words: "settling" + beyond };
+  }
+  // Ticks at 1, 2 or 5 times a power of ten, about four of them up to `top` grams.
+  function tickStep(top) {
+    var rough = top / 4, power = Math.pow(10, Math.floor(Math.log10(rough)));
+    return [1, 2, 5, 10].map(function (m) { return m * power; }).find(function (s) { return s >= rough; });
+  }
+
+  // The devices, by their name in READING's `device` ("" for a daemon that names none).
+  var scales = {}, status = null, control = false, statusDevices = [];
+  var renderQueued = false;
+  var streamOpen = false, daemonUp = null;
+
+  function scaleFor(device) {
+    if (scales[device]) return scales[device];
+    var card = $("scale-template").content.firstElementChild.cloneNode(true);
+    var scale = { device: device, card: card, latest: null, peak: null, peakDuringPress: false, history: [], top: 0,
+                  name: null, model: null, announced: "" };
+    var part = function (name) { return card.querySelector("." + name); };
+    scale.part = part;
+    card.setAttribute("data-device", device);
+    part("device").textContent = device || "–";
+    nameCard(scale);
+    part("tare").hidden = !control;
+    part("tare").addEventListener("click", function () { tare(scale); });
+    scales[device] = scale;
+    var after = Object.keys(scales).sort().filter(function (name) { return name > device; })[0];
+    $("scales").insertBefore(card, after === undefined ? null : scales[after].card);
+    drawAxes(scale, 385);
+    render(scale);
+    return scale;
+  }
+  // A card is titled with the device's own name (STATUS's `name`: "Wacom Intuos4 6x9 Pen")
+  // once the daemon gives it, with the protocol's name for it ("event5", "pen.evemu") in
+  // small type beneath; until then, and for a daemon that names none, with the latter.
+  function displayName(scale) { return scale.name || scale.device || "the scale"; }
+  function nameCard(scale) {
+    var part = scale.part, label = scale.name && scale.device ? scale.name + " (" + scale.device + ")" : displayName(scale);
+    part("title").textContent = scale.name || scale.device || "Scale";
+    part("node").textContent = scale.name ? scale.device : "";
+    part("node").hidden = !scale.name || !scale.device;
+    part("dial").setAttribute("aria-label", "Force on " + label);
+    part("plot").setAttribute("aria-label", "Weight on " + label + " over the last 30 seconds, in grams");
+  }
+  function eachScale(body) { Object.keys(scales).forEach(function (name) { body(scales[name]); }); }
+
+  try {
+    var saved = window.localStorage.getItem("forcescale-unit");
+    if (saved && saved in UNITS) $("unit").value = saved;
+  } catch (e) { /* storage may be off; grams it is */ }
+  $("unit").addEventListener("change", function () {
+    try { window.localStorage.setItem("forcescale-unit", unitName()); } catch (e) { }
+    eachScale(function (scale) { scale.announced = ""; render(scale); });
+    // The history's weights too, in the new unit.
+    if (historySessions.length) drawHistory();
+    if (openSession) showSession(openSession.session, false);
+  });
+
+  function setConnection() {
+    var live = isLive();
+    var anyReading = Object.keys(scales).some(function (name) { return scales[name].latest; });
+    var state = live ? "live" : (streamOpen || daemonUp !== null || anyReading ? "reconnecting" : "connecting");
+    var text = live ? "live" : state === "connecting" ? "connecting…" : "reconnecting…";
+    $("connection").setAttribute("data-state", state);
+    $("connection-text").textContent = text;
+    $("reconnecting").hidden = live || state === "connecting";
+    $("reconnecting-reason").textContent = !streamOpen ? "the connection to this server is gone"
+      : "forcescaled is not answering";
+    $("content").setAttribute("data-stale", live && anyReading ? "false" : "true");
+    queueRender();
+  }
+  function isLive() { return streamOpen && daemonUp === true; }
+
+  function render(scale) {
+    var part = scale.part, reading = scale.latest;
+    part("weight-unit").textContent = unitName();
+    if (scale.peak) part("peak-value").textContent = weightText(scale.peak.grams) + " " + unitName();
+    if (scale.name) part("name").textContent = scale.name;
+    if (scale.model) part("model").textContent = scale.model;
+    if (!reading) return;
+    var percent = percentOf(reading), state = stateOf(reading);
+    // A stable reading shows its settled weight (the stable window's mean, protocol 1.3).
+    var grams = typeof reading.settled_grams === "number" ? reading.settled_grams : reading.grams;
+    var weight = weightText(grams);
+    part("weight-value").textContent = weight;
+    part("weight-value").setAttribute("data-grams", String(grams));
+    part("percent").textContent = percent.text;
+    var dial = part("dial");
+    dial.setAttribute("aria-valuenow", String(percent.now));
+    dial.setAttribute("aria-valuetext", weight + " " + unitName() + ", " + percent.text + " force, " + state.words);
+    dial.setAttribute("data-stable", reading.stable ? "true" : "false");
+    dial.setAttribute("data-saturated", reading.saturated ? "true" : "false");
+    // Area grows with force, as the original's circle did.
+    var force = Math.max(0, Math.min(1, reading.force));
+    part("disc").setAttribute("r", (90 * Math.sqrt(force)).toFixed(2));
+    part("peak-ring").setAttribute("visibility", scale.peakDuringPress ? "visible" : "hidden");
+    part("stable").setAttribute("data-state", state.key);
+    part("stable-text").textContent = state.words;
+    if (reading.model) part("model").textContent = reading.model;
+    drawPlot(scale);
+    if (!isLive()) {
+      // The last weight stays in view, dimmed, but nothing claims it is stable now, and
+      // nothing is announced until readings flow again.
+      part("stable").setAttribute("data-state", "lifted");
+      part("stable-text").textContent = "no live reading";
+      dial.setAttribute("aria-valuetext", weight + " " + unitName() + ", the last reading, not live");
+      scale.announced = "";
+      return;
+    }
+    // Only stable weights are announced, once each; a lift lets the same weight be
+    // announced again when it is put back. With several devices, the words name the device.
+    if (reading.contacts === 0) scale.announced = "";
+    else if (reading.stable) {
+      var several = Object.keys(scales).length > 1;
+      var words = (several ? displayName(scale) + ": stable: " : "Stable: ") + weight + " " + unitName();
+      if (words !== scale.announced) { scale.announced = words; $("announce").textContent = words; }
+    }
+  }
+  function queueRender() {
+    if (renderQueued) return;
+    renderQueued = true;
+    var all = function () { renderQueued = false; eachScale(render); };
+    // A hidden tab gets no animation frames; render there at once so it is current when shown.
+    if (document.hidden) all(); else window.requestAnimationFrame(all);
+  }
+
+  function element(name, attributes, text) {
+    var node = document.createElementNS(SVG, name);
+    Object.keys(attributes).forEach(function (key) { node.setAttribute(key, attributes[key]); });
+    if (text !== undefined) node.textContent = text;
+    return node;
+  }
+  // The axes' ticks and labels for a plot whose highest tick is at least `top` grams:
+  // drawn again only when that changes.
+  function drawAxes(scale, top) {
+    var step = tickStep(top), highest = Math.ceil(top / step) * step;
+    if (highest === scale.top) return;
+    scale.top = highest;
+    var ticks = scale.part("ticks"), grid = scale.part("grid-lines");
+    ticks.textContent = "";
+    grid.textContent = "";
+    for (var grams = 0; grams <= highest + step / 2; grams += step) {
+      var y = PLOT.bottom - grams / highest * (PLOT.bottom - PLOT.top);
+      ticks.appendChild(element("line", { class: "axis", x1: PLOT.left - 4, y1: y, x2: PLOT.left, y2: y }));
+      ticks.appendChild(element("text", { class: "y-tick", x: PLOT.left - 6, y: y + 4, "text-anchor": "end" }, String(Math.round(grams * 1000) / 1000)));
+      if (grams > 0) grid.appendChild(element("line", { class: "grid", x1: PLOT.left, y1: y, x2: PLOT.right, y2: y }));
+    }
+    for (var ago = 30; ago >= 0; ago -= 10) {
+      var x = PLOT.right - ago * 1000 / WINDOW_MS * (PLOT.right - PLOT.left);
+      ticks.appendChild(element("line", { class: "axis", x1: x, y1: PLOT.bottom, x2: x, y2: PLOT.bottom + 4 }));
+      ticks.appendChild(element("text", { class: "x-tick", x: x, y: PLOT.bottom + 14, "text-anchor": ago === 0 ? "end" : "middle" }, ago === 0 ? "0" : "−" + ago));
+    }
+  }
+  function drawPlot(scale) {
+    var now = performance.now(), history = scale.history;
+    while (history.length && now - history[0].at > WINDOW_MS) history.shift();
+    var top = 385;
+    history.forEach(function (point) { if (point.grams > top) top = point.grams; });
+    drawAxes(scale, top);
+    var width = PLOT.right - PLOT.left, height = PLOT.bottom - PLOT.top;
+    var points = [], previous = null;
+    history.forEach(function (point) {
+      var x = (PLOT.right - (now - point.at) / WINDOW_MS * width).toFixed(1);
+      // Readings stop while nothing changes (a lifted pad): hold the last value until the
+      // next one, a step rather than a slope that no reading carried.
+      if (previous && point.at - previous.at > 150) points.push(x + "," + previous.y);
+      var y = (PLOT.bottom - Math.max(0, point.grams) / scale.top * height).toFixed(1);
+      points.push(x + "," + y);
+      previous = { at: point.at, y: y };
+    });
+    scale.part("line").setAttribute("points", points.join(" "));
+  }
+
+  function onReading(event) {
+    var reading;
+    try { reading = JSON.parse(event.data); } catch (e) { return; }
+    if (typeof reading.grams !== "number") return;
+    var scale = scaleFor(typeof reading.device === "string" ? reading.device : "");
+    if (scale.latest && scale.latest.contacts === 0 && reading.contacts > 0) scale.peakDuringPress = false;
+    scale.latest = reading;
+    addedFeed(reading);
+    scale.history.push({ at: performance.now(), grams: reading.grams });
+    if (daemonUp !== true) { daemonUp = true; setConnection(); }
+    if ($("content").getAttribute("data-stale") === "true") setConnection();
+    queueRender();
+  }
+  function onPeak(event) {
+    var message;
+    try { message = JSON.parse(event.data); } catch (e) { return; }
+    if (typeof message.grams !== "number") return;
+    var scale = scaleFor(typeof message.device === "string" ? message.device : "");
+    scale.peak = message;
+    scale.peakDuringPress = true;
+    scale.part("peak").hidden = false;
+    queueRender();
+  }
+  function onDaemon(event) {
+    var message;
+    try { message = JSON.parse(event.data); } catch (e) { return; }
+    daemonUp = message.up === true;
+    setConnection();
+    if (daemonUp) refreshStatus();
+  }
+
+  function refreshStatus() {
+    fetch("api/status", { cache: "no-store" }).then(function (response) {
+      return response.ok ? response.json() : null;
+    }).then(function (body) {
+      if (!body) return;
+      status = body.status || null;
+      control = body.control === true;
+      // STATUS's `devices` (protocol 1.5) names every device served, each with its own
+      // name and model; an older daemon names its one device at the top level.
+      statusDevices = status && Array.isArray(status.devices) ? status.devices
+        : status && status.device ? [{ device: status.device, model: status.model, calibration: status.calibration }] : [];
+      statusDevices.forEach(function (entry) {
+        if (typeof entry.device !== "string") return;
+        var scale = scales[entry.device] || (scales[""] && statusDevices.length === 1 ? scales[""] : scaleFor(entry.device));
+        if (typeof entry.name === "string" && entry.name && entry.name !== scale.name) { scale.name = entry.name; nameCard(scale); }
+        if (typeof entry.model === "string" && !(scale.latest && scale.latest.model)) scale.model = entry.model;
+      });
+      // Tare and the guided weighing are offered only where the server was started with
+      // --allow-control.
+      eachScale(function (scale) { scale.part("tare").hidden = !control; });
+      $("weigh-added").hidden = !control;
+      if (daemonUp === null) { daemonUp = body.up === true; setConnection(); }
+      queueRender();
+    }).catch(function () { /* the stream's state says what is wrong */ });
+  }
+  function calibrationOf(device) {
+    var entry = statusDevices.find(function (entry) { return entry.device === device; }) || statusDevices[0];
+    return entry && entry.model === "calibrated" && entry.calibration && typeof entry.calibration.uncertainty === "number"
+      ? entry.calibration.uncertainty : 0;
+  }
+
+  // "Weigh what I add": forcescale weigh --tare-first on the page (ScaleCore's AddedWeight,
+  // the same rule): the steady contact is the zero, the daemon's tare untouched; what is
+  // added within the same touch is weighed once a whole window of readings is stable again.
+  // It weighs on the device where the first contact rests, and on that one only.
+  var WINDOW_S = 0.5, added = null;
+  function addedStart() {
+    added = { step: "contact", device: null, samples: [], stableSince: null, moved: false, zero: null, zeroTime: 0 };
+    $("weigh-added").textContent = "Start again";
+    addedShow("Put a contact on the pad (a finger, a coin, a metal lid) and keep it still…");
+  }
+  function addedShow(text) { $("weigh-added-step").textContent = text; }
+  function addedWindow() {
+    var n = added.samples.length, mean = 0, squares = 0;
+    added.samples.forEach(function (s) { mean += s.grams / n; });
+    added.samples.forEach(function (s) { squares += (s.grams - mean) * (s.grams - mean); });
+    var sd = n > 1 ? Math.sqrt(squares / (n - 1)) : 0;
+    return { mean: mean, error: Math.max(sd, 0.05) / Math.sqrt(Math.max(n, 1)) };
+  }
+  function addedFeed(reading) {
+    if (!added || added.step === "done") return;
+    var device = typeof reading.device === "string" ? reading.device : "";
+    if (added.device === null) {
+      if (reading.contacts === 0) return;
+      added.device = device;
+    }
+    if (device !== added.device) return;
+    if (reading.contacts === 0) {
+      if (added.step === "object") {
+        added.step = "done";
+        addedShow("The contact was lifted before the object settled: nothing was weighed. Start again.");
+      } else {
+        added.samples = []; added.stableSince = null; added.device = null;
+      }
+      return;
+    }
+    var t = reading.time;
+    if (!reading.stable) added.stableSince = null; else if (added.stableSince === null) added.stableSince = t;
+    added.samples.push({ time: t, grams: reading.grams });
+    while (added.samples.length && added.samples[0].time < t - WINDOW_S) added.samples.shift();
+    var settled = added.stableSince !== null && t - added.stableSince >= WINDOW_S;
+    var where = Object.keys(scales).length > 1 ? " on " + (scales[device] ? displayName(scales[device]) : device) : "";
+    if (added.step === "contact") {
+      if (!settled) return;
+      added.zero = addedWindow(); added.zeroTime = t; added.step = "object";
+      addedShow("Zero taken at " + weightText(added.zero.mean) + " " + unitName() + where + ". Now add the object beside the contact, without lifting it…");
+      return;
+    }
+    if (!reading.stable) added.moved = true;
+    if (!settled || t - WINDOW_S < added.zeroTime) return;
+    var total = addedWindow(), zero = added.zero;
+    var error = Math.sqrt(zero.error * zero.error + total.error * total.error);
+    if (!added.moved || Math.abs(total.mean - zero.mean) <= 3 * error) return;
+    var calibration = calibrationOf(device);
+    var uncertainty = Math.sqrt(4 * error * error + calibration * calibration);
+    added.step = "done";
+    var result = weightText(total.mean - zero.mean) + " " + unitName() + " ± " + weightText(uncertainty) + " " + unitName() + " added" + where;
+    $("weigh-added-step").setAttribute("data-grams", String(total.mean - zero.mean));
+    addedShow(result);
+  }
+  $("weigh-added").addEventListener("click", addedStart);
+
+  // History: the force log's sessions from api/sessions, a page at a time, newest first;
+  // a session opens to its plot (the SVG `forcescale log plot` draws), its stable weights,
+  // its PEAKs and its downloads. Without a log, the server's answer says how to switch
+  // logging on, and the page shows it.
+  var HISTORY_PAGE = 10, historyBefore = null, historyNext = null, historySessions = [], openSession = null;
+  function localTime(seconds) { return new Date(seconds * 1000).toLocaleString(); }
+  function lengthText(session) {
+    return typeof session.duration === "number" ? fixed(session.duration, 1) + " s" : "still on (open)";
+  }
+  function gramsText(grams) { return typeof grams === "number" ? weightText(grams) + " " + unitName() : "none"; }
+  function loadHistory(before) {
+    $("history-status").textContent = "Loading the force log…";
+    fetch("api/sessions?limit=" + HISTORY_PAGE + (before ? "&before=" + before : ""), { cache: "no-store" }).then(function (response) {
+      return response.json().then(function (body) { return { ok: response.ok, body: body }; });
+    }).then(function (answer) {
+      if (!answer.ok) {
+        historySessions = [];
+        $("sessions").hidden = true;
+        $("history-older").hidden = true;
+        $("history-newest").hidden = true;
+        $("history-status").textContent = (answer.body.log === "missing" ? "No force log to show. " : "The force log cannot be read. ") + (answer.body.error || "");
+        $("history").setAttribute("data-log", answer.body.log === "missing" ? "missing" : "error");
+        return;
+      }
+      $("history").setAttribute("data-log", "present");
+      historyBefore = before || null;
+      historyNext = typeof answer.body.next_before === "number" ? answer.body.next_before : null;
+      historySessions = answer.body.sessions || [];
+      drawHistory();
+    }).catch(function () {
+      $("history-status").textContent = "The force log could not be loaded: no connection to this server.";
+    });
+  }
+  function drawHistory() {
+    var body = $("sessions-body");
+    body.textContent = "";
+    historySessions.forEach(function (session) {
+      var row = document.createElement("tr");
+      row.setAttribute("data-session", String(session.session));
+      if (openSession && openSession.session === session.session) row.setAttribute("aria-current", "true");
+      var first = document.createElement("td");
+      var button = document.createElement("button");
+      button.type = "button";
+      button.className = "open-session";
+      button.textContent = "Session " + session.session;
+      button.addEventListener("click", function () { showSession(session.session); });
+      first.appendChild(button);
+      row.appendChild(first);
+      var peaks = Array.isArray(session.peaks) ? session.peaks.length : 0;
+      [[session.device, ""], [localTime(session.started), ""], [lengthText(session), "number"],
+       [String(session.readings), "number"], [gramsText(session.peak_grams), "number"],
+       [gramsText(session.stable_grams), "number"], [String(peaks), "number"]].forEach(function (cell) {
+        var td = document.createElement("td");
+        td.textContent = cell[0];
+        if (cell[1]) td.className = cell[1];
+        row.appendChild(td);
+      });
+      body.appendChild(row);
+    });
+    $("sessions").hidden = historySessions.length === 0;
+    $("history-older").hidden = historyNext === null;
+    $("history-newest").hidden = historyBefore === null;
+    $("history-status").textContent = historySessions.length === 0 ? "No sessions in the force log yet."
+      : "Sessions " + historySessions[0].session + " to " + historySessions[historySessions.length - 1].session
+        + (historyNext === null ? ", the oldest." : "; older ones on the next page.");
+  }
+  function showSession(id, focus) {
+    fetch("api/sessions/" + id, { cache: "no-store" }).then(function (response) {
+      return response.json().then(function (body) { return { ok: response.ok, body: body }; });
+    }).then(function (answer) {
+      if (!answer.ok) { $("history-status").textContent = answer.body.error || "The session could not be loaded."; return; }
+      var session = answer.body.session;
+      openSession = session;
+      $("session-detail").hidden = false;
+      $("session-detail").setAttribute("data-session", String(session.session));
+      $("session-title").textContent = "Session " + session.session + " on " + session.device;
+      $("session-summary").textContent = "Started " + localTime(session.started) + "; " + lengthText(session) + "; "
+        + session.readings + " readings; heaviest " + gramsText(session.peak_grams) + ".";
+      var base = "api/sessions/" + session.session;
+      $("session-plot").alt = "Plot of session " + session.session + " on " + session.device
+        + ": grams against seconds since it started, each PEAK marked; heaviest " + fixed(session.peak_grams, 1) + " g.";
+      $("session-plot").src = base + ".svg";
+      $("download-csv").href = base + ".csv";
+      $("download-json").href = base + ".json";
+      $("download-svg").href = base + ".svg";
+      var weights = $("session-weights"), peaks = $("session-peaks");
+      weights.textContent = "";
+      peaks.textContent = "";
+      (answer.body.stable_weights || []).forEach(function (weight) {
+        var item = document.createElement("li");
+        item.className = "stable-weight";
+        item.textContent = gramsText(weight.grams) + ", stable for " + fixed(weight.to - weight.from, 1) + " s from " + localTime(weight.from);
+        weights.appendChild(item);
+      });
+      (session.peaks || []).forEach(function (peak) {
+        var item = document.createElement("li");
+        item.className = "session-peak";
+        item.textContent = gramsText(peak.grams) + " at " + fixed(peak.time - session.started, 2) + " s" + (peak.rumble ? ", rumble " + peak.rumble : "");
+        peaks.appendChild(item);
+      });
+      if (!weights.firstChild) weights.appendChild(document.createElement("li")).textContent = "none: nothing rested still";
+      if (!peaks.firstChild) peaks.appendChild(document.createElement("li")).textContent = "none";
+      drawHistory();
+      if (focus !== false) $("session-title").focus();
+    }).catch(function () { $("history-status").textContent = "The session could not be loaded: no connection to this server."; });
+  }
+  $("history-refresh").addEventListener("click", function () { loadHistory(historyBefore); });
+  $("history-older").addEventListener("click", function () { if (historyNext !== null) loadHistory(historyNext); });
+  $("history-newest").addEventListener("click", function () { loadHistory(null); });
+
+  function tare(scale) {
+    var result = scale.part("tare-result");
+    result.textContent = "taring…";
+    var query = scale.device ? "?device=" + encodeURIComponent(scale.device) : "";
+    fetch("api/tare" + query, { method: "POST" }).then(function (response) {
+      result.textContent = response.ok ? "tared" : "tare refused (" + response.status + ")";
+    }).catch(function () { result.textContent = "tare failed: no connection"; });
+  }
+
+  var source = null, retryMs = 1000;
+  function connect() {
+    source = new EventSource("events");
+    source.onopen = function () { streamOpen = true; retryMs = 1000; setConnection(); refreshStatus(); };
+    source.onerror = function () {
+      streamOpen = false;
+      setConnection();
+      // EventSource retries by itself unless it gave up (a non-2xx answer, say): then
+      // open a new one, waiting longer each time up to 10 s.
+      if (source.readyState === EventSource.CLOSED) {
+        source = null;
+        window.setTimeout(connect, retryMs);
+        retryMs = Math.min(10000, retryMs * 2);
+      }
+    };
+    source.addEventListener("reading", onReading);
+    source.addEventListener("peak", onPeak);
+    source.addEventListener("daemon", onDaemon);
+  }
+  // The plots scroll even while no reading comes.
+  window.setInterval(function () { eachScale(function (scale) { if (scale.latest) drawPlot(scale); }); }, 1000);
+  setConnection();
+  refreshStatus();
+  connect();
+  loadHistory(null);
+})();

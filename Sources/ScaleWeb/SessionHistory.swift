@@ -1,0 +1,254 @@
+import ScaleCore
+import ScaleDisplay
+import ScaleLog
+import ScalePOSIX
+import ScaleProtocol
+
+/// The force log over HTTP: `/api/sessions` and `/api/sessions/ID…` (docs/web.md,
+/// "History"), read from the file forcescaled writes.
+///
+/// The log is opened read-only for each request and closed after it (or after its download),
+/// never written: SQLite's WAL readers see the transactions committed when their read
+/// starts and never wait for the daemon's writer, so the log can be read while it grows.
+/// Sessions and summaries are the very text `forcescale log sessions --json` writes
+/// (`SessionText.jsonLine`), exports the text of `forcescale log export` (`ReadingExporter`,
+/// sent in pieces as the client takes them) and plots `forcescale log plot`'s (`ForcePlot`).
+package final class SessionHistory {
+    /// Sessions on a page when the request does not say.
+    static let defaultPageSize = 20
+    /// The most sessions on a page.
+    static let largestPageSize = 200
+    /// Readings read from the log per piece of an export: about 80 KiB of CSV.
+    static let readingsPerPiece = 1000
+    /// The page cache of each connection to the log, in KiB: forcescale-web's memory stays
+    /// small while a long session is read (SQLite's default is 2 MiB per connection).
+    static let cacheKibibytes = 256
+
+    /// The log's path; nil when there is none to read (no `--log-db`, and HOME not set).
+    let path: String?
+
+    init(path: String?) {
+        self.path = path
+    }
+
+    /// The log `forcescale log` reads by default: the system daemon's when it is there,
+    /// else the one this user's daemon would write. Nil when HOME is not set.
+    package static func defaultPath() -> String? {
+        StateDirectory.clientPath(of: LogDatabase.defaultFileName)
+    }
+
+    /// `GET /api/sessions?before=ID&limit=N`.
+    func list(before: String?, limit: String?) -> HTTPResponse {
+        let pageSize: Int
+        if let limit {
+            guard let value = Int(limit), (1...Self.largestPageSize).contains(value) else {
+                return Self.error(400, "limit must be a number from 1 to \(Self.largestPageSize), not '\(limit)'")
+            }
+            pageSize = value
+        } else {
+            pageSize = Self.defaultPageSize
+        }
+        var cursor: Int64?
+        if let before {
+            guard let value = Int64(before), value > 0 else {
+                return Self.error(400, "before must be a session id (a positive number), not '\(before)': give the next_before of the previous page")
+            }
+            cursor = value
+        }
+        return reading { database throws(LogDatabaseError) in
+            // One more than asked for says whether there is a next page.
+            var sessions = try database.sessions(before: cursor, limit: pageSize + 1)
+            let more = sessions.count > pageSize
+            if more { sessions.removeLast() }
+            var text = #"{"sessions":["#
+            for (index, session) in sessions.enumerated() {
+                if index > 0 { text += "," }
+                text += Self.object(session, peaks: try database.peaks(session: session.id))
+            }
+            text += "]"
+            if more, let last = sessions.last { text += #","next_before":"# + String(last.id) }
+            return .json(200, text + "}")
+        }
+    }
+
+    /// `GET /api/sessions/ID`, `.csv`, `.json`, `.svg`.
+    func session(id: Int64, _ representation: SessionRepresentation) -> HTTPResponse {
+        guard let path else { return Self.noPath }
+        let database: LogDatabase
+        do {
+            database = try open(path)
+        } catch {
+            return Self.answer(error)
+        }
+        var keepOpen = false
+        defer { if !keepOpen { database.close() } }
+        do {
+            guard let session = try database.session(id: id) else {
+                return Self.error(404, "\(path): the log has no session \(id) (/api/sessions lists them)")
+            }
+            switch representation {
+            case .summary:
+                return .json(200, try summary(session, in: database))
+            case .svg:
+                var plot = ForcePlot(session: session, startedText: LocalTime.text(session.started, offset: true),
+                                     peaks: try database.peaks(session: id))
+                try database.forEachReading(session: id) { plot.add($0) }
+                return .complete(status: 200, contentType: "image/svg+xml; charset=utf-8", body: Array(plot.render().utf8),
+                                 headers: [("Cache-Control", "no-store")])
+            case .csv, .json:
+                let format: ReadingExportFormat = representation == .csv ? .csv : .jsonl
+                keepOpen = true
+                return .pieces(
+                    contentType: format == .csv ? "text/csv; charset=utf-8; header=present" : "application/x-ndjson; charset=utf-8",
+                    body: Self.export(session, format: format, from: database),
+                    headers: [
+                        ("Content-Disposition", "attachment; filename=\"session-\(id).\(format == .csv ? "csv" : "jsonl")\""),
+                        ("Cache-Control", "no-store"),
+                    ])
+            }
+        } catch {
+            return Self.answer(error)
+        }
+    }
+
+    // MARK: - The answers
+
+    /// The session as `forcescale log sessions --json` writes it, with its PEAKs.
+    private static func object(_ session: LoggedSession, peaks: [LoggedPeak]) -> String {
+        String(SessionText.jsonLine(session, peaks: peaks).dropLast())
+    }
+
+    /// `{"session":{…},"stable_weights":[…]}`: each stable weight is a run of stable
+    /// readings with a contact, from its first reading's time to its last, with the mean of
+    /// their grams to 0.1 g (the daemon's settled weight is the mean over its window).
+    private func summary(_ session: LoggedSession, in database: LogDatabase) throws -> String {
+        var weights: [JSONLineWriter] = []
+        var run: (from: WallTime, to: WallTime, sum: Double, count: Int)?
+        func endRun() {
+            guard let finished = run else { return }
+            var weight = JSONLineWriter()
+            weight.add("from", literal: finished.from.description)
+            weight.add("to", literal: finished.to.description)
+            weight.add("grams", number: finished.sum / Double(finished.count), decimals: 1)
+            weight.add("readings", integer: finished.count)
+            weights.append(weight)
+            run = nil
+        }
+        try database.forEachReading(session: session.id) { reading in
+            guard reading.flags.contains(.stable), reading.contacts > 0, reading.grams.isFinite else { return endRun() }
+            if let current = run {
+                run = (current.from, reading.time, current.sum + reading.grams, current.count + 1)
+            } else {
+                run = (reading.time, reading.time, reading.grams, 1)
+            }
+        }
+        endRun()
+        var text = #"{"session":"# + Self.object(session, peaks: try database.peaks(session: session.id))
+        text += #","stable_weights":["# + weights.map(\.object).joined(separator: ",") + "]}"
+        return text
+    }
+
+    /// The session's readings as `forcescale log export --session ID` writes them, read a
+    /// piece at a time as the client takes them. The readings are those the session had when
+    /// the request came (its count then), so a session still being written exports as the
+    /// command would have at that moment.
+    private static func export(_ session: LoggedSession, format: ReadingExportFormat, from database: LogDatabase) -> StreamedBody {
+        var exporter = ReadingExporter(format: format, deviceNames: [session.id: session.device.name])
+        var pending = Array(exporter.header.utf8)
+        var sent = 0
+        var next = 0
+        let end = session.readingCount
+        var failed = false
+        return StreamedBody(
+            produce: { buffer in
+                if sent == pending.count {
+                    pending.removeAll(keepingCapacity: true)
+                    sent = 0
+                    guard next < end, !failed else { return failed ? -1 : 0 }
+                    var text = ""
+                    var count = 0
+                    do {
+                        try database.forEachReading(session: session.id, first: next, count: min(readingsPerPiece, end - next)) { reading in
+                            exporter.append(reading, to: &text)
+                            count += 1
+                        }
+                    } catch {
+                        // The log went away or broke mid-export: the response is cut short
+                        // (the client sees the connection end without the last chunk).
+                        failed = true
+                        return -1
+                    }
+                    // Rows gone (retention removed the session meanwhile): the export ends.
+                    next = count == 0 ? end : next + count
+                    pending.append(contentsOf: text.utf8)
+                    if pending.isEmpty { return 0 }
+                }
+                let count = min(buffer.count, pending.count - sent)
+                pending.withUnsafeBytes { bytes in
+                    buffer.baseAddress!.copyMemory(from: bytes.baseAddress! + sent, byteCount: count)
+                }
+                sent += count
+                return count
+            },
+            finish: { database.close() })
+    }
+
+    // MARK: - Opening the log
+
+    private func reading(_ body: (LogDatabase) throws(LogDatabaseError) -> HTTPResponse) -> HTTPResponse {
+        guard let path else { return Self.noPath }
+        do {
+            let database = try open(path)
+            defer { database.close() }
+            return try body(database)
+        } catch {
+            return Self.answer(error)
+        }
+    }
+
+    private func open(_ path: String) throws(LogDatabaseError) -> LogDatabase {
+        let database = try LogDatabase.open(path: path, readOnly: true)
+        do {
+            try database.limitCache(kibibytes: Self.cacheKibibytes)
+        } catch {
+            database.close()
+            throw error
+        }
+        return database
+    }
+
+    private static let switchOn = "logging is off by default: start forcescaled with --log (or --log-db PATH, or log = on in forcescale.conf); "
+        + "or give forcescale-web the log's path with --log-db"
+
+    private static var noPath: HTTPResponse {
+        error(404, "no force log: HOME is not set, so there is no default log to read; " + switchOn, logMissing: true)
+    }
+
+    /// What a failure to read the log answers: 404 for a log that is not there (saying how to
+    /// switch logging on), 500 for the rest, each naming the file and what to do.
+    private static func answer(_ error: any Error) -> HTTPResponse {
+        guard let error = error as? LogDatabaseError else { return Self.error(500, "\(error)") }
+        switch error {
+        case .missing(let path):
+            return Self.error(404, "\(path): no force log there (" + switchOn + ")", logMissing: true)
+        // SQLITE_CANTOPEN: there, but not readable by this user (or its directory is not).
+        case .sqlite(let failure) where failure.primary == 14:
+            return Self.error(500, "\(failure.path): cannot be opened (\(failure.message)); the user forcescale-web runs as must be able to read it "
+                              + "and its directory (the system's log is the forcescale group's)")
+        default:
+            return Self.error(500, error.description)
+        }
+    }
+
+    /// `{"error":"…"}`, with `"log":"missing"` when there is no log to read, so that the page
+    /// can say how to switch logging on.
+    private static func error(_ status: UInt32, _ message: String, logMissing: Bool = false) -> HTTPResponse {
+        var json = JSONLineWriter()
+        json.add("error", string: message)
+        if logMissing { json.add("log", string: "missing") }
+        return .json(status, json.object)
+    }
+
+    /// A 400 for a malformed session path.
+    static func badRequest(_ message: String) -> HTTPResponse { error(400, message) }
+}

@@ -1,0 +1,250 @@
+#!/usr/bin/python3
+"""forcescale-web's History view in a real browser (issue 42).
+
+forcescale-web (--log-db LOG) serves the page to Debian's chromium, driven as dashboard.py
+drives it. First there is no log: the view says how to switch logging on. Then forcescaled
+replays the recording in a loop with --log-db LOG, and the view is checked against
+`forcescale log` on the same file while the daemon goes on writing it:
+
+- the sessions listed (Refresh, pressed from the keyboard) are the newest of
+  `forcescale log sessions --json`, newest first, with their device, readings and PEAKs;
+- paging: "Older sessions" shows the ten before, "Newest sessions" the first page again;
+- a session opened from the keyboard shows its plot (the SVG, loaded), its stable weights
+  (as many as /api/sessions/ID lists) and PEAKs, and download links whose CSV, JSON lines
+  and SVG are byte for byte `forcescale log export` and `forcescale log plot`;
+- a session id the log does not have answers 404, a malformed one 400;
+- the keyboard alone (Tab) reaches Refresh, the paging buttons, the sessions and the
+  downloads;
+- axe-core 4.x (accessibility.py) finds no serious or critical violation, without a log
+  and with a session open;
+- screenshots at desktop and phone widths, and no sideways scrolling on a phone.
+
+Run by Tests/ForcescaleCLITests/WebPageTests.swift, which writes the recording; on its own:
+
+  Tests/Browser/history.py --bin-dir .build/debug --recording FILE --artifacts DIR
+
+Exit status 0 when every check passed, 1 with what was expected and what was seen.
+"""
+
+import argparse
+import http.client
+import json
+import os
+import subprocess
+import sys
+
+from dashboard import CheckFailed, Child, Dashboard, StreamWatcher, daemon_answers, log, run_checks, wait_until
+from selenium.webdriver.common.keys import Keys
+
+HISTORY = """
+const $ = (id) => document.getElementById(id);
+const detail = $("session-detail");
+const plot = $("session-plot");
+return {
+  log: $("history").getAttribute("data-log"),
+  status: $("history-status").textContent,
+  tableShown: !$("sessions").hidden,
+  rows: [...document.querySelectorAll("#sessions-body tr")].map((row) => ({
+    session: Number(row.dataset.session),
+    cells: [...row.querySelectorAll("td")].map((cell) => cell.textContent),
+  })),
+  olderShown: !$("history-older").hidden,
+  newestShown: !$("history-newest").hidden,
+  detailShown: !detail.hidden,
+  detailSession: detail.hidden ? null : Number(detail.dataset.session),
+  title: $("session-title").textContent,
+  titleFocused: document.activeElement === $("session-title"),
+  plotSrc: plot.getAttribute("src"),
+  plotLoaded: plot.complete && plot.naturalWidth > 0,
+  plotAlt: plot.alt,
+  weights: [...document.querySelectorAll("#session-weights .stable-weight")].map((item) => item.textContent),
+  peaks: [...document.querySelectorAll("#session-peaks .session-peak")].map((item) => item.textContent),
+  downloads: ["csv", "json", "svg"].map((kind) => $("download-" + kind).getAttribute("href")),
+  overflow: document.documentElement.scrollWidth - window.innerWidth,
+};
+"""
+
+
+class History(Dashboard):
+    def __init__(self, arguments):
+        super().__init__(arguments)
+        self.log_path = os.path.join(self.work, "force.sqlite")
+        self.web_arguments = ["--log-db", self.log_path]
+
+    def start_daemon(self):
+        arguments = [os.path.join(self.arguments.bin_dir, "forcescaled"), "--replay", self.arguments.recording, "--loop",
+                     "--socket", self.socket, "--state-dir", os.path.join(self.work, "state"), "--log-db", self.log_path]
+        self.daemon = Child("forcescaled", arguments, self.work)
+        wait_until(f"forcescaled to answer on {self.socket}",
+                   lambda: self.daemon_failed() or daemon_answers(self.socket), seen=self.daemon.text)
+
+    def history(self):
+        return self.browser.execute_script(HISTORY)
+
+    def history_until(self, what, condition):
+        last = {}
+
+        def check():
+            last["page"] = self.history()
+            return condition(last["page"])
+
+        wait_until(f"the History view to show {what}", check, seen=lambda: str(last.get("page")))
+        return last["page"]
+
+    def forcescale(self, arguments):
+        result = subprocess.run([os.path.join(self.arguments.bin_dir, "forcescale")] + arguments + ["--db", self.log_path],
+                                capture_output=True, timeout=60)
+        if result.returncode != 0:
+            raise CheckFailed(f"forcescale {' '.join(arguments)} exited {result.returncode}: {result.stderr.decode()}")
+        return result.stdout
+
+    def cli_sessions(self):
+        return [json.loads(line) for line in self.forcescale(["log", "sessions", "--json"]).decode().splitlines()]
+
+    def get(self, path):
+        connection = http.client.HTTPConnection("127.0.0.1", self.port, timeout=30)
+        connection.request("GET", path)
+        response = connection.getresponse()
+        return response.status, response.read()
+
+    def press(self, element_id):
+        """Focuses the control by script and presses Enter, as a keyboard user would."""
+        element = self.browser.find_element("id", element_id)
+        self.browser.execute_script("arguments[0].focus()", element)
+        element.send_keys(Keys.ENTER)
+
+    def run(self):
+        # The page first, with no log yet.
+        self.start_web()
+        self.watcher = StreamWatcher(self.port)
+        self.watcher.start()
+        self.start_browser()
+        self.browser.get(self.url)
+        page = self.history_until("that there is no log, and how to switch logging on",
+                                  lambda page: page["log"] == "missing")
+        if "forcescaled with --log" not in page["status"] or self.log_path not in page["status"] or page["tableShown"]:
+            raise CheckFailed(f"without a log the view says {page['status']!r} (table shown: {page['tableShown']})")
+        log(f"no log: {page['status']}")
+        self.check_accessibility("the page without a log")
+
+        # Then forcescaled logs the recording, looping, and goes on while the view is read.
+        self.start_daemon()
+        wait_until("12 ended sessions in the log", lambda: os.path.exists(self.log_path)
+                   and len([s for s in self.cli_sessions() if "ended" in s]) >= 12, deadline=180)
+        self.press("history-refresh")
+        page = self.history_until("ten sessions", lambda page: page["log"] == "present" and len(page["rows"]) == 10)
+        self.check_rows(page)
+        first = [row["session"] for row in page["rows"]]
+        log(f"first page: sessions {first}")
+        if not page["olderShown"] or page["newestShown"]:
+            raise CheckFailed(f"the first page offers older: {page['olderShown']}, newest: {page['newestShown']}")
+        self.screenshot("history-desktop.png")
+
+        self.press("history-older")
+        page = self.history_until("the page before", lambda page: page["rows"] and page["rows"][0]["session"] < min(first))
+        older = [row["session"] for row in page["rows"]]
+        if older[0] != min(first) - 1 or older != sorted(older, reverse=True) or not page["newestShown"]:
+            raise CheckFailed(f"after sessions {first} the older page shows {older} (newest offered: {page['newestShown']})")
+        self.check_rows(page)
+        log(f"older page: sessions {older}")
+        self.press("history-newest")
+        page = self.history_until("the newest page again", lambda page: page["rows"] and page["rows"][0]["session"] >= first[0]
+                                  and not page["newestShown"])
+
+        # The oldest on the page: ended, since newer sessions follow it.
+        ended = page["rows"][-1]["session"]
+        self.check_session(ended)
+        self.check_accessibility("the History view with a session open")
+        self.check_errors(ended)
+        self.check_keyboard()
+        self.check_phone_width()
+
+    def check_rows(self, page):
+        """Each row is the session as `forcescale log sessions --json` has it, newest first."""
+        listed = {session["session"]: session for session in self.cli_sessions()}
+        shown = [row["session"] for row in page["rows"]]
+        expected = sorted((sid for sid in listed if min(shown) <= sid <= max(shown)), reverse=True)
+        if shown != expected:
+            raise CheckFailed(f"the view lists sessions {shown}; the log has {expected} in that range")
+        for row in page["rows"]:
+            session = listed[row["session"]]
+            cells = row["cells"]
+            if cells[0] != f"Session {session['session']}" or cells[1] != session["device"]:
+                raise CheckFailed(f"row {cells} is not session {session['session']} on {session['device']}")
+            # An ended session's count is final; an open one only grows.
+            if "ended" in session and cells[4] != str(session["readings"]):
+                raise CheckFailed(f"session {session['session']} shows {cells[4]} readings, the log has {session['readings']}")
+            if "ended" not in session and not cells[3].startswith("still on"):
+                raise CheckFailed(f"the open session {session['session']} shows its length as {cells[3]!r}")
+            if cells[7] != str(len(session.get("peaks", []))):
+                raise CheckFailed(f"session {session['session']} shows {cells[7]} PEAKs, the log has {len(session.get('peaks', []))}")
+
+    def check_session(self, session_id):
+        button = self.browser.find_element("css selector", f'#sessions-body tr[data-session="{session_id}"] .open-session')
+        self.browser.execute_script("arguments[0].focus()", button)
+        button.send_keys(Keys.ENTER)
+        page = self.history_until(f"session {session_id} opened with its plot loaded",
+                                  lambda page: page["detailSession"] == session_id and page["plotLoaded"])
+        summary = json.loads(self.get(f"/api/sessions/{session_id}")[1])
+        device = summary["session"]["device"]
+        if page["title"] != f"Session {session_id} on {device}" or not page["titleFocused"]:
+            raise CheckFailed(f"the opened session is titled {page['title']!r} (focused: {page['titleFocused']})")
+        if len(page["weights"]) != len(summary["stable_weights"]) or not page["weights"]:
+            raise CheckFailed(f"the view lists stable weights {page['weights']}; the server {summary['stable_weights']}")
+        if len(page["peaks"]) != len(summary["session"].get("peaks", [])):
+            raise CheckFailed(f"the view lists PEAKs {page['peaks']}; the log {summary['session'].get('peaks')}")
+        if not page["plotAlt"].startswith(f"Plot of session {session_id}"):
+            raise CheckFailed(f"the plot's text alternative is {page['plotAlt']!r}")
+        expected = {
+            0: self.forcescale(["log", "export", "--session", str(session_id), "--format", "csv"]),
+            1: self.forcescale(["log", "export", "--session", str(session_id), "--format", "jsonl"]),
+            2: self.forcescale(["log", "plot", "--session", str(session_id), "--output", "-"]),
+        }
+        for index, href in enumerate(page["downloads"]):
+            status, body = self.get("/" + href)
+            if status != 200 or body != expected[index]:
+                raise CheckFailed(f"{href}: {status}, {len(body)} bytes, not the {len(expected[index])} bytes forcescale log writes")
+        log(f"session {session_id}: {page['weights']}, PEAKs {page['peaks']}; downloads {page['downloads']} equal forcescale log's")
+        self.screenshot("history-session.png")
+
+    def check_errors(self, session_id):
+        status, body = self.get(f"/api/sessions/{session_id + 100000}")
+        if status != 404 or b"no session" not in body:
+            raise CheckFailed(f"an unknown session answered {status} {body!r}")
+        status, body = self.get("/api/sessions/twelve")
+        if status != 400 or b"not a session id" not in body:
+            raise CheckFailed(f"a malformed session id answered {status} {body!r}")
+        log("an unknown session: 404; a malformed id: 400")
+
+    def check_keyboard(self):
+        """Tab from the top of the page reaches every History control."""
+        self.browser.execute_script("document.activeElement && document.activeElement.blur(); window.scrollTo(0, 0)")
+        reached = set()
+        for _ in range(80):
+            self.browser.switch_to.active_element.send_keys(Keys.TAB)
+            reached.add(self.browser.execute_script(
+                "const e = document.activeElement; return e.id || (e.className + ':' + e.textContent);"))
+        wanted = {"history-refresh", "history-older", "download-csv", "download-json", "download-svg"}
+        sessions = [name for name in reached if name.startswith("open-session:")]
+        if not wanted <= reached or len(sessions) < 10:
+            raise CheckFailed(f"Tab reached {sorted(reached)}; missing {sorted(wanted - reached)}, sessions {len(sessions)}")
+        log(f"keyboard: Tab reaches {sorted(wanted)} and {len(sessions)} sessions")
+
+    def check_phone_width(self):
+        self.browser.set_window_size(390, 844)
+        page = self.history_until("a phone-sized page without sideways scrolling", lambda page: page["overflow"] <= 0)
+        self.browser.execute_script("document.getElementById('history').scrollIntoView()")
+        self.screenshot("history-phone.png")
+        log(f"phone width: overflow {page['overflow']} px")
+
+
+def main():
+    parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    parser.add_argument("--bin-dir", required=True, help="the directory of the built forcescaled, forcescale and forcescale-web")
+    parser.add_argument("--recording", required=True, help="the evemu recording forcescaled serves in a loop")
+    parser.add_argument("--artifacts", required=True, help="where the screenshots go")
+    return run_checks(History(parser.parse_args()), "history-failure.png")
+
+
+if __name__ == "__main__":
+    sys.exit(main())
