@@ -31,7 +31,7 @@ public struct PenSettings: Hashable, Sendable {
         // judged against force: where the response is flat, a step of force moves the
         // pressure little and the curve must be steep there).
         let reach = pen.reach
-        let lift = pen.grams(atFraction: reach) - pen.activation.grams
+        let lift = pen.reachLift
         let samples = lift > 0
             ? (0...40).map { step -> (x: Double, y: Double) in
                 (pen.fraction(atGrams: pen.activation.grams + lift * Double(step) / 40), reach * Double(step) / 40)
