@@ -463,8 +463,15 @@ struct DaemonRules: Sendable {
     }
 
     /// Applies the calibration to the device's readings and saves it; the reply waits on the
-    /// save.
-    private func keep(_ calibration: Calibration, for device: SourceDevice, confirming client: Int, _ request: ClientRequest, reply: String, into outcome: inout Outcome) {
+    /// save. The device's newest reading is weighed again by it at once: a TARE or POLL that
+    /// arrives before the next reading (two TAREs sent together, a TARE right after a
+    /// CALIBRATE) must see the weights of the calibration in force, not of the one it
+    /// replaced.
+    private mutating func keep(_ calibration: Calibration, for device: SourceDevice, confirming client: Int, _ request: ClientRequest, reply: String, into outcome: inout Outcome) {
+        if let axis = try? PressureSource.select(for: device.description).axis {
+            devices[device.nodeName]?.lastReading?.reweigh(
+                by: GramModel(axis: axis, calibration: calibration, likely: .likely(for: device.description.kind)))
+        }
         outcome.effects.append(.applyCalibration(calibration, device: device))
         outcome.effects.append(.saveCalibration(calibration, device: device, confirmation: Confirmation(
             client: client, request: request, reply: reply, failure: "applied but not saved")))

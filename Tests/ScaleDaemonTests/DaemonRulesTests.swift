@@ -160,6 +160,45 @@ import Testing
         #expect(confirmation.reply == #"{"class":"TARE","device":"event5","grams":0.0}"# + "\n")
     }
 
+    /// A resting weight as the pipeline weighs it by the nominal model: raw 51 of 0–255 is
+    /// 77 g, settled at the same pressure.
+    static func resting(raw: Int32 = 51) -> Reading {
+        var reading = reading(raw: raw, grams: Double(raw) / 255 * GramModel.nominalFullScale, stable: true)
+        reading.settledGrams = reading.grams
+        return reading
+    }
+
+    /// Two TAREs sent together (a double click, a script that retries) arrive before the next
+    /// reading: the second finds the weight already tared and leaves the tare as it is.
+    @Test func aSecondTareBeforeTheNextReadingChangesNothing() {
+        var rules = Self.rules()
+        _ = rules.receive(.reading(Self.resting()), from: Self.pad)
+        _ = rules.handle(.tare(), from: Self.member, serving: [Self.pad])
+        #expect(rules.calibration(of: "event5").tareGrams == 77)
+        let second = rules.handle(.tare(), from: Self.member, serving: [Self.pad])
+        #expect(abs(rules.calibration(of: "event5").tareGrams - 77) < 1e-9, "\(rules.calibration(of: "event5"))")
+        guard case .saveCalibration(_, _, let confirmation)? = second.effects.last else {
+            Issue.record("no save: \(second.effects)")
+            return
+        }
+        #expect(confirmation.reply == #"{"class":"TARE","device":"event5","grams":77.0}"# + "\n")
+        // POLL, too, answers with the reading as the tare in force weighs it.
+        #expect(rules.lastReading(of: "event5")?.grams == 0)
+    }
+
+    /// A TARE right after a new curve tares what the new curve weighs, not what the reading
+    /// weighed before it.
+    @Test func aTareAfterANewCurveTaresByThatCurve() {
+        var rules = Self.rules()
+        _ = rules.receive(.reading(Self.resting()), from: Self.pad)
+        let points = [CalibrationPoint(raw: 25, grams: 50), CalibrationPoint(raw: 51, grams: 100), CalibrationPoint(raw: 102, grams: 200)]
+        _ = rules.handle(.replaceCurve(points: points, preview: false), from: Self.member, serving: [Self.pad])
+        #expect(rules.lastReading(of: "event5")?.model == .calibrated)
+        _ = rules.handle(.tare(), from: Self.member, serving: [Self.pad])
+        let tare = rules.calibration(of: "event5").tareGrams
+        #expect(abs(tare - 100) < 1, "tared \(tare) g: the curve gives 100 g at raw 51, the nominal model 77 g")
+    }
+
     @Test func aFailedSaveRepliesWithTheError() {
         let confirmation = DaemonRules.Confirmation(client: 1, request: .tare(), reply: "", failure: "applied but not saved")
         #expect(confirmation.failureLine("/var/lib/forcescale: Permission denied")

@@ -52,6 +52,18 @@ public struct Reading: Hashable, Sendable {
         self.settled = settled
         self.settledGrams = settledGrams
     }
+
+    /// Weighs the reading again by another gram model (a tare or a calibration changed
+    /// since it was made), so that nothing derived from it (a held reading, a POLL, the
+    /// next TARE) carries the weights of the model it replaced. A reading with nothing on
+    /// the pad weighs nothing under any model.
+    public mutating func reweigh(by model: GramModel) {
+        guard contacts > 0 else { return }
+        grams = model.grams(raw: raw, force: force)
+        settledGrams = settled.map { model.grams(meanRaw: $0.mean) }
+        self.model = model.kind
+        beyondCalibration = model.beyondCalibration(raw: Double(raw))
+    }
 }
 
 /// The raw pressure of a stable window, every frame of it: what a resting weight presses.

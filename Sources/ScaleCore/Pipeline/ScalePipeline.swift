@@ -45,13 +45,7 @@ public struct ScalePipeline: Sendable {
     public mutating func setCalibration(_ calibration: Calibration) {
         let model = GramModel(axis: source.axis, calibration: calibration, likely: .likely(for: device.kind))
         gramModel = model
-        throttle.reviseHeld { reading in
-            guard reading.contacts > 0 else { return }
-            reading.grams = model.grams(raw: reading.raw, force: reading.force)
-            reading.settledGrams = reading.settled.map { model.grams(meanRaw: $0.mean) }
-            reading.model = model.kind
-            reading.beyondCalibration = model.beyondCalibration(raw: Double(reading.raw))
-        }
+        throttle.reviseHeld { $0.reweigh(by: model) }
     }
 
     /// The kernel dropped events and libevdev is about to deliver the device's current state
