@@ -325,6 +325,51 @@ import Testing
         #expect(FileManager.default.fileExists(atPath: directory.appendingPathComponent("mug.png").path))
     }
 
+    /// The lines of the fenced block that a Markdown document marks with `key` (a session
+    /// with no `$ ` command, which `blocks(in:)` leaves to its own test).
+    static func markedBlock(_ key: String, in file: String) throws -> [String] {
+        let text = try String(contentsOf: CLI.packageRoot.appendingPathComponent(file), encoding: .utf8)
+        let lines = text.components(separatedBy: "\n")
+        let marked = try #require(lines.firstIndex { $0.hasPrefix("<!-- example \(key):") }, "\(file) marks no block '\(key)'")
+        let opening = try #require(lines[marked...].firstIndex { $0.hasPrefix("```") }, "\(file): no block after '\(key)'")
+        let closing = try #require(lines[(opening + 1)...].firstIndex { $0.hasPrefix("```") }, "\(file): the block of '\(key)' does not end")
+        return Array(lines[(opening + 1)..<closing])
+    }
+
+    /// docs/protocol.md's session, typed line by line into a connection to the README's demo
+    /// daemon (the letter resting on the demo pad): every line the daemon sends is compared
+    /// but for "uptime" and "time", the moment's, and the calibration point's "n": how many
+    /// frames its window held, which depends on where in the recording's loop it was asked
+    /// (a letter lying still sends no events). Of the READINGs that stream while watching,
+    /// the first two are compared; those still on their way when watching stops are skipped.
+    @Test func theProtocolSessionIsWhatItShows() throws {
+        let shown = try Self.markedBlock("protocol-session", in: "docs/protocol.md")
+        #expect(shown.filter { $0.hasPrefix("> ") }.count >= 8, "\(shown)")
+        let directory = try CLI.temporaryDirectory()
+        defer { try? FileManager.default.removeItem(at: directory) }
+        let recording = ExampleRecordingTests.path("letter.events")
+        let daemon = try DaemonUnderTest(recording: recording, directory: directory)
+        defer { daemon.cleanUp() }
+        let client = try RawClient(path: daemon.socketPath)
+        func normalized(_ line: String) -> String {
+            line.replacingOccurrences(of: #""(uptime|time|n)":[0-9.]+"#, with: #""$1":0"#, options: .regularExpression)
+                .replacingOccurrences(of: recording, with: "docs/examples/letter.events")
+        }
+        var stoppedWatching = false
+        for line in shown {
+            if line.hasPrefix("> ") {
+                let request = String(line.dropFirst(2))
+                #expect(client.send(request), "\(request)")
+                stoppedWatching = request == #"{"class":"WATCH","enable":false}"#
+                continue
+            }
+            var sent = client.readLine()
+            while stoppedWatching, let reading = sent, reading.hasPrefix(#"{"class":"READING""#) { sent = client.readLine() }
+            stoppedWatching = false
+            #expect(sent.map(normalized) == normalized(line), "docs/protocol.md shows \(line)")
+        }
+    }
+
     /// forcescaled(8)'s protocol by hand: the greeting is the first line a client gets.
     @Test func theGreetingIsWhatItShows() throws {
         let block = try #require(try Self.blocks("greeting").first)
