@@ -59,7 +59,7 @@ final class DaemonForceLog {
         }
         switch output {
         case .reading(let reading): writer.append(.reading(reading, wallOffset: offset, source: source))
-        case .peak(let peak): writer.append(.peak(peak, wallOffset: offset, source: source))
+        case .peak(let peak): writer.append(.peak(peak, source: source))
         }
     }
 

@@ -65,7 +65,7 @@ struct LogSessionBuilder {
                 state.lastTime = time
             }
             return reading.contacts == 0 ? try end(source, in: database) : 0
-        case .peak(let peak, _, let source):
+        case .peak(let peak, let source):
             guard let session = sources[source]?.session, let offset = sources[source]?.wallOffset else { return 0 }
             try database.append(LoggedPeak(
                 session: session.id, time: WallTime(microseconds: peak.time.microseconds &+ offset), raw: peak.raw, grams: peak.grams,

@@ -25,9 +25,12 @@ package final class LogWriter: @unchecked Sendable {
         /// source is new or its device changes; the session in progress of another device
         /// on it ends).
         case device(key: String, name: String, source: Int = 0)
-        /// A reading; its monotonic time plus `wallOffset` is its wall time.
+        /// A reading; its monotonic time plus `wallOffset` is its wall time (the offset of a
+        /// session's first reading holds for the whole session, so that a step of the wall
+        /// clock shows from the next session on).
         case reading(Reading, wallOffset: Int64, source: Int = 0)
-        case peak(Peak, wallOffset: Int64, source: Int = 0)
+        /// A peak of the session in progress, timed as its readings are.
+        case peak(Peak, source: Int = 0)
         /// The source's device went away: its session in progress ends. Every source's,
         /// when `source` is nil (the daemon is stopping).
         case sourceEnded(source: Int? = nil)

@@ -58,7 +58,7 @@ final class NoticeBox: @unchecked Sendable {
         // A resting pad's zero readings are not a session.
         writer.append(Self.reading(0, grams: 0, contacts: 0))
         for index in 1...5 { writer.append(Self.reading(index, grams: Double(index) * 10, stable: index == 4)) }
-        writer.append(.peak(Peak(time: EventTime(microseconds: 5_000), raw: 50, force: 0.2, grams: 50), wallOffset: Self.offset))
+        writer.append(.peak(Peak(time: EventTime(microseconds: 5_000), raw: 50, force: 0.2, grams: 50)))
         writer.append(Self.reading(6, grams: 0, contacts: 0))
         writer.append(Self.reading(7, grams: 0, contacts: 0))
         // The second touch is still on when the daemon stops.
@@ -104,7 +104,7 @@ final class NoticeBox: @unchecked Sendable {
         writer.append(reading(1, grams: 10, offset: Self.offset))
         writer.append(reading(2, grams: 20, offset: Self.offset))
         writer.append(reading(3, grams: 30, offset: Self.offset - hour))
-        writer.append(.peak(Peak(time: EventTime(microseconds: 3_000), raw: 30, force: 0.1, grams: 30), wallOffset: Self.offset - hour))
+        writer.append(.peak(Peak(time: EventTime(microseconds: 3_000), raw: 30, force: 0.1, grams: 30)))
         writer.append(reading(4, grams: 0, contacts: 0, offset: Self.offset - hour))
         // Second touch, on the stepped clock; forward an hour (and a bit) in its middle.
         writer.append(reading(10, grams: 15, offset: Self.offset - hour))
@@ -161,7 +161,7 @@ final class NoticeBox: @unchecked Sendable {
             writer.append(Self.reading(index, grams: Double(100 + index), source: 4))
             writer.append(Self.reading(index, grams: Double(200 + index), source: 5))
         }
-        writer.append(.peak(Peak(time: EventTime(microseconds: 10_000), raw: 110, force: 0.3, grams: 110), wallOffset: Self.offset, source: 4))
+        writer.append(.peak(Peak(time: EventTime(microseconds: 10_000), raw: 110, force: 0.3, grams: 110), source: 4))
         // The pen goes away mid-touch; the pads' touches go on.
         writer.append(.sourceEnded(source: 5))
         writer.append(Self.reading(11, grams: 11, source: 3))
