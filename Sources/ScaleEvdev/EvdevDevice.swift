@@ -237,10 +237,19 @@ package final class EvdevDevice {
 
     /// Whether the device is still plugged in. An unplugged device's descriptor stays open
     /// and reads nothing until it is read (ENODEV), so a device that is only written to (a
-    /// separate rumble device) is asked this way.
+    /// separate rumble device) is asked this way. The kernel removes the node from
+    /// /dev/input before it marks the device gone (evdev_disconnect), so a watcher of the
+    /// directory that sees the node go can still find the descriptor answering: a node that
+    /// is gone, or is another device's now, says it too.
     package var isPresent: Bool {
         var version: Int32 = 0
-        return CEvdev_driver_version(descriptor.rawValue, &version) == 0 || errno != ENODEV
+        if CEvdev_driver_version(descriptor.rawValue, &version) != 0, errno == ENODEV { return false }
+        var opened = stat()
+        var named = stat()
+        guard fstat(descriptor.rawValue, &opened) == 0 else { return true }
+        // Only a node known to be missing counts: any other failure to look is no news.
+        guard stat(path, &named) == 0 else { return errno != ENOENT }
+        return named.st_rdev == opened.st_rdev
     }
 
     /// Writes one event to the device (force-feedback play, stop and gain).
