@@ -9,7 +9,9 @@ checked against what that client saw the stream carry:
 
 - the weight is exactly a READING's grams, its settled_grams while stable (written as the CLI writes it), the dial's
   aria-valuenow is that reading's force in percent rounded down, "100%+" when saturated;
-- PEAK appears with the PEAK's grams; switching the unit converts with the CLI's factors;
+- PEAK appears with the PEAK's grams; the unit menu offers the units the server put into
+  the page (ScaleCore's MassUnit, #units), and in each the held weight reads exactly as
+  `forcescale watch --unit U` writes it, within half a last decimal of grams / grams_per_unit;
 - the live region announces stable weights only;
 - the card is titled with the device's own name (the recording's N: line) over its name in
   the protocol;
@@ -32,6 +34,7 @@ import http.client
 import json
 import math
 import os
+import re
 import shutil
 import signal
 import socket
@@ -51,8 +54,6 @@ from selenium.webdriver.support.ui import Select, WebDriverWait
 DEADLINE = 60
 CHROMEDRIVER = "/usr/bin/chromedriver"
 
-# MassUnit (ScaleCore): grams per unit and the decimals the CLI shows.
-UNITS = {"g": (1.0, 1), "oz": (28.349523125, 3), "ct": (0.2, 1)}
 
 
 class CheckFailed(Exception):
@@ -69,14 +70,36 @@ def shown(reading):
     return reading.get("settled_grams", reading["grams"])
 
 
-def fixed(value, decimals):
-    """ScaleDisplay's fixed(_:decimals:): exactly `decimals` decimals, half away from zero."""
-    scale = 10 ** decimals
-    scaled = int(math.floor(abs(value) * scale + 0.5))
-    sign = "-" if value < 0 and scaled != 0 else ""
-    if decimals == 0:
-        return f"{sign}{scaled}"
-    return f"{sign}{scaled // scale}.{scaled % scale:0{decimals}d}"
+def served_units(port):
+    """The units forcescale-web put into its page (ScaleCore's MassUnit, the JSON of
+    <script id="units">), in order: what the page converts and rounds with. Read from the
+    page as served, so that no factor or decimal is restated here."""
+    connection = http.client.HTTPConnection("127.0.0.1", port, timeout=30)
+    connection.request("GET", "/")
+    page = connection.getresponse().read().decode("utf-8")
+    connection.close()
+    match = re.search(r'<script type="application/json" id="units">\n(.*?)\n</script>', page, re.S)
+    if not match:
+        raise CheckFailed("the page has no <script type=\"application/json\" id=\"units\">")
+    return json.loads(match.group(1))["units"]
+
+
+def grams_text(value):
+    """A number of grams as the stream carries it (the daemon rounds to 0.1 g), written with
+    one decimal, as the page writes grams: the number itself, nothing rounded here."""
+    if abs(value * 10 - round(value * 10)) > 1e-6:
+        raise CheckFailed(f"the stream carried {value} g, not a number of tenths")
+    # -0.0 (a tared weight) is written 0.0, as the page and the CLI write it.
+    return f"{value + 0.0:.1f}"
+
+
+def held_weight(output, percent, unit):
+    """The weight of the last stable line at `percent` in `forcescale watch --unit UNIT`'s
+    output (a line per reading when not on a terminal), or None."""
+    pattern = re.compile(r"^ *-?[0-9]+\.[0-9]{3} s +" + re.escape(percent) + r" +(-?[0-9]+(?:\.[0-9]+)?) " + re.escape(unit)
+                         + r" +\[[# ]*\]  stable$")
+    weights = [match.group(1) for match in map(pattern.match, output.splitlines()) if match]
+    return weights[-1] if weights else None
 
 
 def percent_text(reading):
@@ -471,7 +494,7 @@ class Dashboard:
     def check_stable_weight(self):
         """The weight of a stable press, exactly as the stream carries it, with its force."""
         reading = wait_until("a stable reading on /events", self.stable_reading, seen=self.watcher.summary)
-        weight, (percent, valuenow) = fixed(shown(reading), 1), percent_text(reading)
+        weight, (percent, valuenow) = grams_text(shown(reading)), percent_text(reading)
         # The shape is read in the same snapshot as the weight: a later one may already show
         # the press rising (settling) on a busy machine.
         page = self.page_until(f"the stable weight {weight} g at {percent}",
@@ -497,12 +520,12 @@ class Dashboard:
         saturated = wait_until("a saturated reading on /events",
                                lambda: next((r for r in self.watcher.readings() if r.get("saturated")), None),
                                seen=self.watcher.summary)
-        weight = fixed(shown(saturated), 1)
+        weight = grams_text(shown(saturated))
         self.page_until(f"100%+ with {weight} g and aria-valuenow 100",
                         lambda page: page["percent"] == "100%+" and page["valuenow"] == "100" and page["weight"] == weight)
         self.screenshot("dashboard-saturated.png")
         peak = wait_until("a PEAK on /events", lambda: (self.watcher.peaks() or [None])[-1], seen=self.watcher.summary)
-        text = f"PEAK{fixed(peak['grams'], 1)} g"
+        text = f"PEAK{grams_text(peak['grams'])} g"
         self.page_until(f"the PEAK mark '{text}'", lambda page: page["peakShown"] and page["peak"].strip() == text)
         log(f"saturated: 100%+ at {weight} g; {text} as /events carried {peak}")
 
@@ -520,7 +543,7 @@ class Dashboard:
 
             reading = wait_until(f"/events to carry a reading of {grams} g at {page['percent']} (the page shows {page})",
                                  carried, seen=self.watcher.summary)
-            if page["weight"] != fixed(shown(reading), 1):
+            if page["weight"] != grams_text(shown(reading)):
                 raise CheckFailed(f"the page writes {shown(reading)} g as {page['weight']}")
             matched.add(page["weight"])
             # The next sample after the page has moved on.
@@ -530,19 +553,43 @@ class Dashboard:
         log(f"samples: {len(matched)} different weights, each as /events carried it")
 
     def check_units(self):
+        """The unit menu offers the served units, in their order; in each, the held weight
+        reads as `forcescale watch --unit U` writes the same held weight (the CLI's own
+        rounding), with the served decimals, and is grams / grams_per_unit to within half a
+        last decimal."""
+        units = served_units(self.port)
+        offered = self.browser.execute_script('return [...document.querySelectorAll("#unit option")].map((o) => [o.value, o.textContent])')
+        if offered != [[unit["symbol"], f"{unit['symbol']} ({unit['name']})"] for unit in units]:
+            raise CheckFailed(f"the unit menu offers {offered}; the page's units are {units}")
         reading = self.stable_reading()
-        unit = Select(self.browser.find_element("id", "unit"))
-        for name in ("oz", "ct", "g"):
-            unit.select_by_value(name)
-            factor, decimals = UNITS[name]
-            weight = fixed(shown(reading) / factor, decimals)
-            self.page_until(f"{shown(reading)} g as {weight} {name}",
-                            lambda page: page["unit"] == name and page["weight"] == weight)
-            log(f"unit {name}: {shown(reading)} g shows as {weight} {name}")
+        percent = percent_text(reading)[0]
+        # Every unit's watch at once: each shows the held press within one pass of the loop.
+        watches = {unit["symbol"]: Child(f"watch-{unit['symbol']}", [
+            os.path.join(self.arguments.bin_dir, "forcescale"), "watch", "--socket", self.socket, "--unit", unit["symbol"]], self.work)
+            for unit in units}
+        try:
+            select = Select(self.browser.find_element("id", "unit"))
+            for unit in units:
+                name, watch = unit["symbol"], watches[unit["symbol"]]
+                weight = wait_until(f"forcescale watch --unit {name} to show the held press ({percent}, stable)",
+                                    lambda: held_weight(watch.text(), percent, name), seen=watch.text)
+                value, decimals = float(weight), len(weight.partition(".")[2])
+                if decimals != unit["decimals"] or abs(value - shown(reading) / unit["grams_per_unit"]) > 0.5 * 10 ** -decimals * (1 + 1e-9):
+                    raise CheckFailed(f"forcescale watch writes {shown(reading)} g as {weight} {name}; the page's units say "
+                                      f"{unit['grams_per_unit']} g per {name}, {unit['decimals']} decimals")
+                select.select_by_value(name)
+                self.page_until(f"{shown(reading)} g as {weight} {name}, as forcescale watch writes it",
+                                lambda page: page["unit"] == name and page["weight"] == weight and page["stable"] == "stable")
+                log(f"unit {name}: {shown(reading)} g shows as {weight} {name}, as forcescale watch --unit {name} writes it")
+        finally:
+            for watch in watches.values():
+                watch.stop()
+        select.select_by_value("g")
+        self.page_until("grams again", lambda page: page["unit"] == "g")
 
     def check_announcements(self, started):
         page = self.snapshot()
-        stable = {fixed(shown(r), 1) for r in self.watcher.readings() if r.get("stable") and r.get("contacts", 0) > 0}
+        stable = {grams_text(shown(r)) for r in self.watcher.readings() if r.get("stable") and r.get("contacts", 0) > 0}
         if not page["announcements"]:
             raise CheckFailed(f"the live region announced nothing in {time.monotonic() - started:.0f} s of stable presses")
         for text in page["announcements"]:
