@@ -18,7 +18,9 @@ checked against what that client saw the stream carry:
 - axe-core 4.x (accessibility.py) finds no serious or critical violation on the live view;
 - stopping the daemon makes the page say it is reconnecting, and it shows readings again
   when the daemon is back; the same when forcescale-web itself goes away and comes back;
-- screenshots (desktop and phone width, and the reconnecting state) go to --artifacts.
+- screenshots (desktop and phone width, and the reconnecting state) go to --artifacts;
+  with --screenshots DIR, the documentation's too (docs/images, made by scripts/screenshots):
+  the live view with the held weight stable, at 1280 and 390 CSS pixels wide.
 
 Every wait is for a condition with a generous deadline (a busy 2-core machine), never a
 fixed sleep. Run by Tests/ForcescaleCLITests/WebPageTests.swift, which writes the
@@ -30,6 +32,7 @@ Exit status 0 when every check passed, 1 with what was expected and what was see
 """
 
 import argparse
+import base64
 import http.client
 import json
 import math
@@ -400,6 +403,9 @@ class Dashboard:
         self.browser = webdriver.Chrome(service=Service(CHROMEDRIVER, log_path=os.path.join(self.work, "chromedriver.log")),
                                         options=options)
         self.browser.set_page_load_timeout(DEADLINE)
+        if getattr(self.arguments, "screenshots", None):
+            # The documentation's pictures show times in UTC, whatever the machine's zone.
+            self.browser.execute_cdp_cmd("Emulation.setTimezoneOverride", {"timezoneId": "UTC"})
 
     def close(self):
         if self.watcher:
@@ -443,6 +449,49 @@ class Dashboard:
         path = os.path.join(self.arguments.artifacts, name)
         self.browser.save_screenshot(path)
         log(f"screenshot: {path}")
+
+    def docs_screenshot(self, name, width, height, element_id=None, ready=None):
+        """With --screenshots DIR, a picture for the documentation, made the same way every
+        run: the page laid out at `width` x `height` CSS pixels (a phone's metrics below 600),
+        one device pixel per CSS pixel, reduced motion (no disc caught mid-animation), times
+        in UTC (start_browser);
+        the viewport, or with `element_id` the page's width beside that element, whole
+        (beyond the viewport if need be). `ready(snapshot)`, when given, must hold both before and after the capture, or
+        it is taken again: the live view moves on while it is taken."""
+        directory = getattr(self.arguments, "screenshots", None)
+        if not directory:
+            return
+        os.makedirs(directory, exist_ok=True)
+        browser = self.browser
+        browser.execute_cdp_cmd("Emulation.setDeviceMetricsOverride",
+                                {"width": width, "height": height, "deviceScaleFactor": 1, "mobile": width < 600})
+        browser.execute_cdp_cmd("Emulation.setEmulatedMedia", {"features": [{"name": "prefers-reduced-motion", "value": "reduce"}]})
+        try:
+            for attempt in range(20):
+                if ready:
+                    self.page_until(f"the state to show in {name}", ready)
+                # Two animation frames: the new metrics laid out and painted.
+                browser.execute_async_script("requestAnimationFrame(() => requestAnimationFrame(arguments[0]))")
+                parameters = {"format": "png", "captureBeyondViewport": element_id is not None}
+                if element_id:
+                    # The page's whole width, from 16 px above the element to 16 px below it.
+                    rect = browser.execute_script(
+                        "const r = document.getElementById(arguments[0]).getBoundingClientRect();"
+                        "const top = Math.max(0, r.top + window.scrollY - 16);"
+                        "return {x: 0, y: top, width: window.innerWidth, height: r.bottom + window.scrollY + 16 - top};", element_id)
+                    parameters["clip"] = dict(rect, scale=1)
+                data = base64.b64decode(browser.execute_cdp_cmd("Page.captureScreenshot", parameters)["data"])
+                if not ready or ready(self.snapshot()):
+                    break
+            else:
+                raise CheckFailed(f"{name}: the page did not hold still for a picture in 20 attempts")
+            path = os.path.join(directory, name)
+            with open(path, "wb") as file:
+                file.write(data)
+            log(f"documentation screenshot: {path} ({width} px wide)")
+        finally:
+            browser.execute_cdp_cmd("Emulation.clearDeviceMetricsOverride", {})
+            browser.execute_cdp_cmd("Emulation.setEmulatedMedia", {"features": []})
 
     # The checks
 
@@ -515,6 +564,11 @@ class Dashboard:
         check_axes(page)
         log(f"stable: the page shows {weight} g, aria-valuenow {valuenow}, as /events carried {reading}")
         self.screenshot("dashboard-desktop.png")
+
+        def held(page):
+            return page["weight"] == weight and page["stable"] == "stable" and page["connectionState"] == "live" and page["sparkline"] >= 10
+        self.docs_screenshot("live-desktop.png", 1280, 800, ready=held)
+        self.docs_screenshot("live-phone.png", 390, 844, ready=held)
 
     def check_saturation_and_peak(self):
         saturated = wait_until("a saturated reading on /events",
@@ -682,6 +736,7 @@ def main():
     parser.add_argument("--bin-dir", required=True, help="the directory of the built forcescaled and forcescale-web")
     parser.add_argument("--recording", required=True, help="the evemu recording forcescaled serves in a loop")
     parser.add_argument("--artifacts", required=True, help="where the screenshots go")
+    parser.add_argument("--screenshots", help="also make the documentation's screenshots (live-*.png) in this directory")
     return run_checks(Dashboard(parser.parse_args()), "dashboard-failure.png")
 
 
