@@ -6,21 +6,31 @@ reads the server's VmHWM after each.
 usage: measure.py PORT SERVER_PID ENDED_ID OPEN_ID ROUNDS
 prints key=value lines: for each case its median and every round's time in ms, its status
 and size; the server's VmHWM before the first request, after the first page of sessions,
-after each session served and at the end, and its RssAnon and RssFile at the end."""
+after each session served and at the end, the highest of these, and its RssAnon and
+RssFile at the end."""
 import http.client, statistics, sys, time
 
 port, pid, ended, open_id, rounds = int(sys.argv[1]), int(sys.argv[2]), sys.argv[3], sys.argv[4], int(sys.argv[5])
 
 
-def status(field):
+def proc_status(field):
     for line in open(f"/proc/{pid}/status"):
         if line.startswith(field + ":"):
             return int(line.split()[1])
     return 0
 
 
+highest = 0
+
+
 def vmhwm():
-    return status("VmHWM")
+    """VmHWM now. The kernel folds the resident size into its high-water mark lazily (file
+    pages reclaimed meanwhile leave it behind), so a later reading can be lower: the
+    highest of every reading taken is kept as well."""
+    global highest
+    value = proc_status("VmHWM")
+    highest = max(highest, value)
+    return value
 
 
 def get(path):
@@ -67,5 +77,6 @@ for name, _ in cases:
     print(f"{name}_ms_median={statistics.median(times[name]):.1f}")
     print(f"{name}_ms_all={' '.join(f'{t:.1f}' for t in times[name])}")
 print(f"hwm_end_kib={vmhwm()}")
-print(f"rss_anon_end_kib={status('RssAnon')}")
-print(f"rss_file_end_kib={status('RssFile')}")
+print(f"hwm_max_kib={highest}")
+print(f"rss_anon_end_kib={proc_status('RssAnon')}")
+print(f"rss_file_end_kib={proc_status('RssFile')}")
