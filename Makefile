@@ -121,6 +121,7 @@ bench: setup-bench
 	bench/daemon
 	bench/log
 	bench/web
+	bench/history
 	bench/abuse
 	bench/characterize
 

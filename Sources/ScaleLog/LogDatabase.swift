@@ -391,7 +391,40 @@ package final class LogDatabase {
         }
     }
 
-    /// The readings of a session, in time order, all in memory (for a plot).
+    /// The earliest and the latest time of a session's readings that carry a weight (grams
+    /// a finite number): what a plot of a session still open needs before its readings come
+    /// (``ForcePlot``'s `readingTimes`). Nil when it has none.
+    package func readingTimes(session: Int64) throws(LogDatabaseError) -> ClosedRange<WallTime>? {
+        try Self.wrapping {
+            // ±Infinity are outside the finite range; SQLite stores no NaN (it becomes NULL).
+            let statement = try connection.statement("""
+                SELECT min(time), max(time) FROM readings
+                WHERE session = ?1 AND grams >= -1.7976931348623157e308 AND grams <= 1.7976931348623157e308
+                """)
+            defer { statement.reset() }
+            try statement.bind(.integer(session))
+            guard try statement.step(), !statement.isNull(0), !statement.isNull(1) else { return nil }
+            return WallTime(microseconds: statement.int64(0))...WallTime(microseconds: statement.int64(1))
+        }
+    }
+
+    /// Runs `body` on one snapshot of the log (a read transaction): whatever it reads is the
+    /// log as it was when its first read began, however the daemon writes meanwhile, so
+    /// that two looks at a session still growing (its readings' times, then its readings)
+    /// agree. A WAL reader neither waits for the writer nor holds it up; it only keeps the
+    /// writer's checkpoint from passing it, so `body` should not wait on a client.
+    package func snapshot<Result>(_ body: () throws -> Result) throws -> Result {
+        do throws(SQLiteError) {
+            try connection.execute("BEGIN")
+        } catch {
+            throw LogDatabaseError(error)
+        }
+        // Ends the read transaction; a read has nothing to commit, so this cannot lose data.
+        defer { if connection.inTransaction { try? connection.execute("COMMIT") } }
+        return try body()
+    }
+
+    /// The readings of a session, in time order, all in memory (for tests of small logs).
     func readings(session: Int64) throws(LogDatabaseError) -> [LoggedReading] {
         var readings: [LoggedReading] = []
         do {

@@ -1,3 +1,4 @@
+import ScaleCore
 import ScaleProtocol
 
 /// The page `/` serves: the scale in a browser. One self-contained document, its
@@ -31,12 +32,38 @@ import ScaleProtocol
 /// newest first, a page at a time; a session opens to its plot, stable weights, PEAKs and
 /// downloads; without a log, the server's words on how to switch logging on.
 ///
+/// The units the page offers, their factors and their decimals are ScaleCore's `MassUnit`,
+/// put into the page as JSON (`units`, below) when it is first served, so that neither
+/// page.js nor the browser tests restate them.
+///
 /// The page's element ids and each card's class names (a card is `.scale` with
 /// `data-device`) are part of the interface: the browser tests (Tests/Browser) find them.
 enum DashboardPage {
-    /// page.html with page.css and page.js put in where it names them (`/* page.css */`,
-    /// `/* page.js */`, each on a line of its own), once, when first served.
-    static let html: String = inline(inline(EmbeddedPage.html, marker: "/* page.css */\n", EmbeddedPage.css), marker: "/* page.js */\n", EmbeddedPage.script)
+    /// page.html with page.css, page.js and the units' JSON put in where it names them
+    /// (`/* page.css */`, `/* page.js */`, `/* units */`, each on a line of its own), once,
+    /// when first served.
+    static let html: String = inline(
+        inline(inline(EmbeddedPage.html, marker: "/* page.css */\n", EmbeddedPage.css), marker: "/* page.js */\n", EmbeddedPage.script),
+        marker: "/* units */\n", units + "\n")
+
+    /// `MassUnit` as the page reads it (`<script type="application/json" id="units">`): every
+    /// unit in the order the CLI lists them, its symbol, its name, how many grams one of it
+    /// is, and the decimals the CLI's gauge writes it with:
+    /// `{"units":[{"symbol":"g","name":"grams","grams_per_unit":1.0,"decimals":1},…]}`.
+    /// The factors are written in Swift's shortest form that reads back as the same `Double`,
+    /// so the browser divides by exactly the numbers the CLI divides by.
+    static let units: String = {
+        var table = JSONLineWriter()
+        table.add("units", objects: MassUnit.allCases.map { unit in
+            var entry = JSONLineWriter()
+            entry.add("symbol", string: unit.rawValue)
+            entry.add("name", string: unit.name)
+            entry.add("grams_per_unit", literal: unit.gramsPerUnit.description)
+            entry.add("decimals", integer: unit.displayDecimals)
+            return entry
+        })
+        return table.object
+    }()
 
     static func inline(_ text: String, marker: String, _ content: String) -> String {
         guard let range = text.firstRange(of: marker) else {

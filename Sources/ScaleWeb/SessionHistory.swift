@@ -72,6 +72,11 @@ package final class SessionHistory {
     }
 
     /// `GET /api/sessions/ID`, `.csv`, `.json`, `.svg`.
+    ///
+    /// The summary and the plot are made on one snapshot of the log, a row at a time: the
+    /// stable weights as runs go by, the plot decimated to two points per pixel column as
+    /// the readings come (a session still open too, from its readings' times read first),
+    /// so that neither holds the session in memory, whatever its length.
     func session(id: Int64, _ representation: SessionRepresentation) -> HTTPResponse {
         guard let path else { return Self.noPath }
         let database: LogDatabase
@@ -83,19 +88,23 @@ package final class SessionHistory {
         var keepOpen = false
         defer { if !keepOpen { database.close() } }
         do {
-            guard let session = try database.session(id: id) else {
-                return Self.error(404, "\(path): the log has no session \(id) (/api/sessions lists them)")
-            }
             switch representation {
-            case .summary:
-                return .json(200, try summary(session, in: database))
-            case .svg:
-                var plot = ForcePlot(session: session, startedText: LocalTime.text(session.started, offset: true),
-                                     peaks: try database.peaks(session: id))
-                try database.forEachReading(session: id) { plot.add($0) }
-                return .complete(status: 200, contentType: "image/svg+xml; charset=utf-8", body: Array(plot.render().utf8),
-                                 headers: [("Cache-Control", "no-store")])
+            case .summary, .svg:
+                return try database.snapshot { () throws -> HTTPResponse in
+                    guard let session = try database.session(id: id) else { return Self.missing(id, path) }
+                    if representation == .summary { return .json(200, try summary(session, in: database)) }
+                    var plot = ForcePlot(session: session, startedText: LocalTime.text(session.started, offset: true),
+                                         peaks: try database.peaks(session: id),
+                                         readingTimes: session.ended == nil ? try database.readingTimes(session: id) : nil)
+                    try database.forEachReading(session: id) { plot.add($0) }
+                    return .complete(status: 200, contentType: "image/svg+xml; charset=utf-8", body: Array(plot.render().utf8),
+                                     headers: [("Cache-Control", "no-store")])
+                }
             case .csv, .json:
+                // No snapshot: the export is read a piece at a time while the client takes
+                // it, and a read transaction held that long would keep the daemon's
+                // checkpoint from passing it; the session's count of readings bounds it.
+                guard let session = try database.session(id: id) else { return Self.missing(id, path) }
                 let format: ReadingExportFormat = representation == .csv ? .csv : .jsonl
                 keepOpen = true
                 return .pieces(
@@ -109,6 +118,10 @@ package final class SessionHistory {
         } catch {
             return Self.answer(error)
         }
+    }
+
+    private static func missing(_ id: Int64, _ path: String) -> HTTPResponse {
+        error(404, "\(path): the log has no session \(id) (/api/sessions lists them)")
     }
 
     // MARK: - The answers

@@ -29,13 +29,20 @@ enum LogPlotCommand {
         return LogCommand.run {
             let database = try LogCommand.open(command)
             defer { database.close() }
-            guard let session = try database.session(id: id) else { throw CommandFailure.noSession(id, in: database.path) }
-            var plot = ForcePlot(session: session, startedText: LocalTime.text(session.started, offset: true),
-                                 peaks: try database.peaks(session: id))
-            try database.forEachReading(session: id) { plot.add($0) }
+            // One snapshot: a session still being written is drawn from the readings it had
+            // when the command began, decimated as they are read (ForcePlot's readingTimes),
+            // so that memory stays the same for any length; forcescale-web draws it so too.
+            let svg = try database.snapshot { () throws -> String in
+                guard let session = try database.session(id: id) else { throw CommandFailure.noSession(id, in: database.path) }
+                var plot = ForcePlot(session: session, startedText: LocalTime.text(session.started, offset: true),
+                                     peaks: try database.peaks(session: id),
+                                     readingTimes: session.ended == nil ? try database.readingTimes(session: id) : nil)
+                try database.forEachReading(session: id) { plot.add($0) }
+                return plot.render()
+            }
             let output = try LogOutput(path: command.string("output"))
             do {
-                try output.write(plot.render())
+                try output.write(svg)
                 try output.finish()
             } catch {
                 output.abandon()

@@ -9,14 +9,18 @@ checked against what that client saw the stream carry:
 
 - the weight is exactly a READING's grams, its settled_grams while stable (written as the CLI writes it), the dial's
   aria-valuenow is that reading's force in percent rounded down, "100%+" when saturated;
-- PEAK appears with the PEAK's grams; switching the unit converts with the CLI's factors;
+- PEAK appears with the PEAK's grams; the unit menu offers the units the server put into
+  the page (ScaleCore's MassUnit, #units), and in each the held weight reads exactly as
+  `forcescale watch --unit U` writes it, within half a last decimal of grams / grams_per_unit;
 - the live region announces stable weights only;
 - the card is titled with the device's own name (the recording's N: line) over its name in
   the protocol;
 - axe-core 4.x (accessibility.py) finds no serious or critical violation on the live view;
 - stopping the daemon makes the page say it is reconnecting, and it shows readings again
   when the daemon is back; the same when forcescale-web itself goes away and comes back;
-- screenshots (desktop and phone width, and the reconnecting state) go to --artifacts.
+- screenshots (desktop and phone width, and the reconnecting state) go to --artifacts;
+  with --screenshots DIR, the documentation's too (docs/images, made by scripts/screenshots):
+  the live view with the held weight stable, at 1280 and 390 CSS pixels wide.
 
 Every wait is for a condition with a generous deadline (a busy 2-core machine), never a
 fixed sleep. Run by Tests/ForcescaleCLITests/WebPageTests.swift, which writes the
@@ -28,10 +32,12 @@ Exit status 0 when every check passed, 1 with what was expected and what was see
 """
 
 import argparse
+import base64
 import http.client
 import json
 import math
 import os
+import re
 import shutil
 import signal
 import socket
@@ -51,8 +57,6 @@ from selenium.webdriver.support.ui import Select, WebDriverWait
 DEADLINE = 60
 CHROMEDRIVER = "/usr/bin/chromedriver"
 
-# MassUnit (ScaleCore): grams per unit and the decimals the CLI shows.
-UNITS = {"g": (1.0, 1), "oz": (28.349523125, 3), "ct": (0.2, 1)}
 
 
 class CheckFailed(Exception):
@@ -69,14 +73,36 @@ def shown(reading):
     return reading.get("settled_grams", reading["grams"])
 
 
-def fixed(value, decimals):
-    """ScaleDisplay's fixed(_:decimals:): exactly `decimals` decimals, half away from zero."""
-    scale = 10 ** decimals
-    scaled = int(math.floor(abs(value) * scale + 0.5))
-    sign = "-" if value < 0 and scaled != 0 else ""
-    if decimals == 0:
-        return f"{sign}{scaled}"
-    return f"{sign}{scaled // scale}.{scaled % scale:0{decimals}d}"
+def served_units(port):
+    """The units forcescale-web put into its page (ScaleCore's MassUnit, the JSON of
+    <script id="units">), in order: what the page converts and rounds with. Read from the
+    page as served, so that no factor or decimal is restated here."""
+    connection = http.client.HTTPConnection("127.0.0.1", port, timeout=30)
+    connection.request("GET", "/")
+    page = connection.getresponse().read().decode("utf-8")
+    connection.close()
+    match = re.search(r'<script type="application/json" id="units">\n(.*?)\n</script>', page, re.S)
+    if not match:
+        raise CheckFailed("the page has no <script type=\"application/json\" id=\"units\">")
+    return json.loads(match.group(1))["units"]
+
+
+def grams_text(value):
+    """A number of grams as the stream carries it (the daemon rounds to 0.1 g), written with
+    one decimal, as the page writes grams: the number itself, nothing rounded here."""
+    if abs(value * 10 - round(value * 10)) > 1e-6:
+        raise CheckFailed(f"the stream carried {value} g, not a number of tenths")
+    # -0.0 (a tared weight) is written 0.0, as the page and the CLI write it.
+    return f"{value + 0.0:.1f}"
+
+
+def held_weight(output, percent, unit):
+    """The weight of the last stable line at `percent` in `forcescale watch --unit UNIT`'s
+    output (a line per reading when not on a terminal), or None."""
+    pattern = re.compile(r"^ *-?[0-9]+\.[0-9]{3} s +" + re.escape(percent) + r" +(-?[0-9]+(?:\.[0-9]+)?) " + re.escape(unit)
+                         + r" +\[[# ]*\]  stable$")
+    weights = [match.group(1) for match in map(pattern.match, output.splitlines()) if match]
+    return weights[-1] if weights else None
 
 
 def percent_text(reading):
@@ -377,6 +403,9 @@ class Dashboard:
         self.browser = webdriver.Chrome(service=Service(CHROMEDRIVER, log_path=os.path.join(self.work, "chromedriver.log")),
                                         options=options)
         self.browser.set_page_load_timeout(DEADLINE)
+        if getattr(self.arguments, "screenshots", None):
+            # The documentation's pictures show times in UTC, whatever the machine's zone.
+            self.browser.execute_cdp_cmd("Emulation.setTimezoneOverride", {"timezoneId": "UTC"})
 
     def close(self):
         if self.watcher:
@@ -420,6 +449,49 @@ class Dashboard:
         path = os.path.join(self.arguments.artifacts, name)
         self.browser.save_screenshot(path)
         log(f"screenshot: {path}")
+
+    def docs_screenshot(self, name, width, height, element_id=None, ready=None):
+        """With --screenshots DIR, a picture for the documentation, made the same way every
+        run: the page laid out at `width` x `height` CSS pixels (a phone's metrics below 600),
+        one device pixel per CSS pixel, reduced motion (no disc caught mid-animation), times
+        in UTC (start_browser);
+        the viewport, or with `element_id` the page's width beside that element, whole
+        (beyond the viewport if need be). `ready(snapshot)`, when given, must hold both before and after the capture, or
+        it is taken again: the live view moves on while it is taken."""
+        directory = getattr(self.arguments, "screenshots", None)
+        if not directory:
+            return
+        os.makedirs(directory, exist_ok=True)
+        browser = self.browser
+        browser.execute_cdp_cmd("Emulation.setDeviceMetricsOverride",
+                                {"width": width, "height": height, "deviceScaleFactor": 1, "mobile": width < 600})
+        browser.execute_cdp_cmd("Emulation.setEmulatedMedia", {"features": [{"name": "prefers-reduced-motion", "value": "reduce"}]})
+        try:
+            for attempt in range(20):
+                if ready:
+                    self.page_until(f"the state to show in {name}", ready)
+                # Two animation frames: the new metrics laid out and painted.
+                browser.execute_async_script("requestAnimationFrame(() => requestAnimationFrame(arguments[0]))")
+                parameters = {"format": "png", "captureBeyondViewport": element_id is not None}
+                if element_id:
+                    # The page's whole width, from 16 px above the element to 16 px below it.
+                    rect = browser.execute_script(
+                        "const r = document.getElementById(arguments[0]).getBoundingClientRect();"
+                        "const top = Math.max(0, r.top + window.scrollY - 16);"
+                        "return {x: 0, y: top, width: window.innerWidth, height: r.bottom + window.scrollY + 16 - top};", element_id)
+                    parameters["clip"] = dict(rect, scale=1)
+                data = base64.b64decode(browser.execute_cdp_cmd("Page.captureScreenshot", parameters)["data"])
+                if not ready or ready(self.snapshot()):
+                    break
+            else:
+                raise CheckFailed(f"{name}: the page did not hold still for a picture in 20 attempts")
+            path = os.path.join(directory, name)
+            with open(path, "wb") as file:
+                file.write(data)
+            log(f"documentation screenshot: {path} ({width} px wide)")
+        finally:
+            browser.execute_cdp_cmd("Emulation.clearDeviceMetricsOverride", {})
+            browser.execute_cdp_cmd("Emulation.setEmulatedMedia", {"features": []})
 
     # The checks
 
@@ -471,7 +543,7 @@ class Dashboard:
     def check_stable_weight(self):
         """The weight of a stable press, exactly as the stream carries it, with its force."""
         reading = wait_until("a stable reading on /events", self.stable_reading, seen=self.watcher.summary)
-        weight, (percent, valuenow) = fixed(shown(reading), 1), percent_text(reading)
+        weight, (percent, valuenow) = grams_text(shown(reading)), percent_text(reading)
         # The shape is read in the same snapshot as the weight: a later one may already show
         # the press rising (settling) on a busy machine.
         page = self.page_until(f"the stable weight {weight} g at {percent}",
@@ -493,16 +565,21 @@ class Dashboard:
         log(f"stable: the page shows {weight} g, aria-valuenow {valuenow}, as /events carried {reading}")
         self.screenshot("dashboard-desktop.png")
 
+        def held(page):
+            return page["weight"] == weight and page["stable"] == "stable" and page["connectionState"] == "live" and page["sparkline"] >= 10
+        self.docs_screenshot("live-desktop.png", 1280, 800, ready=held)
+        self.docs_screenshot("live-phone.png", 390, 844, ready=held)
+
     def check_saturation_and_peak(self):
         saturated = wait_until("a saturated reading on /events",
                                lambda: next((r for r in self.watcher.readings() if r.get("saturated")), None),
                                seen=self.watcher.summary)
-        weight = fixed(shown(saturated), 1)
+        weight = grams_text(shown(saturated))
         self.page_until(f"100%+ with {weight} g and aria-valuenow 100",
                         lambda page: page["percent"] == "100%+" and page["valuenow"] == "100" and page["weight"] == weight)
         self.screenshot("dashboard-saturated.png")
         peak = wait_until("a PEAK on /events", lambda: (self.watcher.peaks() or [None])[-1], seen=self.watcher.summary)
-        text = f"PEAK{fixed(peak['grams'], 1)} g"
+        text = f"PEAK{grams_text(peak['grams'])} g"
         self.page_until(f"the PEAK mark '{text}'", lambda page: page["peakShown"] and page["peak"].strip() == text)
         log(f"saturated: 100%+ at {weight} g; {text} as /events carried {peak}")
 
@@ -520,7 +597,7 @@ class Dashboard:
 
             reading = wait_until(f"/events to carry a reading of {grams} g at {page['percent']} (the page shows {page})",
                                  carried, seen=self.watcher.summary)
-            if page["weight"] != fixed(shown(reading), 1):
+            if page["weight"] != grams_text(shown(reading)):
                 raise CheckFailed(f"the page writes {shown(reading)} g as {page['weight']}")
             matched.add(page["weight"])
             # The next sample after the page has moved on.
@@ -530,19 +607,43 @@ class Dashboard:
         log(f"samples: {len(matched)} different weights, each as /events carried it")
 
     def check_units(self):
+        """The unit menu offers the served units, in their order; in each, the held weight
+        reads as `forcescale watch --unit U` writes the same held weight (the CLI's own
+        rounding), with the served decimals, and is grams / grams_per_unit to within half a
+        last decimal."""
+        units = served_units(self.port)
+        offered = self.browser.execute_script('return [...document.querySelectorAll("#unit option")].map((o) => [o.value, o.textContent])')
+        if offered != [[unit["symbol"], f"{unit['symbol']} ({unit['name']})"] for unit in units]:
+            raise CheckFailed(f"the unit menu offers {offered}; the page's units are {units}")
         reading = self.stable_reading()
-        unit = Select(self.browser.find_element("id", "unit"))
-        for name in ("oz", "ct", "g"):
-            unit.select_by_value(name)
-            factor, decimals = UNITS[name]
-            weight = fixed(shown(reading) / factor, decimals)
-            self.page_until(f"{shown(reading)} g as {weight} {name}",
-                            lambda page: page["unit"] == name and page["weight"] == weight)
-            log(f"unit {name}: {shown(reading)} g shows as {weight} {name}")
+        percent = percent_text(reading)[0]
+        # Every unit's watch at once: each shows the held press within one pass of the loop.
+        watches = {unit["symbol"]: Child(f"watch-{unit['symbol']}", [
+            os.path.join(self.arguments.bin_dir, "forcescale"), "watch", "--socket", self.socket, "--unit", unit["symbol"]], self.work)
+            for unit in units}
+        try:
+            select = Select(self.browser.find_element("id", "unit"))
+            for unit in units:
+                name, watch = unit["symbol"], watches[unit["symbol"]]
+                weight = wait_until(f"forcescale watch --unit {name} to show the held press ({percent}, stable)",
+                                    lambda: held_weight(watch.text(), percent, name), seen=watch.text)
+                value, decimals = float(weight), len(weight.partition(".")[2])
+                if decimals != unit["decimals"] or abs(value - shown(reading) / unit["grams_per_unit"]) > 0.5 * 10 ** -decimals * (1 + 1e-9):
+                    raise CheckFailed(f"forcescale watch writes {shown(reading)} g as {weight} {name}; the page's units say "
+                                      f"{unit['grams_per_unit']} g per {name}, {unit['decimals']} decimals")
+                select.select_by_value(name)
+                self.page_until(f"{shown(reading)} g as {weight} {name}, as forcescale watch writes it",
+                                lambda page: page["unit"] == name and page["weight"] == weight and page["stable"] == "stable")
+                log(f"unit {name}: {shown(reading)} g shows as {weight} {name}, as forcescale watch --unit {name} writes it")
+        finally:
+            for watch in watches.values():
+                watch.stop()
+        select.select_by_value("g")
+        self.page_until("grams again", lambda page: page["unit"] == "g")
 
     def check_announcements(self, started):
         page = self.snapshot()
-        stable = {fixed(shown(r), 1) for r in self.watcher.readings() if r.get("stable") and r.get("contacts", 0) > 0}
+        stable = {grams_text(shown(r)) for r in self.watcher.readings() if r.get("stable") and r.get("contacts", 0) > 0}
         if not page["announcements"]:
             raise CheckFailed(f"the live region announced nothing in {time.monotonic() - started:.0f} s of stable presses")
         for text in page["announcements"]:
@@ -635,6 +736,7 @@ def main():
     parser.add_argument("--bin-dir", required=True, help="the directory of the built forcescaled and forcescale-web")
     parser.add_argument("--recording", required=True, help="the evemu recording forcescaled serves in a loop")
     parser.add_argument("--artifacts", required=True, help="where the screenshots go")
+    parser.add_argument("--screenshots", help="also make the documentation's screenshots (live-*.png) in this directory")
     return run_checks(Dashboard(parser.parse_args()), "dashboard-failure.png")
 
 

@@ -29,7 +29,7 @@ import subprocess
 import sys
 import time
 
-from dashboard import CheckFailed, Child, Dashboard, check_axes, daemon_answers, fixed, log, recorded_name, run_checks, shown, wait_until
+from dashboard import CheckFailed, Child, Dashboard, check_axes, daemon_answers, grams_text, log, recorded_name, run_checks, shown, wait_until
 
 
 class Devices(Dashboard):
@@ -63,7 +63,7 @@ class Devices(Dashboard):
         for device in names:
             reading = wait_until(f"a stable reading of {device} on /events", lambda: self.stable_reading_of(device),
                                  seen=self.watcher.summary)
-            weight = fixed(shown(reading), 1)
+            weight = grams_text(shown(reading))
             page = self.page_until(f"{device}'s card showing its stable weight {weight} g",
                                    lambda page: page["weight"] == weight and page["stable"] == "stable" and page["sparkline"] >= 10,
                                    device=device)
@@ -122,7 +122,7 @@ class Devices(Dashboard):
                                seen=self.watcher.summary)
         if shown(untouched) != shown(before):
             raise CheckFailed(f"taring {device} changed {other}: {shown(before)} g before, {shown(untouched)} g after")
-        weight = fixed(shown(tared), 1)
+        weight = grams_text(shown(tared))
         self.page_until(f"{device}'s card showing about 0 g", lambda page: abs(float(page["grams"] or 99)) < 1, device=device)
         log(f"tare of {device}: it reads {weight} g; {other} still reads {shown(untouched)} g")
 

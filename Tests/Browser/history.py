@@ -17,7 +17,9 @@ replays the recording in a loop with --log-db LOG, and the view is checked again
   downloads;
 - axe-core 4.x (accessibility.py) finds no serious or critical violation, without a log
   and with a session open;
-- screenshots at desktop and phone widths, and no sideways scrolling on a phone.
+- screenshots at desktop and phone widths, and no sideways scrolling on a phone; with
+  --screenshots DIR, the documentation's too (docs/images, made by scripts/screenshots): the
+  History view with a session open, whole, at 1280 and 390 CSS pixels wide.
 
 Run by Tests/ForcescaleCLITests/WebPageTests.swift, which writes the recording; on its own:
 
@@ -206,6 +208,11 @@ class History(Dashboard):
                 raise CheckFailed(f"{href}: {status}, {len(body)} bytes, not the {len(expected[index])} bytes forcescale log writes")
         log(f"session {session_id}: {page['weights']}, PEAKs {page['peaks']}; downloads {page['downloads']} equal forcescale log's")
         self.screenshot("history-session.png")
+        # The view whole, with this session open and its plot loaded (the table and the
+        # session's times in UTC).
+        self.history_until("the plot loaded", lambda page: page["plotLoaded"])
+        self.docs_screenshot("history-desktop.png", 1280, 800, element_id="history")
+        self.docs_screenshot("history-phone.png", 390, 844, element_id="history")
 
     def check_errors(self, session_id):
         status, body = self.get(f"/api/sessions/{session_id + 100000}")
@@ -243,6 +250,7 @@ def main():
     parser.add_argument("--bin-dir", required=True, help="the directory of the built forcescaled, forcescale and forcescale-web")
     parser.add_argument("--recording", required=True, help="the evemu recording forcescaled serves in a loop")
     parser.add_argument("--artifacts", required=True, help="where the screenshots go")
+    parser.add_argument("--screenshots", help="also make the documentation's screenshots (history-*.png) in this directory")
     return run_checks(History(parser.parse_args()), "history-failure.png")
 
 

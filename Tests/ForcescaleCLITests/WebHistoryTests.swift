@@ -284,4 +284,49 @@ import Testing
         let export = try CLI.run(["log", "export", "--session", String(session.id), "--db", path])
         #expect(response.body == Array(export.stdout.utf8))
     }
+
+    /// A session still open of 300,000 readings: its plot is decimated as its rows are read
+    /// (not held whole until the picture is drawn) and its summary made as they go, so
+    /// forcescale-web's peak memory grows by far less than the readings' size; the plot is
+    /// byte for byte `forcescale log plot`'s.
+    @Test func anOpenSessionsPlotAndSummaryAreMadeWithoutHoldingIt() throws {
+        let directory = try CLI.temporaryDirectory()
+        defer { try? FileManager.default.removeItem(at: directory) }
+        let path = directory.appendingPathComponent("open.sqlite").path
+        let database = try LogDatabase.open(path: path)
+        let device = try database.device(key: "0006-0000-0000-open", name: "open pad")
+        let start: Int64 = 1_796_032_800_000_000
+        var session = try database.openSession(device: device, started: WallTime(microseconds: start), model: .nominal)
+        let count = 300_000
+        try database.transaction { () throws(LogDatabaseError) in
+            for first in stride(from: 0, to: count, by: 10_000) {
+                let readings = (first..<first + 10_000).map { (index: Int) -> LoggedReading in
+                    let raw = Int32((index * 7) % 256)
+                    let force = Double(raw) / 255
+                    // A stable run of 1,000 readings in every 10,000.
+                    return LoggedReading(session: session.id, time: WallTime(microseconds: start + Int64(index) * 1000), raw: raw, force: force,
+                                         grams: force * 385, contacts: 1, flags: index % 10_000 < 1000 ? [.stable] : [])
+                }
+                try database.append(readings, to: &session)
+            }
+        }
+        database.close()
+        let web = try WebUnderTest(socket: directory.appendingPathComponent("no-daemon").path, arguments: ["--log-db", path])
+        // Warmed up: a small answer read from the log once.
+        _ = try web.get("/api/sessions")
+        let before = try #require(processStatus(web.child.pid, "VmHWM"))
+        let plot = try web.request("GET", "/api/sessions/\(session.id).svg")
+        let summary = try web.request("GET", "/api/sessions/\(session.id)")
+        let after = try #require(processStatus(web.child.pid, "VmHWM"))
+        #expect(plot.status == 200 && summary.status == 200)
+        // 300,000 points held whole would be 4.8 MB, their array up to 8 MiB.
+        #expect(after - before < 2048, "peak RSS grew by \(after - before) kB while plotting \(count) readings")
+        let cli = try CLI.run(["log", "plot", "--session", String(session.id), "--output", "-", "--db", path])
+        #expect(cli.status == 0, "\(cli.stderr)")
+        #expect(plot.body == Array(cli.stdout.utf8))
+        #expect(plot.text.contains("still open · 300000 readings"), "\(plot.text.prefix(2000))")
+        let weights = try #require(try JSONValue.parse(summary.text.dropLast())["stable_weights"]?.arrayValue)
+        #expect(weights.count == count / 10_000)
+        #expect(weights.allSatisfy { $0["readings"]?.numberValue == 1000 })
+    }
 }

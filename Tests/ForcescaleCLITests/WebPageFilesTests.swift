@@ -1,10 +1,23 @@
 import Foundation
+import ScaleCore
+import ScaleProtocol
 import Testing
 
 /// The page is edited as files (Sources/ScaleWeb/Page) and built into forcescale-web
 /// (the EmbedPage plugin): what `/` serves is page.html with page.css and page.js put in
-/// where it names them, byte for byte, read from the binary, not from disk.
+/// where it names them, byte for byte, read from the binary, not from disk; and the units
+/// it offers are ScaleCore's MassUnit, put in at `/* units */`.
 @Suite struct WebPageFilesTests {
+    static let unitsOpening = #"<script type="application/json" id="units">"# + "\n"
+
+    /// The JSON between `<script type="application/json" id="units">` and `</script>` of a
+    /// page as served.
+    static func servedUnits(_ page: String) throws -> String {
+        let start = try #require(page.range(of: unitsOpening), "no units' script element in the page")
+        let end = try #require(page[start.upperBound...].range(of: "\n</script>"))
+        return String(page[start.upperBound..<end.lowerBound])
+    }
+
     @Test func thePageServedIsItsFilesBuiltIn() throws {
         let page = CLI.packageRoot.appendingPathComponent("Sources/ScaleWeb/Page")
         func file(_ name: String) throws -> String { try String(contentsOf: page.appendingPathComponent(name), encoding: .utf8) }
@@ -12,7 +25,7 @@ import Testing
         // Each marker once, on a line of its own: the files are whole documents otherwise.
         #expect(html.components(separatedBy: "/* page.css */\n").count == 2)
         #expect(html.components(separatedBy: "/* page.js */\n").count == 2)
-        let expected = html.replacingOccurrences(of: "/* page.css */\n", with: css).replacingOccurrences(of: "/* page.js */\n", with: script)
+        #expect(html.components(separatedBy: Self.unitsOpening + "/* units */\n").count == 2)
         // A copy of the binary in a directory of its own: the page cannot come from the tree.
         let directory = try CLI.temporaryDirectory()
         defer { try? FileManager.default.removeItem(at: directory) }
@@ -23,7 +36,33 @@ import Testing
         let response = try web.request("GET", "/")
         #expect(response.status == 200)
         #expect(response.headers["content-type"] == "text/html; charset=utf-8")
+        // The units' JSON is made from ScaleCore when served (the test below checks it).
+        let units = try Self.servedUnits(response.text)
+        let expected = html.replacingOccurrences(of: "/* page.css */\n", with: css).replacingOccurrences(of: "/* page.js */\n", with: script)
+            .replacingOccurrences(of: Self.unitsOpening + "/* units */\n", with: Self.unitsOpening + units + "\n")
         #expect(response.text == expected)
         #expect(css.contains(".scale") && script.contains("EventSource") && html.hasPrefix("<!DOCTYPE html>"))
+    }
+
+    /// The units in the page are MassUnit's, all of them, in its order: the symbol, the
+    /// name, the very `Double` of grams per unit and the decimals the CLI writes. page.js
+    /// converts and rounds with these, and the browser tests read them from the page.
+    @Test func theUnitsServedAreScaleCoresMassUnits() throws {
+        let directory = try CLI.temporaryDirectory()
+        defer { try? FileManager.default.removeItem(at: directory) }
+        let web = try WebUnderTest(socket: directory.appendingPathComponent("no-daemon").path)
+        let response = try web.request("GET", "/")
+        #expect(response.status == 200)
+        let text = try Self.servedUnits(response.text)
+        let served = try #require(try JSONValue.parse(text)["units"]?.arrayValue)
+        #expect(served.count == MassUnit.allCases.count)
+        for (entry, unit) in zip(served, MassUnit.allCases) {
+            #expect(entry["symbol"]?.stringValue == unit.rawValue, "\(entry)")
+            #expect(entry["name"]?.stringValue == unit.name, "\(entry)")
+            #expect(entry["grams_per_unit"]?.numberValue == unit.gramsPerUnit, "\(entry): \(unit.gramsPerUnit)")
+            #expect(entry["decimals"]?.numberValue == Double(unit.displayDecimals), "\(entry)")
+        }
+        // What the page's script reads, so nothing else is there to drift.
+        #expect(Set(try #require(try JSONValue.parse(text).objectValue).keys) == ["units"])
     }
 }

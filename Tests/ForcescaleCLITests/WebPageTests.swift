@@ -4,10 +4,37 @@ import Testing
 /// forcescale-web's page in a real browser: Tests/Browser/dashboard.py drives
 /// Debian's chromium through /usr/bin/chromedriver against forcescaled serving the press
 /// below and forcescale-web on a free loopback port, and checks the page against a second
-/// /events client. Its screenshots land in .build/test-artifacts/web.
+/// /events client. Its screenshots land in .build/test-artifacts/web; with
+/// FORCESCALE_SCREENSHOTS=DIR (scripts/screenshots: docs/images), the live view's and the
+/// History view's, at a desktop's and a phone's width, are made for the documentation too.
 @Suite struct WebPageTests {
     static let script = CLI.packageRoot.appendingPathComponent("Tests/Browser/dashboard.py").path
     static let artifacts = CLI.packageRoot.appendingPathComponent(".build/test-artifacts/web")
+
+    /// Where the documentation's screenshots go, when this run is to make them.
+    static var documentationScreenshots: String? {
+        ProcessInfo.processInfo.environment["FORCESCALE_SCREENSHOTS"].flatMap { $0.isEmpty ? nil : $0 }
+    }
+
+    /// The script's option that makes them, when asked for; the pictures it will make are
+    /// removed first, so that only this run's can pass the check below.
+    static func screenshotArguments(_ names: [String]) -> [String] {
+        guard let directory = documentationScreenshots else { return [] }
+        for name in names { try? FileManager.default.removeItem(atPath: directory + "/" + name) }
+        return ["--screenshots", directory]
+    }
+
+    /// Each picture asked for is a PNG as wide as named (`…-desktop` 1280 px, `…-phone` 390).
+    static func expectDocumentationScreenshots(_ names: [String], sourceLocation: SourceLocation = #_sourceLocation) {
+        guard let directory = documentationScreenshots else { return }
+        for name in names {
+            let png = (try? Data(contentsOf: URL(fileURLWithPath: directory + "/" + name))) ?? Data()
+            // IHDR's width, big-endian, at byte 16 after the 8-byte signature.
+            let width = png.count > 24 ? png[16..<20].reduce(0) { $0 << 8 | Int($1) } : 0
+            #expect(png.starts(with: [0x89, 0x50, 0x4E, 0x47]) && width == (name.contains("phone") ? 390 : 1280),
+                    "\(directory)/\(name): \(png.count) bytes, \(width) px wide", sourceLocation: sourceLocation)
+        }
+    }
 
     @Test func dashboardShowsTheStreamInARealBrowser() throws {
         let directory = try CLI.temporaryDirectory()
@@ -18,9 +45,11 @@ import Testing
         }
         // Debian's python3, which has python3-selenium (not whichever python3 a PATH finds
         // first); HOME for chromium's own files, TMPDIR for the script's scratch directory.
+        let pictures = ["live-desktop.png", "live-phone.png"]
         let result = try run(
             "/usr/bin/python3",
-            [Self.script, "--bin-dir", CLI.binDirectory.path, "--recording", recording, "--artifacts", Self.artifacts.path],
+            [Self.script, "--bin-dir", CLI.binDirectory.path, "--recording", recording, "--artifacts", Self.artifacts.path]
+                + Self.screenshotArguments(pictures),
             environment: ["HOME": directory.path, "TMPDIR": directory.path], timeout: 900)
         #expect(try Self.scratchLeft(in: directory) == [])
         #expect(result.exited && result.status == 0, "dashboard.py exited \(result.status):\n\(result.stdout)\n\(result.stderr)")
@@ -31,6 +60,7 @@ import Testing
             let data = try? Data(contentsOf: Self.artifacts.appendingPathComponent(name))
             #expect(data.map { $0.starts(with: [0x89, 0x50, 0x4E, 0x47]) && $0.count > 5000 } == true, "\(name) is missing or not a PNG")
         }
+        Self.expectDocumentationScreenshots(pictures)
     }
 }
 
@@ -118,9 +148,11 @@ extension WebPageTests {
         let script = CLI.packageRoot.appendingPathComponent("Tests/Browser/history.py").path
         let shots = ["history-desktop.png", "history-session.png", "history-phone.png"]
         for name in shots + ["history-failure.png"] { try? FileManager.default.removeItem(at: Self.artifacts.appendingPathComponent(name)) }
+        let pictures = ["history-desktop.png", "history-phone.png"]
         let result = try run(
             "/usr/bin/python3",
-            [script, "--bin-dir", CLI.binDirectory.path, "--recording", recording, "--artifacts", Self.artifacts.path],
+            [script, "--bin-dir", CLI.binDirectory.path, "--recording", recording, "--artifacts", Self.artifacts.path]
+                + Self.screenshotArguments(pictures),
             environment: ["HOME": directory.path], timeout: 900)
         #expect(result.exited && result.status == 0, "history.py exited \(result.status):\n\(result.stdout)\n\(result.stderr)")
         #expect(result.stdout.contains("all browser checks passed"), "\(result.stdout)")
@@ -129,5 +161,6 @@ extension WebPageTests {
             let data = try? Data(contentsOf: Self.artifacts.appendingPathComponent(name))
             #expect(data.map { $0.starts(with: [0x89, 0x50, 0x4E, 0x47]) && $0.count > 5000 } == true, "\(name) is missing or not a PNG")
         }
+        Self.expectDocumentationScreenshots(pictures)
     }
 }

@@ -269,6 +269,24 @@ enum PlotSamples {
         #expect(svg.all("x-tick").first?.text.hasPrefix("-") == true, "the time axis reaches back to it")
     }
 
+    /// A session still open, given its readings' earliest and latest times, is decimated as
+    /// the readings come, and the picture is the one drawn from all of them held until
+    /// rendering: byte for byte, with a reading stamped before the start and an infinite
+    /// one (left out) among 50,000.
+    @Test func anOpenSessionDecimatedAsItComesIsThePictureOfAllItsReadings() throws {
+        var readings = (0..<50_000).map { PlotSamples.reading(Double($0) / 1000, 40 + Double(($0 * 7919) % 1000) / 10) }
+        readings[10_000] = PlotSamples.reading(-2, 12)
+        readings[20_000].grams = .infinity
+        let session = PlotSamples.session(seconds: nil, peakGrams: 140, readings: readings.count)
+        let finite = readings.filter { $0.grams.isFinite }
+        let times = finite.map(\.time).min()!...finite.map(\.time).max()!
+        var streamed = ForcePlot(session: session, startedText: "then", peaks: [], readingTimes: times)
+        for reading in readings { streamed.add(reading) }
+        let held = PlotSamples.render(session, readings, started: "then")
+        #expect(streamed.render() == held)
+        #expect(try ParsedSVG(held).linePoints.count <= 2 * 700)
+    }
+
     @Test func gramsBelowZeroGetAZeroLine() throws {
         let readings = [PlotSamples.reading(0, -20), PlotSamples.reading(1, 40)]
         let svg = try ParsedSVG(PlotSamples.render(PlotSamples.session(seconds: 1, peakGrams: 40, readings: 2), readings))

@@ -188,6 +188,47 @@ import Testing
         #expect(count == 3)
     }
 
+    /// A plot of a session still open learns its span first: the earliest and latest times
+    /// of the readings that carry a weight (an infinite one, which the plot leaves out, does
+    /// not count), out of time order after a clock step too.
+    @Test func aSessionsReadingTimesAreItsEarliestAndLatestWithAWeight() throws {
+        let directory = TemporaryDirectory()
+        let database = try LogDatabase.open(path: directory.path + "/log.sqlite")
+        let pen = try database.device(key: "pen", name: "Pen")
+        var open = try database.openSession(device: pen, started: WallTime(microseconds: Self.base), model: .nominal)
+        #expect(try database.readingTimes(session: open.id) == nil)
+        var readings = Self.touch(startingAt: Self.base, count: 4)
+        // The clock stepped back an hour before the third reading; the last weighs infinity.
+        readings[2].time = WallTime(microseconds: Self.base - 3_600_000_000)
+        readings.append(LoggedReading(session: 0, time: WallTime(microseconds: Self.base + 9_000), raw: 255, force: 1,
+                                      grams: .infinity, contacts: 1, flags: []))
+        try database.append(readings, to: &open)
+        #expect(try database.readingTimes(session: open.id)
+            == WallTime(microseconds: Self.base - 3_600_000_000)...WallTime(microseconds: Self.base + 3_000))
+        #expect(try database.readingTimes(session: open.id + 1) == nil)
+    }
+
+    /// What a snapshot reads is the log as it was when its first read began: a writer's
+    /// readings committed meanwhile are not in it, and are there for the next read.
+    @Test func aSnapshotDoesNotSeeWhatIsWrittenMeanwhile() throws {
+        let directory = TemporaryDirectory()
+        let writer = try LogDatabase.open(path: directory.path + "/log.sqlite")
+        let pen = try writer.device(key: "pen", name: "Pen")
+        var open = try writer.openSession(device: pen, started: WallTime(microseconds: Self.base), model: .nominal)
+        try writer.append(Self.touch(startingAt: Self.base, count: 5), to: &open)
+        let reader = try LogDatabase.open(path: directory.path + "/log.sqlite", readOnly: true)
+        let (times, count) = try reader.snapshot { () throws -> (ClosedRange<WallTime>?, Int) in
+            let times = try reader.readingTimes(session: open.id)
+            try writer.append(Self.touch(startingAt: Self.base + 100_000, count: 5), to: &open)
+            var count = 0
+            try reader.forEachReading(session: open.id) { _ in count += 1 }
+            return (times, count)
+        }
+        #expect(times?.upperBound == WallTime(microseconds: Self.base + 4_000))
+        #expect(count == 5)
+        #expect(try reader.readings(session: open.id).count == 10)
+    }
+
     @Test func aCrashLeftSessionIsClosedAtItsLastReading() throws {
         let directory = TemporaryDirectory()
         let database = try LogDatabase.open(path: directory.path + "/log.sqlite")

@@ -32,6 +32,18 @@ public enum MassUnit: String, CaseIterable, Sendable {
         }
     }
 
+    /// The unit's name in words, plural, as a menu of units offers it: `ounces`.
+    public var name: String {
+        switch self {
+        case .grams: return "grams"
+        case .kilograms: return "kilograms"
+        case .ounces: return "ounces"
+        case .pounds: return "pounds"
+        case .carats: return "carats"
+        case .newtons: return "newtons"
+        }
+    }
+
     public func fromGrams(_ grams: Double) -> Double { grams / gramsPerUnit }
 
     /// A weight in grams as a person writes it in a sentence: `20 g`, `5.7 g` (to 0.1 g,

@@ -7,7 +7,9 @@ import ScaleCore
 /// Meant to be read at a glance on a screen or a printout: dark lines on white, each mark
 /// with its own shape (triangle, circle, dashes) and words beside it, so nothing depends on
 /// telling colours apart. Feed the readings in time order with ``add(_:)``; a session of any
-/// length keeps at most two points per pixel column (see ``PlotDecimator``).
+/// length keeps at most two points per pixel column (see ``PlotDecimator``), as they come
+/// when the time they span is known beforehand: an ended session's, or, for one still open,
+/// the earliest and latest times of its readings (`readingTimes`).
 package struct ForcePlot: Sendable {
     /// Where the plot area sits in the picture, in pixels.
     package struct Layout: Hashable, Sendable {
@@ -40,8 +42,9 @@ package struct ForcePlot: Sendable {
     let peaks: [LoggedPeak]
     let layout: Layout
 
-    /// Decimated as the readings come when the session's end is known; kept whole until
-    /// rendering when it is not (a session still open), because the columns need the span.
+    /// Decimated as the readings come when the span is known (the session's end, or the
+    /// times of its readings); kept whole until rendering when it is not (a session still
+    /// open, its readings' times not given), because the columns need the span.
     private var decimator: PlotDecimator?
     private var pending: [PlotPoint] = []
     private var readingCount = 0
@@ -56,8 +59,12 @@ package struct ForcePlot: Sendable {
     ///   - startedText: The session's start as the reader should see it (local time,
     ///     formatted by the caller, which knows the time zone).
     ///   - peaks: The session's PEAKs.
+    ///   - readingTimes: For a session still open, the earliest and the latest time of the
+    ///     readings that will be added (those with a finite weight), so that they are
+    ///     decimated as they come instead of held until rendering; the picture is the same
+    ///     either way. Not needed for an ended session, whose span its end gives.
     ///   - layout: The picture's size and plot area.
-    package init(session: LoggedSession, startedText: String, peaks: [LoggedPeak], layout: Layout = .standard) {
+    package init(session: LoggedSession, startedText: String, peaks: [LoggedPeak], readingTimes: ClosedRange<WallTime>? = nil, layout: Layout = .standard) {
         self.session = session
         self.startedText = startedText
         self.peaks = peaks
@@ -65,6 +72,12 @@ package struct ForcePlot: Sendable {
         if let ended = session.ended {
             let duration = Swift.max(0, Self.seconds(from: session.started, to: ended))
             decimator = PlotDecimator(span: 0...duration, columns: layout.columns)
+        } else if let readingTimes {
+            // The span the columns would be made of at rendering: from the start (or the
+            // earliest reading, stamped before it by a clock step) to the latest reading.
+            let first = Swift.min(0, Self.seconds(from: session.started, to: readingTimes.lowerBound))
+            let last = Swift.max(0, Self.seconds(from: session.started, to: readingTimes.upperBound))
+            decimator = PlotDecimator(span: first...Swift.max(last, first), columns: layout.columns)
         }
     }
 

@@ -1,22 +1,25 @@
 "use strict";
 (function () {
-  // MassUnit (ScaleCore): grams per unit and the decimals the CLI shows.
-  var UNITS = {
-    g: { grams: 1, decimals: 1 },
-    kg: { grams: 1000, decimals: 4 },
-    oz: { grams: 28.349523125, decimals: 3 },
-    lb: { grams: 453.59237, decimals: 4 },
-    ct: { grams: 0.2, decimals: 1 },
-    N: { grams: 1000 / 9.80665, decimals: 4 }
-  };
+  var $ = function (id) { return document.getElementById(id); };
+  // The units, as forcescale-web put ScaleCore's MassUnit into the page (#units): for each,
+  // its grams per unit and the decimals the CLI's gauge writes it with, in the CLI's order.
+  // The unit menu offers these, and nothing else.
+  var UNITS = {};
+  JSON.parse($("units").textContent).units.forEach(function (unit) {
+    UNITS[unit.symbol] = { grams: unit.grams_per_unit, decimals: unit.decimals };
+    var option = document.createElement("option");
+    option.value = unit.symbol;
+    option.textContent = unit.symbol + " (" + unit.name + ")";
+    $("unit").appendChild(option);
+  });
   var WINDOW_MS = 30000;
   // The plot's area in its viewBox: x from LEFT (30 s ago) to RIGHT (now), y from TOP
   // (the highest tick) to BOTTOM (0 g).
   var PLOT = { left: 44, right: 312, top: 18, bottom: 110 };
   var SVG = "http://www.w3.org/2000/svg";
-  var $ = function (id) { return document.getElementById(id); };
 
-  // ScaleDisplay's fixed(_:decimals:): exactly `decimals` decimals, half away from zero.
+  // ScaleDisplay's fixed(_:decimals:), for a unit's decimals from #units: exactly
+  // `decimals` decimals, half away from zero (the browser tests hold it to the CLI's text).
   function fixed(value, decimals) {
     var scale = Math.pow(10, decimals);
     if (!isFinite(value) || Math.abs(value * scale) >= 9e15) return String(value);
