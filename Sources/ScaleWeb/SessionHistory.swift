@@ -24,17 +24,20 @@ package final class SessionHistory {
     /// small while a long session is read (SQLite's default is 2 MiB per connection).
     static let cacheKibibytes = 256
 
-    /// The log's path; nil when there is none to read (no `--log-db`, and HOME not set).
-    let path: String?
+    /// The log `--log-db` names; nil for the default.
+    let configuredPath: String?
 
     init(path: String?) {
-        self.path = path
+        configuredPath = path
     }
 
-    /// The log `forcescale log` reads by default: the system daemon's when it is there,
-    /// else the one this user's daemon would write. Nil when HOME is not set.
-    package static func defaultPath() -> String? {
-        StateDirectory.clientPath(of: LogDatabase.defaultFileName)
+    /// The log to read now: the one named, or the one `forcescale log` reads by default, the
+    /// system daemon's when it is there, else the one this user's daemon would write. The
+    /// default is looked up at each request, so that a log the daemon makes after
+    /// forcescale-web started (the service is started by its socket, often before the
+    /// daemon) is found.
+    var path: String {
+        configuredPath ?? StateDirectory.clientPath(of: LogDatabase.defaultFileName)
     }
 
     /// `GET /api/sessions?before=ID&limit=N`.
@@ -78,7 +81,7 @@ package final class SessionHistory {
     /// the readings come (a session still open too, from its readings' times read first),
     /// so that neither holds the session in memory, whatever its length.
     func session(id: Int64, _ representation: SessionRepresentation) -> HTTPResponse {
-        guard let path else { return Self.noPath }
+        let path = self.path
         let database: LogDatabase
         do {
             database = try open(path)
@@ -209,7 +212,7 @@ package final class SessionHistory {
     // MARK: - Opening the log
 
     private func reading(_ body: (LogDatabase) throws(LogDatabaseError) -> HTTPResponse) -> HTTPResponse {
-        guard let path else { return Self.noPath }
+        let path = self.path
         do {
             let database = try open(path)
             defer { database.close() }
@@ -232,10 +235,6 @@ package final class SessionHistory {
 
     private static let switchOn = "logging is off by default: start forcescaled with --log (or --log-db PATH, or log = on in forcescale.conf); "
         + "or give forcescale-web the log's path with --log-db"
-
-    private static var noPath: HTTPResponse {
-        error(404, "no force log: HOME is not set, so there is no default log to read; " + switchOn, logMissing: true)
-    }
 
     /// What a failure to read the log answers: 404 for a log that is not there (saying how to
     /// switch logging on), 500 for the rest, each naming the file and what to do.

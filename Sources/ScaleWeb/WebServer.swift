@@ -15,8 +15,8 @@ package final class WebServer {
         var socketPath: String
         var allowControl: Bool
         var release: String
-        /// The force log that `/api/sessions` reads (read-only); nil when there is none to
-        /// read (the answers then say how to switch logging on).
+        /// The force log that `/api/sessions` reads (read-only); nil for the default, looked
+        /// up at each request (``SessionHistory/path``).
         package var logPath: String?
         /// Events kept for clients that reconnect with `Last-Event-ID` (and for slow ones).
         var ringCapacity = 1024

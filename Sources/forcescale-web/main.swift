@@ -33,7 +33,7 @@ let root = Command(
         Option(long: "allow-control", help: "Let the dashboard tare the scale (POST /api/tare from the page's own origin)."),
         Option(
             long: "log-db", valueName: "path",
-            help: "The force log whose sessions the History view and /api/sessions show, read-only. (default: /var/lib/forcescale/log.sqlite when it exists, else $XDG_STATE_HOME/forcescale/log.sqlite)"),
+            help: "The force log whose sessions the History view and /api/sessions show, read-only. (default, looked up at each request: /var/lib/forcescale/log.sqlite when it exists, else $XDG_STATE_HOME/forcescale/log.sqlite, else the system one)"),
     ],
     version: release)
 
@@ -74,7 +74,7 @@ runMain(root: root) { command in
     let loop = try EventLoop()
     var options = WebServer.Options(socketPath: socketPath, allowControl: command.flag("allow-control"), release: release)
     options.limits = HTTPServer.Limits()
-    options.logPath = command.string("log-db") ?? SessionHistory.defaultPath()
+    options.logPath = command.string("log-db")
     let server: WebServer
     do {
         server = try WebServer(options: options, listener: listener, loop: loop, log: say)

@@ -43,19 +43,15 @@ enum LogCommand {
 
     /// The log the command line names, or the one forcescaled writes by default: the system
     /// daemon's when it is there, else the one this user's daemon would write.
-    static func databasePath(_ command: ParsedCommand) throws -> String {
-        if let path = command.string("db") { return path }
-        guard let path = StateDirectory.clientPath(of: LogDatabase.defaultFileName) else {
-            throw command.usageError("No default force log: HOME is not set; give --db PATH")
-        }
-        return path
+    static func databasePath(_ command: ParsedCommand) -> String {
+        command.string("db") ?? StateDirectory.clientPath(of: LogDatabase.defaultFileName)
     }
 
     /// Opens the log read-only.
     /// - Throws: `CommandFailure`: 66 when there is no log (with how to switch logging on),
     ///   65 when the file is not a force log this forcescale can read.
     static func open(_ command: ParsedCommand) throws -> LogDatabase {
-        let path = try databasePath(command)
+        let path = databasePath(command)
         do {
             return try LogDatabase.open(path: path, readOnly: true)
         } catch {

@@ -19,13 +19,13 @@ public enum StateDirectory {
 
     /// Where a client finds one of the daemon's files, as it finds the daemon's socket: the
     /// system daemon's when that file exists (a member of the daemon's group reading the
-    /// service's log, say), else the one a daemon run by this user would keep.
+    /// service's log, say), else the one a daemon run by this user would keep; for a user
+    /// with no home (a service's user), the system daemon's, there or not yet.
     /// - Parameter name: The file's name in the state directory, such as `log.sqlite`.
-    /// - Returns: The path, or `nil` when there is no system file and no user directory.
-    public static func clientPath(of name: String) -> String? {
+    public static func clientPath(of name: String) -> String {
         let systemFile = system + "/" + name
         var status = stat()
         if stat(systemFile, &status) == 0 { return systemFile }
-        return defaultPath().map { $0 + "/" + name }
+        return defaultPath().map { $0 + "/" + name } ?? systemFile
     }
 }

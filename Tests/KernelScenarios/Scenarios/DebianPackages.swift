@@ -121,6 +121,17 @@ enum DebianPackages {
         check(conffiles.contains("/etc/forcescale/forcescale.conf ") && conffiles.contains("/etc/forcescale/mqtt.conf "),
               "o: /etc/forcescale/forcescale.conf and mqtt.conf are conffiles", conffiles)
 
+        // The force log on, as a user switches it on: the conffile's `log = on`, before the
+        // first request starts the daemon. forcescale-web reads it where it is by default.
+        let configuration = manager.root("/etc/forcescale/forcescale.conf")
+        if let handle = FileHandle(forWritingAtPath: configuration) {
+            handle.seekToEndOfFile()
+            handle.write(Data("log = on\n".utf8))
+            handle.closeFile()
+        } else {
+            check(false, "o: switch the log on in \(configuration)", String(cString: strerror(errno)))
+        }
+
         // 3. forcescale-web on its socket: the first request starts it, and it starts watching
         // the daemon (whose socket starts forcescaled). It answers before any reading.
         let webUnit = SandboxedService.UnitFile(path: manager.root("/lib/systemd/system/forcescale-web.socket"))
@@ -194,6 +205,16 @@ enum DebianPackages {
             calibrations = ((try? FileManager.default.contentsOfDirectory(atPath: stateDirectory)) ?? []).filter { $0.hasSuffix(".json") }
             return !calibrations.isEmpty
         }, saw: "\(calibrations)")
+
+        // The touch just lifted is a session of the log, and forcescale-web, sandboxed as
+        // its unit has it (read-only /var/lib, another user in group forcescale), reads it
+        // from the daemon's log by default: the History view works as installed.
+        var sessions = ""
+        expect("o: forcescale-web's /api/sessions lists the pad's touch from the daemon's log, /var/lib/forcescale/log.sqlite",
+               within: Limits.reaction, waitingFor: "an HTTP 200 listing a session that ended", {
+            sessions = Self.get("/api/sessions", from: listen)
+            return sessions.hasPrefix("HTTP/1.1 200") && sessions.contains(#""session":1,"#) && sessions.contains(#""ended":1"#)
+        }, saw: "\(sessions.prefix(600))\n\(manager.journal("forcescale-web.service"))\n\(manager.journal("forcescaled.service"))")
 
         // 7. Remove: every unit stopped, only the conffiles and the calibrations left.
         let removed = manager.run(["dpkg", "--remove"] + packages.reversed(), timeout: Limits.packages)
