@@ -424,6 +424,24 @@ package final class LogDatabase {
         return try body()
     }
 
+    /// One session read for a plot, on one snapshot (a session still being written is drawn
+    /// from the readings it had when the read began): `start` gets the session, its PEAKs
+    /// and, for a session still open, the times its readings span (``readingTimes(session:)``,
+    /// so that the plot can decimate them as they come), then `add` each reading in time
+    /// order. Nil when the log has no such session. `forcescale log plot` and forcescale-web
+    /// draw a session this one way, so their pictures are the same byte for byte.
+    package func plot<Plot>(
+        session id: Int64, start: (LoggedSession, [LoggedPeak], ClosedRange<WallTime>?) throws -> Plot,
+        add: (inout Plot, LoggedReading) -> Void
+    ) throws -> Plot? {
+        try snapshot { () throws -> Plot? in
+            guard let session = try self.session(id: id) else { return nil }
+            var plot = try start(session, try peaks(session: id), session.ended == nil ? try readingTimes(session: id) : nil)
+            try forEachReading(session: id) { add(&plot, $0) }
+            return plot
+        }
+    }
+
     /// The readings of a session, in time order, all in memory (for tests of small logs).
     func readings(session: Int64) throws(LogDatabaseError) -> [LoggedReading] {
         var readings: [LoggedReading] = []

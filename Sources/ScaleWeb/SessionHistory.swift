@@ -92,17 +92,19 @@ package final class SessionHistory {
         defer { if !keepOpen { database.close() } }
         do {
             switch representation {
-            case .summary, .svg:
+            case .summary:
                 return try database.snapshot { () throws -> HTTPResponse in
                     guard let session = try database.session(id: id) else { return Self.missing(id, path) }
-                    if representation == .summary { return .json(200, try summary(session, in: database)) }
-                    var plot = ForcePlot(session: session, startedText: LocalTime.text(session.started, offset: true),
-                                         peaks: try database.peaks(session: id),
-                                         readingTimes: session.ended == nil ? try database.readingTimes(session: id) : nil)
-                    try database.forEachReading(session: id) { plot.add($0) }
-                    return .complete(status: 200, contentType: "image/svg+xml; charset=utf-8", body: Array(plot.render().utf8),
-                                     headers: [("Cache-Control", "no-store")])
+                    return .json(200, try summary(session, in: database))
                 }
+            case .svg:
+                guard let plot = try database.plot(session: id, start: {
+                    ForcePlot(session: $0, startedText: LocalTime.text($0.started, offset: true), peaks: $1, readingTimes: $2)
+                }, add: { $0.add($1) }) else {
+                    return Self.missing(id, path)
+                }
+                return .complete(status: 200, contentType: "image/svg+xml; charset=utf-8", body: Array(plot.render().utf8),
+                                 headers: [("Cache-Control", "no-store")])
             case .csv, .json:
                 // No snapshot: the export is read a piece at a time while the client takes
                 // it, and a read transaction held that long would keep the daemon's

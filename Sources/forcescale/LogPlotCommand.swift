@@ -29,17 +29,13 @@ enum LogPlotCommand {
         return LogCommand.run {
             let database = try LogCommand.open(command)
             defer { database.close() }
-            // One snapshot: a session still being written is drawn from the readings it had
-            // when the command began, decimated as they are read (ForcePlot's readingTimes),
-            // so that memory stays the same for any length; forcescale-web draws it so too.
-            let svg = try database.snapshot { () throws -> String in
-                guard let session = try database.session(id: id) else { throw CommandFailure.noSession(id, in: database.path) }
-                var plot = ForcePlot(session: session, startedText: LocalTime.text(session.started, offset: true),
-                                     peaks: try database.peaks(session: id),
-                                     readingTimes: session.ended == nil ? try database.readingTimes(session: id) : nil)
-                try database.forEachReading(session: id) { plot.add($0) }
-                return plot.render()
+            // Decimated as the readings are read, so that memory stays the same for any length.
+            guard let plot = try database.plot(session: id, start: {
+                ForcePlot(session: $0, startedText: LocalTime.text($0.started, offset: true), peaks: $1, readingTimes: $2)
+            }, add: { $0.add($1) }) else {
+                throw CommandFailure.noSession(id, in: database.path)
             }
+            let svg = plot.render()
             let output = try LogOutput(path: command.string("output"))
             do {
                 try output.write(svg)
