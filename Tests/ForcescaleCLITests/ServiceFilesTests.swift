@@ -279,6 +279,29 @@ import Testing
         #expect(left == [], "left behind: \(left)")
     }
 
+    /// debian/rules' install step, from a checkout whose path has a blank (`make deb` once
+    /// failed there: DESTDIR was split at it). The programs are this build's: the stand-in for
+    /// scripts/release-build only says where they are, so no release build is made here.
+    @Test func theDebianInstallStepWorksFromACheckoutWithABlank() throws {
+        let directory = try CLI.temporaryDirectory()
+        defer { try? FileManager.default.removeItem(at: directory) }
+        let checkout = directory.appendingPathComponent("a checkout")
+        try FileManager.default.createDirectory(at: checkout, withIntermediateDirectories: true)
+        for name in ["Makefile", "debian", "etc", "man", "systemd", "sysusers.d", "udev"] {
+            try FileManager.default.copyItem(at: Self.root.appendingPathComponent(name), to: checkout.appendingPathComponent(name))
+        }
+        let releaseBuild = directory.appendingPathComponent("release-build").path
+        try "#!/bin/sh\necho '\(CLI.binDirectory.path)'\n".write(toFile: releaseBuild, atomically: true, encoding: .utf8)
+        #expect(chmod(releaseBuild, 0o755) == 0)
+        let install = try run("/usr/bin/make", ["--no-print-directory", "-C", checkout.path, "-f", "debian/rules",
+                                                "override_dh_auto_install", "RELEASE_BUILD=\(releaseBuild)"], timeout: 120)
+        #expect(install.exited && install.status == 0, "debian/rules override_dh_auto_install: \(install.stdout) \(install.stderr)")
+        let staged = checkout.appendingPathComponent("debian/tmp").path
+        #expect(FileManager.default.isExecutableFile(atPath: staged + "/usr/bin/forcescaled"), "staged in \(staged)")
+        let service = try UnitFile(path: staged + "/lib/systemd/system/forcescaled.service")
+        #expect(service.values("Service", "ExecStart") == ["/usr/bin/forcescaled"])
+    }
+
     @Test func prefixMovesEverythingButTheConfiguration() throws {
         let stage = try Staging()
         let install = try stage.make(["install", "PREFIX=/usr"])
