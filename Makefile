@@ -69,15 +69,17 @@ run: build
 # The Debian packages forcescale, forcescale-web and forcescale-mqtt, from debian/ (dh, with
 # the release build of `make build`, reused when it is up to date), into dist/, then lintian
 # on them: an error or a warning without an override (debian/*.lintian-overrides, each
-# saying why) fails. dist/ holds only this build's files. See README.md, Install from a
-# package.
+# saying why) fails; lintian gets a TMPDIR of its own, removed after it, since it leaves its
+# caches in /tmp. dist/ holds only this build's files. See README.md, Install from a package.
 deb: setup-deb
 	rm -rf dist
 	mkdir dist
 	version=$$(dpkg-parsechangelog -S Version) arch=$$(dpkg-architecture -q DEB_HOST_ARCH) && \
 	dpkg-buildpackage -us -uc -b --post-clean --buildinfo-option=-udist --changes-option=-udist \
 		--buildinfo-file=dist/forcescale_$${version}_$${arch}.buildinfo --changes-file=dist/forcescale_$${version}_$${arch}.changes
-	lintian --fail-on error,warning --info dist/*.deb
+	lintian_tmp=$$(mktemp -d) && status=0 && \
+	TMPDIR="$$lintian_tmp" lintian --fail-on error,warning --info dist/*.deb || status=$$?; \
+	rm -rf "$$lintian_tmp"; exit $$status
 	@ls -l dist/*.deb
 
 # Every test: unit, golden replays of ../shared/recordings, the CLI end to end, the Debian
