@@ -44,14 +44,15 @@ package struct Gauge: Sendable {
         if reading.contacts == 0 { words.append("lifted") }
         if reading.contacts > 1 { words.append("\(reading.contacts) contacts") }
         if reading.stable { words.append("stable") }
-        if reading.saturated { words.append("saturated") }
+        // A saturated weight is a lower bound: "at least", never a bare weight.
+        if reading.saturated { words.append(ReadingMessage.lowerBoundText(unitText(reading.shownGrams))) }
         if let beyond = reading.beyondCalibrationText { words.append(beyond) }
         let bar = paint(bar(reading.force), reading.saturated ? .red : reading.stable ? .green : .yellow)
         let state = words.isEmpty ? "" : "  " + words.joined(separator: ", ")
         // A model a later daemon added: its grams are the daemon's, not a known model's.
         let model = reading.model.kind == nil ? "  \(reading.model.rawValue) model" : ""
         // A stable reading shows its settled weight, the stability window's mean.
-        return "\(time(reading.time))  \(percent)  \(weight(reading.shownGrams))  \(bar)\(state)\(model)"
+        return "\(time(reading.time))  \(percent)  \(weight(reading.shownGrams, atLeast: reading.saturated))  \(bar)\(state)\(model)"
     }
 
     package func line(for peak: PeakMessage) -> String {
@@ -60,8 +61,9 @@ package struct Gauge: Sendable {
 
     /// The line left behind when a weight is lifted: what it weighed, if it settled.
     package func liftLine(at time: EventTime, lastStable: ReadingMessage?) -> String {
-        let summary = lastStable.map { "weighed \(fixed(unit.fromGrams($0.shownGrams), decimals: unit.displayDecimals)) \(unit.rawValue) (stable)" }
-            ?? "lifted before the weight settled"
+        let summary = lastStable.map {
+            $0.saturated ? "weighed " + ReadingMessage.lowerBoundText(unitText($0.shownGrams)) : "weighed \(unitText($0.shownGrams)) (stable)"
+        } ?? "lifted before the weight settled"
         return "\(self.time(time))  \(summary)"
     }
 
@@ -76,8 +78,16 @@ package struct Gauge: Sendable {
         return pad(text, 8) + " s"
     }
 
-    func weight(_ grams: Double) -> String {
-        pad(fixed(unit.fromGrams(grams), decimals: unit.displayDecimals), 9) + " " + pad(unit.rawValue, 2, left: false)
+    /// `179.7 g` in the column the gauge keeps for it; `≥384.8 g` (`>=384.8 g` without
+    /// Unicode) for a lower bound.
+    func weight(_ grams: Double, atLeast: Bool = false) -> String {
+        let bound = atLeast ? (style.unicode ? "≥" : ">=") : ""
+        return pad(bound + fixed(unit.fromGrams(grams), decimals: unit.displayDecimals), 9) + " " + pad(unit.rawValue, 2, left: false)
+    }
+
+    /// `179.7 g`: a weight in a sentence.
+    func unitText(_ grams: Double) -> String {
+        fixed(unit.fromGrams(grams), decimals: unit.displayDecimals) + " " + unit.rawValue
     }
 
     func bar(_ force: Double) -> String {

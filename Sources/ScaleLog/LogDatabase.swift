@@ -207,8 +207,15 @@ package final class LogDatabase {
                     .integer(Int64(reading.contacts)))
                 while try insert.step() {}
                 session.readingCount += 1
-                session.peakGrams = max(session.peakGrams, reading.grams)
-                if reading.flags.contains(.stable), reading.contacts > 0 { session.stableGrams = reading.settledGrams ?? reading.grams }
+                let saturated = reading.flags.contains(.saturated)
+                if reading.grams > session.peakGrams || (reading.grams == session.peakGrams && saturated) {
+                    session.peakGrams = reading.grams
+                    session.peakSaturated = saturated
+                }
+                if reading.flags.contains(.stable), reading.contacts > 0 {
+                    session.stableGrams = reading.settledGrams ?? reading.grams
+                    session.stableSaturated = saturated
+                }
             }
             insert.reset()
             try saveSummary(session)
@@ -235,9 +242,10 @@ package final class LogDatabase {
 
     private func saveSummary(_ session: LoggedSession) throws {
         try connection.run(
-            "UPDATE sessions SET ended = ?2, peak_grams = ?3, stable_grams = ?4, readings = ?5 WHERE id = ?1",
+            "UPDATE sessions SET ended = ?2, peak_grams = ?3, stable_grams = ?4, readings = ?5, peak_saturated = ?6, stable_saturated = ?7 WHERE id = ?1",
             .integer(session.id), session.ended.map { .integer($0.microseconds) } ?? .null, .real(session.peakGrams),
-            session.stableGrams.map { .real($0) } ?? .null, .integer(Int64(session.readingCount)))
+            session.stableGrams.map { .real($0) } ?? .null, .integer(Int64(session.readingCount)),
+            .integer(session.peakSaturated ? 1 : 0), .integer(session.stableSaturated ? 1 : 0))
     }
 
     /// Ends the sessions a crash left open at their last reading (at their start when they
@@ -322,7 +330,7 @@ package final class LogDatabase {
             }
             if let wanted, wanted.isEmpty { return [] }
             let statement = try connection.statement(
-                "SELECT \(Self.sessionColumns) FROM sessions WHERE ?1 IS NULL OR ended IS NULL OR ended >= ?1 ORDER BY id")
+                "SELECT \(sessionColumns) FROM sessions WHERE ?1 IS NULL OR ended IS NULL OR ended >= ?1 ORDER BY id")
             defer { statement.reset() }
             try statement.bind(since.map { .integer($0.microseconds) } ?? .null)
             var sessions: [LoggedSession] = []
@@ -339,7 +347,7 @@ package final class LogDatabase {
     package func sessions(before: Int64?, limit: Int) throws(LogDatabaseError) -> [LoggedSession] {
         try Self.wrapping {
             let statement = try connection.statement(
-                "SELECT \(Self.sessionColumns) FROM sessions WHERE ?1 IS NULL OR id < ?1 ORDER BY id DESC LIMIT ?2")
+                "SELECT \(sessionColumns) FROM sessions WHERE ?1 IS NULL OR id < ?1 ORDER BY id DESC LIMIT ?2")
             defer { statement.reset() }
             try statement.bind(before.map { .integer($0) } ?? .null, .integer(Int64(limit)))
             let devices = try allDevices()
@@ -358,7 +366,7 @@ package final class LogDatabase {
     /// One session; nil when there is none with that id.
     package func session(id: Int64) throws(LogDatabaseError) -> LoggedSession? {
         try Self.wrapping {
-            let statement = try connection.statement("SELECT \(Self.sessionColumns) FROM sessions WHERE id = ?1")
+            let statement = try connection.statement("SELECT \(sessionColumns) FROM sessions WHERE id = ?1")
             defer { statement.reset() }
             try statement.bind(.integer(id))
             guard try statement.step() else { return nil }
@@ -511,7 +519,11 @@ package final class LogDatabase {
 
     // MARK: - Helpers
 
-    private static let sessionColumns = "id, device, started, ended, peak_grams, stable_grams, readings, model"
+    /// A log before version 4, read as it is, knows no saturation: none is claimed.
+    private var sessionColumns: String {
+        "id, device, started, ended, peak_grams, stable_grams, readings, model, "
+            + (schemaVersion >= 4 ? "peak_saturated, stable_saturated" : "0, 0")
+    }
 
     private static func session(from row: SQLiteStatement, devices: [Int64: LoggedDevice]) -> LoggedSession {
         let deviceID = row.int64(1)
@@ -519,7 +531,7 @@ package final class LogDatabase {
             id: row.int64(0), device: devices[deviceID] ?? LoggedDevice(id: deviceID, key: "", name: ""),
             started: WallTime(microseconds: row.int64(2)), ended: row.isNull(3) ? nil : WallTime(microseconds: row.int64(3)),
             peakGrams: row.double(4), stableGrams: row.isNull(5) ? nil : row.double(5), readingCount: Int(row.int64(6)),
-            model: GramModelKind(rawValue: row.text(7)) ?? .nominal)
+            model: GramModelKind(rawValue: row.text(7)) ?? .nominal, peakSaturated: row.int64(8) != 0, stableSaturated: row.int64(9) != 0)
     }
 
     private func allDevices() throws -> [Int64: LoggedDevice] {

@@ -7,7 +7,7 @@
 /// of some), ordered and compared as integers, and no larger on disk than a `REAL`.
 enum LogSchema {
     /// The version this code writes and reads.
-    static let currentVersion = 3
+    static let currentVersion = 4
 
     /// Version 1, as the first release shipped it: devices, sessions with their summary,
     /// and readings. Readings are keyed by (session, n), n counting from 0 in the order the
@@ -57,6 +57,10 @@ enum LogSchema {
     /// `failed`, `unavailable`, `off`; NULL where none was tried, as for PEAKs logged
     /// before), with `rumble_latency` in microseconds when it played and `rumble_errno` when
     /// it failed.
+    ///
+    /// Version 4: sessions say whether their peak and their stable weight were saturated
+    /// (`peak_saturated`, `stable_saturated`, 0 or 1): such a weight is a lower bound. Sessions
+    /// logged before are worked out from their readings' flags once, here.
     static let migrations = [
         """
         CREATE TABLE peaks (
@@ -72,6 +76,14 @@ enum LogSchema {
         ALTER TABLE peaks ADD COLUMN rumble TEXT;
         ALTER TABLE peaks ADD COLUMN rumble_latency INTEGER;
         ALTER TABLE peaks ADD COLUMN rumble_errno INTEGER;
+        """,
+        """
+        ALTER TABLE sessions ADD COLUMN peak_saturated INTEGER NOT NULL DEFAULT 0;
+        ALTER TABLE sessions ADD COLUMN stable_saturated INTEGER NOT NULL DEFAULT 0;
+        UPDATE sessions SET
+            peak_saturated = EXISTS (SELECT 1 FROM readings WHERE session = sessions.id AND flags & 1 AND grams >= sessions.peak_grams),
+            stable_saturated = coalesce((SELECT flags & 1 FROM readings WHERE session = sessions.id AND flags & 2 AND contacts > 0
+                                         ORDER BY n DESC LIMIT 1), 0);
         """,
     ]
 }

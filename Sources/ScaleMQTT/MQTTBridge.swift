@@ -347,10 +347,12 @@ package final class MQTTBridge {
 
     /// The payload of a reading on the weight and reading topics (their Home Assistant
     /// attributes): the READING object, with `calibration_note` saying in words when it is
-    /// past the heaviest calibration weight.
+    /// past the heaviest calibration weight, and `saturation_note` when it is saturated (a
+    /// lower bound: "at least 384.8 g (saturated)").
     static func payload(of reading: ReadingMessage) -> String {
         var json = reading.json
         json.add("calibration_note", string: reading.beyondCalibrationText)
+        json.add("saturation_note", string: reading.saturated ? ReadingMessage.lowerBoundText(MassUnit.sentence(grams: reading.shownGrams)) : nil)
         return json.object
     }
 

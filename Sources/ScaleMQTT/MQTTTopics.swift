@@ -52,7 +52,8 @@ struct MQTTTopics: Hashable, Sendable {
     var weightConfig: String { "\(discoveryPrefix)/sensor/\(nodeID)/weight/config" }
     var loadedConfig: String { "\(discoveryPrefix)/binary_sensor/\(nodeID)/loaded/config" }
     var peakConfig: String { "\(discoveryPrefix)/event/\(nodeID)/peak/config" }
-    var configTopics: [String] { [weightConfig, loadedConfig, peakConfig] }
+    var saturatedConfig: String { "\(discoveryPrefix)/binary_sensor/\(nodeID)/saturated/config" }
+    var configTopics: [String] { [weightConfig, loadedConfig, peakConfig, saturatedConfig] }
 
     /// A name made fit for one topic level: no `/`, `+`, `#`, blanks or control
     /// characters (they become `-`), lower case, never empty.
@@ -186,6 +187,17 @@ enum HomeAssistantDiscovery {
         // the protocol's PEAK line, so the template makes one from it.
         peak.add("value_template", string: #"{{ {"event_type": "peak", "grams": value_json.grams, "raw": value_json.raw, "time": value_json.time} | to_json }}"#)
 
-        return [(topics.weightConfig, weight.object), (topics.loadedConfig, loaded.object), (topics.peakConfig, peak.object)]
+        // A saturated weight is a lower bound: the weight sensor's number cannot say so, so a
+        // problem sensor beside it does, from the same payload (its `saturation_note`
+        // attribute says it in words).
+        var saturated = common("saturated", name: "Saturated")
+        saturated.add("state_topic", string: topics.weight)
+        saturated.add("value_template", string: "{{ 'ON' if value_json.saturated else 'OFF' }}")
+        saturated.add("payload_on", string: "ON")
+        saturated.add("payload_off", string: "OFF")
+        saturated.add("device_class", string: "problem")
+
+        return [(topics.weightConfig, weight.object), (topics.loadedConfig, loaded.object), (topics.peakConfig, peak.object),
+                (topics.saturatedConfig, saturated.object)]
     }
 }

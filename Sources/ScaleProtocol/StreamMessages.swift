@@ -123,6 +123,14 @@ public struct ReadingMessage: DaemonLineMessage {
         "beyond the heaviest calibration weight, \(MassUnit.sentence(grams: heaviest))"
     }
 
+    /// "at least 384.8 g (saturated)": how every client says the weight of a saturated
+    /// reading. The sensor was at the top of its range, so the object weighs at least that
+    /// and maybe far more: the number is a lower bound, never a weight.
+    /// - Parameter weight: The weight as the client writes it, with its unit (`384.8 g`).
+    public static func lowerBoundText(_ weight: String) -> String {
+        "at least \(weight) (saturated)"
+    }
+
     public var line: String { json.line }
 
     public init?(_ line: DaemonLine) {

@@ -138,10 +138,11 @@ package final class SessionHistory {
 
     /// `{"session":{…},"stable_weights":[…]}`: each stable weight is a run of stable
     /// readings with a contact, from its first reading's time to its last, with the mean of
-    /// their grams to 0.1 g (the daemon's settled weight is the mean over its window).
+    /// their grams to 0.1 g (the daemon's settled weight is the mean over its window), and
+    /// `"saturated":true` when a reading of the run was (its weight is then a lower bound).
     private func summary(_ session: LoggedSession, in database: LogDatabase) throws -> String {
         var weights: [JSONLineWriter] = []
-        var run: (from: WallTime, to: WallTime, sum: Double, count: Int)?
+        var run: (from: WallTime, to: WallTime, sum: Double, count: Int, saturated: Bool)?
         func endRun() {
             guard let finished = run else { return }
             var weight = JSONLineWriter()
@@ -149,15 +150,17 @@ package final class SessionHistory {
             weight.add("to", literal: finished.to.description)
             weight.add("grams", number: finished.sum / Double(finished.count), decimals: 1)
             weight.add("readings", integer: finished.count)
+            if finished.saturated { weight.add("saturated", bool: true) }
             weights.append(weight)
             run = nil
         }
         try database.forEachReading(session: session.id) { reading in
             guard reading.flags.contains(.stable), reading.contacts > 0, reading.grams.isFinite else { return endRun() }
+            let saturated = reading.flags.contains(.saturated)
             if let current = run {
-                run = (current.from, reading.time, current.sum + reading.grams, current.count + 1)
+                run = (current.from, reading.time, current.sum + reading.grams, current.count + 1, current.saturated || saturated)
             } else {
-                run = (reading.time, reading.time, reading.grams, 1)
+                run = (reading.time, reading.time, reading.grams, 1, saturated)
             }
         }
         endRun()

@@ -73,6 +73,15 @@ extension CommandFailure {
         self.init(message: error.description, status: status)
     }
 
+    /// `weigh`'s status when what it printed is a lower bound: the pad was saturated.
+    static let saturatedStatus: Int32 = 3
+
+    /// What `weigh` says on standard error after printing a saturated weight, with status 3.
+    static let saturated = CommandFailure(
+        message: "the pad was saturated (at the top of its pressure range): the object weighs at least that, maybe far more; "
+            + "weigh a lighter object, or on a device with more range (docs/weighing.md, \"Full scale and saturation\")",
+        status: saturatedStatus)
+
     /// What `weigh` and `calibrate` say when nothing settled in time.
     static func noStableReading(within seconds: Double) -> CommandFailure {
         CommandFailure(

@@ -83,11 +83,18 @@ enum WeighCommand {
                 take(line)
             }
             let output = OutputChannel.standardOutput
-            var text = json ? found!.text : unit.format(grams: found!.reading.shownGrams)
+            let reading = found!.reading
+            guard !reading.saturated else {
+                // A lower bound, not a weight: said so, with a status of its own (the JSON
+                // line keeps the number and the flag).
+                try output.write((json ? found!.text : ReadingMessage.lowerBoundText(unit.format(grams: reading.shownGrams))) + "\n")
+                try output.flush()
+                throw CommandFailure.saturated
+            }
+            var text = json ? found!.text : unit.format(grams: reading.shownGrams)
             // A calibrated weight gets the calibration's uncertainty beside it, from the
             // STATUS asked first, grown past the heaviest calibration weight; and says when
             // it is past it (the JSON line stays the READING as sent).
-            let reading = found!.reading
             if !json, reading.model == GramModelName(.calibrated), let calibration = status.calibration,
                let uncertainty = calibration.uncertainty {
                 let quoted = reading.beyondCalibration.map {
@@ -114,8 +121,20 @@ enum WeighCommand {
             try prompts.write(text + "\n")
             try prompts.flush()
         }
+        // A pad that weighs its first contact only cannot count an object that comes as a
+        // second contact (a pressure pad on a kernel before 6.18, which does not mark it).
+        let weighsFirstContactOnly = status.devices?.first { $0.device == device }?.contacts == ContactMode.primary.rawValue
+        var secondContactSeen = false
+        func watchContacts(_ reading: ReadingMessage) {
+            guard weighsFirstContactOnly, !secondContactSeen, reading.contacts > 1, case .waitingForObject = measurement.step else { return }
+            secondContactSeen = true
+            printError("warning: " + Self.secondContactAdvice(device: device))
+        }
         _ = try client.request(.watch(enable: true, device: device), expecting: WatchMessage.self) { line in
-            if case .reading(let reading) = line.message { Self.feed(reading, to: &measurement) }
+            if case .reading(let reading) = line.message {
+                Self.feed(reading, to: &measurement)
+                watchContacts(reading)
+            }
         }
         try say("Put a contact on the pad (a finger, a coin, a metal lid) and keep it still…")
         var announced = false
@@ -125,6 +144,12 @@ enum WeighCommand {
             case .waitingForContact:
                 break
             case .waitingForObject(let zero):
+                if zero.saturated {
+                    throw CommandFailure(
+                        message: "the contact alone saturates the pad (\(ReadingMessage.lowerBoundText(unit.format(grams: zero.mean)))): "
+                            + "nothing added could be weighed; rest a lighter contact (a fingertip, a coin) and start again",
+                        status: CommandFailure.saturatedStatus)
+                }
                 if !announced {
                     announced = true
                     try say("Zero taken at \(unit.format(grams: zero.mean)). Now add the object beside the contact, without lifting it…")
@@ -144,22 +169,43 @@ enum WeighCommand {
                     line.add("zero", number: result.zero.mean, decimals: ProtocolDecimals.grams)
                     line.add("total", number: result.total.mean, decimals: ProtocolDecimals.grams)
                     line.add("model", string: status.model?.rawValue)
+                    if result.saturated { line.add("saturated", bool: true) }
                     try output.write(line.line)
+                } else if result.saturated {
+                    try output.write(ReadingMessage.lowerBoundText(unit.format(grams: result.added)) + " added\n")
                 } else {
                     try output.write("\(unit.format(grams: result.added)) ± \(unit.format(grams: result.uncertainty)) added\n")
                 }
                 try output.flush()
+                if result.saturated { throw CommandFailure.saturated }
                 return
             }
             guard let line = try client.nextLine(deadline: deadline) else {
+                if secondContactSeen {
+                    throw CommandFailure(
+                        message: "nothing was added to the first contact within \(DaemonClient.seconds(timeout)) s: " + Self.secondContactAdvice(device: device),
+                        status: ExitStatus.failure)
+                }
                 let what = announced ? "the object added did not settle" : "no contact rested steadily on the pad"
                 throw CommandFailure(message: "\(what) within \(DaemonClient.seconds(timeout)) s: keep it still, or give --timeout more time", status: ExitStatus.failure)
             }
-            if case .reading(let reading) = line.message { Self.feed(reading, to: &measurement) }
+            if case .reading(let reading) = line.message {
+                Self.feed(reading, to: &measurement)
+                watchContacts(reading)
+            }
         }
     }
 
+    /// Why an object that came as a second contact is not weighed, and the two ways out.
+    static func secondContactAdvice(device: String) -> String {
+        "the pad reports the object as a second contact, and forcescaled weighs only the first contact of \(device): "
+            + "the object is not counted. Serve the pad with its contacts summed (forcescaled --contacts sum, "
+            + "or contacts = sum in its configuration file), or run a kernel of 6.18 or later, which marks a "
+            + "pressure pad as one (INPUT_PROP_PRESSUREPAD; Debian's 7.3 from trixie-backports): forcescale then "
+            + "sums its contacts by itself (docs/weighing.md, \"Pressure pads on Debian 13's kernel\")"
+    }
+
     private static func feed(_ reading: ReadingMessage, to measurement: inout AddedWeight) {
-        measurement.add(time: reading.time.microseconds, grams: reading.grams, contacts: reading.contacts, stable: reading.stable)
+        measurement.add(time: reading.time.microseconds, grams: reading.grams, contacts: reading.contacts, stable: reading.stable, saturated: reading.saturated)
     }
 }

@@ -575,8 +575,13 @@ class Dashboard:
                                lambda: next((r for r in self.watcher.readings() if r.get("saturated")), None),
                                seen=self.watcher.summary)
         weight = grams_text(shown(saturated))
-        self.page_until(f"100%+ with {weight} g and aria-valuenow 100",
-                        lambda page: page["percent"] == "100%+" and page["valuenow"] == "100" and page["weight"] == weight)
+        # A lower bound, said so in the weight, the state's words (with its own shape) and
+        # the dial's text: never a bare weight.
+        bound = f"at least {weight} g (saturated)"
+        self.page_until(f"100%+ with ≥{weight} g, '{bound}' and aria-valuenow 100",
+                        lambda page: page["percent"] == "100%+" and page["valuenow"] == "100" and page["weight"] == "≥" + weight
+                        and page["stable"] == "saturated" and page["stableShape"] == "icon-saturated"
+                        and page["stableText"].startswith(bound) and page["valuetext"].startswith(bound))
         self.screenshot("dashboard-saturated.png")
         peak = wait_until("a PEAK on /events", lambda: (self.watcher.peaks() or [None])[-1], seen=self.watcher.summary)
         text = f"PEAK{grams_text(peak['grams'])} g"
@@ -597,7 +602,7 @@ class Dashboard:
 
             reading = wait_until(f"/events to carry a reading of {grams} g at {page['percent']} (the page shows {page})",
                                  carried, seen=self.watcher.summary)
-            if page["weight"] != grams_text(shown(reading)):
+            if page["weight"] != ("≥" if reading.get("saturated") else "") + grams_text(shown(reading)):
                 raise CheckFailed(f"the page writes {shown(reading)} g as {page['weight']}")
             matched.add(page["weight"])
             # The next sample after the page has moved on.

@@ -214,6 +214,7 @@ func summary(_ message: ReceivedMessage) -> String? {
         try live.waitFor("the weight sensor's discovery config") { $0.topic.hasSuffix("/weight/config") }
         let late = try MQTTSubscriber(broker: broker, topics: ["homeassistant/#"])
         var weightTemplate: String?
+        var saturatedTemplate: String?
         for component in ["sensor", "binary_sensor", "event"] {
             let config = try late.waitFor("a retained \(component) config") { $0.retained && $0.topic.hasPrefix("homeassistant/\(component)/") && $0.topic.hasSuffix("/config") }
             let json = try #require(config.json, "not JSON: \(config.payload)")
@@ -230,6 +231,11 @@ func summary(_ message: ReceivedMessage) -> String? {
             }
             if component == "event" { #expect(json["event_types"] as? [String] == ["peak"]) }
         }
+        let saturatedConfig = try late.waitFor("the retained saturated sensor's config") { $0.retained && $0.topic.hasSuffix("/saturated/config") }
+        let saturatedJSON = try #require(saturatedConfig.json, "not JSON: \(saturatedConfig.payload)")
+        #expect(saturatedJSON["device_class"] as? String == "problem" && (saturatedJSON["state_topic"] as? String)?.hasSuffix("/weight") == true,
+                "\(saturatedConfig.payload)")
+        saturatedTemplate = saturatedJSON["value_template"] as? String
 
         // Home Assistant announcing itself gets the configs again (live, not retained).
         let configsBefore = live.messages.filter { $0.topic.hasSuffix("/weight/config") }.count
@@ -260,6 +266,12 @@ func summary(_ message: ReceivedMessage) -> String? {
         let rendered = try Self.render(try #require(weightTemplate), for: weights.map(\.payload))
         #expect(rendered.count == weights.count && rendered.allSatisfy { $0.state == $0.expected }, "\(rendered)")
         #expect(weights.contains { $0.json?["settled_grams"] != nil } && weights.contains { $0.json?["contacts"] as? Int == 0 })
+        // The saturated sensor, rendered the same way: off for the demo's weights (none rests
+        // at the top), on for a saturated weight's payload as the bridge writes it.
+        // (MQTTPayloadTests holds the bridge to writing this payload.)
+        let saturatedWeight = #"{"class":"READING","device":"pad.events","time":5.000000,"raw":255,"force":1.0,"grams":385.0,"saturated":true,"contacts":1,"stable":true,"model":"nominal","settled_grams":384.8,"saturation_note":"at least 384.8 g (saturated)"}"#
+        let states = try Self.render(try #require(saturatedTemplate), for: weights.map(\.payload) + [saturatedWeight]).map(\.state)
+        #expect(states == Array(repeating: "OFF", count: weights.count) + ["ON"], "\(states)")
         #expect(live.messages.contains { $0.topic.hasSuffix("/loaded") && $0.payload == "ON" })
         #expect(!live.messages.contains { $0.topic.hasSuffix("/reading") }, "live readings are off by default")
 
@@ -276,8 +288,8 @@ func summary(_ message: ReceivedMessage) -> String? {
         let removal = try run(CLI.binDirectory.appendingPathComponent("forcescale-mqtt").path,
                               ["--remove-discovery", "--broker", broker.address, "--config", "/dev/null"])
         #expect(removal.status == 0, "forcescale-mqtt --remove-discovery: \(removal.stderr)")
-        #expect(removal.stderr.contains("removed 3 discovery configs"), "\(removal.stderr)")
-        for suffix in ["/weight/config", "/loaded/config", "/peak/config"] {
+        #expect(removal.stderr.contains("removed 4 discovery configs"), "\(removal.stderr)")
+        for suffix in ["/weight/config", "/loaded/config", "/peak/config", "/saturated/config"] {
             try live.waitFor("an empty \(suffix)") { $0.topic.hasSuffix(suffix) && $0.payload.isEmpty }
         }
         // Nothing retained is left under homeassistant/: a new subscriber gets only the

@@ -118,6 +118,42 @@ import Testing
         #expect(abs(held.grams - 50) < 1e-9)
     }
 
+    /// A weight resting at the top of the range with a raw unit of noise: every stable
+    /// reading is a lower bound, the frames at 254 too, since their settled weight is a mean
+    /// over frames the sensor could not tell apart from heavier ones. One resting just below
+    /// the top with the same noise is a weight.
+    @Test func aSettledWeightWhoseWindowTouchedTheTopIsALowerBound() throws {
+        func rest(_ low: Int32, _ high: Int32) throws -> [Reading] {
+            var pipeline = try ScalePipeline(device: TestDevice.singleTouch())
+            var script = EventScript()
+            script.press(at: 0, low)
+            for frame in 1...120 { script.pressure(at: Double(frame) * 12, frame % 2 == 0 ? low : high) }
+            return pipeline.run(script.events).readings
+        }
+        let top = try rest(254, 255).filter(\.stable)
+        #expect(!top.isEmpty && top.allSatisfy(\.saturated), "\(top.map { ($0.raw, $0.saturated) })")
+        #expect(top.contains { $0.raw == 254 })
+        let below = try rest(250, 251).filter(\.stable)
+        #expect(!below.isEmpty && !below.contains(where: \.saturated))
+    }
+
+    /// Pressure past the axis maximum weighs what the maximum does: the model's top, in the
+    /// calibrated model as in the nominal one, after the tare.
+    @Test func aSaturatedReadingWeighsTheTopOfTheModel() throws {
+        let calibration = try Calibration(points: [CalibrationPoint(raw: 100, grams: 50), CalibrationPoint(raw: 200, grams: 150)], tareGrams: 5)
+        let model = GramModel(axis: TestDevice.singleTouch().axes[.absPressure]!, calibration: calibration)
+        var pipeline = try ScalePipeline(device: TestDevice.singleTouch(), calibration: calibration)
+        var script = EventScript()
+        script.press(at: 0, 255)
+        script.pressure(at: 20, 300)
+        let readings = pipeline.run(script.events).readings.filter { $0.contacts > 0 }
+        #expect(readings.count == 2 && readings.allSatisfy(\.saturated))
+        #expect(readings.allSatisfy { $0.grams == model.grams(raw: 255, force: 1) }, "\(readings.map(\.grams))")
+        #expect(model.grams(raw: 255, force: 1) > model.grams(raw: 254, force: 254.0 / 255))
+        var nominal = try ScalePipeline(device: TestDevice.singleTouch())
+        #expect(nominal.run(script.events).readings.filter { $0.contacts > 0 }.map(\.grams) == [385, 385])
+    }
+
     @Test func settingsAreValidated() {
         var settings = ScaleSettings()
         settings.peakThreshold = 0

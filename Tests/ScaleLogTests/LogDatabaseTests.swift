@@ -38,14 +38,14 @@ import Testing
         let path = LogDatabase.defaultPath(stateDirectory: directory.path)
         #expect(path == directory.path + "/log.sqlite")
         let database = try LogDatabase.open(path: path)
-        #expect(database.schemaVersion == 3)
-        #expect(LogDatabase.schemaVersion == 3)
+        #expect(database.schemaVersion == 4)
+        #expect(LogDatabase.schemaVersion == 4)
         database.close()
         let raw = try SQLiteConnection(path: path, readOnly: true, create: false)
         let mode = try raw.statement("PRAGMA journal_mode")
         #expect(try mode.step())
         #expect(mode.text(0) == "wal")
-        #expect(try raw.integer("PRAGMA user_version") == 3)
+        #expect(try raw.integer("PRAGMA user_version") == 4)
     }
 
     @Test func aLogOfTheSecondSchemaKeepsItsPeaksAndLearnsTheirRumbles() throws {
@@ -73,7 +73,7 @@ import Testing
         reader.close()
 
         let database = try LogDatabase.open(path: path)
-        #expect(database.schemaVersion == 3)
+        #expect(database.schemaVersion == 4)
         let outcomes: [RumbleOutcome] = [.played(latencyMicroseconds: 412), .failed(errno: 5), .unavailable, .off]
         for (index, outcome) in outcomes.enumerated() {
             try database.append(LoggedPeak(
@@ -90,7 +90,7 @@ import Testing
         let writer = try LogDatabase.open(path: path)
         // A reader opening it now gets a log at the current schema, never an empty database.
         let reader = try LogDatabase.open(path: path, readOnly: true)
-        #expect(reader.schemaVersion == 3)
+        #expect(reader.schemaVersion == 4)
         #expect(try reader.sessions(since: nil, device: nil).isEmpty)
         reader.close()
         writer.close()
@@ -105,7 +105,7 @@ import Testing
         #expect(names.allSatisfy { $0.hasPrefix("log.sqlite") }, "left behind: \(names)")
         // Opening it again for writing finds the log, and does not make another.
         let again = try LogDatabase.open(path: path)
-        #expect(again.schemaVersion == 3)
+        #expect(again.schemaVersion == 4)
         again.close()
     }
 
@@ -295,15 +295,84 @@ import Testing
         #expect(throws: LogDatabaseError.notALog(path: empty)) { try LogDatabase.open(path: empty, readOnly: true) }
     }
 
+    /// A saturated peak or stable weight is a lower bound, and the session says so: the
+    /// flag follows the reading that set the weight, so a later stable weight below the top
+    /// clears it.
+    @Test func aSessionSaysWhetherItsPeakAndStableWeightWereSaturated() throws {
+        let directory = TemporaryDirectory()
+        let database = try LogDatabase.open(path: directory.path + "/log.sqlite")
+        let pad = try database.device(key: "pad", name: "Pad")
+        func reading(_ index: Int64, _ grams: Double, _ flags: ReadingFlags, contacts: Int = 1) -> LoggedReading {
+            LoggedReading(session: 0, time: WallTime(microseconds: Self.base + index * 1_000), raw: grams >= 385 ? 255 : Int32(grams / 385 * 255),
+                          force: min(1, grams / 385), grams: grams, contacts: contacts, flags: flags)
+        }
+        var session = try database.openSession(device: pad, started: WallTime(microseconds: Self.base), model: .nominal)
+        try database.append([reading(0, 200, []), reading(1, 385, [.saturated]), reading(2, 385, [.saturated, .stable])], to: &session)
+        #expect(session.peakSaturated && session.stableSaturated)
+        #expect(try database.session(id: session.id).map { [$0.peakSaturated, $0.stableSaturated] } == [true, true])
+        // The object shifts and rests lower, below the top: a weight again; the peak stays a bound.
+        try database.append([reading(3, 300.4, []), reading(4, 300.4, [.stable]), reading(5, 0, [], contacts: 0)], to: &session)
+        try database.close(&session, at: WallTime(microseconds: Self.base + 5_000))
+        let stored = try #require(try database.session(id: session.id))
+        #expect(stored.peakSaturated && !stored.stableSaturated && stored.stableGrams == 300.4 && stored.peakGrams == 385)
+        // A session that never reached the top claims nothing.
+        var plain = try database.openSession(device: pad, started: WallTime(microseconds: Self.base + 10_000), model: .nominal)
+        try database.append([reading(10, 120, []), reading(11, 120.5, [.stable]), reading(12, 0, [], contacts: 0)], to: &plain)
+        #expect(try database.session(id: plain.id).map { [$0.peakSaturated, $0.stableSaturated] } == [false, false])
+    }
+
+    /// A log of the third schema learns which of its sessions were saturated from their
+    /// readings' flags when it is migrated; a reader of it unmigrated claims none.
+    @Test func aLogOfTheThirdSchemaLearnsWhichSessionsWereSaturated() throws {
+        let directory = TemporaryDirectory()
+        let path = directory.path + "/log.sqlite"
+        let old = try SQLiteConnection(path: path, readOnly: false, create: true)
+        try old.execute("PRAGMA journal_mode = WAL")
+        try old.execute(LogSchema.version1)
+        try old.execute(LogSchema.migrations[0])
+        try old.execute(LogSchema.migrations[1])
+        // Session 1 rested saturated; session 2 touched the top, then rested at 300 g;
+        // session 3 never reached it. flags: 1 saturated, 2 stable.
+        try old.execute("""
+            INSERT INTO devices (id, key, name) VALUES (1, 'pad', 'Pad');
+            INSERT INTO sessions (id, device, started, ended, peak_grams, stable_grams, readings, model) VALUES
+                (1, 1, \(Self.base), \(Self.base + 3000), 385.0, 385.0, 3, 'nominal'),
+                (2, 1, \(Self.base + 10000), \(Self.base + 14000), 385.0, 300.0, 4, 'nominal'),
+                (3, 1, \(Self.base + 20000), \(Self.base + 22000), 120.0, 120.0, 2, 'nominal');
+            INSERT INTO readings VALUES
+                (1, 0, \(Self.base), 255, 1, 385, 1, 1), (1, 1, \(Self.base + 1000), 255, 1, 385, 3, 1), (1, 2, \(Self.base + 3000), 0, 0, 0, 0, 0),
+                (2, 0, \(Self.base + 10000), 255, 1, 385, 1, 1), (2, 1, \(Self.base + 11000), 199, 0.78, 300, 0, 1),
+                (2, 2, \(Self.base + 12000), 199, 0.78, 300, 2, 1), (2, 3, \(Self.base + 14000), 0, 0, 0, 0, 0),
+                (3, 0, \(Self.base + 20000), 80, 0.31, 120, 2, 1), (3, 1, \(Self.base + 22000), 0, 0, 0, 0, 0);
+            PRAGMA user_version = 3;
+            """)
+        old.close()
+        func flags(_ database: LogDatabase) throws -> [[Bool]] {
+            try (1...3).map { id in
+                let session = try #require(try database.session(id: Int64(id)))
+                return [session.peakSaturated, session.stableSaturated]
+            }
+        }
+        let reader = try LogDatabase.open(path: path, readOnly: true)
+        #expect(reader.schemaVersion == 3)
+        #expect(try flags(reader) == [[false, false], [false, false], [false, false]])
+        reader.close()
+        let database = try LogDatabase.open(path: path)
+        #expect(database.schemaVersion == 4)
+        #expect(try flags(database) == [[true, true], [true, false], [false, false]])
+        #expect(try database.integrityCheck() == ["ok"])
+        database.close()
+    }
+
     @Test func aNewerSchemaIsRefusedWithoutTouchingTheFile() throws {
         let directory = TemporaryDirectory()
         let path = directory.path + "/log.sqlite"
         try LogDatabase.open(path: path).close()
-        try SQLiteConnection(path: path, readOnly: false, create: false).execute("PRAGMA user_version = 4")
-        let newer = LogDatabaseError.newerSchema(path: path, found: 4, supported: 3)
+        try SQLiteConnection(path: path, readOnly: false, create: false).execute("PRAGMA user_version = 5")
+        let newer = LogDatabaseError.newerSchema(path: path, found: 5, supported: 4)
         #expect(throws: newer) { try LogDatabase.open(path: path, readOnly: true) }
         #expect(throws: newer) { try LogDatabase.open(path: path) }
-        #expect(try SQLiteConnection(path: path, readOnly: true, create: false).integer("PRAGMA user_version") == 4)
+        #expect(try SQLiteConnection(path: path, readOnly: true, create: false).integer("PRAGMA user_version") == 5)
         #expect(newer.description.contains("update forcescale"))
     }
 
@@ -347,7 +416,7 @@ import Testing
         reader.close()
 
         let database = try LogDatabase.open(path: path)
-        #expect(database.schemaVersion == 3)
+        #expect(database.schemaVersion == 4)
         let session = try #require(try database.session(id: 1))
         #expect(session == LoggedSession(
             id: 1, device: LoggedDevice(id: 1, key: "pad", name: "Pad"), started: WallTime(microseconds: Self.base),
@@ -368,7 +437,7 @@ import Testing
             return lines
         }
         #expect(try schema(path) == schema(directory.path + "/fresh.sqlite"))
-        #expect(try SQLiteConnection(path: path, readOnly: true, create: false).integer("PRAGMA user_version") == 3)
+        #expect(try SQLiteConnection(path: path, readOnly: true, create: false).integer("PRAGMA user_version") == 4)
     }
 
     // MARK: - Retention
@@ -427,7 +496,7 @@ import Testing
         try Self.logTouch(database, device: pen, start: Self.base + 1_000_000, count: 5)
         let stats = try LogDatabase.open(path: database.path, readOnly: true).statistics()
         #expect(stats.path == database.path)
-        #expect(stats.schemaVersion == 3)
+        #expect(stats.schemaVersion == 4)
         #expect([stats.devices, stats.sessions, stats.readings, stats.peaks] == [1, 2, 15, 1])
         #expect(stats.first == WallTime(microseconds: Self.base))
         #expect(stats.last == WallTime(microseconds: Self.base + 1_004_000))

@@ -98,8 +98,12 @@ import Testing
         #expect(weight["state_topic"] as? String == topics.weight)
         #expect(objects[1]["state_topic"] as? String == topics.loaded)
         #expect(objects[2]["event_types"] as? [String] == ["peak"])
+        // The saturated problem sensor reads the weight's own payload.
+        #expect(objects[3]["state_topic"] as? String == topics.weight)
+        #expect(objects[3]["device_class"] as? String == "problem")
+        #expect(configs[3].topic.hasPrefix("homeassistant/binary_sensor/"))
         // Unique ids differ: Home Assistant keeps one entity per id.
-        #expect(Set(objects.compactMap { $0["unique_id"] as? String }).count == 3)
+        #expect(Set(objects.compactMap { $0["unique_id"] as? String }).count == 4)
     }
 
     @Test func theDefaultClientIDFitsEveryBroker() {

@@ -40,11 +40,18 @@ public struct LoggedSession: Hashable, Sendable {
     public var readingCount: Int
     /// The gram model of the session's readings.
     public var model: GramModelKind
+    /// Whether the reading of `peakGrams` was saturated: the peak is a lower bound.
+    public var peakSaturated: Bool
+    /// Whether the stable reading of `stableGrams` was saturated: the weight is a lower
+    /// bound, the object weighed at least that.
+    public var stableSaturated: Bool
 
     public init(
         id: Int64, device: LoggedDevice, started: WallTime, ended: WallTime?, peakGrams: Double,
-        stableGrams: Double?, readingCount: Int, model: GramModelKind
+        stableGrams: Double?, readingCount: Int, model: GramModelKind, peakSaturated: Bool = false, stableSaturated: Bool = false
     ) {
+        self.peakSaturated = peakSaturated
+        self.stableSaturated = stableSaturated
         self.id = id
         self.device = device
         self.started = started

@@ -56,7 +56,11 @@ public struct GramModel: Hashable, Sendable {
         grams(pressure: meanRaw, force: ForceScale(axis: axis).force(pressure: meanRaw))
     }
 
-    private func grams(pressure: Double, force: Double) -> Double {
+    /// Pressure past the axis maximum weighs what the maximum does: the sensor says nothing
+    /// beyond its top, so a saturated reading's grams are the model's top (nominal 385 g,
+    /// the physical range, the calibrated curve at the maximum), a lower bound.
+    private func grams(pressure unclamped: Double, force: Double) -> Double {
+        let pressure = Swift.min(unclamped, Double(axis.maximum))
         let untared: Double
         switch kind {
         case .calibrated:

@@ -7,7 +7,9 @@ public struct Reading: Hashable, Sendable {
     public var force: Double
     /// The weight of the frame's pressure, after tare.
     public var grams: Double
-    /// Raw pressure at or beyond the axis maximum ("100%+").
+    /// Raw pressure at or beyond the axis maximum ("100%+"); for a stable reading, in any
+    /// frame of its stability window. Its grams are then a lower bound: the object weighs at
+    /// least that, maybe far more.
     public var saturated: Bool
     public var contacts: Int
     /// The weight has settled: the window's raw pressure is steady for the sensor, or its

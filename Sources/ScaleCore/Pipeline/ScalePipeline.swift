@@ -87,6 +87,9 @@ public struct ScalePipeline: Sendable {
             reading.stable = true
             reading.settled = window.pressure
             reading.settledGrams = gramModel.grams(meanRaw: window.pressure.mean)
+            // A settled weight whose window touched the top of the range is a mean of
+            // lower bounds: a lower bound itself.
+            if scale.isSaturated(raw: window.highest) { reading.saturated = true }
         }
         if let now = throttle.offer(reading) { output.append(.reading(now)) }
         if isFreshState {

@@ -25,6 +25,8 @@ public struct AddedWeight: Sendable {
         public var mean: Double
         public var standardDeviation: Double
         public var count: Int
+        /// Whether a reading of the window was saturated: its mean is then a lower bound.
+        public var saturated: Bool = false
         /// The standard error of the mean, at least half a tenth of a gram (the readings'
         /// rounding) over the square root of the count.
         public var standardError: Double {
@@ -40,6 +42,9 @@ public struct AddedWeight: Sendable {
         public var total: Window
         /// `total.mean − zero.mean`.
         public var added: Double { total.mean - zero.mean }
+        /// Whether the contact with the object saturated the pad: `added` is then a lower
+        /// bound, the object weighs at least that.
+        public var saturated: Bool { total.saturated }
         /// Twice the standard error of the difference of the two windows' means, with the
         /// calibration's uncertainty (if any) added in quadrature: about 19 times in 20 the
         /// truth is within it.
@@ -51,7 +56,7 @@ public struct AddedWeight: Sendable {
     /// The calibration's uncertainty in grams, when the grams are calibrated.
     public let calibrationUncertainty: Double?
     public private(set) var step: Step = .waitingForContact
-    private var samples: [(time: Int64, grams: Double)] = []
+    private var samples: [(time: Int64, grams: Double, saturated: Bool)] = []
     /// Whether a reading that was not stable came after the zero: the object landing.
     private var movedSinceZero = false
     private var zeroTime: Int64 = 0
@@ -74,9 +79,10 @@ public struct AddedWeight: Sendable {
     ///   - grams: Its grams.
     ///   - contacts: Its contacts; 0 is a release.
     ///   - stable: Whether the daemon called it stable.
+    ///   - saturated: Whether it was saturated (its grams a lower bound).
     /// - Returns: The step after it.
     @discardableResult
-    public mutating func add(time: Int64, grams: Double, contacts: Int, stable: Bool) -> Step {
+    public mutating func add(time: Int64, grams: Double, contacts: Int, stable: Bool, saturated: Bool = false) -> Step {
         switch step {
         case .weighed, .lifted:
             return step
@@ -86,7 +92,7 @@ public struct AddedWeight: Sendable {
                 stableSince = nil
                 return step
             }
-            remember(time: time, grams: grams, stable: stable)
+            remember(time: time, grams: grams, stable: stable, saturated: saturated)
             if settledForAWindow(at: time), let zero = statistics() {
                 step = .waitingForObject(zero: zero)
                 zeroTime = time
@@ -96,14 +102,15 @@ public struct AddedWeight: Sendable {
                 step = .lifted
                 return step
             }
-            remember(time: time, grams: grams, stable: stable)
+            remember(time: time, grams: grams, stable: stable, saturated: saturated)
             if !stable { movedSinceZero = true }
             // The window lies wholly after the zero, so that no reading counts twice.
             guard settledForAWindow(at: time), time - window >= zeroTime, let total = statistics() else { return step }
             let standardError = (zero.standardError * zero.standardError + total.standardError * total.standardError).squareRoot()
             // Something was added: the readings moved (an object landing is never stable) and
             // settled clearly away from the zero, not where a resting contact drifts to.
-            guard movedSinceZero, abs(total.mean - zero.mean) > 3 * standardError else { return step }
+            // A saturated total is taken as it is: the readings can move no further.
+            guard movedSinceZero, abs(total.mean - zero.mean) > 3 * standardError || total.saturated else { return step }
             let difference = 2 * standardError
             let calibration = calibrationUncertainty ?? 0
             step = .weighed(Result(zero: zero, total: total, uncertainty: (difference * difference + calibration * calibration).squareRoot()))
@@ -111,13 +118,13 @@ public struct AddedWeight: Sendable {
         return step
     }
 
-    private mutating func remember(time: Int64, grams: Double, stable: Bool) {
+    private mutating func remember(time: Int64, grams: Double, stable: Bool, saturated: Bool) {
         if !stable {
             stableSince = nil
         } else if stableSince == nil {
             stableSince = time
         }
-        samples.append((time, grams))
+        samples.append((time, grams, saturated))
         if let first = samples.firstIndex(where: { $0.time >= time - window }), first > 0 { samples.removeFirst(first) }
     }
 
@@ -132,6 +139,6 @@ public struct AddedWeight: Sendable {
         let mean = samples.reduce(0) { $0 + $1.grams } / Double(samples.count)
         let squares = samples.reduce(0) { $0 + ($1.grams - mean) * ($1.grams - mean) }
         let deviation = samples.count > 1 ? (squares / Double(samples.count - 1)).squareRoot() : 0
-        return Window(mean: mean, standardDeviation: deviation, count: samples.count)
+        return Window(mean: mean, standardDeviation: deviation, count: samples.count, saturated: samples.contains { $0.saturated })
     }
 }

@@ -10,7 +10,8 @@ package enum SessionText {
     /// A table with a header and one row per session, columns padded to line up; numbers
     /// are right-aligned. A session without a stable weight shows `-`, one still open shows
     /// `open` for its duration. When any PEAK tried a rumble, a last column, RUMBLES, says
-    /// what became of each session's (``RumbleText/sessionSummary(_:)``).
+    /// what became of each session's (``RumbleText/sessionSummary(_:)``). A saturated peak or
+    /// stable weight is a lower bound, shown `>=384.6` and explained under the table.
     /// - Parameters:
     ///   - sessions: The sessions, in the order to show them.
     ///   - peaks: The PEAKs of each session by its id.
@@ -26,8 +27,8 @@ package enum SessionText {
                 session.device.name,
                 localTime(session.started),
                 session.ended.map { duration(Double($0.microseconds - session.started.microseconds) / 1e6) } ?? "open",
-                fixed(session.peakGrams, decimals: 1),
-                session.stableGrams.map { fixed($0, decimals: 1) } ?? "-",
+                (session.peakSaturated ? ">=" : "") + fixed(session.peakGrams, decimals: 1),
+                session.stableGrams.map { (session.stableSaturated ? ">=" : "") + fixed($0, decimals: 1) } ?? "-",
                 String(session.readingCount),
             ] + rumbles
         }
@@ -43,12 +44,16 @@ package enum SessionText {
             // No trailing spaces after the last column.
             return String(padded.joined(separator: "  ").reversed().drop { $0 == " " }.reversed()) + "\n"
         }
-        return ([line(columns)] + rows.map(line)).joined()
+        let note = sessions.contains { $0.peakSaturated || $0.stableSaturated }
+            ? [">= saturated: the pad was at the top of its range, so the object weighed at least that, maybe far more\n"] : []
+        return ([line(columns)] + rows.map(line) + note).joined()
     }
 
     /// One JSON object for a session, keys in this order: `session`, `device`, `device_key`,
     /// `started`, `ended` (absent while open), `duration`, `peak_grams`, `stable_grams`
-    /// (absent when nothing was stable), `readings`, `model`, and `peaks` when it has any:
+    /// (absent when nothing was stable), `readings`, `model`, `peak_saturated` and
+    /// `stable_saturated` (`true`, present only when that weight was saturated: a lower
+    /// bound), and `peaks` when it has any:
     /// one object per PEAK with `time`, `raw`, `grams` and its rumble's `rumble`,
     /// `rumble_latency` and `rumble_errno` as `log export --peaks` writes them. Times are
     /// Unix seconds with six decimals; grams keep every digit the log has.
@@ -64,6 +69,8 @@ package enum SessionText {
         json.add("stable_grams", literal: session.stableGrams.flatMap(ReadingExporter.number))
         json.add("readings", integer: session.readingCount)
         json.add("model", string: session.model.rawValue)
+        if session.peakSaturated { json.add("peak_saturated", bool: true) }
+        if session.stableSaturated, session.stableGrams != nil { json.add("stable_saturated", bool: true) }
         json.add("peaks", objects: peaks.isEmpty ? nil : peaks.map { peak in
             var object = JSONLineWriter()
             object.add("time", literal: peak.time.description)

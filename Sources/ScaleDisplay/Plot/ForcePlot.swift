@@ -1,4 +1,5 @@
 import ScaleCore
+import ScaleProtocol
 
 /// One logged session drawn as an SVG chart: grams against seconds since the session
 /// started, with labelled axes on nice ticks, every PEAK marked with its grams, the
@@ -49,6 +50,8 @@ package struct ForcePlot: Sendable {
     private var pending: [PlotPoint] = []
     private var readingCount = 0
     private var heaviest: PlotPoint?
+    /// Whether the heaviest reading was saturated: its label is then a lower bound.
+    private var heaviestSaturated = false
     private var lightest: Double?
     private var lastSeconds = 0.0
     /// Below 0 only for a reading stamped before its session's start (a clock step).
@@ -88,7 +91,10 @@ package struct ForcePlot: Sendable {
         readingCount += 1
         lastSeconds = Swift.max(lastSeconds, point.seconds)
         firstSeconds = Swift.min(firstSeconds, point.seconds)
-        if heaviest.map({ point.grams > $0.grams }) ?? true { heaviest = point }
+        if heaviest.map({ point.grams > $0.grams }) ?? true {
+            heaviest = point
+            heaviestSaturated = reading.flags.contains(.saturated)
+        }
         lightest = Swift.min(lightest ?? point.grams, point.grams)
         if decimator != nil { decimator!.add(point) } else { pending.append(point) }
     }
@@ -154,7 +160,7 @@ package struct ForcePlot: Sendable {
             svg.element("text", ["class": "stable-label", "x": coordinate(layout.right - 4), "y": coordinate(labelY), "font-size": "13",
                                  "text-anchor": "end", "fill": Palette.stable, "stroke": Palette.background,
                                  "stroke-width": "4", "paint-order": "stroke", "font-weight": "bold"],
-                        text: "stable \(Self.grams(stable))")
+                        text: "stable " + (session.stableSaturated ? ReadingMessage.lowerBoundText(Self.grams(stable)) : Self.grams(stable)))
             legend.append(.stable)
         }
 
@@ -191,7 +197,7 @@ package struct ForcePlot: Sendable {
             if !covered {
                 svg.element("circle", ["class": "maximum", "cx": coordinate(hx), "cy": coordinate(hy), "r": "6", "fill": Palette.background,
                                        "stroke": Palette.maximum, "stroke-width": "2.5"])
-                let label = "max \(Self.grams(heaviest.grams))"
+                let label = "max " + (heaviestSaturated ? ReadingMessage.lowerBoundText(Self.grams(heaviest.grams)) : Self.grams(heaviest.grams))
                 let width = Self.textWidth(label, size: 12)
                 let anchorX = Swift.min(Swift.max(hx, layout.left + width / 2), layout.right - width / 2)
                 svg.element("text", ["class": "maximum-label", "x": coordinate(anchorX), "y": coordinate(hy - 13), "font-size": "12",

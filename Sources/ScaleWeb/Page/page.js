@@ -40,8 +40,14 @@
     var percent = Math.floor(Math.max(0, Math.min(1, reading.force)) * 100);
     return { now: reading.saturated ? 100 : percent, text: reading.saturated ? "100%+" : percent + "%" };
   }
+  // ReadingMessage.lowerBoundText: a saturated weight is a lower bound, never a weight.
+  function boundText(grams) { return "at least " + weightText(grams) + " " + unitName() + " (saturated)"; }
   function stateOf(reading) {
     if (reading.contacts === 0) return { key: "lifted", words: "nothing on the pad" };
+    if (reading.saturated) {
+      var shown = typeof reading.settled_grams === "number" ? reading.settled_grams : reading.grams;
+      return { key: "saturated", words: boundText(shown) + ": weigh a lighter object" };
+    }
     // ReadingMessage.beyondCalibrationText's words: the grams are an extrapolation.
     var beyond = "";
     if (typeof reading.beyond_calibration === "number") {
@@ -132,13 +138,13 @@
     var percent = percentOf(reading), state = stateOf(reading);
     // A stable reading shows its settled weight (the stable window's mean, protocol 1.3).
     var grams = typeof reading.settled_grams === "number" ? reading.settled_grams : reading.grams;
-    var weight = weightText(grams);
+    var weight = (reading.saturated ? "≥" : "") + weightText(grams);
     part("weight-value").textContent = weight;
     part("weight-value").setAttribute("data-grams", String(grams));
     part("percent").textContent = percent.text;
     var dial = part("dial");
     dial.setAttribute("aria-valuenow", String(percent.now));
-    dial.setAttribute("aria-valuetext", weight + " " + unitName() + ", " + percent.text + " force, " + state.words);
+    dial.setAttribute("aria-valuetext", (reading.saturated ? boundText(grams) : weight + " " + unitName()) + ", " + percent.text + " force, " + state.words);
     dial.setAttribute("data-stable", reading.stable ? "true" : "false");
     dial.setAttribute("data-saturated", reading.saturated ? "true" : "false");
     // Area grows with force, as the original's circle did.
@@ -354,7 +360,12 @@
   function lengthText(session) {
     return typeof session.duration === "number" ? fixed(session.duration, 1) + " s" : "still on (open)";
   }
-  function gramsText(grams) { return typeof grams === "number" ? weightText(grams) + " " + unitName() : "none"; }
+  // A saturated weight of the log (`peak_saturated`, `stable_saturated`, a stable weight's
+  // `saturated`) is a lower bound: "at least …".
+  function gramsText(grams, saturated) {
+    if (typeof grams !== "number") return "none";
+    return saturated === true ? boundText(grams) : weightText(grams) + " " + unitName();
+  }
   function loadHistory(before) {
     $("history-status").textContent = "Loading the force log…";
     fetch("api/sessions?limit=" + HISTORY_PAGE + (before ? "&before=" + before : ""), { cache: "no-store" }).then(function (response) {
@@ -395,8 +406,8 @@
       row.appendChild(first);
       var peaks = Array.isArray(session.peaks) ? session.peaks.length : 0;
       [[session.device, ""], [localTime(session.started), ""], [lengthText(session), "number"],
-       [String(session.readings), "number"], [gramsText(session.peak_grams), "number"],
-       [gramsText(session.stable_grams), "number"], [String(peaks), "number"]].forEach(function (cell) {
+       [String(session.readings), "number"], [gramsText(session.peak_grams, session.peak_saturated), "number"],
+       [gramsText(session.stable_grams, session.stable_saturated), "number"], [String(peaks), "number"]].forEach(function (cell) {
         var td = document.createElement("td");
         td.textContent = cell[0];
         if (cell[1]) td.className = cell[1];
@@ -422,10 +433,10 @@
       $("session-detail").setAttribute("data-session", String(session.session));
       $("session-title").textContent = "Session " + session.session + " on " + session.device;
       $("session-summary").textContent = "Started " + localTime(session.started) + "; " + lengthText(session) + "; "
-        + session.readings + " readings; heaviest " + gramsText(session.peak_grams) + ".";
+        + session.readings + " readings; heaviest " + gramsText(session.peak_grams, session.peak_saturated) + ".";
       var base = "api/sessions/" + session.session;
       $("session-plot").alt = "Plot of session " + session.session + " on " + session.device
-        + ": grams against seconds since it started, each PEAK marked; heaviest " + fixed(session.peak_grams, 1) + " g.";
+        + ": grams against seconds since it started, each PEAK marked; heaviest " + (session.peak_saturated ? "at least " : "") + fixed(session.peak_grams, 1) + " g.";
       $("session-plot").src = base + ".svg";
       $("download-csv").href = base + ".csv";
       $("download-json").href = base + ".json";
@@ -436,7 +447,7 @@
       (answer.body.stable_weights || []).forEach(function (weight) {
         var item = document.createElement("li");
         item.className = "stable-weight";
-        item.textContent = gramsText(weight.grams) + ", stable for " + fixed(weight.to - weight.from, 1) + " s from " + localTime(weight.from);
+        item.textContent = gramsText(weight.grams, weight.saturated) + ", stable for " + fixed(weight.to - weight.from, 1) + " s from " + localTime(weight.from);
         weights.appendChild(item);
       });
       (session.peaks || []).forEach(function (peak) {
