@@ -455,8 +455,8 @@ package final class Daemon {
                 device: name, name: status.device.description.name, model: GramModelName(status.gramModel),
                 calibration: StatusMessage.CalibrationSummary(rules.calibration(of: name), fit: rules.fit(for: status.device)),
                 rumble: status.rumblePath, pressure: status.pressureSource.summary(contacts: status.contactMode),
-                contacts: status.contactMode.rawValue, feedback: status.feedback?.name, rumbleError: status.feedbackProblem,
-                droppedEvents: status.droppedEvents)
+                contacts: status.contactMode.rawValue, fullScale: status.fullScale, feedback: status.feedback?.name,
+                rumbleError: status.feedbackProblem, droppedEvents: status.droppedEvents)
         }
         let only = entries.count == 1 ? entries[0] : nil
         return StatusMessage(

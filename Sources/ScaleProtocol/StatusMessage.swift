@@ -101,6 +101,9 @@ public struct StatusMessage: DaemonLineMessage {
         public var pressure: String?
         /// Since protocol 1.6: how several contacts make its force (`primary`, `sum`, `max`).
         public var contacts: String?
+        /// Since protocol 1.7: the most it can weigh, after tare, to 0.1 g: the gram model's
+        /// value at the axis maximum. A reading there is saturated, its weight a lower bound.
+        public var fullScale: Double?
         /// Since protocol 1.6: how its PEAKs are felt (`rumble`, `haptic click`, `haptic buzz`).
         public var feedback: String?
         /// Since protocol 1.6: why its PEAKs cannot be felt although rumble is on (for a pad
@@ -118,13 +121,16 @@ public struct StatusMessage: DaemonLineMessage {
         ///   - rumble: The node its PEAKs rumble through.
         ///   - pressure: Its pressure axis and how it is read.
         ///   - contacts: Its contact mode.
+        ///   - fullScale: The most it can weigh, rounded here to 0.1 g.
         ///   - feedback: How its PEAKs are felt.
         ///   - rumbleError: Why they cannot be.
         ///   - droppedEvents: Its `SYN_DROPPED` count.
         public init(
             device: String, name: String, model: GramModelName?, calibration: CalibrationSummary, rumble: String?,
-            pressure: String? = nil, contacts: String? = nil, feedback: String? = nil, rumbleError: String? = nil, droppedEvents: Int
+            pressure: String? = nil, contacts: String? = nil, fullScale: Double? = nil, feedback: String? = nil, rumbleError: String? = nil,
+            droppedEvents: Int
         ) {
+            self.fullScale = fullScale.map { JSONLineWriter.round($0, decimals: ProtocolDecimals.grams) }
             self.device = device
             self.name = name
             self.model = model
@@ -143,11 +149,12 @@ public struct StatusMessage: DaemonLineMessage {
                 model: try fields.optionalString("model").map(GramModelName.init(rawValue:)),
                 calibration: try CalibrationSummary(fields: try fields.object("calibration")),
                 rumble: try fields.optionalString("rumble"), pressure: try fields.optionalString("pressure"),
-                contacts: try fields.optionalString("contacts"), feedback: try fields.optionalString("feedback"),
+                contacts: try fields.optionalString("contacts"), fullScale: try fields.optionalNumber("full_scale"),
+                feedback: try fields.optionalString("feedback"),
                 rumbleError: try fields.optionalString("rumble_error"), droppedEvents: try fields.integer("dropped_events"))
         }
 
-        /// `{"device":…,"name":…,"model":…,"calibration":{…},"rumble":…,"pressure":…,"contacts":…,"feedback":…,"rumble_error":…,"dropped_events":…}`
+        /// `{"device":…,"name":…,"model":…,"calibration":{…},"rumble":…,"pressure":…,"contacts":…,"full_scale":…,"feedback":…,"rumble_error":…,"dropped_events":…}`
         public var json: JSONLineWriter {
             var json = JSONLineWriter()
             json.add("device", string: device)
@@ -157,6 +164,7 @@ public struct StatusMessage: DaemonLineMessage {
             json.add("rumble", string: rumble)
             json.add("pressure", string: pressure)
             json.add("contacts", string: contacts)
+            json.add("full_scale", number: fullScale, decimals: ProtocolDecimals.grams)
             json.add("feedback", string: feedback)
             json.add("rumble_error", string: rumbleError)
             json.add("dropped_events", integer: droppedEvents)

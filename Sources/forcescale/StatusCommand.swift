@@ -45,6 +45,7 @@ enum StatusCommand {
             for entry in served {
                 add("device", entry.device + " (\(entry.name))" + model(entry.model))
                 add("", "calibration: " + calibrationText(entry.calibration))
+                if let fullScale = entry.fullScale { add("", "full scale: " + fullScaleText(fullScale)) }
                 add("", "rumble: " + (entry.rumble ?? "none"))
                 if entry.droppedEvents > 0 {
                     add("", "events dropped by the kernel (SYN_DROPPED) " + DaemonFormat.count(entry.droppedEvents, "time"))
@@ -59,6 +60,9 @@ enum StatusCommand {
                 add("", DaemonConnection.demoRoute)
             }
             if let calibration = status.calibration { add("calibration", calibrationText(calibration)) }
+            if let fullScale = status.devices?.first(where: { $0.device == status.device })?.fullScale {
+                add("full scale", fullScaleText(fullScale))
+            }
             add("rumble", status.rumble ?? "none")
         }
         add("rumbles", status.rumbles.map(RumbleText.summary) ?? "none played or failed yet")
@@ -74,6 +78,11 @@ enum StatusCommand {
             add("log", "off (forcescaled --log switches it on)")
         }
         return lines.joined(separator: "\n") + "\n"
+    }
+
+    /// `385.0 g (the top of the range: …)`: what the device weighs at most.
+    static func fullScaleText(_ grams: Double) -> String {
+        MassUnit.grams.format(grams: grams) + " (the top of the range: a reading there is saturated, the object weighs at least that)"
     }
 
     /// `3 points, power curve, ± 1.7 g, tare 31.5 g`.

@@ -111,7 +111,7 @@ import Testing
 /// every 20 ms), POLL and STATUS, and records the requests it gets. Each connection is
 /// served on a thread of its own until the client leaves or the test stops it.
 final class FutureDaemon: @unchecked Sendable {
-    static let version = #"{"class":"VERSION","release":"9.9.0","proto_major":1,"proto_minor":7,"features":["future-model"]}"#
+    static let version = #"{"class":"VERSION","release":"9.9.0","proto_major":1,"proto_minor":8,"features":["future-model"]}"#
     static let unknownClass = #"{"class":"FORECAST","grams":130.0}"#
     static let status = #"{"class":"STATUS","release":"9.9.0","uptime":12.5,"clients":1,"device":"event7","model":"future-model","calibration":{"points":0,"tare":0.0,"fit":"power"},"dropped":0,"temperature":31.5}"#
 

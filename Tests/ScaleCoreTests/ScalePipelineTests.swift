@@ -150,6 +150,8 @@ import Testing
         #expect(readings.count == 2 && readings.allSatisfy(\.saturated))
         #expect(readings.allSatisfy { $0.grams == model.grams(raw: 255, force: 1) }, "\(readings.map(\.grams))")
         #expect(model.grams(raw: 255, force: 1) > model.grams(raw: 254, force: 254.0 / 255))
+        // STATUS's full scale is that top, after the tare.
+        #expect(model.fullScale == readings[0].grams && GramModel(axis: model.axis).fullScale == 385)
         var nominal = try ScalePipeline(device: TestDevice.singleTouch())
         #expect(nominal.run(script.events).readings.filter { $0.contacts > 0 }.map(\.grams) == [385, 385])
     }

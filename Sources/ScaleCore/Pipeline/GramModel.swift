@@ -73,6 +73,12 @@ public struct GramModel: Hashable, Sendable {
         return untared - calibration.tareGrams
     }
 
+    /// The most the device can weigh, after tare: the model's grams at the axis maximum. A
+    /// reading there is saturated, and its weight a lower bound.
+    public var fullScale: Double {
+        grams(pressure: Double(axis.maximum), force: 1)
+    }
+
     /// The heaviest calibration weight when `raw` presses past it by more than a unit (the
     /// reading's grams are then the curve's bounded extrapolation); `nil` otherwise.
     public func beyondCalibration(raw: Double) -> Double? {

@@ -237,7 +237,7 @@ package final class LiveScale: ScaleSource {
     package var servedDevices: [SourceDeviceStatus] {
         open.map { device in
             SourceDeviceStatus(
-                device: device.source, gramModel: device.pipeline.gramModel.kind, pressureSource: device.pipeline.source,
+                device: device.source, gramModel: device.pipeline.gramModel, pressureSource: device.pipeline.source,
                 contactMode: device.pipeline.contactMode, rumblePath: device.rumbler?.path, feedback: device.rumbler?.effect.kind,
                 feedbackProblem: device.rumbler == nil ? device.rumbleProblem : nil, droppedEvents: device.resynchronizations)
         }

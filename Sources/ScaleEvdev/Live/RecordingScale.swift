@@ -74,7 +74,7 @@ package final class RecordingScale: ScaleSource {
 
     /// The recording as a device, until it ends.
     package var servedDevices: [SourceDeviceStatus] {
-        isFinished ? [] : [SourceDeviceStatus(device: device, gramModel: pipeline.gramModel.kind, pressureSource: pipeline.source, contactMode: pipeline.contactMode, droppedEvents: 0)]
+        isFinished ? [] : [SourceDeviceStatus(device: device, gramModel: pipeline.gramModel, pressureSource: pipeline.source, contactMode: pipeline.contactMode, droppedEvents: 0)]
     }
 
     /// Applies a calibration when `device` is this recording (by its name: the same file

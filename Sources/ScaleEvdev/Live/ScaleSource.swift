@@ -6,6 +6,8 @@ package struct SourceDeviceStatus: Sendable {
     package var device: SourceDevice
     /// The gram model of its readings.
     package var gramModel: GramModelKind
+    /// The most it can weigh (``GramModel/fullScale``): a reading there is saturated.
+    package var fullScale: Double
     /// The pressure axis its force is read from.
     package var pressureSource: PressureSource
     /// How the pressures of several contacts make the frame's.
@@ -20,11 +22,12 @@ package struct SourceDeviceStatus: Sendable {
     package var droppedEvents: Int
 
     package init(
-        device: SourceDevice, gramModel: GramModelKind, pressureSource: PressureSource, contactMode: ContactMode,
+        device: SourceDevice, gramModel: GramModel, pressureSource: PressureSource, contactMode: ContactMode,
         rumblePath: String? = nil, feedback: FeedbackKind? = nil, feedbackProblem: String? = nil, droppedEvents: Int
     ) {
         self.device = device
-        self.gramModel = gramModel
+        self.gramModel = gramModel.kind
+        fullScale = gramModel.fullScale
         self.pressureSource = pressureSource
         self.contactMode = contactMode
         self.rumblePath = rumblePath
