@@ -18,13 +18,16 @@ enum WeighCommand {
             calibration weight, 180 g)'. Stable means steady for the sensor: the window's raw \
             pressure spreads no more than two units, twice the axis fuzz or its own noise \
             allow, or its grams no more than the daemon's stable-grams. Exits with status 1 when nothing \
-            settles within the timeout. With --tare-first it weighs what you add to a \
+            settles within the timeout. A saturated weight (the pad at the top of its range) \
+            is a lower bound: 'at least 385.0 g (saturated)', and status 3. With --tare-first it weighs what you add to a \
             resting contact, within one touch: the steady contact (a finger, a coin, a metal \
             lid: a capacitive pad senses only what touches it through something conductive) \
             is taken as zero, without changing the daemon's tare; then the object is added \
             beside it, and when it is steady again the weight added is printed with a ± from \
             the spread of both windows: '12.4 g ± 0.6 g added'. Lifting the contact before \
-            the end stops it with status 1, nothing weighed. A daemon with no device open is \
+            the end stops it with status 1, nothing weighed. An object that comes as a second \
+            contact on a pad that weighs its first contact only is named, with the ways to \
+            count it. A daemon with no device open is \
             an error (status 69); one that serves several devices needs --device to say \
             which to weigh on (without it weigh lists them and exits with status 1).
             """,

@@ -89,7 +89,7 @@ import Testing
         #expect(words.stdout.contains("\n  log         \(path), ") && words.stdout.contains(" readings and PEAKs written"), "\(words.stdout)")
         let stopped = daemon.stop()
         #expect(stopped.exited && stopped.status == 0, "\(stopped.stderr)")
-        #expect(stopped.stderr.contains("<5>logging readings to \(path) (schema 3)\n"), "\(stopped.stderr)")
+        #expect(stopped.stderr.contains("<5>logging readings to \(path) (schema 4)\n"), "\(stopped.stderr)")
 
         #expect(try Self.sqlite(path, "PRAGMA integrity_check") == ["ok"])
         #expect(try Self.sqlite(path, "PRAGMA journal_mode") == ["wal"])

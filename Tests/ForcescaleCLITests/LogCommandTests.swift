@@ -80,10 +80,11 @@ final class SampleLog {
         let result = try log.run(["sessions"])
         #expect(result.status == 0, "\(result.stderr)")
         #expect(result.stdout == """
-            ID  DEVICE                  START                DURATION  PEAK G  STABLE G  READINGS  RUMBLES
-             1  Wacom Intuos4 6x9 Pen   2026-11-30 10:00:00     3.0 s   385.0     180.0        31  played in 0.41 ms
-             2  Tom's "pad", <v2> & co  2026-11-30 10:01:00     0.5 s    77.0         -         2  -
-             3  Wacom Intuos4 6x9 Pen   2026-11-30 11:00:00      open    18.8         -         1  -
+            ID  DEVICE                  START                DURATION   PEAK G  STABLE G  READINGS  RUMBLES
+             1  Wacom Intuos4 6x9 Pen   2026-11-30 10:00:00     3.0 s  >=385.0     180.0        31  played in 0.41 ms
+             2  Tom's "pad", <v2> & co  2026-11-30 10:01:00     0.5 s     77.0         -         2  -
+             3  Wacom Intuos4 6x9 Pen   2026-11-30 11:00:00      open     18.8         -         1  -
+            >= saturated: the pad was at the top of its range, so the object weighed at least that, maybe far more
 
             """)
         // The same start, two hours later on the clock of UTC+2 (a POSIX TZ needs no zone files).
@@ -97,7 +98,7 @@ final class SampleLog {
         #expect(result.status == 0)
         let lines = result.stdout.split(separator: "\n")
         #expect(lines.count == 3)
-        #expect(lines.first == #"{"session":1,"device":"Wacom Intuos4 6x9 Pen","device_key":"0003-056a-00b9-wacom-intuos4-6x9-pen","started":1796032800.000000,"ended":1796032803.000000,"duration":3.000000,"peak_grams":385.0,"stable_grams":180.0,"readings":31,"model":"nominal","peaks":[{"time":1796032801.500000,"raw":2047,"grams":385.0,"rumble":"played","rumble_latency":0.000412}]}"#)
+        #expect(lines.first == #"{"session":1,"device":"Wacom Intuos4 6x9 Pen","device_key":"0003-056a-00b9-wacom-intuos4-6x9-pen","started":1796032800.000000,"ended":1796032803.000000,"duration":3.000000,"peak_grams":385.0,"stable_grams":180.0,"readings":31,"model":"nominal","peak_saturated":true,"peaks":[{"time":1796032801.500000,"raw":2047,"grams":385.0,"rumble":"played","rumble_latency":0.000412}]}"#)
         let second = try JSONValue.parse(lines[1])
         #expect(second["device"]?.stringValue == #"Tom's "pad", <v2> & co"#)
         #expect(second["peak_grams"]?.numberValue == 77.03921568627451, "every digit the log has")
