@@ -495,7 +495,7 @@ func summary(_ message: ReceivedMessage) -> String? {
         #expect(!reader.messages.contains { $0.topic.hasPrefix("homeassistant/") && $0.topic.hasSuffix("/config") && $0.payload.isEmpty },
                 "no config is removed")
         let retained = try MQTTSubscriber(broker: broker, topics: ["homeassistant/+/\(node("pen.events"))/+/config"])
-        try waitFor("the pen's three configs still retained", saw: retained.saw) { retained.messages.filter { $0.retained && !$0.payload.isEmpty }.count == 3 }
+        try waitFor("the pen's four configs still retained", saw: retained.saw) { retained.messages.filter { $0.retained && !$0.payload.isEmpty }.count == 4 }
     }
 
     /// TLS with a CA file: the broker's certificate (made here with openssl, for
