@@ -12,6 +12,39 @@ package struct LibinputRecordError: Error, Equatable, Sendable, CustomStringConv
     package var description: String { "\(file):\(line): \(problem)" }
 }
 
+/// Which device of a record with several is played when `--recording-device` names none.
+package enum RecordingDevicePreference: Sendable {
+    /// The first device with a pressure axis and events (`replay`, `forcescaled`); when
+    /// several qualify, a notice names them and how to choose.
+    case pressure
+    /// The pen (`BTN_TOOL_PEN`) with a pressure axis and events (`characterize`); several
+    /// such pens are an error that lists them. A record without one falls back to `pressure`.
+    case pen
+}
+
+/// A device of a record as the first pass over the file found it.
+package struct RecordedDevice: Sendable {
+    /// Its place in the `devices:` list, 1 for the first.
+    package var place: Int
+    /// The `node:` it was recorded from (`/dev/input/event9`), when the record says.
+    package var node: String?
+    package var description: DeviceDescription
+    /// The line of its `evdev:` key, and of its `events:` key (its item's line if none).
+    package var evdevLine: Int
+    package var eventsLine: Int
+    /// How many `- evdev:` frames it holds.
+    package var frames: Int
+
+    /// `event9` for `/dev/input/event9`.
+    package var nodeName: String? { node.map { String($0.split(separator: "/").last ?? Substring($0)) } }
+
+    var hasPressure: Bool { description.axes[.absPressure] != nil || description.axes[.absMTPressure] != nil }
+    var isPen: Bool { hasPressure && description.supports(.key, .btnToolPen) }
+
+    /// `2: 'Wacom Intuos S Pen' (event9)`, as lists of devices show it.
+    package var label: String { "\(place): '\(description.name)'" + (nodeName.map { " (\($0))" } ?? "") }
+}
+
 /// Reads the YAML that `libinput record` writes (version 1: libinput's
 /// tools/libinput-record.c and libinput-record(1)): per device `node`, `evdev` (`name`, `id`,
 /// `codes`, `absinfo: {code: [min, max, fuzz, flat, resolution]}`, `properties`), `udev`,
@@ -19,19 +52,23 @@ package struct LibinputRecordError: Error, Equatable, Sendable, CustomStringConv
 /// ending in SYN_REPORT, or a `hid:` or `libinput:` entry (skipped).
 ///
 /// libyaml's event API streams the file, so a recording of millions of events never sits in
-/// memory as a document. Of several devices the first with a pressure axis is played; a file
-/// with none gives its first device, which the caller refuses as it refuses an evemu file
-/// without a pressure axis.
+/// memory as a document. The file is read twice: a first pass lists the devices (and how
+/// many frames each holds) and warns of keys libinput's format does not have; the device to
+/// play is chosen from that list (`RecordingDevicePreference`, or `--recording-device`); a
+/// second pass streams its events. A file with no pressure device gives its first device,
+/// which the caller refuses as it refuses an evemu file without a pressure axis.
 package struct LibinputRecordReader {
     package let path: String
     /// `--recording-device`: the device to play of several, by its place in the list
-    /// (1 is the first) or a part of its name (case-insensitive); `nil` takes the first with
-    /// a pressure axis.
+    /// (1 is the first), its node (`event9` or `/dev/input/event9`) or a part of its name
+    /// (case-insensitive); `nil` chooses by `preference`.
     package let deviceSelection: String?
+    package var preference: RecordingDevicePreference
 
-    package init(path: String, deviceSelection: String? = nil) {
+    package init(path: String, deviceSelection: String? = nil, preference: RecordingDevicePreference = .pressure) {
         self.path = path
         self.deviceSelection = deviceSelection
+        self.preference = preference
     }
 
     /// Whether the file's first line that is neither blank nor a comment opens a YAML
@@ -43,63 +80,145 @@ package struct LibinputRecordReader {
         var buffer = [CChar](repeating: 0, count: 4096)
         while fgets(&buffer, Int32(buffer.count), file) != nil {
             let text = String(decoding: buffer.prefix { $0 != 0 }.map { UInt8(bitPattern: $0) }, as: UTF8.self)
-            let line = text.drop { " \t\r\n".contains($0) }.reversed().drop { " \t\r\n".contains($0) }.reversed()
+            // Characters one by one: in a string literal "\r\n" is one Character, which a
+            // lone "\n" is not.
+            let blank: Set<Character> = [" ", "\t", "\r", "\n", "\r\n"]
+            let line = text.drop { blank.contains($0) }.reversed().drop { blank.contains($0) }.reversed()
             let trimmed = String(line)
-            if trimmed.isEmpty || trimmed.hasPrefix("#") { continue }
-            return trimmed == "---" || trimmed.hasPrefix("version:") || trimmed.hasPrefix("ndevices:") || trimmed.hasPrefix("devices:")
+            if trimmed.isEmpty || trimmed.hasPrefix("#") || trimmed.hasPrefix("%") { continue }
+            return trimmed == "---" || trimmed.hasPrefix("--- ") || trimmed.hasPrefix("version:") || trimmed.hasPrefix("ndevices:") || trimmed.hasPrefix("devices:")
         }
         return false
     }
 
-    /// Reads the device to play, then streams its events.
+    /// Lists the devices, chooses one, then streams its events.
+    /// - Parameters:
+    ///   - onNotice: Warnings (`file:line: warning: …`) and which device was chosen of several,
+    ///     for standard error or the daemon's log.
     /// - Throws: `LibinputRecordError` naming the line, `RecordingError.file` when the file
-    ///   cannot be read, or what `onDevice` and `onEvent` throw.
-    package func read(onDevice: (DeviceDescription) throws -> Void, onEvent: (InputEvent) throws -> Void) throws {
+    ///   cannot be read, `RecordingError.noEventsInRecord` when the device holds no event, or
+    ///   what `onDevice` and `onEvent` throw.
+    package func read(onDevice: (DeviceDescription) throws -> Void, onEvent: (InputEvent) throws -> Void, onNotice: (String) -> Void = { _ in }) throws {
         guard let file = fopen(path, "r") else { throw RecordingError.file(SystemError(path: path, errno: .current)) }
         defer { fclose(file) }
-        try read(from: file, onDevice: onDevice, onEvent: onEvent)
+        try read(from: file, onDevice: onDevice, onEvent: onEvent, onNotice: onNotice)
     }
 
-    /// Reads from an open stream (`fmemopen` in the fuzz target), named by `path` in errors.
-    package func read(from file: UnsafeMutablePointer<FILE>, onDevice: (DeviceDescription) throws -> Void, onEvent: (InputEvent) throws -> Void) throws {
-        var stream = try YAMLEventStream(file: file, path: path)
-        try withoutActuallyEscaping(onDevice) { onDevice in
+    /// Reads from an open, seekable stream (`fmemopen` in the fuzz target), named by `path`
+    /// in errors.
+    package func read(
+        from file: UnsafeMutablePointer<FILE>, onDevice: (DeviceDescription) throws -> Void, onEvent: (InputEvent) throws -> Void,
+        onNotice: (String) -> Void = { _ in }
+    ) throws {
+        let survey = try withoutActuallyEscaping(onNotice) { onNotice in
+            var stream = try YAMLEventStream(file: file, path: path)
+            var session = Session(path: path, playing: nil, onDevice: { _ in }, onEvent: { _ in }, onNotice: onNotice)
+            try session.readDocument(&stream)
+            return (devices: session.devices, devicesLine: session.devicesLine)
+        }
+        let device = try choose(from: survey.devices, devicesLine: survey.devicesLine, onNotice: onNotice)
+        // A device that cannot weigh is refused where it is described.
+        func hand(_ description: DeviceDescription) throws {
+            do {
+                try onDevice(description)
+            } catch let error as DeviceSetupError {
+                throw LibinputRecordError(file: path, line: device.evdevLine, problem: error.description)
+            }
+        }
+        guard device.hasPressure else {
+            try hand(device.description)
+            throw LibinputRecordError(file: path, line: survey.devicesLine, problem: "no device of the record has a pressure axis")
+        }
+        guard fseek(file, 0, SEEK_SET) == 0 else { throw RecordingError.file(SystemError(path: path, errno: .current)) }
+        try withoutActuallyEscaping(hand) { onDevice in
             try withoutActuallyEscaping(onEvent) { onEvent in
-                var session = Session(path: path, onDevice: onDevice, onEvent: onEvent)
-                session.selection = deviceSelection
+                var stream = try YAMLEventStream(file: file, path: path)
+                var session = Session(path: path, playing: device.place, onDevice: onDevice, onEvent: onEvent, onNotice: { _ in })
                 try session.readDocument(&stream)
+                guard session.eventCount > 0 else {
+                    throw RecordingError.noEventsInRecord(file: path, line: device.eventsLine, device: device.label, others: survey.devices.count > 1)
+                }
             }
         }
     }
 
-    /// The state of one reading: which device is played, and the last event's time.
+    /// The device to play of those the first pass listed.
+    /// - Throws: `LibinputRecordError` at the `devices:` line when `--recording-device`
+    ///   names none of them, when the list is empty, or when several pens could be meant.
+    func choose(from devices: [RecordedDevice], devicesLine: Int, onNotice: (String) -> Void) throws -> RecordedDevice {
+        func listed(_ devices: [RecordedDevice]) -> String { devices.map(\.label).joined(separator: ", ") }
+        guard !devices.isEmpty else { throw LibinputRecordError(file: path, line: devicesLine, problem: "the 'devices:' list is empty") }
+        if let selection = deviceSelection {
+            let lowered = selection.lowercased()
+            let byNode = devices.first { $0.node == selection || $0.nodeName == selection }
+            let byPlace = Int(selection).flatMap { place in devices.first { $0.place == place } }
+            let byName = devices.first { $0.description.name.lowercased().contains(lowered) }
+            guard let chosen = byNode ?? byPlace ?? byName else {
+                throw LibinputRecordError(file: path, line: devicesLine, problem:
+                    "--recording-device \(selection) names no device of the record (give its place, its node or a part of its name); it holds \(listed(devices))")
+            }
+            return chosen
+        }
+        if preference == .pen {
+            let pens = devices.filter(\.isPen)
+            let playable = pens.filter { $0.frames > 0 }
+            if playable.count > 1 {
+                throw LibinputRecordError(file: path, line: devicesLine, problem:
+                    "the record holds \(playable.count) pens with events: \(listed(playable)); name the one to characterize with --recording-device (its node, its place or a part of its name)")
+            }
+            if let pen = playable.first ?? pens.first { return pen }
+        }
+        let pressure = devices.filter(\.hasPressure)
+        guard let first = pressure.first else { return devices[0] }
+        let playable = pressure.filter { $0.frames > 0 }
+        guard let chosen = playable.first else { return first }
+        if playable.count > 1 {
+            let other = playable[1]
+            onNotice("\(path):\(devicesLine): note: \(playable.count) devices of the record have pressure and events: \(listed(playable)); playing \(chosen.label). Choose another with --recording-device, e.g. --recording-device \(other.nodeName ?? String(other.place))")
+        }
+        return chosen
+    }
+
+    /// One pass over the document. With `playing` nil it lists the devices and warns of
+    /// unknown keys; with a place it hands that device and its events on.
     private struct Session {
         let path: String
+        let playing: Int?
         let onDevice: (DeviceDescription) throws -> Void
         let onEvent: (InputEvent) throws -> Void
-        var chosen = false
-        var firstDevice: DeviceDescription?
+        let onNotice: (String) -> Void
         var previousTime: EventTime?
         var eventCount = 0
-        /// `--recording-device`, and the devices seen so far (for the error naming them).
-        var selection: String?
-        var deviceNames: [String] = []
+        var devices: [RecordedDevice] = []
+        /// How many devices of the list were met so far.
+        var deviceCount = 0
+        var devicesLine = 1
+        /// Unknown keys already warned of, by where they were found: one warning each.
+        var warned: Set<String> = []
 
-        /// Whether the device at `index` (0-based) named `name` is the one `selection` names.
-        func isSelected(index: Int, name: String) -> Bool {
-            guard let selection else { return false }
-            if let number = Int(selection) { return number == index + 1 }
-            return name.lowercased().contains(selection.lowercased())
-        }
-
-        init(path: String, onDevice: @escaping (DeviceDescription) throws -> Void, onEvent: @escaping (InputEvent) throws -> Void) {
+        init(path: String, playing: Int?, onDevice: @escaping (DeviceDescription) throws -> Void, onEvent: @escaping (InputEvent) throws -> Void,
+             onNotice: @escaping (String) -> Void) {
             self.path = path
+            self.playing = playing
             self.onDevice = onDevice
             self.onEvent = onEvent
+            self.onNotice = onNotice
         }
 
         func failure(_ line: Int, _ problem: String) -> LibinputRecordError {
             LibinputRecordError(file: path, line: line, problem: problem)
+        }
+
+        /// Warns once of a key that libinput's format does not have where it was found, with
+        /// the known keys and the likeliest one meant; the value is skipped.
+        mutating func unknown(_ key: YAMLEventStream.Event, in place: String, known: [String], _ stream: inout YAMLEventStream) throws {
+            if playing == nil, warned.insert(place + "\u{0}" + key.value).inserted {
+                let meant = known.min { editDistance(key.value, $0) < editDistance(key.value, $1) }
+                    .flatMap { editDistance(key.value, $0) <= 2 ? $0 : nil }
+                onNotice("\(path):\(key.line): warning: '\(key.value):' is not a key of \(place) in a libinput record (it has \(known.joined(separator: ", "))), so it is skipped"
+                    + (meant.map { "; did you mean '\($0):'?" } ?? ""))
+            }
+            try stream.skipValue()
         }
 
         mutating func readDocument(_ stream: inout YAMLEventStream) throws {
@@ -125,25 +244,16 @@ package struct LibinputRecordReader {
                 case "devices":
                     guard version != nil else { throw failure(key.line, "'devices:' before 'version:'; is this a libinput record?") }
                     sawDevices = true
+                    devicesLine = key.line
                     try readDevices(&stream)
-                default:
+                case "ndevices", "libinput", "system":
                     try stream.skipValue()
+                default:
+                    try unknown(key, in: "the record", known: ["version", "ndevices", "libinput", "system", "devices"], &stream)
                 }
             }
             guard version != nil else { throw failure(1, "no 'version:': not a libinput record") }
             guard sawDevices else { throw failure(stream.line, "no 'devices:' list: the record holds no device") }
-            if !chosen, let selection {
-                let listed = deviceNames.enumerated().map { "\($0.offset + 1): '\($0.element)'" }.joined(separator: ", ")
-                throw failure(stream.line, "--recording-device \(selection) names no device of the record; it holds \(listed.isEmpty ? "none" : listed)")
-            }
-            if !chosen {
-                // No device with a pressure axis: the first one is refused by the caller,
-                // with the words it uses for an evemu file without one.
-                guard let firstDevice else { throw failure(stream.line, "the 'devices:' list is empty") }
-                try onDevice(firstDevice)
-                throw failure(stream.line, "no device of the record has a pressure axis")
-            }
-            guard eventCount > 0 else { throw RecordingError.noEvents(file: path) }
         }
 
         mutating func readDevices(_ stream: inout YAMLEventStream) throws {
@@ -153,43 +263,79 @@ package struct LibinputRecordReader {
                 let item = try stream.next()
                 if item.kind == .sequenceEnd { return }
                 guard item.kind == .mappingStart else { throw failure(item.line, "each device must be a mapping with 'evdev:' and 'events:'") }
-                try readDevice(&stream)
+                try readDevice(&stream, line: item.line)
             }
         }
 
-        mutating func readDevice(_ stream: inout YAMLEventStream) throws {
-            var description: DeviceDescription?
-            var plays = false
+        mutating func readDevice(_ stream: inout YAMLEventStream, line: Int) throws {
+            deviceCount += 1
+            let place = deviceCount
+            var device: RecordedDevice?
+            var node: String?
+            var eventsLine = line
+            var frames = 0
+            // Only the device played hands its description and events on.
+            let plays = playing == place
             while true {
                 let key = try stream.next()
-                if key.kind == .mappingEnd { return }
+                if key.kind == .mappingEnd { break }
                 guard key.kind == .scalar else { throw failure(key.line, "expected a key of the device") }
                 switch key.value {
+                case "node":
+                    node = try stream.scalar("the device's node").value
                 case "evdev":
-                    let device = try readEvdev(&stream)
-                    description = device
-                    if firstDevice == nil { firstDevice = device }
-                    let index = deviceNames.count
-                    deviceNames.append(device.name)
-                    // Named by --recording-device, it is played (or refused by the caller, as
-                    // an evemu file without a pressure axis is); else the first with pressure.
-                    let wanted = selection == nil
-                        ? device.axes[.absPressure] != nil || device.axes[.absMTPressure] != nil
-                        : isSelected(index: index, name: device.name)
-                    if !chosen, wanted {
-                        chosen = true
-                        plays = true
-                        try onDevice(device)
-                    }
+                    let description = try readEvdev(&stream)
+                    device = RecordedDevice(place: place, node: nil, description: description, evdevLine: key.line, eventsLine: line, frames: 0)
+                    if plays { try onDevice(description) }
                 case "events":
-                    guard description != nil else { throw failure(key.line, "the device's 'events:' come before its 'evdev:' description") }
+                    guard device != nil else { throw failure(key.line, "the device's 'events:' come before its 'evdev:' description") }
+                    eventsLine = key.line
                     if plays {
                         try readEvents(&stream)
+                    } else if playing == nil {
+                        frames = try countFrames(&stream)
                     } else {
                         try stream.skipValue()
                     }
-                default:
+                case "hid", "udev", "quirks":
                     try stream.skipValue()
+                default:
+                    try unknown(key, in: "a device", known: ["node", "evdev", "hid", "udev", "quirks", "events"], &stream)
+                }
+            }
+            if playing == nil, var device {
+                device.node = node
+                device.eventsLine = eventsLine
+                device.frames = frames
+                devices.append(device)
+            } else if playing == nil {
+                throw failure(line, "device \(place) of the record has no 'evdev:' description")
+            }
+        }
+
+        /// `events:` in the first pass: how many `- evdev:` frames, warning of other keys.
+        mutating func countFrames(_ stream: inout YAMLEventStream) throws -> Int {
+            let start = try stream.next()
+            if start.kind == .scalar, start.value.isEmpty { return 0 }
+            guard start.kind == .sequenceStart else { throw failure(start.line, "'events:' must be a list of '- evdev:' frames") }
+            var frames = 0
+            while true {
+                let entry = try stream.next()
+                if entry.kind == .sequenceEnd { return frames }
+                guard entry.kind == .mappingStart else { throw failure(entry.line, "an entry of 'events:' must be '- evdev: [...]'") }
+                while true {
+                    let key = try stream.next()
+                    if key.kind == .mappingEnd { break }
+                    guard key.kind == .scalar else { throw failure(key.line, "expected 'evdev:', 'hid:' or 'libinput:'") }
+                    switch key.value {
+                    case "evdev":
+                        frames += 1
+                        try stream.skipValue()
+                    case "hid", "libinput":
+                        try stream.skipValue()
+                    default:
+                        try unknown(key, in: "an entry of 'events:'", known: ["evdev", "hid", "libinput"], &stream)
+                    }
                 }
             }
         }
@@ -243,7 +389,7 @@ package struct LibinputRecordReader {
                     guard list.values.allSatisfy({ (0...0x1f).contains($0) }) else { throw failure(list.line, "an input property is out of range (0 to 31)") }
                     properties = BitSet(list.values)
                 default:
-                    try stream.skipValue()
+                    try unknown(key, in: "'evdev:'", known: ["name", "id", "codes", "absinfo", "properties"], &stream)
                 }
             }
             guard let name else { throw failure(start.line, "'evdev:' has no 'name:'") }
@@ -343,6 +489,21 @@ package struct LibinputRecordReader {
     }
 }
 
+
+/// The number of single-character edits between two words (Levenshtein), for "did you mean".
+func editDistance(_ a: String, _ b: String) -> Int {
+    let a = Array(a), b = Array(b)
+    var previous = Array(0...b.count)
+    for (i, x) in a.enumerated() {
+        var current = [i + 1]
+        for (j, y) in b.enumerated() {
+            current.append(Swift.min(previous[j + 1] + 1, current[j] + 1, previous[j] + (x == y ? 0 : 1)))
+        }
+        previous = current
+    }
+    return previous[b.count]
+}
+
 /// libyaml's parser as a stream of events, each with its kind, its scalar's text and its
 /// line (1-based). Errors are `LibinputRecordError`s naming the line libyaml stopped at.
 struct YAMLEventStream: ~Copyable {
@@ -357,12 +518,14 @@ struct YAMLEventStream: ~Copyable {
     }
 
     private let parser: UnsafeMutablePointer<yaml_parser_t>
+    private let file: UnsafeMutablePointer<FILE>
     private let path: String
     /// The line of the last event read.
     private(set) var line = 1
 
     init(file: UnsafeMutablePointer<FILE>, path: String) throws {
         self.path = path
+        self.file = file
         parser = .allocate(capacity: 1)
         guard yaml_parser_initialize(parser) == 1 else {
             parser.deallocate()
@@ -392,8 +555,10 @@ struct YAMLEventStream: ~Copyable {
         guard yaml_parser_parse(parser, &event) == 1 else {
             let problem = parser.pointee.problem.map { String(cString: $0) } ?? "malformed YAML"
             let context = parser.pointee.context.map { String(cString: $0) + ": " } ?? ""
-            let mark = parser.pointee.problem_mark.line
-            throw LibinputRecordError(file: path, line: Int(mark) + 1, problem: "not valid YAML: \(context)\(problem)")
+            let line = Int(parser.pointee.problem_mark.line) + 1
+            // libyaml says only "found character that cannot start any token" of a tab.
+            let tab = Self.hasTab(file, line: line) ? "; the line holds a tab, and YAML forbids tabs for indentation: indent with spaces" : ""
+            throw LibinputRecordError(file: path, line: line, problem: "not valid YAML: \(context)\(problem)\(tab)")
         }
         defer { yaml_event_delete(&event) }
         line = Int(event.start_mark.line) + 1
@@ -416,6 +581,19 @@ struct YAMLEventStream: ~Copyable {
         default: kind = .mappingEnd
         }
         return Event(kind: kind, value: value, line: line)
+    }
+
+    /// Whether line `line` (1-based) of the file holds a tab. Reads the file again from its
+    /// start (on an error's path only).
+    static func hasTab(_ file: UnsafeMutablePointer<FILE>, line: Int) -> Bool {
+        guard fseek(file, 0, SEEK_SET) == 0 else { return false }
+        var current = 1
+        while true {
+            let character = getc(file)
+            if character == EOF || (current == line && character == 0x0A) { return false }
+            if current == line, character == 0x09 { return true }
+            if character == 0x0A { current += 1 }
+        }
     }
 
     mutating func expect(_ kind: Kind, _ what: String) throws {
