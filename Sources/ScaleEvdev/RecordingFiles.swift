@@ -33,8 +33,8 @@ package enum RecordingError: Error, Sendable, CustomStringConvertible {
             return "\(file): a device description without any event, so there is nothing to replay; give the events file beside it too: forcescale replay '\(file)' EVENTS-FILE"
         case .noEventsInRecord(let file, let line, let device, let others):
             return "\(file):\(line): device \(device) has no events in the record, so there is nothing to replay; "
-                + (others ? "name a device that has with --recording-device, or " : "")
-                + "record it again while it is used (libinput record, or forcescale record --format libinput)"
+                + (others ? "name a device with events with --recording-device, or " : "")
+                + "record it again while it is in use (libinput record, or forcescale record --format libinput)"
         case .deviceSelectionWithoutRecord(let file, let selection):
             return "\(file): --recording-device \(selection) chooses a device of a libinput record (YAML), but this is an evemu recording, which holds one device: leave the option out"
         }
