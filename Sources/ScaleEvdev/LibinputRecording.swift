@@ -71,10 +71,13 @@ package struct LibinputRecordReader {
         self.preference = preference
     }
 
-    /// Whether the file's first line that is neither blank nor a comment opens a YAML
-    /// document of libinput's (`version:`, `ndevices:`, `devices:` or `---`) rather than an
-    /// evemu line. Reads one chunk at most.
+    /// Whether the file is named `.yml` or `.yaml` (then the YAML reader says what is wrong
+    /// with it, whatever it holds), or its first line that is neither blank nor a comment
+    /// opens a YAML document of libinput's (`version:`, `ndevices:`, `devices:` or `---`)
+    /// rather than an evemu line. Reads one chunk at most.
     static func looksLikeLibinputRecord(_ path: String) -> Bool {
+        let lowered = path.lowercased()
+        if lowered.hasSuffix(".yml") || lowered.hasSuffix(".yaml") { return access(path, F_OK) == 0 }
         guard let file = fopen(path, "r") else { return false }
         defer { fclose(file) }
         var buffer = [CChar](repeating: 0, count: 4096)

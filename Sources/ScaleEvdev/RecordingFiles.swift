@@ -28,7 +28,7 @@ package enum RecordingError: Error, Sendable, CustomStringConvertible {
         case .noDescription(let file):
             return "\(file): no device description (N:, I:, B:, A: lines) before the first event, and no .desc or .device file beside it shares its name (NAME.desc for NAME.events, NAME.variant.events or 'NAME variant.events'); this looks like the events half of a split pair, so give its description first: forcescale replay NAME.desc '\(file)'"
         case .empty(let file):
-            return "\(file): the file is empty: no events (and no device description); record one with 'forcescale record' (or evemu-record), or make the demo's with 'forcescale demo --write demo.events'"
+            return "\(file): the file is empty: no events (and no device description); record one with 'forcescale record' (or evemu-record, or libinput record), or make the demo's with 'forcescale demo --write demo.events'"
         case .noEvents(let file):
             return "\(file): a device description without any event, so there is nothing to replay; give the events file beside it too: forcescale replay '\(file)' EVENTS-FILE"
         case .noEventsInRecord(let file, let line, let device, let others):

@@ -193,6 +193,44 @@ import Testing
         #expect(devices.compactMap { $0["name"]?.stringValue } == ["forcescale demo pad (synthetic)", "forcescale demo pen (synthetic)"])
     }
 
+    @Test func forcescaledLogsWhichDeviceOfSeveralItServes() throws {
+        let directory = try CLI.temporaryDirectory()
+        let pad = try Self.demoPad(in: directory)
+        let both = try Self.record([(pad, "/dev/input/event5"), (DemoPen.recording(), "/dev/input/event9")], "both.yml", in: directory)
+        let daemon = try DaemonUnderTest(recordings: [both], directory: directory)
+        defer { daemon.cleanUp() }
+        let client = try daemon.connect()
+        let status = try JSONValue.parse(try #require(client.request(#"{"class":"STATUS"}"#)))
+        #expect(status["devices"]?.arrayValue?.compactMap { $0["name"]?.stringValue } == ["forcescale demo pad (synthetic)"], "\(status)")
+        #expect(daemon.stderr.contains("\(both):3: note: 2 devices of the record have pressure and events"), "\(daemon.stderr)")
+        #expect(daemon.stderr.contains("--recording-device event9"), "\(daemon.stderr)")
+    }
+
+    @Test func forcescaledRefusesADeviceForAnEvemuRecording() throws {
+        try Self.withDirectory { directory in
+            let evemu = try DaemonRecordings.demo(in: directory)
+            let result = try run(CLI.binDirectory.appendingPathComponent("forcescaled").path, [
+                "--replay", evemu, "--recording-device", "1", "--socket", directory.appendingPathComponent("sock").path,
+                "--state-dir", directory.appendingPathComponent("state").path,
+            ])
+            #expect(result.status != 0)
+            #expect(result.stderr.contains("this is an evemu recording, which holds one device: leave the option out"), "\(result.stderr)")
+        }
+    }
+
+    /// Live, through forcescaled: a device whose kind is not a tablet is refused before any
+    /// weight is asked for.
+    @Test func liveCharacterizeRefusesADeviceThatIsNotAPen() throws {
+        let directory = try CLI.temporaryDirectory()
+        let daemon = try DaemonUnderTest(recording: try DaemonRecordings.demo(in: directory), directory: directory)
+        defer { daemon.cleanUp() }
+        let result = try CLI.run(["characterize", "--weights", "10,20,30", "--socket", daemon.socketPath, "--timeout", "5"])
+        #expect(result.status == 65, "\(result.stderr)")
+        #expect(result.stderr.contains("'forcescale demo pad (synthetic)' is not a pen (it has no BTN_TOOL_PEN)"), "\(result.stderr)")
+        #expect(result.stderr.contains("--device"), "\(result.stderr)")
+        #expect(!result.stderr.contains("Put the"), "\(result.stderr)")
+    }
+
     @Test func forcescaledRefusesRecordingDeviceWithoutReplay() throws {
         let result = try run(CLI.binDirectory.appendingPathComponent("forcescaled").path, ["--recording-device", "event9", "--socket", "/nonexistent/sock"])
         #expect(result.status == 64, "\(result.stderr)")

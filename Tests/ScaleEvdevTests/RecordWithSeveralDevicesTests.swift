@@ -232,6 +232,25 @@ import Testing
         #expect(read.events.count == 10)
     }
 
+    /// A file named .yml or .yaml is read as YAML whatever key comes first, and an empty one
+    /// is refused by the YAML reader, with no evemu advice.
+    @Test func aYAMLFileIsReadAsYAMLWhateverItsFirstKey() throws {
+        let directory = TemporaryDirectory()
+        let text = LibinputRecordingTests.record(LibinputRecordingTests.padDevice)
+        let reordered = "system:\n  os: \"debian:12\"\n" + text.replacingFirst("# libinput record\n", with: "")
+        for name in ["first.yml", "first.YAML"] {
+            let read = try Self.read(Self.write(reordered, directory, name))
+            #expect(read.devices == ["YAML test pad"] && read.events.count == 10, "\(name)")
+        }
+        let empty = Self.write("", directory, "empty.yml")
+        #expect {
+            _ = try Self.read(empty)
+        } throws: { error in
+            guard case .libinput(let failure)? = error as? RecordingError else { return false }
+            return failure.line == 1 && failure.problem.contains("libinput record") && !"\(error)".contains("evemu")
+        }
+    }
+
     @Test func aTabGetsAHintWithItsLine() throws {
         let directory = TemporaryDirectory()
         let text = LibinputRecordingTests.record(LibinputRecordingTests.padDevice).replacingFirst("    name: \"YAML test pad\"", with: "\tname: \"YAML test pad\"")
