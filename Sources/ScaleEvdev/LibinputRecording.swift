@@ -22,7 +22,7 @@ package enum RecordingDevicePreference: Sendable {
     case pen
 }
 
-/// A device of a record as the first pass over the file found it.
+/// A device of a record as reading the file found it.
 package struct RecordedDevice: Sendable {
     /// Its place in the `devices:` list, 1 for the first.
     package var place: Int
@@ -41,6 +41,14 @@ package struct RecordedDevice: Sendable {
     var hasPressure: Bool { description.axes[.absPressure] != nil || description.axes[.absMTPressure] != nil }
     var isPen: Bool { hasPressure && description.supports(.key, .btnToolPen) }
 
+    /// Whether `--recording-device selection` names it: a whole number is a place in the
+    /// list; else its node (`event9`, `/dev/input/event9`) or a part of its name
+    /// (case-insensitive).
+    func isNamed(by selection: String) -> Bool {
+        if let number = Int(selection) { return number == place }
+        return node == selection || nodeName == selection || description.name.lowercased().contains(selection.lowercased())
+    }
+
     /// `2: 'Wacom Intuos S Pen' (event9)`, as lists of devices show it.
     package var label: String { "\(place): '\(description.name)'" + (nodeName.map { " (\($0))" } ?? "") }
 }
@@ -52,11 +60,12 @@ package struct RecordedDevice: Sendable {
 /// ending in SYN_REPORT, or a `hid:` or `libinput:` entry (skipped).
 ///
 /// libyaml's event API streams the file, so a recording of millions of events never sits in
-/// memory as a document. The file is read twice: a first pass lists the devices (and how
-/// many frames each holds) and warns of keys libinput's format does not have; the device to
-/// play is chosen from that list (`RecordingDevicePreference`, or `--recording-device`); a
-/// second pass streams its events. A file with no pressure device gives its first device,
-/// which the caller refuses as it refuses an evemu file without a pressure axis.
+/// memory as a document, and it is read once: the device to play is the first that
+/// `RecordingDevicePreference` (or `--recording-device`) wants, from its first frame on (a
+/// device without events is passed over); the other devices are listed as they go by, so
+/// that what the user should know of them (several could have been played, several pens)
+/// is said at the end. A file with no pressure device gives its first device, which the
+/// caller refuses as it refuses an evemu file without a pressure axis.
 package struct LibinputRecordReader {
     package let path: String
     /// `--recording-device`: the device to play of several, by its place in the list
@@ -94,7 +103,7 @@ package struct LibinputRecordReader {
         return false
     }
 
-    /// Lists the devices, chooses one, then streams its events.
+    /// Streams the chosen device's events, listing the others on the way.
     /// - Parameters:
     ///   - onNotice: Warnings (`file:line: warning: …`) and which device was chosen of several,
     ///     for standard error or the daemon's log.
@@ -107,102 +116,140 @@ package struct LibinputRecordReader {
         try read(from: file, onDevice: onDevice, onEvent: onEvent, onNotice: onNotice)
     }
 
-    /// Reads from an open, seekable stream (`fmemopen` in the fuzz target), named by `path`
-    /// in errors.
+    /// Reads from an open stream (`fmemopen` in the fuzz target), named by `path` in errors.
+    /// One pass streams the chosen device's events as they come; only a `.pen` record without
+    /// a pen, whose pressure device has events, is read a second time (seeking to its start).
     package func read(
         from file: UnsafeMutablePointer<FILE>, onDevice: (DeviceDescription) throws -> Void, onEvent: (InputEvent) throws -> Void,
         onNotice: (String) -> Void = { _ in }
     ) throws {
-        let survey = try withoutActuallyEscaping(onNotice) { onNotice in
-            var stream = try YAMLEventStream(file: file, path: path)
-            var session = Session(path: path, playing: nil, onDevice: { _ in }, onEvent: { _ in }, onNotice: onNotice)
-            try session.readDocument(&stream)
-            return (devices: session.devices, devicesLine: session.devicesLine)
+        let rule: Session.Rule
+        if let selection = deviceSelection {
+            rule = Session.Rule(needsEvents: false) { $0.isNamed(by: selection) }
+        } else if preference == .pen {
+            rule = Session.Rule(needsEvents: true) { $0.isPen }
+        } else {
+            rule = Session.Rule(needsEvents: true) { $0.hasPressure }
         }
-        let device = try choose(from: survey.devices, devicesLine: survey.devicesLine, onNotice: onNotice)
-        // A device that cannot weigh is refused where it is described.
-        func hand(_ description: DeviceDescription) throws {
-            do {
-                try onDevice(description)
-            } catch let error as DeviceSetupError {
-                throw LibinputRecordError(file: path, line: device.evdevLine, problem: error.description)
-            }
+        let outcome = try pass(file, rule: rule, warns: true, onDevice: onDevice, onEvent: onEvent, onNotice: onNotice)
+        if let second = try conclude(outcome, onDevice: onDevice, onNotice: onNotice) {
+            guard fseek(file, 0, SEEK_SET) == 0 else { throw RecordingError.file(SystemError(path: path, errno: .current)) }
+            let rule = Session.Rule(needsEvents: false) { $0.place == second }
+            _ = try pass(file, rule: rule, warns: false, onDevice: onDevice, onEvent: onEvent, onNotice: onNotice)
         }
-        guard device.hasPressure else {
-            try hand(device.description)
-            throw LibinputRecordError(file: path, line: survey.devicesLine, problem: "no device of the record has a pressure axis")
-        }
-        guard fseek(file, 0, SEEK_SET) == 0 else { throw RecordingError.file(SystemError(path: path, errno: .current)) }
-        try withoutActuallyEscaping(hand) { onDevice in
+    }
+
+    /// What one pass found: the devices, the one played (if any) and how many events it gave.
+    struct Outcome {
+        var devices: [RecordedDevice]
+        var devicesLine: Int
+        var played: RecordedDevice?
+        var eventCount: Int
+    }
+
+    private func pass(
+        _ file: UnsafeMutablePointer<FILE>, rule: Session.Rule, warns: Bool,
+        onDevice: (DeviceDescription) throws -> Void, onEvent: (InputEvent) throws -> Void, onNotice: (String) -> Void
+    ) throws -> Outcome {
+        try withoutActuallyEscaping(onDevice) { onDevice in
             try withoutActuallyEscaping(onEvent) { onEvent in
-                var stream = try YAMLEventStream(file: file, path: path)
-                var session = Session(path: path, playing: device.place, onDevice: onDevice, onEvent: onEvent, onNotice: { _ in })
-                try session.readDocument(&stream)
-                guard session.eventCount > 0 else {
-                    throw RecordingError.noEventsInRecord(file: path, line: device.eventsLine, device: device.label, others: survey.devices.count > 1)
+                try withoutActuallyEscaping(onNotice) { onNotice in
+                    var stream = try YAMLEventStream(file: file, path: path)
+                    var session = Session(path: path, rule: rule, warns: warns, onDevice: onDevice, onEvent: onEvent, onNotice: onNotice)
+                    try session.readDocument(&stream)
+                    return Outcome(devices: session.devices, devicesLine: session.devicesLine,
+                                   played: session.played.map { session.devices[$0 - 1] }, eventCount: session.eventCount)
                 }
             }
         }
     }
 
-    /// The device to play of those the first pass listed.
+    /// Checks what was played against the other devices, says what the user should know,
+    /// and refuses what cannot be played.
+    /// - Returns: The place of a device to play in a second pass (a `.pen` record with no
+    ///   pen, whose pressure device has events), else `nil`.
     /// - Throws: `LibinputRecordError` at the `devices:` line when `--recording-device`
-    ///   names none of them, when the list is empty, or when several pens could be meant.
-    func choose(from devices: [RecordedDevice], devicesLine: Int, onNotice: (String) -> Void) throws -> RecordedDevice {
+    ///   names no device, when the list is empty or when several pens could be meant;
+    ///   `RecordingError.noEventsInRecord`; what `onDevice` throws of a device handed over to
+    ///   be refused.
+    func conclude(_ outcome: Outcome, onDevice: (DeviceDescription) throws -> Void, onNotice: (String) -> Void) throws -> Int? {
+        let devices = outcome.devices
         func listed(_ devices: [RecordedDevice]) -> String { devices.map(\.label).joined(separator: ", ") }
-        guard !devices.isEmpty else { throw LibinputRecordError(file: path, line: devicesLine, problem: "the 'devices:' list is empty") }
-        if let selection = deviceSelection {
-            let lowered = selection.lowercased()
-            let byNode = devices.first { $0.node == selection || $0.nodeName == selection }
-            let byPlace = Int(selection).flatMap { place in devices.first { $0.place == place } }
-            let byName = devices.first { $0.description.name.lowercased().contains(lowered) }
-            guard let chosen = byNode ?? byPlace ?? byName else {
-                throw LibinputRecordError(file: path, line: devicesLine, problem:
-                    "--recording-device \(selection) names no device of the record (give its place, its node or a part of its name); it holds \(listed(devices))")
-            }
-            return chosen
-        }
-        if preference == .pen {
-            let pens = devices.filter(\.isPen)
-            let playable = pens.filter { $0.frames > 0 }
-            if playable.count > 1 {
-                throw LibinputRecordError(file: path, line: devicesLine, problem:
-                    "the record holds \(playable.count) pens with events: \(listed(playable)); name the one to characterize with --recording-device (its node, its place or a part of its name)")
-            }
-            if let pen = playable.first ?? pens.first { return pen }
+        func failure(_ problem: String) -> LibinputRecordError { LibinputRecordError(file: path, line: outcome.devicesLine, problem: problem) }
+        func noEvents(_ device: RecordedDevice) -> RecordingError {
+            .noEventsInRecord(file: path, line: device.eventsLine, device: device.label, others: devices.count > 1)
         }
         let pressure = devices.filter(\.hasPressure)
-        guard let first = pressure.first else { return devices[0] }
         let playable = pressure.filter { $0.frames > 0 }
-        guard let chosen = playable.first else { return first }
-        if playable.count > 1 {
-            let other = playable[1]
-            onNotice("\(path):\(devicesLine): note: \(playable.count) devices of the record have pressure and events: \(listed(playable)); playing \(chosen.label). Choose another with --recording-device, e.g. --recording-device \(other.nodeName ?? String(other.place))")
+        if let played = outcome.played {
+            guard outcome.eventCount > 0 else { throw noEvents(played) }
+            guard deviceSelection == nil else { return nil }
+            if preference == .pen {
+                let pens = playable.filter(\.isPen)
+                if pens.count > 1 {
+                    throw failure("the record holds \(pens.count) pens with events: \(listed(pens)); name the one to characterize with --recording-device (its node, its place or a part of its name)")
+                }
+            } else if playable.count > 1, let other = playable.first(where: { $0.place != played.place }) {
+                onNotice("\(path):\(outcome.devicesLine): note: \(playable.count) devices of the record have pressure and events: \(listed(playable)); played \(played.label). Choose another with --recording-device, e.g. --recording-device \(other.nodeName ?? String(other.place))")
+            }
+            return nil
         }
-        return chosen
+        guard !devices.isEmpty else { throw failure("the 'devices:' list is empty") }
+        if let selection = deviceSelection {
+            throw failure("--recording-device \(selection) names no device of the record (give its place, its node or a part of its name); it holds \(listed(devices))")
+        }
+        // A device that cannot weigh is refused where it is described.
+        func hand(_ device: RecordedDevice) throws {
+            do {
+                try onDevice(device.description)
+            } catch let error as DeviceSetupError {
+                throw LibinputRecordError(file: path, line: device.evdevLine, problem: error.description)
+            }
+        }
+        if preference == .pen, let pen = devices.first(where: \.isPen) {
+            try hand(pen)
+            throw noEvents(pen)
+        }
+        if let first = playable.first { return first.place }
+        if let first = pressure.first {
+            try hand(first)
+            throw noEvents(first)
+        }
+        try hand(devices[0])
+        throw failure("no device of the record has a pressure axis")
     }
 
-    /// One pass over the document. With `playing` nil it lists the devices and warns of
-    /// unknown keys; with a place it hands that device and its events on.
+    /// One pass over the document: it lists the devices (with how many frames each holds),
+    /// warns of unknown keys, and plays the first device the rule wants: its description goes
+    /// to `onDevice` and its events to `onEvent` as they are read.
     private struct Session {
+        /// Which device to play: the first that `wants` and, with `needsEvents`, whose
+        /// `events:` list holds a frame (it is played from that frame on).
+        struct Rule {
+            var needsEvents: Bool
+            var wants: (RecordedDevice) -> Bool
+        }
+
         let path: String
-        let playing: Int?
+        let rule: Rule
+        let warns: Bool
         let onDevice: (DeviceDescription) throws -> Void
         let onEvent: (InputEvent) throws -> Void
         let onNotice: (String) -> Void
         var previousTime: EventTime?
         var eventCount = 0
         var devices: [RecordedDevice] = []
-        /// How many devices of the list were met so far.
-        var deviceCount = 0
         var devicesLine = 1
+        /// The place of the device played, once chosen.
+        var played: Int?
         /// Unknown keys already warned of, by where they were found: one warning each.
         var warned: Set<String> = []
 
-        init(path: String, playing: Int?, onDevice: @escaping (DeviceDescription) throws -> Void, onEvent: @escaping (InputEvent) throws -> Void,
-             onNotice: @escaping (String) -> Void) {
+        init(path: String, rule: Rule, warns: Bool, onDevice: @escaping (DeviceDescription) throws -> Void,
+             onEvent: @escaping (InputEvent) throws -> Void, onNotice: @escaping (String) -> Void) {
             self.path = path
-            self.playing = playing
+            self.rule = rule
+            self.warns = warns
             self.onDevice = onDevice
             self.onEvent = onEvent
             self.onNotice = onNotice
@@ -215,7 +262,7 @@ package struct LibinputRecordReader {
         /// Warns once of a key that libinput's format does not have where it was found, with
         /// the known keys and the likeliest one meant; the value is skipped.
         mutating func unknown(_ key: YAMLEventStream.Event, in place: String, known: [String], _ stream: inout YAMLEventStream) throws {
-            if playing == nil, warned.insert(place + "\u{0}" + key.value).inserted {
+            if warns, warned.insert(place + "\u{0}" + key.value).inserted {
                 let meant = known.min { editDistance(key.value, $0) < editDistance(key.value, $1) }
                     .flatMap { editDistance(key.value, $0) <= 2 ? $0 : nil }
                 onNotice("\(path):\(key.line): warning: '\(key.value):' is not a key of \(place) in a libinput record (it has \(known.joined(separator: ", "))), so it is skipped"
@@ -271,14 +318,10 @@ package struct LibinputRecordReader {
         }
 
         mutating func readDevice(_ stream: inout YAMLEventStream, line: Int) throws {
-            deviceCount += 1
-            let place = deviceCount
+            let place = devices.count + 1
             var device: RecordedDevice?
             var node: String?
-            var eventsLine = line
-            var frames = 0
-            // Only the device played hands its description and events on.
-            let plays = playing == place
+            var sawEvents = false
             while true {
                 let key = try stream.next()
                 if key.kind == .mappingEnd { break }
@@ -289,57 +332,38 @@ package struct LibinputRecordReader {
                 case "evdev":
                     let description = try readEvdev(&stream)
                     device = RecordedDevice(place: place, node: nil, description: description, evdevLine: key.line, eventsLine: line, frames: 0)
-                    if plays { try onDevice(description) }
                 case "events":
-                    guard device != nil else { throw failure(key.line, "the device's 'events:' come before its 'evdev:' description") }
-                    eventsLine = key.line
-                    if plays {
-                        try readEvents(&stream)
-                    } else if playing == nil {
-                        frames = try countFrames(&stream)
-                    } else {
-                        try stream.skipValue()
-                    }
+                    guard var listed = device else { throw failure(key.line, "the device's 'events:' come before its 'evdev:' description") }
+                    sawEvents = true
+                    listed.node = node
+                    listed.eventsLine = key.line
+                    let wanted = played == nil && rule.wants(listed)
+                    if wanted, !rule.needsEvents { try play(listed) }
+                    listed.frames = try readEvents(&stream, playing: played == place, device: wanted && rule.needsEvents ? listed : nil)
+                    device = listed
                 case "hid", "udev", "quirks":
                     try stream.skipValue()
                 default:
                     try unknown(key, in: "a device", known: ["node", "evdev", "hid", "udev", "quirks", "events"], &stream)
                 }
             }
-            if playing == nil, var device {
+            guard var device else { throw failure(line, "device \(place) of the record has no 'evdev:' description") }
+            if !sawEvents {
                 device.node = node
-                device.eventsLine = eventsLine
-                device.frames = frames
-                devices.append(device)
-            } else if playing == nil {
-                throw failure(line, "device \(place) of the record has no 'evdev:' description")
+                // A device without 'events:' holds none: played only when named.
+                if played == nil, !rule.needsEvents, rule.wants(device) { try play(device) }
             }
+            devices.append(device)
         }
 
-        /// `events:` in the first pass: how many `- evdev:` frames, warning of other keys.
-        mutating func countFrames(_ stream: inout YAMLEventStream) throws -> Int {
-            let start = try stream.next()
-            if start.kind == .scalar, start.value.isEmpty { return 0 }
-            guard start.kind == .sequenceStart else { throw failure(start.line, "'events:' must be a list of '- evdev:' frames") }
-            var frames = 0
-            while true {
-                let entry = try stream.next()
-                if entry.kind == .sequenceEnd { return frames }
-                guard entry.kind == .mappingStart else { throw failure(entry.line, "an entry of 'events:' must be '- evdev: [...]'") }
-                while true {
-                    let key = try stream.next()
-                    if key.kind == .mappingEnd { break }
-                    guard key.kind == .scalar else { throw failure(key.line, "expected 'evdev:', 'hid:' or 'libinput:'") }
-                    switch key.value {
-                    case "evdev":
-                        frames += 1
-                        try stream.skipValue()
-                    case "hid", "libinput":
-                        try stream.skipValue()
-                    default:
-                        try unknown(key, in: "an entry of 'events:'", known: ["evdev", "hid", "libinput"], &stream)
-                    }
-                }
+        /// Chooses `device`: its description goes to `onDevice`, a device that cannot weigh
+        /// refused at its `evdev:` line.
+        mutating func play(_ device: RecordedDevice) throws {
+            played = device.place
+            do {
+                try onDevice(device.description)
+            } catch let error as DeviceSetupError {
+                throw failure(device.evdevLine, error.description)
             }
         }
 
@@ -401,22 +425,40 @@ package struct LibinputRecordReader {
         }
 
         /// `events:`: a list of entries, each `evdev:` (a frame) or another kind (skipped).
-        mutating func readEvents(_ stream: inout YAMLEventStream) throws {
+        /// - Parameters:
+        ///   - playing: Whether the device is played: its frames go to `onEvent`.
+        ///   - device: A device to play from its first frame on, when it has one.
+        /// - Returns: How many frames the list holds.
+        mutating func readEvents(_ stream: inout YAMLEventStream, playing: Bool, device: RecordedDevice?) throws -> Int {
+            var playing = playing
             let start = try stream.next()
-            if start.kind == .scalar, start.value.isEmpty { return }
+            if start.kind == .scalar, start.value.isEmpty { return 0 }
             guard start.kind == .sequenceStart else { throw failure(start.line, "'events:' must be a list of '- evdev:' frames") }
+            var frames = 0
             while true {
                 let entry = try stream.next()
-                if entry.kind == .sequenceEnd { return }
+                if entry.kind == .sequenceEnd { return frames }
                 guard entry.kind == .mappingStart else { throw failure(entry.line, "an entry of 'events:' must be '- evdev: [...]'") }
                 while true {
                     let key = try stream.next()
                     if key.kind == .mappingEnd { break }
                     guard key.kind == .scalar else { throw failure(key.line, "expected 'evdev:', 'hid:' or 'libinput:'") }
-                    if key.value == "evdev" {
-                        try readFrame(&stream)
-                    } else {
+                    switch key.value {
+                    case "evdev":
+                        frames += 1
+                        if frames == 1, let device, played == nil {
+                            try play(device)
+                            playing = true
+                        }
+                        if playing {
+                            try readFrame(&stream)
+                        } else {
+                            try stream.skipValue()
+                        }
+                    case "hid", "libinput":
                         try stream.skipValue()
+                    default:
+                        try unknown(key, in: "an entry of 'events:'", known: ["evdev", "hid", "libinput"], &stream)
                     }
                 }
             }

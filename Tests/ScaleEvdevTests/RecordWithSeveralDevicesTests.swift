@@ -175,6 +175,33 @@ import Testing
         #expect(try Self.read(path, selecting: "event12", preference: .pen).devices == ["HUION Pen"])
     }
 
+    @Test func aRecordWithoutAPenGivesItsPressureDeviceToCharacterizeToRefuse() throws {
+        let directory = TemporaryDirectory()
+        let path = Self.write(LibinputRecordingTests.record(LibinputRecordingTests.keyboardDevice, LibinputRecordingTests.padDevice), directory)
+        let read = try Self.read(path, preference: .pen)
+        #expect(read.devices == ["YAML test pad"])
+        #expect(read.events.count == 10)
+    }
+
+    /// The record is read once, as it streams: a pipe, which cannot be read twice, plays.
+    @Test func aRecordIsReadInOnePass() throws {
+        let text = LibinputRecordingTests.record(Self.pen(pressures: []), LibinputRecordingTests.keyboardDevice, LibinputRecordingTests.padDevice, Self.pen(pressures: [100, 0]))
+        var ends: [Int32] = [0, 0]
+        #expect(pipe(&ends) == 0)
+        let bytes = Array(text.utf8)
+        #expect(bytes.count < 60_000, "the pipe holds it all")
+        #expect(bytes.withUnsafeBytes { Glibc.write(ends[1], $0.baseAddress, $0.count) } == bytes.count)
+        close(ends[1])
+        let file = try #require(fdopen(ends[0], "r"))
+        defer { fclose(file) }
+        var read = Read()
+        try LibinputRecordReader(path: "pipe.yml").read(
+            from: file, onDevice: { read.devices.append($0.name) }, onEvent: { read.events.append($0) }, onNotice: { read.notices.append($0) })
+        #expect(read.devices == ["YAML test pad"])
+        #expect(read.events.count == 10)
+        #expect(read.notices.count == 1 && read.notices[0].contains("2 devices of the record have pressure and events"), "\(read.notices)")
+    }
+
     // MARK: - YAML as people write it
 
     @Test func aMisspeltKeyIsWarnedOfWithItsLineOnce() throws {
