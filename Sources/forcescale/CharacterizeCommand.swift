@@ -30,8 +30,8 @@ enum CharacterizeCommand {
             settings that make the pen respond linearly to force: xsetwacom's PressureCurve \
             (for the X device xf86-input-wacom names 'NAME stylus') and GNOME's \
             pressure-curve, each with the command that sets it, but no curve when fewer than \
-            3 weights registered; libinput's pressure range, which only a compositor's \
-            tablet settings keep (libinput 1.26 and later); and OpenTabletDriver's tip \
+            3 weights registered; libinput's pressure range, which a compositor's tablet \
+            settings set (libinput 1.26 and later; libinput keeps none); and OpenTabletDriver's tip \
             threshold. --json prints one object with the same and the records in \
             PenPressureData's form; --plot draws the response as SVG. At least 3 weights are \
             needed; docs/weighing.md lists household weights.

@@ -171,7 +171,8 @@ import Testing
             // xf86-input-wacom's X device of the pen tool: the kernel name and " stylus".
             #expect(table.stdout.contains(#"xsetwacom set "forcescale demo pen (synthetic) stylus" PressureCurve "#), "\(table.stdout)")
             #expect(table.stdout.contains("which names the pen's X device NAME stylus: 'xsetwacom --list devices'"))
-            #expect(table.stdout.contains(", kept only by a compositor's tablet settings where they offer one (libinput 1.26 and later"), "\(table.stdout)")
+            #expect(table.stdout.contains(", set by a compositor's tablet settings where they offer one (libinput 1.26 and later"), "\(table.stdout)")
+            #expect(table.stdout.contains("libinput keeps no setting of its own"), "\(table.stdout)")
             #expect(table.stdout.contains("to try it for one session: libinput debug-events --set-pressure-range="))
             #expect(!table.stdout.contains("the command that applies it"))
             let help = try CLI.run(["characterize", "--help"])

@@ -69,12 +69,14 @@ public struct PenSettings: Hashable, Sendable {
     /// The X device of the pen tool xf86-input-wacom makes for the kernel device `device`.
     public static func xDeviceName(_ device: String) -> String { device + " stylus" }
 
-    /// What applies libinput's pressure range: nothing that lasts on libinput before 1.26
-    /// (Debian 12 has 1.22); from 1.26 a compositor through its tablet settings, where it
-    /// offers them. libinput's quirk files are hardware facts, not configuration (its
-    /// documentation says so), so none is offered here.
+    /// What applies libinput's pressure range: nothing on libinput before 1.26 (Debian 12 has
+    /// 1.22); from 1.26 a compositor, through its tablet settings where it offers them.
+    /// libinput keeps no setting of its own. Its tablet code does read a quirk,
+    /// `AttrPressureRange`, as a pen's tip-down and tip-up thresholds in raw units, but it
+    /// documents quirks as internal API for temporary workarounds, not configuration, so
+    /// none is printed (docs/weighing.md says so).
     public static let libinputApplies =
-        "kept only by a compositor's tablet settings where they offer one (libinput 1.26 and later; Debian 12's 1.22 has none)"
+        "set by a compositor's tablet settings where they offer one (libinput 1.26 and later; Debian 12's 1.22 has none); libinput keeps no setting of its own"
 
     /// GNOME's setting for the pen, at the path GNOME gives a pen without a serial number on
     /// a tablet with this USB id (a pen with one uses its serial in hexadecimal instead).
