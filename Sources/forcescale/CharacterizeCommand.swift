@@ -103,10 +103,13 @@ enum CharacterizeCommand {
 
     /// Refuses a device that is not a pen: its settings (xsetwacom, GNOME's stylus, libinput's
     /// tablet tool) would apply to nothing.
-    static func requirePen(name: String, isPen: Bool, advice: String) throws {
+    /// - Parameters:
+    ///   - why: How it is known (`it has no BTN_TOOL_PEN`).
+    ///   - advice: What to do instead.
+    static func requirePen(name: String, isPen: Bool, why: String, advice: String) throws {
         guard !isPen else { return }
         throw CommandFailure(
-            message: "'\(name)' is not a pen (it has no BTN_TOOL_PEN), so it is not characterized: the settings this command gives are a stylus's; \(advice)",
+            message: "'\(name)' is not a pen (\(why)), so it is not characterized: the settings this command gives are a stylus's; \(advice)",
             status: ExitStatus.dataError)
     }
 
@@ -153,7 +156,7 @@ private final class TouchCollector: Presenter {
 
     func begin(device: DeviceDescription, source: PressureSource, model: GramModelKind, origin: EventTime) throws {
         try CharacterizeCommand.requirePen(
-            name: device.name, isPen: device.supports(.key, .btnToolPen),
+            name: device.name, isPen: device.supports(.key, .btnToolPen), why: "it has no BTN_TOOL_PEN",
             advice: "replay a recording of the pen (of a libinput record holding several devices, name it with --recording-device)")
         self.device = device
         tracker = PenTouchTracker(axis: source.axis.minimum...source.axis.maximum, fuzz: source.axis.fuzz)

@@ -54,7 +54,7 @@ struct LivePenSession {
         // rule: a pen tool or a stylus button makes a tablet).
         if let kind = listed?.kind?.kind, kind != .tablet {
             try CharacterizeCommand.requirePen(
-                name: name, isPen: false,
+                name: name, isPen: false, why: "forcescaled lists it as a \(kind.rawValue), not a tablet: it declares no pen tool",
                 advice: "name the pen with --device ('forcescale devices' lists each device's kind)")
         }
         axis = minimum...maximum
