@@ -38,8 +38,8 @@ func matchOption(_ token: String, in command: Command) -> OptionMatch {
 /// Reads the value of a matched option and checks it against the allowed values.
 ///
 /// The value comes from `=value`, or else from the next token, which is taken
-/// unless it is `--` or looks like an option; a negative number such as `-1`
-/// is taken as a value.
+/// unless it is `--` or looks like an option; a token that starts like a negative
+/// number (`-1`, `-0.5`, `-1,2,3`) is taken as a value, for the command to check.
 ///
 /// - Parameters:
 ///   - option: The matched option.
@@ -78,9 +78,18 @@ func readValue(
 /// Whether a token that follows an option can be that option's value.
 ///
 /// - Parameter token: The token after the option.
-/// - Returns: `true` for anything that does not look like an option.
+/// - Returns: `true` for anything that does not look like an option. No option is
+///   named by a digit, so a minus sign then a digit (or a dot and a digit) is a value.
 private func canBeValue(_ token: String) -> Bool {
-    token == "-" || !token.hasPrefix("-") || isNegativeNumber(token)
+    token == "-" || !token.hasPrefix("-") || isNegativeNumber(token) || startsLikeNegativeNumber(token)
+}
+
+/// Whether a token starts with a minus sign and then a digit, or a dot and a digit.
+func startsLikeNegativeNumber(_ token: String) -> Bool {
+    let characters = Array(token.prefix(3))
+    guard characters.count >= 2, characters[0] == "-" else { return false }
+    if characters[1].isASCII, characters[1].isNumber { return true }
+    return characters.count == 3 && characters[1] == "." && characters[2].isASCII && characters[2].isNumber
 }
 
 /// Whether a token is a negative number such as `-1`, `-0.5` or `-.5e3`.

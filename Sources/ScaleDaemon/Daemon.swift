@@ -284,7 +284,10 @@ package final class Daemon {
         case .recordings(let recordings, let loops):
             let names = Self.names(of: recordings.map { SourceDevice.nodeName(of: $0.eventsPath ?? $0.descriptionPath) })
             for (files, name) in zip(recordings, names) {
-                let scale = try RecordingScale(files: files, name: name, loops: loops, settings: options.configuration.settings, loop: loop) { [unowned self] in
+                let scale = try RecordingScale(
+                    files: files, name: name, loops: loops, settings: options.configuration.settings, loop: loop,
+                    onNotice: { [unowned self] in log.log(.warning, $0) }
+                ) { [unowned self] in
                     handle($0, from: $1)
                 }
                 // Kept first, so that the calibration taken next is applied to it.

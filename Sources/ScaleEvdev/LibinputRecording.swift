@@ -12,6 +12,47 @@ package struct LibinputRecordError: Error, Equatable, Sendable, CustomStringConv
     package var description: String { "\(file):\(line): \(problem)" }
 }
 
+/// Which device of a record with several is played when `--recording-device` names none.
+package enum RecordingDevicePreference: Sendable {
+    /// The first device with a pressure axis and events (`replay`, `forcescaled`); when
+    /// several qualify, a notice names them and how to choose.
+    case pressure
+    /// The pen (`BTN_TOOL_PEN`) with a pressure axis and events (`characterize`); several
+    /// such pens are an error that lists them. A record without one falls back to `pressure`.
+    case pen
+}
+
+/// A device of a record as reading the file found it.
+package struct RecordedDevice: Sendable {
+    /// Its place in the `devices:` list, 1 for the first.
+    package var place: Int
+    /// The `node:` it was recorded from (`/dev/input/event9`), when the record says.
+    package var node: String?
+    package var description: DeviceDescription
+    /// The line of its `evdev:` key, and of its `events:` key (its item's line if none).
+    package var evdevLine: Int
+    package var eventsLine: Int
+    /// How many `- evdev:` frames it holds.
+    package var frames: Int
+
+    /// `event9` for `/dev/input/event9`.
+    package var nodeName: String? { node.map { String($0.split(separator: "/").last ?? Substring($0)) } }
+
+    var hasPressure: Bool { description.axes[.absPressure] != nil || description.axes[.absMTPressure] != nil }
+    var isPen: Bool { hasPressure && description.supports(.key, .btnToolPen) }
+
+    /// Whether `--recording-device selection` names it: a whole number is a place in the
+    /// list; else its node (`event9`, `/dev/input/event9`) or a part of its name
+    /// (case-insensitive).
+    func isNamed(by selection: String) -> Bool {
+        if let number = Int(selection) { return number == place }
+        return node == selection || nodeName == selection || description.name.lowercased().contains(selection.lowercased())
+    }
+
+    /// `2: 'Wacom Intuos S Pen' (event9)`, as lists of devices show it.
+    package var label: String { "\(place): '\(description.name)'" + (nodeName.map { " (\($0))" } ?? "") }
+}
+
 /// Reads the YAML that `libinput record` writes (version 1: libinput's
 /// tools/libinput-record.c and libinput-record(1)): per device `node`, `evdev` (`name`, `id`,
 /// `codes`, `absinfo: {code: [min, max, fuzz, flat, resolution]}`, `properties`), `udev`,
@@ -19,87 +60,215 @@ package struct LibinputRecordError: Error, Equatable, Sendable, CustomStringConv
 /// ending in SYN_REPORT, or a `hid:` or `libinput:` entry (skipped).
 ///
 /// libyaml's event API streams the file, so a recording of millions of events never sits in
-/// memory as a document. Of several devices the first with a pressure axis is played; a file
-/// with none gives its first device, which the caller refuses as it refuses an evemu file
-/// without a pressure axis.
+/// memory as a document, and it is read once: the device to play is the first that
+/// `RecordingDevicePreference` (or `--recording-device`) wants, from its first frame on (a
+/// device without events is passed over); the other devices are listed as they go by, so
+/// that what the user should know of them (several could have been played, several pens)
+/// is said at the end. A file with no pressure device gives its first device, which the
+/// caller refuses as it refuses an evemu file without a pressure axis.
 package struct LibinputRecordReader {
     package let path: String
     /// `--recording-device`: the device to play of several, by its place in the list
-    /// (1 is the first) or a part of its name (case-insensitive); `nil` takes the first with
-    /// a pressure axis.
+    /// (1 is the first), its node (`event9` or `/dev/input/event9`) or a part of its name
+    /// (case-insensitive); `nil` chooses by `preference`.
     package let deviceSelection: String?
+    package var preference: RecordingDevicePreference
 
-    package init(path: String, deviceSelection: String? = nil) {
+    package init(path: String, deviceSelection: String? = nil, preference: RecordingDevicePreference = .pressure) {
         self.path = path
         self.deviceSelection = deviceSelection
+        self.preference = preference
     }
 
-    /// Whether the file's first line that is neither blank nor a comment opens a YAML
-    /// document of libinput's (`version:`, `ndevices:`, `devices:` or `---`) rather than an
-    /// evemu line. Reads one chunk at most.
+    /// Whether the file is named `.yml` or `.yaml` (then the YAML reader says what is wrong
+    /// with it, whatever it holds), or its first line that is neither blank nor a comment
+    /// opens a YAML document of libinput's (`version:`, `ndevices:`, `devices:` or `---`)
+    /// rather than an evemu line. Reads one chunk at most.
     static func looksLikeLibinputRecord(_ path: String) -> Bool {
+        let lowered = path.lowercased()
+        if lowered.hasSuffix(".yml") || lowered.hasSuffix(".yaml") { return access(path, F_OK) == 0 }
         guard let file = fopen(path, "r") else { return false }
         defer { fclose(file) }
         var buffer = [CChar](repeating: 0, count: 4096)
         while fgets(&buffer, Int32(buffer.count), file) != nil {
             let text = String(decoding: buffer.prefix { $0 != 0 }.map { UInt8(bitPattern: $0) }, as: UTF8.self)
-            let line = text.drop { " \t\r\n".contains($0) }.reversed().drop { " \t\r\n".contains($0) }.reversed()
+            // Characters one by one: in a string literal "\r\n" is one Character, which a
+            // lone "\n" is not.
+            let blank: Set<Character> = [" ", "\t", "\r", "\n", "\r\n"]
+            let line = text.drop { blank.contains($0) }.reversed().drop { blank.contains($0) }.reversed()
             let trimmed = String(line)
-            if trimmed.isEmpty || trimmed.hasPrefix("#") { continue }
-            return trimmed == "---" || trimmed.hasPrefix("version:") || trimmed.hasPrefix("ndevices:") || trimmed.hasPrefix("devices:")
+            if trimmed.isEmpty || trimmed.hasPrefix("#") || trimmed.hasPrefix("%") { continue }
+            return trimmed == "---" || trimmed.hasPrefix("--- ") || trimmed.hasPrefix("version:") || trimmed.hasPrefix("ndevices:") || trimmed.hasPrefix("devices:")
         }
         return false
     }
 
-    /// Reads the device to play, then streams its events.
+    /// Streams the chosen device's events, listing the others on the way.
+    /// - Parameters:
+    ///   - onNotice: Warnings (`file:line: warning: …`) and which device was chosen of several,
+    ///     for standard error or the daemon's log.
     /// - Throws: `LibinputRecordError` naming the line, `RecordingError.file` when the file
-    ///   cannot be read, or what `onDevice` and `onEvent` throw.
-    package func read(onDevice: (DeviceDescription) throws -> Void, onEvent: (InputEvent) throws -> Void) throws {
+    ///   cannot be read, `RecordingError.noEventsInRecord` when the device holds no event, or
+    ///   what `onDevice` and `onEvent` throw.
+    package func read(onDevice: (DeviceDescription) throws -> Void, onEvent: (InputEvent) throws -> Void, onNotice: (String) -> Void = { _ in }) throws {
         guard let file = fopen(path, "r") else { throw RecordingError.file(SystemError(path: path, errno: .current)) }
         defer { fclose(file) }
-        try read(from: file, onDevice: onDevice, onEvent: onEvent)
+        try read(from: file, onDevice: onDevice, onEvent: onEvent, onNotice: onNotice)
     }
 
     /// Reads from an open stream (`fmemopen` in the fuzz target), named by `path` in errors.
-    package func read(from file: UnsafeMutablePointer<FILE>, onDevice: (DeviceDescription) throws -> Void, onEvent: (InputEvent) throws -> Void) throws {
-        var stream = try YAMLEventStream(file: file, path: path)
+    /// One pass streams the chosen device's events as they come; only a `.pen` record without
+    /// a pen, whose pressure device has events, is read a second time (seeking to its start).
+    package func read(
+        from file: UnsafeMutablePointer<FILE>, onDevice: (DeviceDescription) throws -> Void, onEvent: (InputEvent) throws -> Void,
+        onNotice: (String) -> Void = { _ in }
+    ) throws {
+        let rule: Session.Rule
+        if let selection = deviceSelection {
+            rule = Session.Rule(needsEvents: false) { $0.isNamed(by: selection) }
+        } else if preference == .pen {
+            rule = Session.Rule(needsEvents: true) { $0.isPen }
+        } else {
+            rule = Session.Rule(needsEvents: true) { $0.hasPressure }
+        }
+        let outcome = try pass(file, rule: rule, warns: true, onDevice: onDevice, onEvent: onEvent, onNotice: onNotice)
+        if let second = try conclude(outcome, onDevice: onDevice, onNotice: onNotice) {
+            guard fseek(file, 0, SEEK_SET) == 0 else { throw RecordingError.file(SystemError(path: path, errno: .current)) }
+            let rule = Session.Rule(needsEvents: false) { $0.place == second }
+            _ = try pass(file, rule: rule, warns: false, onDevice: onDevice, onEvent: onEvent, onNotice: onNotice)
+        }
+    }
+
+    /// What one pass found: the devices, the one played (if any) and how many events it gave.
+    struct Outcome {
+        var devices: [RecordedDevice]
+        var devicesLine: Int
+        var played: RecordedDevice?
+        var eventCount: Int
+    }
+
+    private func pass(
+        _ file: UnsafeMutablePointer<FILE>, rule: Session.Rule, warns: Bool,
+        onDevice: (DeviceDescription) throws -> Void, onEvent: (InputEvent) throws -> Void, onNotice: (String) -> Void
+    ) throws -> Outcome {
         try withoutActuallyEscaping(onDevice) { onDevice in
             try withoutActuallyEscaping(onEvent) { onEvent in
-                var session = Session(path: path, onDevice: onDevice, onEvent: onEvent)
-                session.selection = deviceSelection
-                try session.readDocument(&stream)
+                try withoutActuallyEscaping(onNotice) { onNotice in
+                    var stream = try YAMLEventStream(file: file, path: path)
+                    var session = Session(path: path, rule: rule, warns: warns, onDevice: onDevice, onEvent: onEvent, onNotice: onNotice)
+                    try session.readDocument(&stream)
+                    return Outcome(devices: session.devices, devicesLine: session.devicesLine,
+                                   played: session.played.map { session.devices[$0 - 1] }, eventCount: session.eventCount)
+                }
             }
         }
     }
 
-    /// The state of one reading: which device is played, and the last event's time.
-    private struct Session {
-        let path: String
-        let onDevice: (DeviceDescription) throws -> Void
-        let onEvent: (InputEvent) throws -> Void
-        var chosen = false
-        var firstDevice: DeviceDescription?
-        var previousTime: EventTime?
-        var eventCount = 0
-        /// `--recording-device`, and the devices seen so far (for the error naming them).
-        var selection: String?
-        var deviceNames: [String] = []
+    /// Checks what was played against the other devices, says what the user should know,
+    /// and refuses what cannot be played.
+    /// - Returns: The place of a device to play in a second pass (a `.pen` record with no
+    ///   pen, whose pressure device has events), else `nil`.
+    /// - Throws: `LibinputRecordError` at the `devices:` line when `--recording-device`
+    ///   names no device, when the list is empty or when several pens could be meant;
+    ///   `RecordingError.noEventsInRecord`; what `onDevice` throws of a device handed over to
+    ///   be refused.
+    func conclude(_ outcome: Outcome, onDevice: (DeviceDescription) throws -> Void, onNotice: (String) -> Void) throws -> Int? {
+        let devices = outcome.devices
+        func listed(_ devices: [RecordedDevice]) -> String { devices.map(\.label).joined(separator: ", ") }
+        func failure(_ problem: String) -> LibinputRecordError { LibinputRecordError(file: path, line: outcome.devicesLine, problem: problem) }
+        func noEvents(_ device: RecordedDevice) -> RecordingError {
+            .noEventsInRecord(file: path, line: device.eventsLine, device: device.label, others: devices.count > 1)
+        }
+        let pressure = devices.filter(\.hasPressure)
+        let playable = pressure.filter { $0.frames > 0 }
+        if let played = outcome.played {
+            guard outcome.eventCount > 0 else { throw noEvents(played) }
+            guard deviceSelection == nil else { return nil }
+            if preference == .pen {
+                let pens = playable.filter(\.isPen)
+                if pens.count > 1 {
+                    throw failure("the record holds \(pens.count) pens with events: \(listed(pens)); name the one to characterize with --recording-device (its node, its place or a part of its name)")
+                }
+            } else if playable.count > 1, let other = playable.first(where: { $0.place != played.place }) {
+                onNotice("\(path):\(outcome.devicesLine): note: \(playable.count) devices of the record have pressure and events: \(listed(playable)); played \(played.label). Choose another with --recording-device, e.g. --recording-device \(other.nodeName ?? String(other.place))")
+            }
+            return nil
+        }
+        guard !devices.isEmpty else { throw failure("the 'devices:' list is empty") }
+        if let selection = deviceSelection {
+            throw failure("--recording-device \(selection) names no device of the record (give its place, its node or a part of its name); it holds \(listed(devices))")
+        }
+        // A device that cannot weigh is refused where it is described.
+        func hand(_ device: RecordedDevice) throws {
+            do {
+                try onDevice(device.description)
+            } catch let error as DeviceSetupError {
+                throw LibinputRecordError(file: path, line: device.evdevLine, problem: error.description)
+            }
+        }
+        if preference == .pen, let pen = devices.first(where: \.isPen) {
+            try hand(pen)
+            throw noEvents(pen)
+        }
+        if let first = playable.first { return first.place }
+        if let first = pressure.first {
+            try hand(first)
+            throw noEvents(first)
+        }
+        try hand(devices[0])
+        throw failure("no device of the record has a pressure axis")
+    }
 
-        /// Whether the device at `index` (0-based) named `name` is the one `selection` names.
-        func isSelected(index: Int, name: String) -> Bool {
-            guard let selection else { return false }
-            if let number = Int(selection) { return number == index + 1 }
-            return name.lowercased().contains(selection.lowercased())
+    /// One pass over the document: it lists the devices (with how many frames each holds),
+    /// warns of unknown keys, and plays the first device the rule wants: its description goes
+    /// to `onDevice` and its events to `onEvent` as they are read.
+    private struct Session {
+        /// Which device to play: the first that `wants` and, with `needsEvents`, whose
+        /// `events:` list holds a frame (it is played from that frame on).
+        struct Rule {
+            var needsEvents: Bool
+            var wants: (RecordedDevice) -> Bool
         }
 
-        init(path: String, onDevice: @escaping (DeviceDescription) throws -> Void, onEvent: @escaping (InputEvent) throws -> Void) {
+        let path: String
+        let rule: Rule
+        let warns: Bool
+        let onDevice: (DeviceDescription) throws -> Void
+        let onEvent: (InputEvent) throws -> Void
+        let onNotice: (String) -> Void
+        var previousTime: EventTime?
+        var eventCount = 0
+        var devices: [RecordedDevice] = []
+        var devicesLine = 1
+        /// The place of the device played, once chosen.
+        var played: Int?
+        /// Unknown keys already warned of, by where they were found: one warning each.
+        var warned: Set<String> = []
+
+        init(path: String, rule: Rule, warns: Bool, onDevice: @escaping (DeviceDescription) throws -> Void,
+             onEvent: @escaping (InputEvent) throws -> Void, onNotice: @escaping (String) -> Void) {
             self.path = path
+            self.rule = rule
+            self.warns = warns
             self.onDevice = onDevice
             self.onEvent = onEvent
+            self.onNotice = onNotice
         }
 
         func failure(_ line: Int, _ problem: String) -> LibinputRecordError {
             LibinputRecordError(file: path, line: line, problem: problem)
+        }
+
+        /// Warns once of a key that libinput's format does not have where it was found, with
+        /// the known keys and the likeliest one meant; the value is skipped.
+        mutating func unknown(_ key: YAMLEventStream.Event, in place: String, known: [String], _ stream: inout YAMLEventStream) throws {
+            if warns, warned.insert(place + "\u{0}" + key.value).inserted {
+                let meant = known.min { editDistance(key.value, $0) < editDistance(key.value, $1) }
+                    .flatMap { editDistance(key.value, $0) <= 2 ? $0 : nil }
+                onNotice("\(path):\(key.line): warning: '\(key.value):' is not a key of \(place) in a libinput record (it has \(known.joined(separator: ", "))), so it is skipped"
+                    + (meant.map { "; did you mean '\($0):'?" } ?? ""))
+            }
+            try stream.skipValue()
         }
 
         mutating func readDocument(_ stream: inout YAMLEventStream) throws {
@@ -125,25 +294,16 @@ package struct LibinputRecordReader {
                 case "devices":
                     guard version != nil else { throw failure(key.line, "'devices:' before 'version:'; is this a libinput record?") }
                     sawDevices = true
+                    devicesLine = key.line
                     try readDevices(&stream)
-                default:
+                case "ndevices", "libinput", "system":
                     try stream.skipValue()
+                default:
+                    try unknown(key, in: "the record", known: ["version", "ndevices", "libinput", "system", "devices"], &stream)
                 }
             }
             guard version != nil else { throw failure(1, "no 'version:': not a libinput record") }
             guard sawDevices else { throw failure(stream.line, "no 'devices:' list: the record holds no device") }
-            if !chosen, let selection {
-                let listed = deviceNames.enumerated().map { "\($0.offset + 1): '\($0.element)'" }.joined(separator: ", ")
-                throw failure(stream.line, "--recording-device \(selection) names no device of the record; it holds \(listed.isEmpty ? "none" : listed)")
-            }
-            if !chosen {
-                // No device with a pressure axis: the first one is refused by the caller,
-                // with the words it uses for an evemu file without one.
-                guard let firstDevice else { throw failure(stream.line, "the 'devices:' list is empty") }
-                try onDevice(firstDevice)
-                throw failure(stream.line, "no device of the record has a pressure axis")
-            }
-            guard eventCount > 0 else { throw RecordingError.noEvents(file: path) }
         }
 
         mutating func readDevices(_ stream: inout YAMLEventStream) throws {
@@ -153,44 +313,57 @@ package struct LibinputRecordReader {
                 let item = try stream.next()
                 if item.kind == .sequenceEnd { return }
                 guard item.kind == .mappingStart else { throw failure(item.line, "each device must be a mapping with 'evdev:' and 'events:'") }
-                try readDevice(&stream)
+                try readDevice(&stream, line: item.line)
             }
         }
 
-        mutating func readDevice(_ stream: inout YAMLEventStream) throws {
-            var description: DeviceDescription?
-            var plays = false
+        mutating func readDevice(_ stream: inout YAMLEventStream, line: Int) throws {
+            let place = devices.count + 1
+            var device: RecordedDevice?
+            var node: String?
+            var sawEvents = false
             while true {
                 let key = try stream.next()
-                if key.kind == .mappingEnd { return }
+                if key.kind == .mappingEnd { break }
                 guard key.kind == .scalar else { throw failure(key.line, "expected a key of the device") }
                 switch key.value {
+                case "node":
+                    node = try stream.scalar("the device's node").value
                 case "evdev":
-                    let device = try readEvdev(&stream)
-                    description = device
-                    if firstDevice == nil { firstDevice = device }
-                    let index = deviceNames.count
-                    deviceNames.append(device.name)
-                    // Named by --recording-device, it is played (or refused by the caller, as
-                    // an evemu file without a pressure axis is); else the first with pressure.
-                    let wanted = selection == nil
-                        ? device.axes[.absPressure] != nil || device.axes[.absMTPressure] != nil
-                        : isSelected(index: index, name: device.name)
-                    if !chosen, wanted {
-                        chosen = true
-                        plays = true
-                        try onDevice(device)
-                    }
+                    let description = try readEvdev(&stream)
+                    device = RecordedDevice(place: place, node: nil, description: description, evdevLine: key.line, eventsLine: line, frames: 0)
                 case "events":
-                    guard description != nil else { throw failure(key.line, "the device's 'events:' come before its 'evdev:' description") }
-                    if plays {
-                        try readEvents(&stream)
-                    } else {
-                        try stream.skipValue()
-                    }
-                default:
+                    guard var listed = device else { throw failure(key.line, "the device's 'events:' come before its 'evdev:' description") }
+                    sawEvents = true
+                    listed.node = node
+                    listed.eventsLine = key.line
+                    let wanted = played == nil && rule.wants(listed)
+                    if wanted, !rule.needsEvents { try play(listed) }
+                    listed.frames = try readEvents(&stream, playing: played == place, device: wanted && rule.needsEvents ? listed : nil)
+                    device = listed
+                case "hid", "udev", "quirks":
                     try stream.skipValue()
+                default:
+                    try unknown(key, in: "a device", known: ["node", "evdev", "hid", "udev", "quirks", "events"], &stream)
                 }
+            }
+            guard var device else { throw failure(line, "device \(place) of the record has no 'evdev:' description") }
+            if !sawEvents {
+                device.node = node
+                // A device without 'events:' holds none: played only when named.
+                if played == nil, !rule.needsEvents, rule.wants(device) { try play(device) }
+            }
+            devices.append(device)
+        }
+
+        /// Chooses `device`: its description goes to `onDevice`, a device that cannot weigh
+        /// refused at its `evdev:` line.
+        mutating func play(_ device: RecordedDevice) throws {
+            played = device.place
+            do {
+                try onDevice(device.description)
+            } catch let error as DeviceSetupError {
+                throw failure(device.evdevLine, error.description)
             }
         }
 
@@ -243,7 +416,7 @@ package struct LibinputRecordReader {
                     guard list.values.allSatisfy({ (0...0x1f).contains($0) }) else { throw failure(list.line, "an input property is out of range (0 to 31)") }
                     properties = BitSet(list.values)
                 default:
-                    try stream.skipValue()
+                    try unknown(key, in: "'evdev:'", known: ["name", "id", "codes", "absinfo", "properties"], &stream)
                 }
             }
             guard let name else { throw failure(start.line, "'evdev:' has no 'name:'") }
@@ -252,22 +425,40 @@ package struct LibinputRecordReader {
         }
 
         /// `events:`: a list of entries, each `evdev:` (a frame) or another kind (skipped).
-        mutating func readEvents(_ stream: inout YAMLEventStream) throws {
+        /// - Parameters:
+        ///   - playing: Whether the device is played: its frames go to `onEvent`.
+        ///   - device: A device to play from its first frame on, when it has one.
+        /// - Returns: How many frames the list holds.
+        mutating func readEvents(_ stream: inout YAMLEventStream, playing: Bool, device: RecordedDevice?) throws -> Int {
+            var playing = playing
             let start = try stream.next()
-            if start.kind == .scalar, start.value.isEmpty { return }
+            if start.kind == .scalar, start.value.isEmpty { return 0 }
             guard start.kind == .sequenceStart else { throw failure(start.line, "'events:' must be a list of '- evdev:' frames") }
+            var frames = 0
             while true {
                 let entry = try stream.next()
-                if entry.kind == .sequenceEnd { return }
+                if entry.kind == .sequenceEnd { return frames }
                 guard entry.kind == .mappingStart else { throw failure(entry.line, "an entry of 'events:' must be '- evdev: [...]'") }
                 while true {
                     let key = try stream.next()
                     if key.kind == .mappingEnd { break }
                     guard key.kind == .scalar else { throw failure(key.line, "expected 'evdev:', 'hid:' or 'libinput:'") }
-                    if key.value == "evdev" {
-                        try readFrame(&stream)
-                    } else {
+                    switch key.value {
+                    case "evdev":
+                        frames += 1
+                        if frames == 1, let device, played == nil {
+                            try play(device)
+                            playing = true
+                        }
+                        if playing {
+                            try readFrame(&stream)
+                        } else {
+                            try stream.skipValue()
+                        }
+                    case "hid", "libinput":
                         try stream.skipValue()
+                    default:
+                        try unknown(key, in: "an entry of 'events:'", known: ["evdev", "hid", "libinput"], &stream)
                     }
                 }
             }
@@ -343,6 +534,21 @@ package struct LibinputRecordReader {
     }
 }
 
+
+/// The number of single-character edits between two words (Levenshtein), for "did you mean".
+func editDistance(_ a: String, _ b: String) -> Int {
+    let a = Array(a), b = Array(b)
+    var previous = Array(0...b.count)
+    for (i, x) in a.enumerated() {
+        var current = [i + 1]
+        for (j, y) in b.enumerated() {
+            current.append(Swift.min(previous[j + 1] + 1, current[j] + 1, previous[j] + (x == y ? 0 : 1)))
+        }
+        previous = current
+    }
+    return previous[b.count]
+}
+
 /// libyaml's parser as a stream of events, each with its kind, its scalar's text and its
 /// line (1-based). Errors are `LibinputRecordError`s naming the line libyaml stopped at.
 struct YAMLEventStream: ~Copyable {
@@ -357,12 +563,14 @@ struct YAMLEventStream: ~Copyable {
     }
 
     private let parser: UnsafeMutablePointer<yaml_parser_t>
+    private let file: UnsafeMutablePointer<FILE>
     private let path: String
     /// The line of the last event read.
     private(set) var line = 1
 
     init(file: UnsafeMutablePointer<FILE>, path: String) throws {
         self.path = path
+        self.file = file
         parser = .allocate(capacity: 1)
         guard yaml_parser_initialize(parser) == 1 else {
             parser.deallocate()
@@ -392,8 +600,10 @@ struct YAMLEventStream: ~Copyable {
         guard yaml_parser_parse(parser, &event) == 1 else {
             let problem = parser.pointee.problem.map { String(cString: $0) } ?? "malformed YAML"
             let context = parser.pointee.context.map { String(cString: $0) + ": " } ?? ""
-            let mark = parser.pointee.problem_mark.line
-            throw LibinputRecordError(file: path, line: Int(mark) + 1, problem: "not valid YAML: \(context)\(problem)")
+            let line = Int(parser.pointee.problem_mark.line) + 1
+            // libyaml says only "found character that cannot start any token" of a tab.
+            let tab = Self.hasTab(file, line: line) ? "; the line holds a tab, and YAML forbids tabs for indentation: indent with spaces" : ""
+            throw LibinputRecordError(file: path, line: line, problem: "not valid YAML: \(context)\(problem)\(tab)")
         }
         defer { yaml_event_delete(&event) }
         line = Int(event.start_mark.line) + 1
@@ -416,6 +626,19 @@ struct YAMLEventStream: ~Copyable {
         default: kind = .mappingEnd
         }
         return Event(kind: kind, value: value, line: line)
+    }
+
+    /// Whether line `line` (1-based) of the file holds a tab. Reads the file again from its
+    /// start (on an error's path only).
+    static func hasTab(_ file: UnsafeMutablePointer<FILE>, line: Int) -> Bool {
+        guard fseek(file, 0, SEEK_SET) == 0 else { return false }
+        var current = 1
+        while true {
+            let character = getc(file)
+            if character == EOF || (current == line && character == 0x0A) { return false }
+            if current == line, character == 0x09 { return true }
+            if character == 0x0A { current += 1 }
+        }
     }
 
     mutating func expect(_ kind: Kind, _ what: String) throws {

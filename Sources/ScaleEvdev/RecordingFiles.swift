@@ -14,6 +14,11 @@ package enum RecordingError: Error, Sendable, CustomStringConvertible {
     case empty(file: String)
     /// A description and not one event: nothing to replay.
     case noEvents(file: String)
+    /// The device of a `libinput record` file holds no event (`label` as
+    /// `RecordedDevice.label`); `others` when the record holds other devices.
+    case noEventsInRecord(file: String, line: Int, device: String, others: Bool)
+    /// `--recording-device` given for an evemu recording, which holds one device.
+    case deviceSelectionWithoutRecord(file: String, selection: String)
 
     package var description: String {
         switch self {
@@ -23,9 +28,15 @@ package enum RecordingError: Error, Sendable, CustomStringConvertible {
         case .noDescription(let file):
             return "\(file): no device description (N:, I:, B:, A: lines) before the first event, and no .desc or .device file beside it shares its name (NAME.desc for NAME.events, NAME.variant.events or 'NAME variant.events'); this looks like the events half of a split pair, so give its description first: forcescale replay NAME.desc '\(file)'"
         case .empty(let file):
-            return "\(file): the file is empty: no events (and no device description); record one with 'forcescale record' (or evemu-record), or make the demo's with 'forcescale demo --write demo.events'"
+            return "\(file): the file is empty: no events (and no device description); record one with 'forcescale record' (or evemu-record, or libinput record), or make the demo's with 'forcescale demo --write demo.events'"
         case .noEvents(let file):
             return "\(file): a device description without any event, so there is nothing to replay; give the events file beside it too: forcescale replay '\(file)' EVENTS-FILE"
+        case .noEventsInRecord(let file, let line, let device, let others):
+            return "\(file):\(line): device \(device) has no events in the record, so there is nothing to replay; "
+                + (others ? "name a device with events with --recording-device, or " : "")
+                + "record it again while it is in use (libinput record, or forcescale record --format libinput)"
+        case .deviceSelectionWithoutRecord(let file, let selection):
+            return "\(file): --recording-device \(selection) chooses a device of a libinput record (YAML), but this is an evemu recording, which holds one device: leave the option out"
         }
     }
 }
@@ -40,9 +51,12 @@ package struct RecordingFiles: Sendable {
     /// Whether `descriptionPath` was found beside a lone events file rather than given; it
     /// must then hold only a description.
     package let descriptionIsCompanion: Bool
-    /// `--recording-device NAME|INDEX`: which device of a `libinput record` file with
-    /// several to play (see `LibinputRecordReader.deviceSelection`); evemu files hold one.
+    /// `--recording-device NODE|NAME|INDEX`: which device of a `libinput record` file with
+    /// several to play (see `LibinputRecordReader.deviceSelection`); evemu files hold one,
+    /// and refuse it.
     package var deviceSelection: String?
+    /// Which device of a `libinput record` file to play when `deviceSelection` is `nil`.
+    package var preference = RecordingDevicePreference.pressure
 
     /// - Parameters:
     ///   - file: A whole recording, or the description of a pair.
@@ -63,21 +77,42 @@ package struct RecordingFiles: Sendable {
         }
     }
 
+    /// Splits forcescaled's `--replay FILE[:DEVICE]`: a value that names a file that exists
+    /// is that file, colons and all; else what follows its last colon is the device of a
+    /// `libinput record` file (as `--recording-device` takes it) when the rest names a file.
+    /// - Parameters:
+    ///   - value: The option's value.
+    ///   - exists: Whether a path names a file (`access(path, F_OK)`; a test's stand-in).
+    /// - Returns: The file, and the device when one was named.
+    package static func splitReplay(_ value: String, exists: (String) -> Bool = { access($0, F_OK) == 0 }) -> (file: String, device: String?) {
+        guard !exists(value), let colon = value.lastIndex(of: ":") else { return (value, nil) }
+        let file = String(value[..<colon])
+        let device = String(value[value.index(after: colon)...])
+        guard !file.isEmpty, !device.isEmpty, exists(file) else { return (value, nil) }
+        return (file, device)
+    }
+
     /// Reads the device description, then streams every event to `onEvent`.
     /// - Parameters:
     ///   - onDevice: Called once with the device before the first event; it may throw to
     ///     refuse the device (no pressure axis, say).
     ///   - onEvent: Called for each event in order.
+    ///   - onNotice: Warnings and notes of a `libinput record` file (unknown keys, which
+    ///     device of several is played), one line each, for standard error or a log.
     /// - Throws: `RecordingError`, or what `onDevice` or `onEvent` throws.
-    package func read(onDevice: (DeviceDescription) throws -> Void, onEvent: (InputEvent) throws -> Void) throws {
+    package func read(onDevice: (DeviceDescription) throws -> Void, onEvent: (InputEvent) throws -> Void, onNotice: (String) -> Void = { _ in }) throws {
         // A `libinput record` file, known by its content: the YAML reader plays it.
         if eventsPath == nil, LibinputRecordReader.looksLikeLibinputRecord(descriptionPath) {
             do {
-                try LibinputRecordReader(path: descriptionPath, deviceSelection: deviceSelection).read(onDevice: onDevice, onEvent: onEvent)
+                try LibinputRecordReader(path: descriptionPath, deviceSelection: deviceSelection, preference: preference)
+                    .read(onDevice: onDevice, onEvent: onEvent, onNotice: onNotice)
             } catch let error as LibinputRecordError {
                 throw RecordingError.libinput(error)
             }
             return
+        }
+        if let deviceSelection {
+            throw RecordingError.deviceSelectionWithoutRecord(file: descriptionPath, selection: deviceSelection)
         }
         var device: DeviceDescription?
         // Events parsed from one chunk wait here, so that the consumer sees the device

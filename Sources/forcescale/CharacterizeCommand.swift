@@ -19,21 +19,26 @@ enum CharacterizeCommand {
             measured again when steady (releasing: the pen's hysteresis). Then lift it off. \
             Live, through forcescaled, the command asks for each weight of --weights in turn; \
             a weight with which the pen reads nothing is below its activation force. With \
-            --replay FILE (an evemu or libinput recording) the file holds the same, each \
-            touch a weight in the order of --weights; when it holds fewer touches than \
-            weights, the lightest ones did not register. It prints the initial activation \
-            force (IAF) with its uncertainty, each weight's logical pressure, the force at \
-            each tenth of the range (P00 to P100, none past what the heaviest weight below \
-            full scale reached), the hysteresis, where the range saturates, and the settings \
-            that make the pen respond linearly to force: xsetwacom's PressureCurve, GNOME's \
-            pressure-curve, libinput's pressure range and OpenTabletDriver's tip threshold, \
-            each with the command that applies it. --json prints one object with the same \
-            and the records in PenPressureData's form; --plot draws the response as SVG. At \
-            least 3 weights are needed; docs/weighing.md lists household weights.
+            --replay FILE (an evemu recording, or a libinput record in YAML: of one with \
+            several devices the pen, or the one --recording-device names) the file holds the \
+            same, each touch a weight in the order of --weights; when it holds fewer touches \
+            than weights, the lightest ones did not register. A device that is not a pen (no \
+            BTN_TOOL_PEN) is refused: the settings are a stylus's. It prints the initial \
+            activation force (IAF) with its uncertainty, each weight's logical pressure, the \
+            force at each tenth of the range (P00 to P100, none past what the heaviest weight \
+            below full scale reached), the hysteresis, where the range saturates, and the \
+            settings that make the pen respond linearly to force: xsetwacom's PressureCurve \
+            (for the X device xf86-input-wacom names 'NAME stylus') and GNOME's \
+            pressure-curve, each with the command that sets it, but no curve when fewer than \
+            3 weights registered; libinput's pressure range, which a compositor's tablet \
+            settings set (libinput 1.26 and later; libinput keeps none); and OpenTabletDriver's tip \
+            threshold. --json prints one object with the same and the records in \
+            PenPressureData's form; --plot draws the response as SVG. At least 3 weights are \
+            needed; docs/weighing.md lists household weights.
             """,
         options: [
             Option(long: "weights", valueName: "list", help: "The known weights in grams, in the order they are placed, e.g. 2.3,3.92,5.74,8.5,17,42.5,85,170,340.", isRequired: true),
-            Option(long: "replay", valueName: "file", help: "Characterize from a recording instead of the live pen."),
+            Option(long: "replay", valueName: "file", help: "Characterize from a recording (evemu, or libinput record YAML) instead of the live pen."),
             PipelineOptions.recordingDeviceDeclaration,
             Option(long: "json", help: "Print one JSON object instead of the table."),
             Option(long: "plot", valueName: "file", help: "Also draw the response as an SVG chart into this file."),
@@ -43,12 +48,7 @@ enum CharacterizeCommand {
         ])
 
     static func run(_ command: ParsedCommand) throws -> Int32 {
-        let text = command.string("weights") ?? ""
-        let parsed = text.split(separator: ",", omittingEmptySubsequences: false).map { Double($0.trimmingSpaces) }
-        guard !parsed.isEmpty, parsed.allSatisfy({ $0 != nil && $0! > 0 && $0!.isFinite }) else {
-            throw command.usageError("--weights must list weights in grams greater than 0, separated by commas: 2.3,5.74,8.5,17,42.5")
-        }
-        let weights = parsed.map { $0! }
+        let weights = try weights(command)
         guard weights.count >= 3 else {
             throw command.usageError("--weights lists \(weights.count): a pen's curve needs at least 3 known weights")
         }
@@ -59,6 +59,7 @@ enum CharacterizeCommand {
             return reportingFailures {
                 var files = RecordingFiles(file: file)
                 files.deviceSelection = command.string("recording-device")
+                files.preference = .pen
                 let collector = TouchCollector()
                 try ReplayDriver(settings: try unthrottled(), presenter: collector, realtime: false).play(files)
                 guard let device = collector.device, let tracker = collector.tracker else {
@@ -82,6 +83,34 @@ enum CharacterizeCommand {
             }
             try report(measurements, axis: session.axis, device: session.name, identity: session.identity, command: command, status: ExitStatus.failure, source: nil)
         }
+    }
+
+    /// `--weights`, each value checked and named when it is not a weight.
+    /// - Throws: `UsageError` naming the first value that is not grams greater than 0.
+    static func weights(_ command: ParsedCommand) throws -> [Double] {
+        let text = command.string("weights") ?? ""
+        var weights: [Double] = []
+        for item in text.split(separator: ",", omittingEmptySubsequences: false) {
+            let word = String(item.trimmingSpaces)
+            guard let grams = Double(word), grams.isFinite, grams > 0 else {
+                let shown = word.isEmpty ? "An empty item" : word
+                throw command.usageError("\(shown) is not a weight: --weights lists weights in grams greater than 0, separated by commas: 2.3,5.74,8.5,17,42.5")
+            }
+            weights.append(grams)
+        }
+        return weights
+    }
+
+    /// Refuses a device that is not a pen: its settings (xsetwacom, GNOME's stylus, libinput's
+    /// tablet tool) would apply to nothing.
+    /// - Parameters:
+    ///   - why: How it is known (`it has no BTN_TOOL_PEN`).
+    ///   - advice: What to do instead.
+    static func requirePen(name: String, isPen: Bool, why: String, advice: String) throws {
+        guard !isPen else { return }
+        throw CommandFailure(
+            message: "'\(name)' is not a pen (\(why)), so it is not characterized: the settings this command gives are a stylus's; \(advice)",
+            status: ExitStatus.dataError)
     }
 
     /// Every frame's reading, as the stability rules need them.
@@ -126,6 +155,9 @@ private final class TouchCollector: Presenter {
     var touches: [PenTouch] = []
 
     func begin(device: DeviceDescription, source: PressureSource, model: GramModelKind, origin: EventTime) throws {
+        try CharacterizeCommand.requirePen(
+            name: device.name, isPen: device.supports(.key, .btnToolPen), why: "it has no BTN_TOOL_PEN",
+            advice: "replay a recording of the pen (of a libinput record holding several devices, name it with --recording-device)")
         self.device = device
         tracker = PenTouchTracker(axis: source.axis.minimum...source.axis.maximum, fuzz: source.axis.fuzz)
     }

@@ -18,8 +18,10 @@ struct CommandFailure: Error, CustomStringConvertible {
             case .file(let failure):
                 let cannotOpen: Set<Errno> = [.noSuchFile, .permissionDenied, .isDirectory]
                 self.init(message: failure.description, status: cannotOpen.contains(failure.errno) ? ExitStatus.noInput : ExitStatus.ioError)
-            case .parse, .libinput, .noDescription, .empty, .noEvents:
+            case .parse, .libinput, .noDescription, .empty, .noEvents, .noEventsInRecord:
                 self.init(message: error.description, status: ExitStatus.dataError)
+            case .deviceSelectionWithoutRecord:
+                self.init(message: error.description, status: ExitStatus.usage)
             }
         case let error as DeviceSetupError:
             self.init(message: error.description, status: ExitStatus.dataError)

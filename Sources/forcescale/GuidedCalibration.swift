@@ -120,7 +120,7 @@ struct GuidedCalibration {
             preview = try client.request(.replaceCurve(points: points, preview: true, device: device), expecting: CalibrationMessage.self).message
             try say(CalibrateCommand.describe(preview).dropFirst().joined(separator: "\n"))
         }
-        guard try confirm("Save this calibration for \(device) (it replaces the curve; the tare stays)? [y/N] ") else {
+        guard try confirm("Save this calibration for \(device ?? "the daemon's device") (it replaces the curve; the tare stays)? [y/N] ") else {
             return try stop()
         }
         let saved = try client.request(.replaceCurve(points: points, preview: false, device: device), expecting: CalibrationMessage.self).message

@@ -50,6 +50,13 @@ struct LivePenSession {
             throw CommandFailure(message: "forcescaled's device \(device) shows no usable pressure axis in DEVICES", status: ExitStatus.unavailable)
         }
         name = listed?.name ?? device
+        // A device of a kind this build knows that is not a tablet has no pen (DeviceKind's
+        // rule: a pen tool or a stylus button makes a tablet).
+        if let kind = listed?.kind?.kind, kind != .tablet {
+            try CharacterizeCommand.requirePen(
+                name: name, isPen: false, why: "forcescaled lists it as a \(kind.rawValue), not a tablet: it declares no pen tool",
+                advice: "name the pen with --device ('forcescale devices' lists each device's kind)")
+        }
         axis = minimum...maximum
         fuzz = Int32(clamping: axisInfo.fuzz)
         identity = listed?.id.flatMap(Self.identity)

@@ -17,8 +17,8 @@ struct PipelineOptions {
     ] + PipelineOptionDeclarations.all
 
     static let recordingDeviceDeclaration = Option(
-        long: "recording-device", valueName: "name|index",
-        help: "Of a libinput record file with several devices, play this one: a part of its name, or its place in the list (1 is the first).")
+        long: "recording-device", valueName: "node|name|index",
+        help: "Of a libinput record (YAML) with several devices, play this one: its node (event9), a part of its name, or its place in the list (1 is the first). An evemu recording holds one device and refuses it.")
     static let realtimeDeclaration = Option(long: "realtime", help: "Pace the output by the recording's timestamps instead of going as fast as possible.")
 
     /// Reads and checks the options.

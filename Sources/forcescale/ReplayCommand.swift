@@ -4,16 +4,19 @@ import ScaleEvdev
 enum ReplayCommand {
     static let declaration = Command(
         name: "replay",
-        abstract: "Replay an evemu recording through the scale pipeline.",
+        abstract: "Replay a recording (evemu or libinput record) through the scale pipeline.",
         discussion: """
-            Reads a recording made with evemu-record (EVEMU 1.0 to 1.3), or the older split \
-            pair of a NAME.desc and an events-only file, and prints the readings and peaks \
-            the scale would have produced live. A file's own description wins; an \
+            Reads a recording made with evemu-record (EVEMU 1.0 to 1.3), the older split \
+            pair of a NAME.desc and an events-only file, or a libinput record (YAML, known by \
+            its content), and prints the readings and peaks the scale would have produced \
+            live. Of a libinput record with several devices it plays the first with pressure \
+            and events, and says so on standard error when several have them; \
+            --recording-device chooses another. A file's own description wins; an \
             events-only file given alone finds NAME.desc or NAME.device beside it for \
             NAME.events, NAME.variant.events or 'NAME variant.events'.
             """,
         arguments: [
-            Argument(name: "file", help: "The recording, or the .desc file of a split pair."),
+            Argument(name: "file", help: "The recording (evemu or libinput record), or the .desc file of a split pair."),
             Argument(name: "events-file", help: "The events-only file of a split pair.", isOptional: true),
         ],
         options: PipelineOptions.declarations + [PipelineOptions.realtimeDeclaration, PipelineOptions.recordingDeviceDeclaration])

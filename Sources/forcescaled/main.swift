@@ -18,7 +18,8 @@ let root = Command(
         protocol of docs/protocol.md. Without a pressure device it serves all the same and \
         takes each device up when it appears. --replay serves a recording as if it were a \
         device (repeat it to serve several, each named after its file), for demos and \
-        tests. With --log it also keeps every touch, its readings and its peaks in an \
+        tests: an evemu recording or a libinput record (YAML), whose device \
+        --replay FILE:DEVICE names when it holds several. With --log it also keeps every touch, its readings and its peaks in an \
         SQLite file that 'forcescale log' lists, exports and plots.
 
         Settings come from the configuration file (\(DaemonConfiguration.defaultPath), \
@@ -31,10 +32,12 @@ let root = Command(
     // configuration file's order; before them, what only the command line says.
     options: [
         Option(long: "config", valueName: "file", help: "The configuration file; a missing default one is no error. (default: \(DaemonConfiguration.defaultPath))"),
-        Option(long: "replay", valueName: "file", help: "Serve this evemu recording instead of devices; repeat for several.", isRepeatable: true),
+        Option(long: "replay", valueName: "file[:device]",
+               help: "Serve this recording (evemu, or libinput record YAML) instead of devices; repeat for several. ':DEVICE' after a libinput record names its device to serve: its node (event9), its place in the list (1 is the first) or a part of its name.",
+               isRepeatable: true),
         Option(long: "loop", help: "With --replay: start the recording over at its end."),
-        Option(long: "recording-device", valueName: "name|index",
-               help: "With --replay of libinput record files with several devices: play this one, a part of its name or its place in the list (1 is the first)."),
+        Option(long: "recording-device", valueName: "node|name|index",
+               help: "With --replay of libinput record files: the device to serve of each that names none with ':DEVICE'. An evemu recording holds one device and refuses it."),
     ] + Setting.options(for: .forcescaled),
     version: release)
 
@@ -133,9 +136,13 @@ runMain(root: root) { command in
     let configurationPath = command.string("config") ?? DaemonConfiguration.defaultPath
     let configurationIsExplicit = command.flag("config")
     let replays = command.strings("replay")
-    let source: Daemon.Source = replays.isEmpty ? .devices : .recordings(replays.map { file in
+    if command.flag("recording-device"), replays.isEmpty {
+        throw command.usageError("--recording-device goes with --replay")
+    }
+    let source: Daemon.Source = replays.isEmpty ? .devices : .recordings(replays.map { value in
+        let (file, device) = RecordingFiles.splitReplay(value)
         var files = RecordingFiles(file: file)
-        files.deviceSelection = command.string("recording-device")
+        files.deviceSelection = device ?? command.string("recording-device")
         return files
     }, loops: command.flag("loop"))
 

@@ -29,6 +29,17 @@ import Testing
         #expect(try parsedCommand(["demo"] + arguments).double("threshold") == expected)
     }
 
+    /// A list that starts with a negative number (`--weights -1,2,3`) is the option's value,
+    /// for the command to check and name, not a missing value.
+    @Test(arguments: ["-1,2,3", "-0.5,2", "-.5;x", "-3 g"])
+    func aValueThatStartsLikeANegativeNumberIsTheOptionsValue(_ value: String) throws {
+        #expect(try parsedCommand(["demo", "--output", value]).string("output") == value)
+    }
+
+    @Test func aDashAndALetterAfterAnOptionIsStillAnOption() {
+        #expect(usageErrorText(["demo", "--output", "-x"])?.hasPrefix("Error: Missing value for '--output") == true)
+    }
+
     @Test func aNegativeNumberWhereAnArgumentIsExpectedIsAnUnknownOption() {
         #expect(usageErrorText(["replay", "-5"])?.hasPrefix("Error: Unknown option '-5'\n") == true)
     }

@@ -46,7 +46,7 @@ import Testing
             let curveValues = try #require(exports["xsetwacom"]?["curve"]?.arrayValue)
             let curve = curveValues.compactMap(\.numberValue)
             #expect(curve.count == 4 && curve.allSatisfy { (0...100).contains($0) })
-            #expect(exports["xsetwacom"]?["command"]?.stringValue == "xsetwacom set \"forcescale demo pen (synthetic)\" PressureCurve " + curve.map { String(Int($0)) }.joined(separator: " "))
+            #expect(exports["xsetwacom"]?["command"]?.stringValue == "xsetwacom set \"forcescale demo pen (synthetic) stylus\" PressureCurve " + curve.map { String(Int($0)) }.joined(separator: " "))
             #expect(exports["gnome"]?["command"]?.stringValue?.contains("/org/gnome/desktop/peripherals/stylus/default-0000:0000/ pressure-curve") == true)
             #expect(exports["libinput"]?["range"]?.stringValue?.hasSuffix(":1") == true)
             #expect(exports["opentabletdriver"]?["tip_threshold_percent"]?.numberValue != nil)
@@ -71,7 +71,7 @@ import Testing
             #expect(table.stdout.contains("Initial activation force (IAF): \(String(format: "%.2f", iaf)) g ±"), "\(table.stdout)")
             #expect(table.stdout.contains("registered from 7.50 g; 5.74 g did not"))
             #expect(table.stdout.contains("Saturation: the top of the range with 425.0 g"))
-            #expect(table.stdout.contains("xsetwacom set \"forcescale demo pen (synthetic)\" PressureCurve "))
+            #expect(table.stdout.contains("xsetwacom set \"forcescale demo pen (synthetic) stylus\" PressureCurve "))
         }
     }
 
@@ -92,7 +92,7 @@ import Testing
             let few = try CLI.run(["characterize", "--replay", file, "--weights", "5,10"])
             #expect(few.status == 64 && few.stderr.contains("needs at least 3 known weights"), "\(few.stderr)")
             let garbage = try CLI.run(["characterize", "--replay", file, "--weights", "5,ten,20"])
-            #expect(garbage.status == 64 && garbage.stderr.contains("--weights must list weights in grams"), "\(garbage.stderr)")
+            #expect(garbage.status == 64 && garbage.stderr.contains("ten is not a weight: --weights lists weights in grams"), "\(garbage.stderr)")
             let missing = try CLI.run(["characterize", "--replay", file])
             #expect(missing.status == 64 && missing.stderr.contains("--weights"), "\(missing.stderr)")
             // 16 touches, 4 weights: the message says what to give.

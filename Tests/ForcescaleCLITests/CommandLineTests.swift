@@ -26,7 +26,7 @@ import Testing
     @Test func missingFileExits66WithAHint() throws {
         let result = try CLI.run(["replay", "/nonexistent/pad.events"])
         #expect(result.status == 66)
-        #expect(result.stderr == "error: /nonexistent/pad.events: no such file or directory (check the path; recordings end in .events or .desc)\n")
+        #expect(result.stderr == "error: /nonexistent/pad.events: no such file or directory (check the path; recordings end in .events or .desc (evemu) or .yml or .yaml (libinput record))\n")
     }
 
     @Test func degenerateRangeNamesDeviceAndAxis() throws {
@@ -91,7 +91,7 @@ import Testing
         let word = try CLI.run(["help", "replay"])
         #expect(long.status == 0 && short.status == 0 && word.status == 0)
         #expect(long.stdout == short.stdout && long.stdout == word.stdout)
-        #expect(long.stdout.hasPrefix("OVERVIEW: Replay an evemu recording through the scale pipeline.\n"))
+        #expect(long.stdout.hasPrefix("OVERVIEW: Replay a recording (evemu or libinput record) through the scale\n"))
         #expect(long.stdout.contains("\nUSAGE: forcescale replay <file> [<events-file>] [--json]"))
         #expect(long.stdout.contains("\nARGUMENTS:\n  <file>  ") && long.stdout.contains("\nOPTIONS:\n"))
         let root = try CLI.run(["--help"])

@@ -39,7 +39,7 @@ import Testing
     /// The keys of the tests below, each running the examples marked with it.
     static let runners: Set<String> = [
         "demo-terminal", "demo-fast", "replay", "daemon-session", "log", "weigh-tare-first", "weigh-tare-first-lifted", "calibration",
-        "characterize", "greeting", "web-history",
+        "characterize", "greeting", "web-history", "libinput-record",
     ]
 
     static let visibleMark = "Illustrative, not run by the tests:"
@@ -226,6 +226,21 @@ import Testing
         let directory = try Self.workingDirectory()
         defer { try? FileManager.default.removeItem(at: directory) }
         for block in blocks { try Self.expectEveryLineShown(block.examples, in: directory) }
+    }
+
+    /// docs/weighing.md's replay of a libinput record of several devices: each command's
+    /// output, standard error included (the choice it says, its errors), compared exactly;
+    /// a command may fail, as the example of a device without events shows.
+    @Test func theLibinputRecordExamplesPrintExactlyWhatTheyShow() throws {
+        let blocks = try Self.blocks("libinput-record")
+        try #require(blocks.count == 1)
+        let directory = try Self.workingDirectory()
+        defer { try? FileManager.default.removeItem(at: directory) }
+        for example in blocks[0].examples {
+            let result = try Self.shell(example.command, in: directory)
+            let shown = example.lines.joined(separator: "\n").trimmingCharacters(in: .newlines)
+            #expect(result.stdout.trimmingCharacters(in: .newlines) == shown, "\(example.command) printed:\n\(result.stdout)")
+        }
     }
 
     /// A session at a shell: commands run in turn in one directory, `forcescaled … &` started

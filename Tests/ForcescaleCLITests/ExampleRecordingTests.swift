@@ -1,4 +1,5 @@
 import Foundation
+import ScaleCore
 import Testing
 
 /// The recordings that the documentation's examples use, kept in docs/examples so that a
@@ -11,7 +12,17 @@ import Testing
     /// The path of a recording of docs/examples.
     static func path(_ name: String) -> String { directory.appendingPathComponent(name).path }
 
-    static let names = ["finger.events", "finger-lifted.events", "letter.events", "pad.events"]
+    static let names = ["finger.events", "finger-lifted.events", "letter.events", "pad.events", "record-all.yml"]
+
+    /// A keyboard (no pressure) with one key pressed, as `libinput record --all` lists one.
+    static let keyboard = Recording(
+        device: DeviceDescription(
+            name: "AT Translated Set 2 keyboard", identity: DeviceIdentity(bus: 0x11, vendor: 1, product: 1, version: 0xab41),
+            properties: BitSet(), supportedCodes: [.synchronization: BitSet([0, 1]), .key: BitSet([1, 2, 30])], axes: [:]),
+        events: [
+            InputEvent(time: EventTime(seconds: 0, microseconds: 500_000), type: .key, code: EventCode(rawValue: 30), value: 1),
+            InputEvent(time: EventTime(seconds: 0, microseconds: 500_000), type: .synchronization, code: .synReport, value: 0),
+        ])
 
     /// A recording's text as its generator makes it, made in `scratch`.
     static func generate(_ name: String, in scratch: URL) throws -> String {
@@ -37,6 +48,16 @@ import Testing
                                ["record", "power-pad-4095", path, "3", "3", "1.5", "8.5", "50", "100", "250"])
             guard made.status == 0 else { throw DaemonTestError(description: "forcescale-calibration-bench record: \(made.stderr)") }
             return try String(contentsOfFile: path, encoding: .utf8)
+        case "record-all.yml":
+            let letterPath = try letter(in: scratch)
+            let letter = try Recording(evemuText: String(contentsOfFile: letterPath, encoding: .utf8), fileName: letterPath)
+            return LibinputRecordWriter.text(
+                of: [(keyboard, "/dev/input/event3"), (Recording(device: DemoPen.device, events: []), "/dev/input/event9"), (letter, "/dev/input/event5")],
+                comments: [
+                    "synthetic, not a recording of real hardware: made by scripts/example-recordings",
+                    "three devices as 'libinput record --all' lists them: a keyboard, the demo pen out of proximity (no events)",
+                    "and the demo pad with a letter resting: docs/weighing.md's 'libinput record with several devices'",
+                ])
         default:
             throw DaemonTestError(description: "no generator for docs/examples/\(name)")
         }

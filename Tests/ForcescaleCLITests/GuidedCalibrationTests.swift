@@ -105,6 +105,9 @@ import Testing
         #expect(transcript.contains("  curve        "), "the fit is shown: \(transcript)")
         #expect(transcript.contains("leave-one-out"), "each point's residuals are shown: \(transcript)")
         #expect(transcript.contains("Saved: 4 points"), "\(transcript)")
+        // No device was named: the prompt says whose calibration it is in words, not "nil".
+        #expect(transcript.contains("Save this calibration for the daemon's device (it replaces the curve; the tare stays)? [y/N]"), "\(transcript)")
+        #expect(!transcript.contains("nil") && !transcript.contains("Optional("), "\(transcript)")
 
         let state = try FileManager.default.contentsOfDirectory(atPath: daemon.stateDirectory)
         let file = try #require(state.first { $0.hasSuffix(".json") })
@@ -124,13 +127,16 @@ import Testing
         }
         // 200 typed for the 20 g weight: it presses less than 50, 100 and 200 g do.
         let (status, transcript) = try Self.onTerminal(
-            ["calibrate", "--guided", "--socket", daemon.socketPath],
+            ["calibrate", "--guided", "--device", "holds.events", "--socket", daemon.socketPath],
             answering: [("[1] Weight", "200"), ("[2] Weight", "50"), ("[3] Weight", "100"), ("[4] Weight", "200"), ("[5] Weight", ""),
                         ("Leave the 200 g point out?", "y"), ("Save this calibration", "n")])
         #expect(status == 1, "\(transcript)")
         #expect(transcript.contains("The 200 g point (raw 42"), "the typo is named by its weight: \(transcript)")
         #expect(transcript.contains("pressed less than 50 g, 100 g and 200 g"), "\(transcript)")
         #expect(transcript.contains("Nothing was saved"), "\(transcript)")
+        // The device as the person named it.
+        #expect(transcript.contains("Save this calibration for holds.events (it replaces"), "\(transcript)")
+        #expect(!transcript.contains("Optional("), "\(transcript)")
         let shown = try forcescale(["calibrate", "--show", "--json", "--socket", daemon.socketPath])
         #expect(shown.stdout.contains("\"points\":0"), "the calibration is as it was: \(shown.stdout)")
         let state = (try? FileManager.default.contentsOfDirectory(atPath: daemon.stateDirectory)) ?? []

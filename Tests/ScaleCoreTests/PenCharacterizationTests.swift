@@ -226,7 +226,7 @@ import Testing
         let settings = PenSettings(result)
         #expect(settings.curveErrorPercent <= 3, "\(settings.curve.values): \(settings.curveErrorPercent) %")
         #expect(settings.curve.output(at: 0.2)! < 0.2)
-        #expect(settings.xsetwacomCommand(device: "Tom's \"pen\" $HOME") == "xsetwacom set \"Tom's \\\"pen\\\" \\$HOME\" PressureCurve " + settings.curve.values.map(String.init).joined(separator: " "))
+        #expect(settings.xsetwacomCommand(device: "Tom's \"pen\" $HOME") == "xsetwacom set \"Tom's \\\"pen\\\" \\$HOME stylus\" PressureCurve " + settings.curve.values.map(String.init).joined(separator: " "))
         #expect(settings.gnomeCommand(vendor: 0x056a, product: 0x00b9).hasPrefix(
             "gsettings set org.gnome.desktop.peripherals.tablet.stylus:/org/gnome/desktop/peripherals/stylus/default-056a:00b9/ pressure-curve \"["))
         #expect(settings.libinputRange.hasSuffix(":1"))

@@ -115,7 +115,7 @@ import Testing
         } catch RecordingError.libinput(let error) {
             #expect(error.file == path)
             #expect(error.problem.contains("--recording-device \(selection) names no device"))
-            #expect(error.problem.contains("1: 'YAML test pad', 2: 'Second Pad'"))
+            #expect(error.problem.contains("1: 'YAML test pad' (event5), 2: 'Second Pad' (event5)"))
         }
     }
 

@@ -25,6 +25,12 @@ public struct PenSettings: Hashable, Sendable {
 
     /// The measured records, lightest first: a weight that did not register reads 0 %.
     public let records: [Record]
+    /// Why no curve is given, when fewer than 3 weights registered: a Bézier through fewer
+    /// points is a guess (with one it is the straight line, whatever the pen does).
+    public let curveWithheld: String?
+
+    /// The fewest registered weights a curve is given for.
+    public static let weightsForACurve = 3
 
     public init(_ pen: PenCharacterization) {
         // The wanted output at 41 even steps of force over the measured span (the curve is
@@ -43,16 +49,34 @@ public struct PenSettings: Hashable, Sendable {
         threshold = Swift.min(1, Swift.max(1, noise.rounded(.up)) / span)
         let registered = pen.points.map { Record(grams: $0.grams, percent: $0.fraction * 100) }
         records = (pen.unregistered.map { Record(grams: $0, percent: 0) } + registered).sorted { $0.grams < $1.grams }
+        let count = pen.points.count
+        curveWithheld = count >= Self.weightsForACurve ? nil
+            : "no curve: \(count) weight\(count == 1 ? "" : "s") registered, and a curve needs at least \(Self.weightsForACurve); add weights between the activation force and full scale"
     }
 
     /// The threshold in % of the range, to two decimals.
     public var thresholdPercent: Double { (threshold * 10_000).rounded() / 100 }
 
-    /// `xsetwacom set "NAME" PressureCurve x1 y1 x2 y2`. X's wacom driver names the pen's
-    /// device after the tablet (`xsetwacom list devices` shows it, often NAME plus "stylus").
+    /// `xsetwacom set "NAME stylus" PressureCurve x1 y1 x2 y2`, for the kernel device
+    /// `device`. xf86-input-wacom names the X device of a tablet's pen tool after the kernel
+    /// device with " stylus" appended, whatever the name ends in ("Wacom Intuos S Pen" gives
+    /// "Wacom Intuos S Pen stylus": wcmPreInit and wcmOptionDupConvert append the type to the
+    /// name as it is), and xsetwacom matches names exactly.
     public func xsetwacomCommand(device: String) -> String {
-        "xsetwacom set \(Self.doubleQuoted(device)) PressureCurve \(curve.values.map(String.init).joined(separator: " "))"
+        "xsetwacom set \(Self.doubleQuoted(Self.xDeviceName(device))) PressureCurve \(curve.values.map(String.init).joined(separator: " "))"
     }
+
+    /// The X device of the pen tool xf86-input-wacom makes for the kernel device `device`.
+    public static func xDeviceName(_ device: String) -> String { device + " stylus" }
+
+    /// What applies libinput's pressure range: nothing on libinput before 1.26 (Debian 12 has
+    /// 1.22); from 1.26 a compositor, through its tablet settings where it offers them.
+    /// libinput keeps no setting of its own. Its tablet code does read a quirk,
+    /// `AttrPressureRange`, as a pen's tip-down and tip-up thresholds in raw units, but it
+    /// documents quirks as internal API for temporary workarounds, not configuration, so
+    /// none is printed (docs/weighing.md says so).
+    public static let libinputApplies =
+        "set by a compositor's tablet settings where they offer one (libinput 1.26 and later; Debian 12's 1.22 has none); libinput keeps no setting of its own"
 
     /// GNOME's setting for the pen, at the path GNOME gives a pen without a serial number on
     /// a tablet with this USB id (a pen with one uses its serial in hexadecimal instead).
@@ -68,8 +92,8 @@ public struct PenSettings: Hashable, Sendable {
     /// up, to four decimals).
     public var libinputRange: String { PenNumbers.trimmed((threshold * 10_000).rounded(.up) / 10_000, decimals: 4) + ":1" }
 
-    /// The same through libinput's own tool.
-    public var libinputCommand: String { "libinput debug-events --set-pressure-range=\(libinputRange)" }
+    /// libinput's own tool with the range, to try it: it holds for that debug session only.
+    public var libinputTrial: String { "libinput debug-events --set-pressure-range=\(libinputRange)" }
 
     static func hex4(_ value: UInt16) -> String {
         let digits = String(value, radix: 16)

@@ -124,7 +124,8 @@ public enum DemoPen {
     }
 
     /// Generates the session; the same seed always gives the same events.
-    public static func recording(seed: UInt64 = 0x5065_6E44_656D_6F21) -> Recording {
+    /// - Parameter weights: The weights placed, in order (tests give fewer than the demo's).
+    public static func recording(seed: UInt64 = 0x5065_6E44_656D_6F21, weights: [Double] = DemoPen.weights) -> Recording {
         var random = SplitMix64(seed: seed)
         let pen = SyntheticPen(axisMaximum: 2047, pressing: pressing, releasing: releasing, noise: 1.5, creep: 0.003, overshoot: 0.2)
         var events: [InputEvent] = []

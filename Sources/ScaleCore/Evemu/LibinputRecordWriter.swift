@@ -68,6 +68,21 @@ public enum LibinputRecordWriter {
         return out
     }
 
+    /// Several devices in one record, as `libinput record --all` writes them: each device's
+    /// description and its own events, in the order given (a device without events gets an
+    /// empty list). `comments` become `#` lines at the top; the recordings' own are left out.
+    public static func text(of devices: [(recording: Recording, node: String)], comments: [String] = []) -> String {
+        var out = ""
+        for comment in comments { out += "# \(comment)\n" }
+        out += "version: 1\nndevices: \(devices.count)\ndevices:\n"
+        for (recording, node) in devices {
+            let single = text(of: Recording(device: recording.device, events: recording.events), node: node)
+            // The single record without its first three lines (version, ndevices, devices).
+            out += single.split(separator: "\n", maxSplits: 3, omittingEmptySubsequences: false)[3]
+        }
+        return out
+    }
+
     /// A YAML double-quoted scalar.
     private static func quoted(_ text: String) -> String {
         var out = "\""

@@ -56,10 +56,16 @@ package struct PenReport: Sendable {
         lines.append("Saturation: " + (pen.saturationGrams.map { "the top of the range with \(Self.grams($0))" } ?? "not reached"))
         lines.append("")
         lines.append("Settings (docs/weighing.md, \"Characterize a pen\", says which versions take them):")
-        lines.append("  xsetwacom        \(settings.xsetwacomCommand(device: device))")
-        lines.append("                   linear in force within \(fixed(settings.curveErrorPercent, decimals: 1)) % of the range over the measured span")
-        lines.append("  GNOME            \(settings.gnomeCommand(vendor: vendor, product: product))")
-        lines.append("  libinput         pressure range \(settings.libinputRange): \(settings.libinputCommand)")
+        if let withheld = settings.curveWithheld {
+            lines.append("  xsetwacom, GNOME \(withheld)")
+        } else {
+            lines.append("  xsetwacom        \(settings.xsetwacomCommand(device: device))")
+            lines.append("                   linear in force within \(fixed(settings.curveErrorPercent, decimals: 1)) % of the range over the measured span")
+            lines.append("                   (X with xf86-input-wacom, which names the pen's X device NAME stylus: 'xsetwacom --list devices')")
+            lines.append("  GNOME            \(settings.gnomeCommand(vendor: vendor, product: product))")
+        }
+        lines.append("  libinput         pressure range \(settings.libinputRange), \(PenSettings.libinputApplies);")
+        lines.append("                   to try it for one session: \(settings.libinputTrial)")
         lines.append("  OpenTabletDriver tip activation threshold \(fixed(settings.thresholdPercent, decimals: 2)) %")
         lines.append("  PenPressureData  \(settings.records.count) records (grams-force, logical %) in --json")
         return lines.joined(separator: "\n") + "\n"
@@ -109,17 +115,25 @@ package struct PenReport: Sendable {
 
         var exports = JSONLineWriter()
         var xsetwacom = JSONLineWriter()
-        xsetwacom.add("curve", literal: "[" + settings.curve.values.map(String.init).joined(separator: ",") + "]")
-        xsetwacom.add("max_error_percent", number: settings.curveErrorPercent, decimals: 2)
-        xsetwacom.add("command", string: settings.xsetwacomCommand(device: device))
-        exports.add("xsetwacom", object: xsetwacom)
         var gnome = JSONLineWriter()
-        gnome.add("curve", literal: "[" + settings.curve.values.map(String.init).joined(separator: ",") + "]")
-        gnome.add("command", string: settings.gnomeCommand(vendor: vendor, product: product))
+        if let withheld = settings.curveWithheld {
+            // No curve and no command: only why.
+            xsetwacom.add("withheld", string: withheld)
+            gnome.add("withheld", string: withheld)
+        } else {
+            xsetwacom.add("curve", literal: "[" + settings.curve.values.map(String.init).joined(separator: ",") + "]")
+            xsetwacom.add("max_error_percent", number: settings.curveErrorPercent, decimals: 2)
+            xsetwacom.add("device", string: PenSettings.xDeviceName(device))
+            xsetwacom.add("command", string: settings.xsetwacomCommand(device: device))
+            gnome.add("curve", literal: "[" + settings.curve.values.map(String.init).joined(separator: ",") + "]")
+            gnome.add("command", string: settings.gnomeCommand(vendor: vendor, product: product))
+        }
+        exports.add("xsetwacom", object: xsetwacom)
         exports.add("gnome", object: gnome)
         var libinput = JSONLineWriter()
         libinput.add("range", string: settings.libinputRange)
-        libinput.add("command", string: settings.libinputCommand)
+        libinput.add("applied_by", string: PenSettings.libinputApplies)
+        libinput.add("trial_command", string: settings.libinputTrial)
         exports.add("libinput", object: libinput)
         var openTabletDriver = JSONLineWriter()
         openTabletDriver.add("tip_threshold_percent", number: settings.thresholdPercent, decimals: 2)

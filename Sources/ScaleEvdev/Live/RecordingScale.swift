@@ -33,16 +33,19 @@ package final class RecordingScale: ScaleSource {
     ///   - files: The recording.
     ///   - name: The name its outputs carry; the file's name when `nil`.
     ///   - loops: Start over at the end instead of stopping.
+    ///   - onNotice: Warnings and notes of a `libinput record` file (which device of several
+    ///     is served, keys the format does not have), one line each.
     ///   - onOutput: Each reading and PEAK, with the recording as its device.
     /// - Throws: `RecordingError`, `DeviceSetupError`, or `Errno` for the timer.
     package init(
         files: RecordingFiles, name: String? = nil, loops: Bool, settings: ScaleSettings, loop: EventLoop,
+        onNotice: (String) -> Void = { _ in },
         onOutput: @escaping (ScaleOutput, SourceDevice) throws -> Void
     ) throws {
         var description: DeviceDescription?
         var events = ChunkedArray<InputEvent>()
         // A device that cannot weigh is refused as soon as it is read, as `forcescale replay` does.
-        try files.read(onDevice: { description = $0; _ = try PressureSource.select(for: $0) }, onEvent: { events.append($0) })
+        try files.read(onDevice: { description = $0; _ = try PressureSource.select(for: $0) }, onEvent: { events.append($0) }, onNotice: onNotice)
         guard let description else { throw RecordingError.noDescription(file: files.descriptionPath) }
         self.events = events
         self.loops = loops

@@ -43,7 +43,7 @@ public struct FileInput: ~Copyable {
 
     private static func hint(for error: Errno) -> String? {
         switch error {
-        case .noSuchFile: return "check the path; recordings end in .events or .desc"
+        case .noSuchFile: return "check the path; recordings end in .events or .desc (evemu) or .yml or .yaml (libinput record)"
         case .permissionDenied: return "you cannot read this file; check its permissions"
         case .isDirectory: return "give a file, not a directory"
         default: return nil
