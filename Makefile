@@ -82,7 +82,8 @@ deb: setup-deb
 	rm -rf "$$lintian_tmp"; exit $$status
 	@ls -l dist/*.deb
 
-# Every test: unit, golden replays of ../shared/recordings, the CLI end to end, the Debian
+# Every test, after a build that fails on any compiler warning (scripts/build-checked): unit,
+# golden replays of ../shared/recordings, the CLI end to end, the Debian
 # packages made and checked (make deb, which scenario o installs), then the real-kernel
 # scenarios on each of TEST_KERNELS (in a VM booted from that Debian kernel, about 13
 # minutes each; natively when /dev/uinput is usable here and KERNEL is empty: the machine's
@@ -90,8 +91,8 @@ deb: setup-deb
 # (FORCESCALE_KT_TIMEOUT) and the VM's limit leave room for a machine busy with other work.
 # Last, the module suites under ASan and TSan (make sanitize, about 10 minutes).
 test: setup-test
-	$(SWIFT) build
-	FORCESCALE_BIN_DIR="$$($(SWIFT) build --show-bin-path)" $(SWIFT) test
+	scripts/build-checked
+	FORCESCALE_BIN_DIR="$$($(SWIFT) build --show-bin-path)" $(SWIFT) test --skip-build
 	$(MAKE) --no-print-directory deb
 	@status=0; for kernel in $(TEST_KERNELS); do \
 		[ "$$kernel" = default ] && series= || series=$$kernel; \

@@ -205,7 +205,7 @@ import Testing
         let directory = try CLI.temporaryDirectory()
         defer { try? FileManager.default.removeItem(at: directory) }
         let empty = directory.appendingPathComponent("empty.events").path
-        FileManager.default.createFile(atPath: empty, contents: Data())
+        _ = FileManager.default.createFile(atPath: empty, contents: Data())
         let refusedEmpty = try CLI.run(["replay", empty])
         #expect(refusedEmpty.status == 65)
         #expect(refusedEmpty.stderr.hasPrefix("error: \(empty): the file is empty: no events"), "\(refusedEmpty.stderr)")

@@ -56,6 +56,11 @@ import Testing
         #expect(web.child.isRunning)
     }
 
+    /// Half of the 10 s a connection may take over its head (HTTPServer's connection
+    /// timeout): an answer that waited behind a held connection takes at least that long,
+    /// one answered at once far less, on any machine.
+    static let atOnce = 5.0
+
     @Test func aConnectionPastTheLimitIsAnsweredAtOnce() throws {
         let daemon = try DaemonUnderTest(recording: DaemonRecordings.intuos)
         defer { daemon.cleanUp() }
@@ -69,20 +74,22 @@ import Testing
         let refused = try EventStreamClient(port: web.port)
         #expect(refused.response.status == 503)
         #expect(refused.response.headers["retry-after"] == "5")
-        #expect(monotonicNow() - start < 2)
+        // "At once": not after the 10 s a held connection may wait for its head, whatever
+        // the machine's load makes of the milliseconds it takes.
+        #expect(monotonicNow() - start < Self.atOnce)
         var metrics = try Self.timedGet(web, "/metrics")
         #expect(metrics.status == 200)
-        #expect(metrics.seconds < 2)
+        #expect(metrics.seconds < Self.atOnce)
         // All addresses together hold at most 256, of which 240 streams.
         for _ in 0..<64 { streams.append(try EventStreamClient(port: web.port, from: "127.0.0.2")) }
         #expect(streams.allSatisfy { $0.response.status == 200 })
         start = monotonicNow()
         let refusedToo = try EventStreamClient(port: web.port, from: "127.0.0.3")
         #expect(refusedToo.response.status == 503)
-        #expect(monotonicNow() - start < 2)
+        #expect(monotonicNow() - start < Self.atOnce)
         metrics = try Self.timedGet(web, "/metrics")
         #expect(metrics.status == 200)
-        #expect(metrics.seconds < 2)
+        #expect(metrics.seconds < Self.atOnce)
         // All 256 held: the streams, and 16 clients that never finish their heads. A new
         // connection takes the place of the one that has waited longest for its head, at
         // once, never waiting in the kernel's queue.
@@ -94,7 +101,7 @@ import Testing
         }
         let past = try Self.timedGet(web, "/metrics")
         #expect(past.status == 200)
-        #expect(past.seconds < 2, "/metrics past the limit took \(past.seconds) s")
+        #expect(past.seconds < Self.atOnce, "/metrics past the limit took \(past.seconds) s")
         #expect(held[0].closes(within: patience), "the oldest waiting connection was let go")
         withExtendedLifetime((streams, held)) {}
     }
@@ -154,12 +161,13 @@ import Testing
             let metrics = try Self.timedGet(web, "/metrics")
             #expect(metrics.text.contains("\nforcescale_daemon_up 0\n"))
             #expect(!metrics.text.contains("forcescale_device_info{"))
-            // Known now: no second wait for a daemon that does not answer.
-            #expect(metrics.seconds < 1, "/metrics took \(metrics.seconds) s")
+            // Known now: no second wait for a daemon that does not answer, which would take
+            // the whole 2 s deadline again.
+            #expect(metrics.seconds < 2, "/metrics took \(metrics.seconds) s")
             try stream.waitUntil("the stream to say the daemon is down", within: 5) {
                 $0.last { $0.event == "daemon" }?.data == #"{"up":false}"#
         }
-        #expect(try Self.timedGet(web, "/api/status").seconds < 1)
+        #expect(try Self.timedGet(web, "/api/status").seconds < 2)
 
         // Running again: all three say so.
         let before = stream.events.count

@@ -70,7 +70,7 @@ import Testing
         #expect(throws: CalibrationError.noPressure(raw: 5, minimum: 5)) { try calibration.add(CalibrationPoint(raw: 5, grams: 10), axisMinimum: 5) }
         // A raw that would be kept (to 0.01) as the minimum is at the minimum (issue 41:
         // 5e-324 was accepted and echoed as raw 0.0).
-        #expect(throws: CalibrationError.noPressure(raw: 5e-324, minimum: 0)) { try calibration.add(CalibrationPoint(raw: 5e-324, grams: 10), axisMinimum: 0) }
+        #expect(throws: CalibrationError.noPressure(raw: .leastNonzeroMagnitude, minimum: 0)) { try calibration.add(CalibrationPoint(raw: .leastNonzeroMagnitude, grams: 10), axisMinimum: 0) }
         #expect(throws: CalibrationError.noPressure(raw: 0.004, minimum: 0)) { try calibration.add(CalibrationPoint(raw: 0.004, grams: 10), axisMinimum: 0) }
         #expect(throws: CalibrationError.tooHeavy(grams: 1e308)) { try calibration.add(CalibrationPoint(raw: 90, grams: 1e308), axisMinimum: 0) }
         #expect(throws: CalibrationError.rawOutOfRange(raw: 1e12)) { try calibration.add(CalibrationPoint(raw: 1e12, grams: 1000), axisMinimum: 0) }

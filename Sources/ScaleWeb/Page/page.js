@@ -169,7 +169,7 @@
     if (reading.contacts === 0) scale.announced = "";
     else if (reading.stable) {
       var several = Object.keys(scales).length > 1;
-      var words = (several ? displayName(scale) + ": stable: " : "Stable: ") + weight + " " + unitName();
+      var words = (several ? displayName(scale) + ": stable: " : "Stable: ") + (reading.saturated ? boundText(grams) : weight + " " + unitName());
       if (words !== scale.announced) { scale.announced = words; $("announce").textContent = words; }
     }
   }

@@ -78,11 +78,19 @@ enum LibinputTools {
             return
         }
         defer { recorder.stop(SIGKILL) }
-        // It records what it reads once the node is open: play only then.
+        // It records what it reads from its event loop on: play only once it has opened the
+        // node and gone to sleep in that loop, its header written. An open node alone is not
+        // enough: what comes before the loop starts need not be recorded (a recording under
+        // load once held none of the touches evemu-play made).
         let opened = waitFor("libinput record to open \(node)", within: Limits.readerStart) {
             ProcessInfoFile.descriptors(recorder.pid).contains { $0.hasSuffix("->" + node) } || !recorder.isRunning
         }
         guard expect("\(label): libinput record opens the device", after: opened, recorder.isRunning, saw: recorder.tail()) else { return }
+        let listening = waitFor("libinput record to sleep in its event loop", within: Limits.readerStart) {
+            ProcessInfoFile.sleepsInEventLoop(recorder.pid) || !recorder.isRunning
+        }
+        guard expect("\(label): libinput record waits in its event loop before the events start", after: listening, recorder.isRunning,
+                     saw: recorder.tail()) else { return }
 
         let playLimit = prepared.playSeconds * 3 + 60
         let (played, player) = runToEnd("evemu-play", [evemuPlay, node], timeout: playLimit, input: prepared.eventsOnly)
