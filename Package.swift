@@ -68,8 +68,9 @@ let package = Package(
         // Turns the page's files into a Swift source at build time, for EmbedPage.
         .executableTarget(name: "forcescale-embed-page"),
         .plugin(name: "EmbedPage", capability: .buildTool(), dependencies: ["forcescale-embed-page"]),
-        // swift-argument-parser's conventions, written by hand (no outside packages here).
-        .target(name: "ArgumentParsing"),
+        // swift-argument-parser's conventions, written by hand (no outside packages here);
+        // ScalePOSIX for writing standard error through the funnel.
+        .target(name: "ArgumentParsing", dependencies: ["ScalePOSIX"]),
         // The pipeline's options, declared once for forcescale and forcescaled.
         .target(name: "ScaleOptions", dependencies: ["ArgumentParsing", "ScaleCore"]),
         // How readings look to a person: the gauge line (drawn from the protocol's READING

@@ -5,6 +5,7 @@ import Musl
 #elseif canImport(Darwin)
 import Darwin
 #endif
+import ScalePOSIX
 
 /// Writes text to standard output exactly as given.
 ///
@@ -18,14 +19,10 @@ package func writeToStandardOutput(_ text: String) {
 ///
 /// - Parameter text: The bytes to write, including any final newline.
 package func writeToStandardError(_ text: String) {
-    // Standard error is unbuffered, so write the bytes straight to the descriptor.
-    var bytes = Array(text.utf8)[...]
-    while !bytes.isEmpty {
-        let written = bytes.withUnsafeBytes { write(STDERR_FILENO, $0.baseAddress, $0.count) }
-        if written < 0 && errno == EINTR { continue }
-        guard written > 0 else { return }
-        bytes = bytes.dropFirst(written)
-    }
+    // Standard error is unbuffered, so the bytes go straight to the descriptor, through the
+    // funnel; a standard error that cannot be written to has nobody to tell.
+    var text = text
+    text.withUTF8 { try? FileDescriptor.standardError.writeAll(UnsafeRawBufferPointer($0)) }
 }
 
 /// The width of the terminal standard output is shown on, or 80 when it is not a terminal.

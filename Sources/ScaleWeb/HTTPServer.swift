@@ -394,8 +394,14 @@ package final class HTTPServer {
 
     /// Looks at what the client sent so far. - Returns: whether it still waits for more.
     private func inspectHead(_ entry: Admitted) -> Bool {
-        let count = recv(entry.descriptor, peekBuffer.baseAddress, peekBuffer.count, Int32(MSG_PEEK) | Int32(MSG_DONTWAIT))
-        if count < 0, errno == EAGAIN || errno == EINTR { return true }
+        let count: Int
+        do throws(Errno) {
+            count = try Errno.retrying { recv(entry.descriptor, peekBuffer.baseAddress, peekBuffer.count, Int32(MSG_PEEK) | Int32(MSG_DONTWAIT)) }
+        } catch {
+            // Nothing more yet: wait for it. Any other error ends the connection below.
+            if error.rawValue == EAGAIN { return true }
+            count = 0
+        }
         guard count > 0 else {
             // Gone before sending a head.
             closeUnserved(entry)

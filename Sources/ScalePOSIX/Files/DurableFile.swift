@@ -22,7 +22,7 @@ package enum DurableFile {
         var isClosed = false
         do throws(Errno) {
             try Array(text.utf8).withUnsafeBytes { bytes in Result { () throws(Errno) in try descriptor.writeAll(bytes) } }.get()
-            guard fsync(descriptor.rawValue) == 0 else { throw Errno.current }
+            try Errno.retrying { fsync(descriptor.rawValue) }
             // close can report a delayed write error (on NFS, say): the file is not safe then.
             isClosed = true
             try descriptor.close()
@@ -146,12 +146,20 @@ package enum DurableFile {
 
     /// Flushes a directory's entries, so a rename in it survives a power cut.
     private static func syncDirectory(_ directory: String) throws(SystemError) {
-        let descriptor = open(directory, O_RDONLY | O_DIRECTORY | O_CLOEXEC)
-        guard descriptor >= 0 else { throw SystemError(path: directory, errno: .current) }
+        let descriptor: Int32
+        do throws(Errno) {
+            descriptor = try Errno.retrying { open(directory, O_RDONLY | O_DIRECTORY | O_CLOEXEC) }
+        } catch {
+            throw SystemError(path: directory, errno: error)
+        }
         defer { close(descriptor) }
-        // Some file systems cannot sync a directory (EINVAL); the rename is done regardless.
-        guard fsync(descriptor) == 0 || errno == EINVAL else {
-            throw SystemError(path: directory, errno: .current, hint: "the file was replaced but may not survive a power cut")
+        do throws(Errno) {
+            try Errno.retrying { fsync(descriptor) }
+        } catch {
+            // Some file systems cannot sync a directory (EINVAL); the rename is done regardless.
+            guard error.rawValue == EINVAL else {
+                throw SystemError(path: directory, errno: error, hint: "the file was replaced but may not survive a power cut")
+            }
         }
     }
 }

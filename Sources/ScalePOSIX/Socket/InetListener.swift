@@ -110,16 +110,18 @@ public final class InetListener {
         while true {
             var peer = sockaddr_storage()
             var length = socklen_t(MemoryLayout<sockaddr_storage>.size)
-            let raw = withUnsafeMutablePointer(to: &peer) {
-                forcescale_accept4_from(descriptor.rawValue, $0, &length, Int32(SOCK_NONBLOCK.rawValue) | Int32(SOCK_CLOEXEC.rawValue))
-            }
-            if raw >= 0 {
+            do throws(Errno) {
+                let raw = try Errno.retrying {
+                    withUnsafeMutablePointer(to: &peer) {
+                        forcescale_accept4_from(descriptor.rawValue, $0, &length, Int32(SOCK_NONBLOCK.rawValue) | Int32(SOCK_CLOEXEC.rawValue))
+                    }
+                }
                 return Accepted(descriptor: FileDescriptor(rawValue: raw), peer: peer, peerLength: length, host: Self.host(of: peer) ?? "?")
-            }
-            switch errno {
-            case EINTR, ECONNABORTED: continue
-            case EAGAIN: return nil
-            default: throw Errno.current
+            } catch {
+                // One that gave up before it was taken: the next may be waiting.
+                if error.rawValue == ECONNABORTED { continue }
+                if error.rawValue == EAGAIN { return nil }
+                throw error
             }
         }
     }
