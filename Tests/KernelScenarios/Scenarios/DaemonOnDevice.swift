@@ -215,6 +215,8 @@ enum DaemonOnDevice {
 
 /// A raw client of the daemon's socket: lines read on a thread of its own.
 final class SocketClient: @unchecked Sendable {
+    /// The daemon's socket.
+    let path: String
     private let descriptor: Int32
     private let lock = NSLock()
     private var received: [String] = []
@@ -225,6 +227,7 @@ final class SocketClient: @unchecked Sendable {
     private var closed = false
 
     init?(path: String) {
+        self.path = path
         let fd = socket(AF_UNIX, Int32(SOCK_STREAM.rawValue), 0)
         guard fd >= 0 else { return nil }
         var address = sockaddr_un()

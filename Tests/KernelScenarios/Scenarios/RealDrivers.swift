@@ -106,13 +106,13 @@ enum RealDrivers {
         // The daemon on it: a finger resting at 200 g (raw 800, a unit or two of noise), an
         // object of 100 g added beside it, a press to the top, a tare.
         DaemonOnDevice.watching(programs, daemonPath: daemonPath, node: node.path, scenario: "r") { _, client, _ in
-            weighOnPressurePad(pad, client: client, grams: grams, property: property)
+            weighOnPressurePad(pad, client: client, grams: grams, property: property, forcescale: programs.forcescale)
         }
         let problems = pad.driverRequests.problems
         check(problems.isEmpty, "r: every request of hid-multitouch was answered", "\(problems)")
     }
 
-    static func weighOnPressurePad(_ pad: UHIDDevice, client: SocketClient, grams: Bool, property: Bool) {
+    static func weighOnPressurePad(_ pad: UHIDDevice, client: SocketClient, grams: Bool, property: Bool, forcescale: String) {
         var scan: UInt16 = 0
         func hold(_ fingers: [HIDDevices.Finger], seconds: Double) {
             let until = Clock.now() + seconds
@@ -172,6 +172,34 @@ enum RealDrivers {
                waitingFor: "a stable READING of 1 contact", { alone = client.lastStableReading(after: from, contacts: 1); return alone != nil }, saw: client.tail())
         check(((alone?["raw"] as? NSNumber)?.intValue).map { (799...803).contains($0) } == true,
               "r: the lifted contact's pressure is gone (raw ≈ 800)", "saw \(alone.map(jsonText) ?? "nothing")")
+
+        // Before 6.19 the pad is a touchpad that weighs its first contact: `weigh --tare-first`
+        // names an object that comes as a second contact instead of waiting for it to settle.
+        // On a terminal (script(1)), so that its prompts say when the zero is taken.
+        if !property {
+            let command = "\(forcescale) weigh --tare-first --timeout 600 --socket \(client.path)"
+            if let weigh = try? Child("weigh --tare-first", ["/usr/bin/script", "-q", "-e", "-c", command, "/dev/null"]) {
+                let zero = waitFor("weigh --tare-first to take the resting finger as its zero", within: Limits.reaction) {
+                    hold([finger], seconds: 0.2)
+                    return weigh.outputText.contains("Zero taken at") || !weigh.isRunning
+                }
+                if zero.held {
+                    expect("r: on a kernel that does not mark the pressure pad, weigh --tare-first names the object that came as a second contact",
+                           within: Limits.reaction, waitingFor: "the second-contact warning", {
+                        hold([finger, object], seconds: 0.2)
+                        return weigh.outputText.contains("warning: the pad reports the object as a second contact")
+                    }, saw: weigh.tail())
+                } else {
+                    check(false, "r: weigh --tare-first takes the resting finger as its zero", "\(zero.account)\n\(weigh.tail())")
+                }
+                weigh.stop(SIGKILL)
+                pad.send(HIDDevices.pressurePadReport([finger, HIDDevices.Finger(id: 1, touching: false, pressure: 0)], scanTime: scan &+ 100))
+                scan &+= 100
+                hold([finger], seconds: 0.5)
+            } else {
+                check(false, "r: start forcescale weigh --tare-first under script(1)")
+            }
+        }
 
         // Tare under the finger, then a press to the top: a PEAK.
         client.send(#"{"class":"TARE"}"#)
