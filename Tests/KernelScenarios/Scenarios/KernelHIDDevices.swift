@@ -1,0 +1,92 @@
+import CEvdev
+import Foundation
+import KernelTestSupport
+import Glibc
+
+/// w. Real devices from the kernel's own HID selftests (Support/KernelHIDDescriptors.swift),
+/// made through uhid from their report descriptors and handled by the kernel's drivers
+/// (hid-multitouch here). For each: `forcescale devices` lists its node with the kernel's
+/// pressure axis (the descriptor's logical range); a touch made and lifted before the reader
+/// opens the node, then a touch at the same logical pressure, reads that raw value and its
+/// grams at once (a multitouch slot's held pressure, which the kernel does not send again);
+/// the lift reads a release.
+enum KernelHIDDevices {
+    static func run(_ programs: Programs) {
+        for module in ["uhid", "hid-multitouch"] {
+            _ = runToEnd("modprobe \(module)", ["/sbin/modprobe", module], timeout: Limits.command)
+        }
+        for device in KernelHIDDevice.all { exercise(device, programs) }
+    }
+
+    static func exercise(_ device: KernelHIDDevice, _ programs: Programs) {
+        let label = "w: \(device.selftestClass)"
+        let uhid: UHIDDevice
+        do { uhid = try UHIDDevice(device.uhid) } catch {
+            check(false, "\(label): create the uhid device", "\(error)")
+            return
+        }
+        defer { uhid.destroy() }
+        guard let nodes = uhid.nodes(atLeast: 1) else {
+            check(false, "\(label): the driver makes an event node", "waited 60 s; GET_REPORT \(uhid.driverRequests.getReports)")
+            return
+        }
+        // The node that weighs: the one `forcescale devices` lists with a pressure axis.
+        var entry: [String: Any] = [:]
+        var node = ""
+        waitFor("\(label): a node of the device listed with a pressure axis", within: Limits.reaction) {
+            let listed = DeviceList.read(programs, scenario: "w")
+            for candidate in UHIDDevice.eventNodes(vendor: device.vendor, product: device.product) {
+                if let found = listed[candidate.path], !(found["pressure"] as? [[String: Any]] ?? []).isEmpty {
+                    entry = found
+                    node = candidate.path
+                    return true
+                }
+            }
+            return false
+        }
+        let axes = entry["pressure"] as? [[String: Any]] ?? []
+        let range = device.pressureRange
+        let axis = axes.first { ($0["min"] as? NSNumber)?.int64Value == range.lowerBound && ($0["max"] as? NSNumber)?.int64Value == range.upperBound }
+        guard check(axis != nil, "\(label): forcescale devices lists \(node.isEmpty ? "its node" : node) with the kernel's pressure axis \(range.lowerBound)..\(range.upperBound)",
+                    "nodes \(nodes.map(\.description)); entry \(RealDrivers.jsonText(entry))") else { return }
+        let weighs = entry["weighs"] as? [String: Any] ?? [:]
+        let resolution = (axis?["resolution"] as? NSNumber)?.doubleValue ?? 0
+        let physical = weighs["model"] as? String == "physical"
+        // A logical pressure at 60 % of the range (never the minimum, nor the held default).
+        let value = range.lowerBound + max(1, (range.upperBound - range.lowerBound) * 3 / 5)
+        let raw = value - range.lowerBound
+        let grams = physical ? Double(raw) / resolution : Double(raw) / Double(range.upperBound - range.lowerBound) * 385
+        note("\(label): \(node) \(entry["name"] ?? "?"); pressure \(range.lowerBound)..\(range.upperBound) res \(Int(resolution)); presses at \(value): \(String(format: "%.2f", grams)) g \(physical ? "physical" : "nominal")")
+
+        var scan: Int64 = 0
+        func touch(_ touching: Bool, inRange: Bool? = nil) {
+            scan += 100
+            uhid.send(device.report(pressure: value, touching: touching, inRange: inRange ?? touching, scanTime: scan))
+        }
+        func lift() {
+            if device.isPen {
+                touch(false, inRange: true)
+                touch(false, inRange: false)
+            } else {
+                touch(false)
+            }
+        }
+        // The touch the kernel remembers, made and lifted before the reader opens the node.
+        touch(true)
+        lift()
+        guard let reader = startReader(programs, "read on \(device.selftestClass)", ["--json", "--no-rumble", "--device", node], scenario: "w") else { return }
+        defer { reader.stop(SIGKILL) }
+        touch(true)
+        expect("\(label): a touch at logical pressure \(value), after one at the same pressure lifted before the reader opened the node, reads raw \(value) with 1 contact",
+               within: Limits.reaction, waitingFor: "a READING raw \(value) with 1 contact", { reader.hasReading(raw: Int(value), contacts: 1) }, saw: reader.tail())
+        let first = reader.outputs.first { $0.isReading && $0.contacts == 1 }
+        check(first?.raw == Int(value) && abs((first?.grams ?? .nan) - grams) <= 0.15,
+              "\(label): its first reading is raw \(value), \(String(format: "%.1f", grams)) g (\(physical ? "physical" : "nominal"))",
+              "saw \(first.map(\.description) ?? "none")\n\(reader.tail())")
+        lift()
+        expect("\(label): the lift reads a release (0 contacts)", within: Limits.reaction, waitingFor: "a READING with 0 contacts",
+               { reader.lastReading?.contacts == 0 }, saw: reader.tail())
+        let status = reader.stop(SIGINT)
+        check(status == .exited(0), "\(label): the reader exits 0 on SIGINT", "saw \(ending(status, waited: Limits.exit))\n\(reader.tail())")
+    }
+}
