@@ -30,6 +30,7 @@ enum KernelHIDDevices {
             check(false, "\(label): the driver makes an event node", "waited 60 s; GET_REPORT \(uhid.driverRequests.getReports)")
             return
         }
+        if device.selftestClass == KernelHIDDevice.all.first?.selftestClass { note("w: \(hidrawModes())") }
         // The node that weighs: the one `forcescale devices` lists with a pressure axis.
         var entry: [String: Any] = [:]
         var node = ""
@@ -73,7 +74,9 @@ enum KernelHIDDevices {
         }
         // The touch the kernel remembers, made and lifted before the reader opens the node.
         touch(true)
+        let touched = kernelState(node)
         lift()
+        note("\(label): the kernel's state with the touch down: \(touched); after the lift: \(kernelState(node))")
         guard let reader = startReader(programs, "read on \(device.selftestClass)", ["--json", "--no-rumble", "--device", node], scenario: "w") else { return }
         defer { reader.stop(SIGKILL) }
         touch(true)
@@ -88,5 +91,35 @@ enum KernelHIDDevices {
                { reader.lastReading?.contacts == 0 }, saw: reader.tail())
         let status = reader.stop(SIGINT)
         check(status == .exited(0), "\(label): the reader exits 0 on SIGINT", "saw \(ending(status, waited: Limits.exit))\n\(reader.tail())")
+    }
+
+    /// BTN_TOUCH and each slot's tracking id and pressure as the kernel holds them (libevdev
+    /// at open), or the pressure of a single-touch device: what a failure's detail needs.
+    static func kernelState(_ node: String) -> String {
+        let fd = open(node, O_RDONLY | O_NONBLOCK | O_CLOEXEC)
+        guard fd >= 0 else { return "cannot open \(node)" }
+        defer { close(fd) }
+        var handle: OpaquePointer?
+        guard libevdev_new_from_fd(fd, &handle) == 0, let handle else { return "libevdev refused \(node)" }
+        defer { libevdev_free(handle) }
+        var parts = ["BTN_TOUCH \(libevdev_get_event_value(handle, UInt32(EV_KEY), UInt32(BTN_TOUCH)))",
+                     "ABS_PRESSURE \(libevdev_get_event_value(handle, UInt32(EV_ABS), UInt32(ABS_PRESSURE)))"]
+        for slot in 0..<max(0, min(4, libevdev_get_num_slots(handle))) {
+            parts.append("slot \(slot): id \(libevdev_get_slot_value(handle, UInt32(slot), UInt32(ABS_MT_TRACKING_ID))) "
+                         + "pressure \(libevdev_get_slot_value(handle, UInt32(slot), UInt32(ABS_MT_PRESSURE)))")
+        }
+        return parts.joined(separator: ", ")
+    }
+
+    /// The owner, group and mode of each /dev/hidraw node: who could read a feature report
+    /// (HIDIOCGFEATURE) such as a Precision Touchpad's Button Type. docs/weighing.md cites it.
+    static func hidrawModes() -> String {
+        let names = ((try? FileManager.default.contentsOfDirectory(atPath: "/dev")) ?? []).filter { $0.hasPrefix("hidraw") }.sorted()
+        guard !names.isEmpty else { return "no /dev/hidraw node" }
+        return names.map { name in
+            var info = stat()
+            guard stat("/dev/" + name, &info) == 0 else { return "/dev/\(name): \(String(cString: strerror(errno)))" }
+            return String(format: "/dev/%@ uid %d gid %d mode %o", name, info.st_uid, info.st_gid, info.st_mode & 0o7777)
+        }.joined(separator: ", ")
     }
 }

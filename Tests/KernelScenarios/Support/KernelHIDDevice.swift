@@ -60,6 +60,7 @@ public struct KernelHIDDevice: Sendable {
         var report = [UInt8](repeating: 0, count: layout.reportLength(.input, id: id))
         if id != 0 { report[0] = id }
         let contact = pressure.field.collectionIndex
+        let contacts = layout.fields.filter { $0.kind == .input && $0.reportID == id && $0.usages.contains(0x000D_0051) }.map(\.collectionIndex).filter { $0 != contact }
         for field in layout.fields where field.kind == .input && field.reportID == id && field.isVariable && !field.isConstant {
             for index in 0..<field.count {
                 guard let usage = field.usage(at: index) else { continue }
@@ -73,6 +74,12 @@ public struct KernelHIDDevice: Sendable {
                 case 0x000D_0030 where mine: chosen = touching ? value : field.logicalMinimum  // Tip Pressure
                 case 0x0001_0030 where mine, 0x0001_0031 where mine: chosen = middle     // X, Y
                 case 0x000D_0048 where mine, 0x000D_0049 where mine: chosen = middle    // Width, Height
+                // Contact Id 1 for the touch: some devices count from 1 (hid-multitouch's
+                // SLOT_IS_CONTACTID_MINUS_ONE, the Asus 0486:0185), and no driver takes 1 as
+                // "no contact". An empty contact's differs from it: a driver that reads past
+                // Contact Count must not take it for the same contact lifting.
+                case 0x000D_0051 where mine: chosen = min(field.logicalMaximum, 1)
+                case 0x000D_0051: chosen = min(field.logicalMaximum, Int64(contacts.firstIndex(of: field.collectionIndex) ?? 0) + 2)
                 case 0x000D_0054: chosen = isPen ? nil : 1                              // Contact Count
                 case 0x000D_0056: chosen = scanTime % (field.logicalMaximum + 1)        // Scan Time
                 default: chosen = nil
