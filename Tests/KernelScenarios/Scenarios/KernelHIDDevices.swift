@@ -16,6 +16,44 @@ enum KernelHIDDevices {
             _ = runToEnd("modprobe \(module)", ["/sbin/modprobe", module], timeout: Limits.command)
         }
         for device in KernelHIDDevice.all { exercise(device, programs) }
+        buttonTypeThroughHidraw()
+    }
+
+    /// Whether a Precision Touchpad's Button Type (1: a pressure pad) can be read without the
+    /// kernel's INPUT_PROP_PRESSUREPAD: as a feature report through hidraw (HIDIOCGFEATURE),
+    /// from scenario r's uhid pressure pad. Root can; the node's mode says who else can
+    /// (docs/weighing.md, "A Precision Touchpad's pressure-pad nature on 6.12").
+    static func buttonTypeThroughHidraw() {
+        let pad: UHIDDevice
+        do { pad = try UHIDDevice(HIDDevices.pressurePad) } catch {
+            check(false, "w: create the uhid pressure pad", "\(error)")
+            return
+        }
+        defer { pad.destroy() }
+        guard pad.nodes(atLeast: 1) != nil else {
+            check(false, "w: the pressure pad gets its event node", "waited 60 s")
+            return
+        }
+        let wanted = String(format: "HID_ID=%04X:%08X:%08X", HIDDevices.pressurePad.bus, HIDDevices.pressurePad.vendor, HIDDevices.pressurePad.product)
+        let names = ((try? FileManager.default.contentsOfDirectory(atPath: "/sys/class/hidraw")) ?? []).sorted()
+        guard let name = names.first(where: { (UHIDDevice.readText("/sys/class/hidraw/\($0)/device/uevent") ?? "").contains(wanted) }) else {
+            check(false, "w: the pressure pad has a hidraw node", "looked for \(wanted) among \(names)")
+            return
+        }
+        let fd = open("/dev/" + name, O_RDWR | O_CLOEXEC)
+        guard fd >= 0 else {
+            check(false, "w: /dev/\(name) opens as root", String(cString: strerror(errno)))
+            return
+        }
+        defer { close(fd) }
+        // HIDIOCGFEATURE(len): _IOC(_IOC_READ | _IOC_WRITE, 'H', 0x07, len); the first byte is
+        // the report ID asked for, and comes back with the report.
+        var report: [UInt8] = [2, 0]
+        let request = UInt(3) << 30 | UInt(report.count) << 16 | UInt(UInt8(ascii: "H")) << 8 | 0x07
+        let got = report.withUnsafeMutableBytes { ioctl(fd, request, $0.baseAddress) }
+        check(got == 2 && report[1] >> 4 == 1,
+              "w: as root, HIDIOCGFEATURE on /dev/\(name) reads the pad's Button Type 1 (a pressure pad) on \(RunningKernel.release), whatever INPUT_PROP_PRESSUREPAD says",
+              "ioctl returned \(got) (\(String(cString: strerror(errno)))), report \(report)")
     }
 
     static func exercise(_ device: KernelHIDDevice, _ programs: Programs) {
