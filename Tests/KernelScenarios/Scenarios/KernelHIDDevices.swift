@@ -46,11 +46,8 @@ enum KernelHIDDevices {
             return
         }
         defer { close(fd) }
-        // HIDIOCGFEATURE(len): _IOC(_IOC_READ | _IOC_WRITE, 'H', 0x07, len); the first byte is
-        // the report ID asked for, and comes back with the report.
         var report: [UInt8] = [2, 0]
-        let request = UInt(3) << 30 | UInt(report.count) << 16 | UInt(UInt8(ascii: "H")) << 8 | 0x07
-        let got = report.withUnsafeMutableBytes { ioctl(fd, request, $0.baseAddress) }
+        let got = report.withUnsafeMutableBufferPointer { CEvdev_hidraw_get_feature(fd, $0.baseAddress, Int32($0.count)) }
         check(got == 2 && report[1] >> 4 == 1,
               "w: as root, HIDIOCGFEATURE on /dev/\(name) reads the pad's Button Type 1 (a pressure pad) on \(RunningKernel.release), whatever INPUT_PROP_PRESSUREPAD says",
               "ioctl returned \(got) (\(String(cString: strerror(errno)))), report \(report)")
