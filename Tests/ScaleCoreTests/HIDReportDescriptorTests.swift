@@ -68,6 +68,15 @@ import Testing
         #expect(descriptor.reportLength(.input, id: 0) == 1)
     }
 
+    /// A 64-bit value (the Elan 04f3:2a49 pen's serial number) is a field like any other;
+    /// hid-core refuses only values over 256 bits.
+    @Test func valuesWiderThan32BitsAreFieldsAndTheHugeAreErrors() throws {
+        let wide = try HIDReportDescriptor(bytes: Self.bytes("05 0d 09 5b 75 40 95 01 81 02 09 30 75 08 81 02"))
+        #expect(wide.fields.map(\.bitOffset) == [0, 64])
+        #expect(wide.reportLength(.input, id: 0) == 9)
+        #expect(throws: HIDDescriptorError.self) { try HIDReportDescriptor(bytes: Self.bytes("05 0d 09 5b 76 01 01 95 01 81 02")) }
+    }
+
     @Test func aNegativeMinimumMakesTheMaximumSigned() throws {
         let descriptor = try HIDReportDescriptor(bytes: Self.bytes("05 01 09 30 15 81 25 7f 75 08 95 01 81 06"))
         #expect(descriptor.fields.first?.logicalMinimum == -127)

@@ -124,7 +124,9 @@ package struct HIDReportDescriptor: Hashable, Sendable {
                     let kind: HIDField.Kind = tag == 0x8 ? .input : tag == 0x9 ? .output : .feature
                     let key = "\(kind)-\(globals.reportID)"
                     let bits = globals.reportSize * globals.reportCount
-                    guard globals.reportSize <= 32, bits <= 8 * 4096 else {
+                    // hid-core's limits: 256 bits a value (a 64-bit serial number is common),
+                    // and no report beyond its 4096-byte buffer.
+                    guard globals.reportSize <= 256, bits <= 8 * 4096 else {
                         throw HIDDescriptorError(offset: position, message: "a field of \(globals.reportCount) × \(globals.reportSize) bits")
                     }
                     var declared = usages

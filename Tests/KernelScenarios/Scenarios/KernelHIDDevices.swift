@@ -66,22 +66,27 @@ enum KernelHIDDevices {
             return
         }
         if device.selftestClass == KernelHIDDevice.all.first?.selftestClass { note("w: \(hidrawModes())") }
-        // The node that weighs: the one `forcescale devices` lists with a pressure axis.
+        // The node that weighs: the one `forcescale devices` lists with the descriptor's
+        // pressure range (a device that is a touchscreen and a pen has a node for each), or
+        // failing that any with a pressure axis, for the check below to show.
+        let range = device.pressureRange
+        func matches(_ found: [String: Any]) -> Bool {
+            (found["pressure"] as? [[String: Any]] ?? []).contains {
+                ($0["min"] as? NSNumber)?.int64Value == range.lowerBound && ($0["max"] as? NSNumber)?.int64Value == range.upperBound
+            }
+        }
         var entry: [String: Any] = [:]
         var node = ""
-        waitFor("\(label): a node of the device listed with a pressure axis", within: Limits.reaction) {
+        waitFor("\(label): a node of the device listed with its pressure axis", within: Limits.reaction) {
             let listed = DeviceList.read(programs, scenario: "w")
-            for candidate in UHIDDevice.eventNodes(vendor: device.vendor, product: device.product) {
-                if let found = listed[candidate.path], !(found["pressure"] as? [[String: Any]] ?? []).isEmpty {
-                    entry = found
-                    node = candidate.path
-                    return true
-                }
-            }
-            return false
+            let candidates = UHIDDevice.eventNodes(vendor: device.vendor, product: device.product).compactMap { candidate in
+                listed[candidate.path].map { (candidate.path, $0) }
+            }.filter { !($0.1["pressure"] as? [[String: Any]] ?? []).isEmpty }
+            guard let chosen = candidates.first(where: { matches($0.1) }) ?? candidates.first else { return false }
+            (node, entry) = chosen
+            return matches(entry)
         }
         let axes = entry["pressure"] as? [[String: Any]] ?? []
-        let range = device.pressureRange
         let axis = axes.first { ($0["min"] as? NSNumber)?.int64Value == range.lowerBound && ($0["max"] as? NSNumber)?.int64Value == range.upperBound }
         guard check(axis != nil, "\(label): forcescale devices lists \(node.isEmpty ? "its node" : node) with the kernel's pressure axis \(range.lowerBound)..\(range.upperBound)",
                     "nodes \(nodes.map(\.description)); entry \(RealDrivers.jsonText(entry))") else { return }

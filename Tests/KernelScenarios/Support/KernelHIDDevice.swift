@@ -18,7 +18,9 @@ public struct KernelHIDDevice: Sendable {
     /// The Tip Pressure the scenario presses with: its field and value index.
     package var pressure: (field: HIDField, index: Int)
 
-    public init(name: String, selftestClass: String, bus: UInt16, vendor: UInt32, product: UInt32, descriptor: [String]) {
+    /// - Parameter pen: Press with the Tip Pressure of a Stylus collection (a device that is a
+    ///   touchscreen and a pen: the selftest tests its pen); otherwise with the first one.
+    public init(name: String, selftestClass: String, bus: UInt16, vendor: UInt32, product: UInt32, pen: Bool = false, descriptor: [String]) {
         self.name = name
         self.selftestClass = selftestClass
         self.bus = bus
@@ -28,14 +30,21 @@ public struct KernelHIDDevice: Sendable {
         // The descriptors are fixed data: one that does not parse, or has no Tip Pressure, is a
         // mistake in this file, found on the first run.
         layout = try! HIDReportDescriptor(bytes: bytes)
-        pressure = layout.input(HIDReportDescriptor.tipPressure)!
+        if pen {
+            let field = layout.fields.first { $0.kind == .input && $0.isVariable && !$0.isConstant
+                && $0.usages.contains(HIDReportDescriptor.tipPressure) && $0.collectionUsages.contains(Self.stylus) }!
+            pressure = (field, field.usages.firstIndex(of: HIDReportDescriptor.tipPressure)!)
+        } else {
+            pressure = layout.input(HIDReportDescriptor.tipPressure)!
+        }
     }
 
     /// The logical range of its Tip Pressure, which the kernel gives the evdev axis.
     public var pressureRange: ClosedRange<Int64> { pressure.field.logicalMinimum...pressure.field.logicalMaximum }
 
     /// Whether the pressure is a pen's (its collection is a Stylus), not a finger's.
-    public var isPen: Bool { pressure.field.collectionUsages.contains(0x000D_0020) }
+    public var isPen: Bool { pressure.field.collectionUsages.contains(Self.stylus) }
+    static let stylus: UInt32 = 0x000D_0020
 
     /// What uhid needs to make it, with the feature reports the driver may ask for.
     public var uhid: UHIDDevice.Description {
