@@ -144,9 +144,11 @@ let package = Package(
             exclude: ["Support"]),
         // What the kernel scenarios and bench/live share: uinput devices from tables (with an
         // FF service thread), child processes with captured output, /proc readings, waits.
+        // ScaleCore for its HID report-descriptor parser, which lays out the uhid devices'
+        // reports from the kernel selftests' descriptors.
         .target(
             name: "KernelTestSupport",
-            dependencies: ["CEvdev"],
+            dependencies: ["CEvdev", "ScaleCore"],
             path: "Tests/KernelScenarios/Support"),
         // bench/live, in the VM: CPU per event and idle wake-ups of `forcescale read` next to
         // evtest on one uinput stream, and PEAK-to-play latency. Results: BENCHMARKS.md.

@@ -12,6 +12,7 @@
 #include <sys/ioctl.h>
 #include <linux/input.h>
 #include <linux/uinput.h>
+#include <linux/hidraw.h>
 #include <libevdev/libevdev.h>
 
 // Kernel 6.18 names property 0x07 INPUT_PROP_PRESSUREPAD (earlier INPUT_PROP_HAPTIC_TOUCHPAD);
@@ -85,6 +86,13 @@ static inline int CEvdev_set_clock(int fd, int clock_id) {
 }
 
 // MARK: uinput (virtual devices for tests)
+
+/// A HID feature report through a hidraw node (HIDIOCGFEATURE): `report[0]` is the report
+/// ID asked for; returns the report's length, ID included. The kernel scenarios read a
+/// Precision Touchpad's Button Type with it.
+static inline int CEvdev_hidraw_get_feature(int fd, unsigned char *report, int length) {
+    return ioctl(fd, HIDIOCGFEATURE(length), report);
+}
 
 static inline int CEvdev_uinput_set_event_bit(int fd, int type) { return ioctl(fd, UI_SET_EVBIT, type); }
 static inline int CEvdev_uinput_set_key_bit(int fd, int code) { return ioctl(fd, UI_SET_KEYBIT, code); }

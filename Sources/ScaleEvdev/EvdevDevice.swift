@@ -195,13 +195,18 @@ package final class EvdevDevice {
     }
 
     /// The device's present state (libevdev's, read when the device was opened and kept
-    /// since) as the events that bring a reader that has seen nothing to it: the keys held
-    /// down, every absolute axis's value, and each active touch in its slot, then a
-    /// `SYN_REPORT` stamped `time`. A pen resting on a tablet or an object on a pad when the
-    /// scale opens the device is weighed from the start instead of ignored until it is
-    /// lifted: the kernel sends no event for a key that is already down.
+    /// since), whole, as the events that bring a reader that has seen nothing to it: the keys
+    /// held down, every absolute axis's value, and every slot's values, each slot's tracking
+    /// id first (-1 where no contact is), then a `SYN_REPORT` stamped `time`.
+    ///
+    /// A pen resting on a tablet or an object on a pad when the scale opens the device is
+    /// weighed from the start instead of ignored until it is lifted: the kernel sends no event
+    /// for a key that is already down. A slot with no contact still holds the values of its
+    /// last one (libevdev reads them all with EVIOCGMTSLOTS at open), and the kernel sends no
+    /// ABS_MT_PRESSURE for a new contact whose pressure equals the held value: the reader
+    /// must know it to read that contact's first frames right.
     /// - Parameter time: The time the state is read at (the device's clock, `CLOCK_MONOTONIC`).
-    /// - Returns: The events, or none when no key is down and no touch is active.
+    /// - Returns: The events; a frame without a contact when nothing touches.
     package func currentState(at time: EventTime) -> [InputEvent] {
         journal.catchUp()
         func event(_ type: Int32, _ code: Int, _ value: Int32) -> InputEvent {
@@ -214,25 +219,22 @@ package final class EvdevDevice {
         }
         let slotCode = Int(ABS_MT_SLOT)
         let axisCodes = description.axes.keys.map { Int($0.rawValue) }.sorted()
-        var slotted: [InputEvent] = []
-        if description.axes[.absMTSlot] != nil {
-            // The tracking ID first: it is what starts a touch in its slot.
-            let trackingID = Int(ABS_MT_TRACKING_ID)
-            let touchAxes = [trackingID] + axisCodes.filter { $0 > slotCode && $0 != trackingID }
-            for slot in 0..<max(0, libevdev_get_num_slots(handle)) {
-                guard libevdev_get_slot_value(handle, UInt32(slot), UInt32(ABS_MT_TRACKING_ID)) >= 0 else { continue }
-                slotted.append(event(EV_ABS, slotCode, slot))
-                for code in touchAxes {
-                    slotted.append(event(EV_ABS, code, libevdev_get_slot_value(handle, UInt32(slot), UInt32(code))))
-                }
-            }
-            if !slotted.isEmpty { slotted.append(event(EV_ABS, slotCode, libevdev_get_current_slot(handle))) }
-        }
-        guard !events.isEmpty || !slotted.isEmpty else { return [] }
         for code in axisCodes where code < slotCode {
             events.append(event(EV_ABS, code, libevdev_get_event_value(handle, UInt32(EV_ABS), UInt32(code))))
         }
-        return events + slotted + [event(EV_SYN, Int(SYN_REPORT), 0)]
+        if description.axes[.absMTSlot] != nil {
+            // The tracking ID first: it is what starts (or, at -1, ends) a touch in its slot.
+            let trackingID = Int(ABS_MT_TRACKING_ID)
+            let touchAxes = [trackingID] + axisCodes.filter { $0 > slotCode && $0 != trackingID }
+            for slot in 0..<max(0, libevdev_get_num_slots(handle)) {
+                events.append(event(EV_ABS, slotCode, slot))
+                for code in touchAxes {
+                    events.append(event(EV_ABS, code, libevdev_get_slot_value(handle, UInt32(slot), UInt32(code))))
+                }
+            }
+            events.append(event(EV_ABS, slotCode, libevdev_get_current_slot(handle)))
+        }
+        return events + [event(EV_SYN, Int(SYN_REPORT), 0)]
     }
 
     /// Whether the device is still plugged in. An unplugged device's descriptor stays open

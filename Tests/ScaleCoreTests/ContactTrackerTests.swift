@@ -78,6 +78,66 @@ import Testing
         #expect(try samples(TestDevice.singleTouch(), script).map(\.raw) == [40, 60])
     }
 
+    /// A multitouch slot keeps its ABS_MT_PRESSURE across contacts: the kernel sends none for
+    /// a new contact whose pressure equals the value the slot holds (input_handle_abs_event
+    /// drops an unchanged value), so the held value is the new contact's pressure.
+    @Test func aNewContactStartsWithThePressureItsSlotHolds() throws {
+        var script = EventScript()
+        script.frame(at: 0, [(.absolute, .absMTSlot, 0), (.absolute, .absMTTrackingID, 1), (.absolute, .absMTPressure, 614)])
+        script.frame(at: 10, [(.absolute, .absMTTrackingID, -1)])
+        script.frame(at: 20, [(.absolute, .absMTTrackingID, 2)])
+        #expect(try samples(TestDevice.multitouch(), script) == [
+            FrameSample(time: ms(0), contacts: 1, raw: 614),
+            FrameSample(time: ms(10), contacts: 0, raw: 0),
+            FrameSample(time: ms(20), contacts: 1, raw: 614),
+        ])
+    }
+
+    /// The state a reader is given at open (EvdevDevice.currentState): every slot's values,
+    /// an inactive slot's with tracking id -1. It makes no contact, and the next contact in
+    /// that slot starts at the held pressure; a slot whose contact rests reads at once.
+    @Test func heldValuesOfInactiveSlotsFromTheOpeningStateCarryIntoTheNextContact() throws {
+        var script = EventScript()
+        script.frame(at: 0, [
+            (.absolute, .absMTSlot, 0), (.absolute, .absMTTrackingID, -1), (.absolute, .absMTPressure, 614),
+            (.absolute, .absMTSlot, 1), (.absolute, .absMTTrackingID, -1), (.absolute, .absMTPressure, 0),
+            (.absolute, .absMTSlot, 0),
+        ])
+        script.frame(at: 10, [(.absolute, .absMTTrackingID, 5)])
+        script.frame(at: 20, [(.absolute, .absMTTrackingID, -1)])
+        #expect(try samples(TestDevice.multitouch(), script) == [
+            FrameSample(time: ms(0), contacts: 0, raw: 0),
+            FrameSample(time: ms(10), contacts: 1, raw: 614),
+            FrameSample(time: ms(20), contacts: 0, raw: 0),
+        ])
+        var resting = EventScript()
+        resting.frame(at: 0, [
+            (.absolute, .absMTSlot, 0), (.absolute, .absMTTrackingID, 9), (.absolute, .absMTPressure, 300),
+            (.absolute, .absMTSlot, 1), (.absolute, .absMTTrackingID, -1), (.absolute, .absMTPressure, 77),
+            (.absolute, .absMTSlot, 0),
+        ])
+        resting.frame(at: 10, [(.absolute, .absMTSlot, 1), (.absolute, .absMTTrackingID, 10)])
+        #expect(try samples(TestDevice.multitouch(), mode: .max, resting).map(\.raw) == [300, 300])
+        #expect(try samples(TestDevice.multitouch(), mode: .sum, resting).map(\.raw) == [300, 377])
+    }
+
+    /// After SYN_DROPPED libevdev sends only what differs from its view (sync_mt_state):
+    /// a touch that began during the drop at the held pressure comes as its tracking id alone.
+    @Test func aTouchStartedDuringADropAtTheHeldPressureReadsIt() throws {
+        var tracker = ContactTracker(source: try PressureSource.select(for: TestDevice.multitouch()), mode: .primary)
+        var script = EventScript()
+        script.frame(at: 0, [(.absolute, .absMTSlot, 0), (.absolute, .absMTTrackingID, 1), (.absolute, .absMTPressure, 250)])
+        script.frame(at: 10, [(.absolute, .absMTTrackingID, -1)])
+        var out = script.events.compactMap { tracker.consume($0) }
+        _ = tracker.consume(InputEvent(time: ms(20), type: .synchronization, code: .synDropped, value: 0))
+        tracker.acceptResynchronizedState()
+        var sync = EventScript()
+        sync.frame(at: 20, [(.absolute, .absMTSlot, 0), (.absolute, .absMTTrackingID, 2)])
+        out += sync.events.compactMap { tracker.consume($0) }
+        #expect(out.map(\.raw) == [250, 0, 250])
+        #expect(out.map(\.contacts) == [1, 0, 1])
+    }
+
     @Test func outOfRangeSlotsAreIgnoredNotFatal() throws {
         var script = EventScript()
         script.frame(at: 0, [(.absolute, .absMTSlot, 9), (.absolute, .absMTTrackingID, 1), (.absolute, .absMTPressure, 99)])

@@ -209,7 +209,7 @@ public final class UHIDDevice: @unchecked Sendable {
         }
     }
 
-    static func readText(_ path: String) -> String? {
+    public static func readText(_ path: String) -> String? {
         (try? String(contentsOfFile: path, encoding: .utf8))?.trimmingCharacters(in: .whitespacesAndNewlines)
     }
 
