@@ -61,7 +61,7 @@ import Testing
         var values: [Double] = [
             0, -0.0, 0.5, -0.5, 0.05, 0.00005, 0.000049999, -0.00005, 0.0001, 1e-7, 77, 77.04999, 385,
             0.1 + 0.2, 999_999_999.99994, 999_999_999.99996, 1e9, -1e9, 123_456_789.123456, 1e15, 1e16,
-            9_007_199_254_740_993, 1e300, .leastNonzeroMagnitude, .greatestFiniteMagnitude,
+            9_007_199_254_740_992, 1e300, .leastNonzeroMagnitude, .greatestFiniteMagnitude,
         ]
         // And a spread of magnitudes from 10^-6 to 10^11, both signs (a fixed generator).
         var state: UInt64 = 0x9E37_79B9_7F4A_7C15
