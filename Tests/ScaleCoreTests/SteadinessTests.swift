@@ -156,11 +156,33 @@ import Testing
 
 @Suite struct AddedWeightRuleTests {
     /// Readings every 10 ms: a contact at 20 g with 0.5 g of noise, then 50 g added.
-    static func feed(_ measurement: inout AddedWeight, from start: Int, count: Int, grams: Double, stable: (Int) -> Bool, contacts: Int = 1) {
+    static func feed(
+        _ measurement: inout AddedWeight, from start: Int, count: Int, grams: Double, stable: (Int) -> Bool, contacts: Int = 1,
+        saturated: (Int) -> Bool = { _ in false }
+    ) {
         for index in start..<(start + count) {
             let noise = [0.0, 0.5, -0.5, 0][index % 4]
-            measurement.add(time: Int64(index) * 10_000, grams: grams + noise, contacts: contacts, stable: stable(index))
+            measurement.add(time: Int64(index) * 10_000, grams: grams + noise, contacts: contacts, stable: stable(index), saturated: saturated(index))
         }
+    }
+
+    /// An object that takes the pad to its top: what was added is a lower bound, and it is
+    /// taken as soon as its window is stable, since saturated readings move no further; a
+    /// contact that saturates the pad alone makes a saturated zero, which `weigh` refuses.
+    @Test func aSaturatedTotalIsALowerBoundAndASaturatedZeroIsSaid() {
+        var measurement = AddedWeight()
+        Self.feed(&measurement, from: 0, count: 110, grams: 300, stable: { $0 >= 50 })
+        guard case .waitingForObject(let zero) = measurement.step, !zero.saturated else { Issue.record("\(measurement.step)"); return }
+        // The object lands past the top: the readings stop at 385 g, saturated.
+        Self.feed(&measurement, from: 110, count: 20, grams: 385, stable: { _ in false }, saturated: { _ in true })
+        Self.feed(&measurement, from: 130, count: 150, grams: 385, stable: { $0 >= 180 }, saturated: { _ in true })
+        guard case .weighed(let result) = measurement.step else { Issue.record("\(measurement.step)"); return }
+        #expect(result.saturated && abs(result.added - 85) < 0.5, "\(result)")
+
+        var pressedHard = AddedWeight()
+        Self.feed(&pressedHard, from: 0, count: 110, grams: 385, stable: { $0 >= 50 }, saturated: { _ in true })
+        guard case .waitingForObject(let saturatedZero) = pressedHard.step else { Issue.record("\(pressedHard.step)"); return }
+        #expect(saturatedZero.saturated)
     }
 
     @Test func theZeroIsTheContactAndTheResultIsWhatWasAdded() throws {
