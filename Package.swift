@@ -40,11 +40,16 @@ let package = Package(
         // which LocalTime reads and formats. No libevdev, SQLite or libsystemd here, so that a
         // client of the daemon links none of them.
         .target(name: "ScalePOSIX", dependencies: ["ScaleCore", "CLinux"]),
+        // The recording formats, read and written: evemu's text and `libinput record`'s YAML
+        // (CYAML), and RecordingFiles, which opens either and picks a device of several.
+        // ScalePOSIX for files and errors. No libevdev: what only parses files (the fuzz
+        // targets' parsers, bench/replay) needs none.
+        .target(name: "ScaleRecording", dependencies: ["ScaleCore", "ScalePOSIX", "CYAML"]),
         // Input devices: evdev through libevdev, force feedback, discovery and hotplug, the
-        // live scale and recording a device, and recordings (evemu, `libinput record`) played
-        // as a source. CEvdev for libevdev and the ioctl shims; CYAML for libinput's YAML;
-        // ScalePOSIX for the loop, files and errors.
-        .target(name: "ScaleEvdev", dependencies: ["ScaleCore", "ScalePOSIX", "CEvdev", "CYAML"]),
+        // live scale and recording a device, and recordings played as a source. CEvdev for
+        // libevdev and the ioctl shims; ScaleRecording for the files a device is recorded to
+        // and played from; ScalePOSIX for the loop, files and errors.
+        .target(name: "ScaleEvdev", dependencies: ["ScaleCore", "ScalePOSIX", "ScaleRecording", "CEvdev"]),
         // The force log: SQLite (CSQLite), its schema, the writer thread and the reader the
         // log commands use. ScalePOSIX for errors, clocks and files.
         .target(name: "ScaleLog", dependencies: ["ScaleCore", "ScalePOSIX", "CSQLite"]),
@@ -79,9 +84,10 @@ let package = Package(
         // The service: the loop that owns the source, the clients and the calibration, the
         // calibration store, and what only a service needs: sd_notify, the watchdog and
         // socket activation (their protocols spoken in Swift, without libsystemd, which would
-        // cost the daemon about 1 MiB of memory). ScaleEvdev for its sources, ScaleLog for the
-        // force log, ScaleOptions for the settings table its configuration is read by.
-        .target(name: "ScaleDaemon", dependencies: ["ScaleCore", "ScaleProtocol", "ScalePOSIX", "ScaleEvdev", "ScaleLog", "ScaleOptions"]),
+        // cost the daemon about 1 MiB of memory). ScaleEvdev for its sources (ScaleRecording
+        // for the recordings among them), ScaleLog for the force log, ScaleOptions for the
+        // settings table its configuration is read by.
+        .target(name: "ScaleDaemon", dependencies: ["ScaleCore", "ScaleProtocol", "ScalePOSIX", "ScaleRecording", "ScaleEvdev", "ScaleLog", "ScaleOptions"]),
         // forcescale-mqtt's work: a client of forcescaled (ScaleClient) that publishes to MQTT
         // through libmosquitto (CMosquitto) on the ScalePOSIX loop, with Home Assistant
         // discovery. ScaleOptions for the settings' declarations and the configuration
@@ -94,26 +100,26 @@ let package = Package(
         .executableTarget(
             name: "forcescale",
             dependencies: [
-                "ScaleCore", "ScaleProtocol", "ScalePOSIX", "ScaleEvdev", "ScaleLog", "ScaleClient", "ScaleDisplay",
+                "ScaleCore", "ScaleProtocol", "ScalePOSIX", "ScaleRecording", "ScaleEvdev", "ScaleLog", "ScaleClient", "ScaleDisplay",
                 "ArgumentParsing", "ScaleOptions",
             ]),
-        // The daemon: options and configuration in, ScaleDaemon runs the rest; ScaleEvdev for
-        // a recording given as the source, ScalePOSIX for signals and paths.
+        // The daemon: options and configuration in, ScaleDaemon runs the rest; ScaleEvdev and
+        // ScaleRecording for a recording given as the source, ScalePOSIX for signals and paths.
         .executableTarget(
             name: "forcescaled",
-            dependencies: ["ArgumentParsing", "ScaleCore", "ScalePOSIX", "ScaleEvdev", "ScaleDaemon", "ScaleOptions"]),
+            dependencies: ["ArgumentParsing", "ScaleCore", "ScalePOSIX", "ScaleRecording", "ScaleEvdev", "ScaleDaemon", "ScaleOptions"]),
         // The web server: options in, ScaleWeb runs the rest.
         .executableTarget(name: "forcescale-web", dependencies: ["ArgumentParsing", "ScaleClient", "ScalePOSIX", "ScaleWeb"]),
         // forcescale-mqtt: options and configuration in, ScaleMQTT runs the rest.
         .executableTarget(
             name: "forcescale-mqtt",
             dependencies: ["ArgumentParsing", "ScaleOptions", "ScalePOSIX", "ScaleMQTT"]),
-        // bench/replay: parsing and the pipeline over a recording (RecordingFiles, hence
-        // ScaleEvdev), and libyaml's parser alone as the floor of the YAML path. Results:
-        // BENCHMARKS.md.
+        // bench/replay: parsing and the pipeline over a recording (ScaleRecording's
+        // RecordingFiles: no libevdev), and libyaml's parser alone as the floor of the YAML
+        // path. Results: BENCHMARKS.md.
         .executableTarget(
             name: "forcescale-bench",
-            dependencies: ["ScaleCore", "ScaleEvdev", "BenchSupport", "CYAML"],
+            dependencies: ["ScaleCore", "ScaleRecording", "BenchSupport", "CYAML"],
             path: "bench/Sources/forcescale-bench"),
         // bench/log: the force log's inserts (batched against one transaction per reading),
         // bytes per reading, and reading 1 M readings back. Results: BENCHMARKS.md.
@@ -125,7 +131,7 @@ let package = Package(
         // (piecewise linear against fitted) and the fit's speed. Results: BENCHMARKS.md.
         .executableTarget(
             name: "forcescale-calibration-bench",
-            dependencies: ["ScaleCore", "BenchSupport"],
+            dependencies: ["ScaleCore", "ScaleRecording", "BenchSupport"],
             path: "bench/Sources/forcescale-calibration-bench"),
         // bench/characterize: pen characterization on synthetic pens with a known activation
         // force, response and hysteresis. Results: BENCHMARKS.md.
@@ -169,7 +175,7 @@ let package = Package(
         .target(name: "CFuzzDriver", path: "Tests/Fuzz/CFuzzDriver"),
         .executableTarget(
             name: "forcescale-fuzz",
-            dependencies: ["CFuzzDriver", "ScaleCore", "ScaleProtocol", "ScaleEvdev", "ScaleDaemon", "ScaleDisplay", "ScaleWeb", "ScaleMQTT"],
+            dependencies: ["CFuzzDriver", "ScaleCore", "ScaleProtocol", "ScaleRecording", "ScaleDaemon", "ScaleDisplay", "ScaleWeb", "ScaleMQTT"],
             path: "Tests/Fuzz/forcescale-fuzz"),
         // What the host test suites share for waiting: a deadline-bound poll whose failure
         // says what it waited for, how long, and what it saw.
@@ -177,7 +183,11 @@ let package = Package(
         // One test target per module, each depending on the module it tests and what its
         // tests build values from.
         // ScaleProtocol for the check that a reading past the calibration says so in its line.
-        .testTarget(name: "ScaleCoreTests", dependencies: ["ScaleCore", "ScaleProtocol"]),
+        // ScaleRecording: pipeline tests read and write recordings of the runs they check.
+        .testTarget(name: "ScaleCoreTests", dependencies: ["ScaleCore", "ScaleProtocol", "ScaleRecording"]),
+        // The recording formats read and written, several devices in a record, the layouts
+        // of recording files; no libevdev.
+        .testTarget(name: "ScaleRecordingTests", dependencies: ["ScaleRecording", "ScaleCore", "ScalePOSIX", "ScaleTestSupport"]),
         .testTarget(name: "ScaleProtocolTests", dependencies: ["ScaleProtocol", "ScaleCore"]),
         .testTarget(name: "ArgumentParsingTests", dependencies: ["ArgumentParsing"]),
         .testTarget(name: "ScaleDisplayTests", dependencies: ["ScaleDisplay", "ScaleCore", "ScaleProtocol"]),
@@ -195,7 +205,7 @@ let package = Package(
         // that run the built programs.
         .testTarget(name: "ScaleMQTTTests", dependencies: ["ScaleMQTT", "ScaleClient", "ScaleCore", "ScaleProtocol", "ScaleOptions"]),
         // CEvdev: the state journal is checked against libevdev itself.
-        .testTarget(name: "ScaleEvdevTests", dependencies: ["ScaleEvdev", "CEvdev", "ScaleCore", "ScalePOSIX", "ScaleTestSupport"]),
+        .testTarget(name: "ScaleEvdevTests", dependencies: ["ScaleEvdev", "ScaleRecording", "CEvdev", "ScaleCore", "ScalePOSIX", "ScaleTestSupport"]),
         // CSQLite: the schema tests open the database file directly.
         .testTarget(name: "ScaleLogTests", dependencies: ["ScaleLog", "ScaleCore", "ScalePOSIX", "CSQLite", "ScaleTestSupport", "TestWaiting"]),
         .testTarget(
@@ -206,6 +216,6 @@ let package = Package(
         // write a force log for the log commands to read, ScaleOptions for the settings table
         // the man pages are checked against, ScaleProtocol for reading the programs' lines.
         // It covers the daemon, forcescale-web and forcescale-mqtt too, not only the CLI.
-        .testTarget(name: "ForcescaleCLITests", dependencies: ["ScaleCore", "ScaleProtocol", "ScaleLog", "ScaleOptions", "TestWaiting"]),
+        .testTarget(name: "ForcescaleCLITests", dependencies: ["ScaleCore", "ScaleProtocol", "ScaleRecording", "ScaleLog", "ScaleOptions", "TestWaiting"]),
     ]
 )

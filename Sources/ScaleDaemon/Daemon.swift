@@ -3,6 +3,7 @@ import ScaleCore
 import ScaleEvdev
 import ScalePOSIX
 import ScaleProtocol
+import ScaleRecording
 
 /// The service: one thread, one epoll loop that owns the scale sources (the live devices,
 /// or recordings), the clients on the Unix socket and the calibration store. What requests and

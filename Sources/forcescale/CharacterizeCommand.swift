@@ -5,6 +5,7 @@ import ScaleDisplay
 import ScaleEvdev
 import ScalePOSIX
 import ScaleProtocol
+import ScaleRecording
 
 /// `forcescale characterize`: a pen's activation force, pressure curve and hysteresis from
 /// known weights, on a live pen through forcescaled or from a recording.

@@ -2,6 +2,7 @@ import ArgumentParsing
 import ScaleCore
 import ScaleEvdev
 import ScalePOSIX
+import ScaleRecording
 
 /// A command that could not do its job: the message for standard error and the status.
 struct CommandFailure: Error, CustomStringConvertible {

@@ -1,6 +1,7 @@
 import ArgumentParsing
 import ScaleCore
 import ScalePOSIX
+import ScaleRecording
 
 enum DemoCommand {
     static let declaration = Command(

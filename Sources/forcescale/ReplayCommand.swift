@@ -1,5 +1,6 @@
 import ArgumentParsing
 import ScaleEvdev
+import ScaleRecording
 
 enum ReplayCommand {
     static let declaration = Command(

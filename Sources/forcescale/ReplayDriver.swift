@@ -1,6 +1,7 @@
 import ScaleCore
 import ScaleEvdev
 import ScalePOSIX
+import ScaleRecording
 
 /// Feeds events through a pipeline to a presenter, optionally at the pace of their
 /// timestamps. Used by replay and demo; `read` drives the same pipeline from a device.

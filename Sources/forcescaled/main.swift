@@ -5,6 +5,7 @@ import ScaleDaemon
 import ScaleEvdev
 import ScaleOptions
 import ScalePOSIX
+import ScaleRecording
 
 let release = "0.1.0"
 

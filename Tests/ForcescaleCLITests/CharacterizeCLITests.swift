@@ -3,6 +3,7 @@ import Glibc
 import ScaleCore
 import ScaleProtocol
 import Testing
+import ScaleRecording
 
 /// `forcescale characterize --replay` end to end, on the demo pen (`demo --pen --write`)
 /// whose truth is known: an activation force of 6.0 g (it first reads 1 at 6.03 g), a

@@ -1,6 +1,7 @@
 import Foundation
 import ScaleCore
 import Testing
+import ScaleRecording
 
 /// The recordings that the documentation's examples use, kept in docs/examples so that a
 /// reader can run the examples too. Each is made by a generator of this tree (synthetic, not

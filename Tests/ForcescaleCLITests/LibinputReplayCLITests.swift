@@ -2,6 +2,7 @@ import Foundation
 import Glibc
 import ScaleCore
 import Testing
+import ScaleRecording
 
 /// `forcescale replay` of a `libinput record` file, through the built binary: the same output
 /// as the evemu file of the same recording, and the evemu path's statuses for bad files.

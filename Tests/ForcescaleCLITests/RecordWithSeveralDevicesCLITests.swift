@@ -4,6 +4,7 @@ import ScaleCore
 import ScaleProtocol
 import TestWaiting
 import Testing
+import ScaleRecording
 
 /// `libinput record --all` files through the built programs: `replay` says which device it
 /// plays of several and how to choose, `characterize` takes the pen (and refuses what is not

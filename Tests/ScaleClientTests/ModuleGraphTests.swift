@@ -177,11 +177,23 @@ import Testing
         #expect(graph["CSystemd"] == nil)
         #expect(graph.values.allSatisfy { !$0.contains("CSystemd") })
         #expect(users("CMosquitto") == ["ScaleMQTT"])
+        // libyaml: the recording formats' module, and bench/replay's floor (libyaml alone).
+        #expect(users("CYAML") == ["ScaleRecording", "forcescale-bench"])
         // The kernel scenarios, bench/live and bench/rumble make uinput devices themselves.
         #expect(users("CEvdev") == ["ScaleEvdev", "forcescale-kernel-tests", "KernelTestSupport", "forcescale-live-bench", "forcescale-rumble-bench"])
         // libmicrohttpd: linked by its system-library target, called through the shim.
         #expect(users("CMicroHTTPD") == ["CMicroHTTPDShim", "ScaleWeb"])
         #expect(users("CMicroHTTPDShim") == ["ScaleWeb"])
+    }
+
+    /// The recording formats, read and written, link libyaml and no libevdev; what only
+    /// parses recordings (bench/replay) links no libevdev either.
+    @Test func theRecordingFormatsNeedNoEvdev() throws {
+        let graph = try Self.targets()
+        #expect(Self.closure(of: "ScaleRecording", in: graph).isDisjoint(with: ["CEvdev", "ScaleEvdev", "CSQLite"]))
+        #expect(Self.closure(of: "ScaleRecording", in: graph).contains("CYAML"))
+        #expect(Self.closure(of: "forcescale-bench", in: graph).isDisjoint(with: ["CEvdev", "ScaleEvdev"]))
+        #expect(!(graph["ScaleEvdev"] ?? []).contains("CYAML"))
     }
 
     /// forcescale-web reads the force log (SQLite, through ScaleLog) for its history, but

@@ -1,5 +1,6 @@
 import Testing
 @testable import ScaleCore
+import ScaleRecording
 
 @Suite struct ScalePipelineTests {
     /// A whole touch on a 0–255 pad, every expectation worked out by hand.

@@ -4,6 +4,7 @@ import ScalePOSIX
 import ScaleTestSupport
 import Testing
 @testable import ScaleEvdev
+import ScaleRecording
 
 /// What ScaleEvdev does without a kernel device: reading recordings from disk, finding
 /// event nodes and their links in a directory, and the advice for open failures. Real

@@ -37,7 +37,7 @@ public struct DeviceIdentity: Hashable, Sendable, CustomStringConvertible {
     }
 }
 
-func hex4(_ value: UInt16) -> String {
+package func hex4(_ value: UInt16) -> String {
     let digits = String(value, radix: 16)
     return String(repeating: "0", count: max(0, 4 - digits.count)) + digits
 }

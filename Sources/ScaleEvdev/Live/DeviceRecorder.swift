@@ -1,6 +1,7 @@
 import Glibc
 import ScaleCore
 import ScalePOSIX
+import ScaleRecording
 
 /// What a recording run saw, for the summary line.
 package struct RecordingSummary: Sendable {

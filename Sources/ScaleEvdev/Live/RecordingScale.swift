@@ -1,6 +1,7 @@
 import Glibc
 import ScaleCore
 import ScalePOSIX
+import ScaleRecording
 
 /// A recording served as if it were a live device, on the owner's loop: each event is due
 /// at its own offset from the start, restamped on `CLOCK_MONOTONIC` like live events, and a

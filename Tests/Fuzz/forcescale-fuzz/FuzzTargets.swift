@@ -2,10 +2,10 @@ import Glibc
 import ScaleCore
 import ScaleDaemon
 import ScaleDisplay
-import ScaleEvdev
 import ScaleMQTT
 import ScaleProtocol
 import ScaleWeb
+import ScaleRecording
 
 /// A parser of outside input, fed arbitrary bytes. It must return (a value or a typed
 /// error) for every input: a trap, a hang or a broken invariant is a finding.

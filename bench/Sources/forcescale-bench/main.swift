@@ -22,7 +22,7 @@ import BenchSupport
 import CYAML
 import Glibc
 import ScaleCore
-import ScaleEvdev
+import ScaleRecording
 
 /// `CLOCK_MONOTONIC` in nanoseconds. The benchmark may read a clock; ScaleCore never does.
 /// Runs `body` `repetitions` times and returns the median wall time in seconds, and what

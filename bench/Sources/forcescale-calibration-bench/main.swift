@@ -21,6 +21,7 @@
 import BenchSupport
 import Glibc
 import ScaleCore
+import ScaleRecording
 
 let arguments = Array(CommandLine.arguments.dropFirst())
 switch arguments.first {

@@ -3,7 +3,7 @@ import Glibc
 import ScaleCore
 import ScaleTestSupport
 import Testing
-@testable import ScaleEvdev
+@testable import ScaleRecording
 
 /// `forcescale record --format libinput`'s YAML: what the writer writes, the reader reads
 /// back to the same device and events as the evemu text of the same recording.

@@ -3,7 +3,7 @@ import Glibc
 import ScaleCore
 import ScaleTestSupport
 import Testing
-@testable import ScaleEvdev
+@testable import ScaleRecording
 
 /// `libinput record` files (YAML, version 1) read where evemu files are, known by their
 /// content: the same device and events as the evemu file of the same frames, the pressure

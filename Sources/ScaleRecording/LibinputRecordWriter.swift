@@ -1,3 +1,5 @@
+import ScaleCore
+
 /// Writes recordings as `libinput record` version-1 YAML (libinput's
 /// tools/libinput-record.c, libinput-record(1)): one device with its `evdev` description
 /// (`name`, `id`, `codes`, `absinfo`, `properties`), `udev` (which `libinput replay`
@@ -7,10 +9,10 @@
 ///
 /// Pure text, like `EvemuWriter`: the caller streams `header`, then `line(for:startsFrame:)`
 /// per event, starting a frame after each SYN_REPORT.
-public enum LibinputRecordWriter {
+package enum LibinputRecordWriter {
     /// Everything up to and including the device's `events:` key. `comments` become `#`
     /// lines at the top.
-    public static func header(for device: DeviceDescription, node: String = "/dev/input/event0", comments: [String] = []) -> String {
+    package static func header(for device: DeviceDescription, node: String = "/dev/input/event0", comments: [String] = []) -> String {
         var out = ""
         for comment in comments { out += "# \(comment)\n" }
         out += "version: 1\n"
@@ -45,7 +47,7 @@ public enum LibinputRecordWriter {
 
     /// One event as a list item, newline included; with `startsFrame` the `- evdev:` line
     /// that opens its frame comes first.
-    public static func line(for event: InputEvent, startsFrame: Bool) -> String {
+    package static func line(for event: InputEvent, startsFrame: Bool) -> String {
         let micros = event.time.microseconds
         var seconds = micros / 1_000_000
         var usec = micros % 1_000_000
@@ -56,7 +58,7 @@ public enum LibinputRecordWriter {
 
     /// A whole recording as text. Events after the last SYN_REPORT (a frame the recording
     /// cut off) are left out: a frame must end in SYN_REPORT.
-    public static func text(of recording: Recording, node: String = "/dev/input/event0") -> String {
+    package static func text(of recording: Recording, node: String = "/dev/input/event0") -> String {
         var out = header(for: recording.device, node: node, comments: recording.comments)
         let lastReport = recording.events.lastIndex { $0.type == .synchronization && $0.code == .synReport }
         guard let lastReport else { return out + "    []\n" }
@@ -71,7 +73,7 @@ public enum LibinputRecordWriter {
     /// Several devices in one record, as `libinput record --all` writes them: each device's
     /// description and its own events, in the order given (a device without events gets an
     /// empty list). `comments` become `#` lines at the top; the recordings' own are left out.
-    public static func text(of devices: [(recording: Recording, node: String)], comments: [String] = []) -> String {
+    package static func text(of devices: [(recording: Recording, node: String)], comments: [String] = []) -> String {
         var out = ""
         for comment in comments { out += "# \(comment)\n" }
         out += "version: 1\nndevices: \(devices.count)\ndevices:\n"

@@ -1,4 +1,5 @@
-import Glibc  // memchr only: ScaleCore does no I/O and reads no clock.
+import Glibc  // memchr: the reader is fed bytes; it opens no file itself.
+import ScaleCore
 
 /// Reads the evemu text format incrementally: feed it chunks of a file as they arrive and it
 /// hands back each `E:` event at once, so a recording of any length streams through in
@@ -7,13 +8,13 @@ import Glibc  // memchr only: ScaleCore does no I/O and reads no clock.
 /// Accepts format 1.0 (no header) to 1.3: `N:`, `I:`, `P:`, `B:`, `A:` (5 fields, or 6 with
 /// the resolution from 1.2 on) and `E:` lines, blank lines, and `#` comments on a line of
 /// their own or after the data. Description lines must come before the first event.
-public struct EvemuReader: Sendable {
+package struct EvemuReader: Sendable {
     /// The file name used in error messages.
-    public let fileName: String
+    package let fileName: String
     /// The format version from the `# EVEMU x.y` header, `nil` when there is none (1.0).
-    public private(set) var formatVersion: String?
+    package private(set) var formatVersion: String?
     /// Number of `E:` lines read so far.
-    public private(set) var eventCount = 0
+    package private(set) var eventCount = 0
     /// The time of the last event read.
     private var previousTime = EventTime(microseconds: 0)
 
@@ -30,21 +31,21 @@ public struct EvemuReader: Sendable {
     ///   - acceptsEvents: `false` for a description found beside an events file rather than
     ///     given: events of its own would make it a second recording, played before the one
     ///     that was asked for.
-    public init(fileName: String, acceptsDescription: Bool = true, acceptsEvents: Bool = true) {
+    package init(fileName: String, acceptsDescription: Bool = true, acceptsEvents: Bool = true) {
         self.fileName = fileName
         self.acceptsDescription = acceptsDescription
         self.acceptsEvents = acceptsEvents
     }
 
     /// The device described so far, or `nil` when the input had no description lines.
-    public var device: DeviceDescription? { description.build() }
+    package var device: DeviceDescription? { description.build() }
 
     /// Reads every complete line of `chunk`; a trailing partial line waits for the next chunk.
     /// - Parameters:
     ///   - chunk: The next bytes of the file.
     ///   - onEvent: Called for each `E:` line, in order.
     /// - Throws: `EvemuParseError` naming the first malformed line.
-    public mutating func feed(
+    package mutating func feed(
         _ chunk: UnsafeRawBufferPointer, onEvent: (InputEvent) -> Void
     ) throws(EvemuParseError) {
         guard let base = chunk.baseAddress?.assumingMemoryBound(to: UInt8.self) else { return }
@@ -72,7 +73,7 @@ public struct EvemuReader: Sendable {
     }
 
     /// Reads the last line when the input does not end with a newline.
-    public mutating func finish(onEvent: (InputEvent) -> Void) throws(EvemuParseError) {
+    package mutating func finish(onEvent: (InputEvent) -> Void) throws(EvemuParseError) {
         guard !partialLine.isEmpty else { return }
         let line = partialLine
         partialLine.removeAll()

@@ -1,23 +1,12 @@
-/// A whole recording held in memory: a device and its events. Streaming consumers use
-/// `EvemuReader` directly; this is for small files, tests and the built-in demo.
-public struct Recording: Hashable, Sendable {
-    public var device: DeviceDescription
-    public var events: [InputEvent]
-    /// Lines written as `#` comments at the top when the recording is saved.
-    public var comments: [String]
+import ScaleCore
 
-    public init(device: DeviceDescription, events: [InputEvent], comments: [String] = []) {
-        self.device = device
-        self.events = events
-        self.comments = comments
-    }
-
+extension Recording {
     /// Parses a complete recording from text.
     /// - Parameters:
     ///   - text: The evemu text.
     ///   - fileName: Named in errors.
     /// - Throws: `EvemuParseError` for a malformed line or a missing device description.
-    public init(evemuText text: String, fileName: String) throws(EvemuParseError) {
+    package init(evemuText text: String, fileName: String) throws(EvemuParseError) {
         var reader = EvemuReader(fileName: fileName)
         var events: [InputEvent] = []
         var failure: EvemuParseError?

@@ -3,7 +3,7 @@ import Glibc
 import ScaleCore
 import ScaleTestSupport
 import Testing
-@testable import ScaleEvdev
+@testable import ScaleRecording
 
 /// `libinput record --all` files: which device is played of several (one with events before
 /// one without, the pen for characterize), what is said on the way (the choice, keys the

@@ -1,8 +1,10 @@
+import ScaleCore
+
 /// Writes recordings in the evemu 1.3 text format, the format evemu-device, evemu-play and
 /// the evemu-devices collection use, so what forcescale writes other tools can replay.
-public enum EvemuWriter {
+package enum EvemuWriter {
     /// The description lines (`# EVEMU 1.3`, comments, `N:`, `I:`, `P:`, `B:`, `A:`).
-    public static func header(for device: DeviceDescription, comments: [String] = []) -> String {
+    package static func header(for device: DeviceDescription, comments: [String] = []) -> String {
         var out = "# EVEMU 1.3\n"
         for comment in comments { out += "# \(comment)\n" }
         out += "N: \(device.name)\n"
@@ -23,12 +25,12 @@ public enum EvemuWriter {
     }
 
     /// One `E:` line, newline included.
-    public static func line(for event: InputEvent) -> String {
+    package static func line(for event: InputEvent) -> String {
         "E: \(event.time) \(hex4(event.type.rawValue)) \(hex4(event.code.rawValue)) \(event.value)\n"
     }
 
     /// A whole recording as text.
-    public static func text(of recording: Recording) -> String {
+    package static func text(of recording: Recording) -> String {
         var out = header(for: recording.device, comments: recording.comments)
         for event in recording.events { out += line(for: event) }
         return out

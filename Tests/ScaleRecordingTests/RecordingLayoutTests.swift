@@ -2,7 +2,7 @@ import Glibc
 import ScaleCore
 import ScaleTestSupport
 import Testing
-@testable import ScaleEvdev
+@testable import ScaleRecording
 
 /// The ways the public evemu-devices collection lays its recordings out, each built here
 /// from small files of our own: which file describes the device, and which events play.

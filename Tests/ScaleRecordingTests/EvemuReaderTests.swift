@@ -1,5 +1,6 @@
 import Testing
-@testable import ScaleCore
+import ScaleCore
+@testable import ScaleRecording
 
 @Suite struct EvemuReaderTests {
     static let version12 = """
