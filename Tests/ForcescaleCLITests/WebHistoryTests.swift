@@ -169,7 +169,7 @@ import Testing
             let error = try JSONValue.parse(missing.text.dropLast())["error"]?.stringValue ?? ""
             #expect(error.contains("no session \(last + 1000)"), "\(error)")
         }
-        for bad in ["abc", "-1", "1e3", "12a.csv", "", "99999999999999999999.json", "+5"] {
+        for bad in ["abc", "-1", "1e3", "3.5", "12a.csv", "", "99999999999999999999.json", "+5"] {
             let response = try web.request("GET", "/api/sessions/\(bad)")
             #expect(response.status == 400, "\(bad): \(response.status) \(response.text)")
             #expect(try JSONValue.parse(response.text.dropLast())["error"]?.stringValue?.contains("not a session id") == true)
@@ -181,6 +181,19 @@ import Testing
         let post = try web.request("POST", "/api/sessions/\(last).csv")
         #expect(post.status == 405 && post.headers["allow"] == "GET, HEAD")
         #expect(try web.request("POST", "/api/sessions").status == 405)
+        // Every error of /api/ has one shape: JSON with the message and the status.
+        let errors: [(String, String, Int)] = [
+            ("GET", "/api/sessions/\(last + 1000)", 404), ("GET", "/api/sessions/3.5", 400), ("GET", "/api/sessions/1e3", 400),
+            ("GET", "/api/sessions/abc", 400), ("GET", "/api/sessions/\(last).txt", 404), ("GET", "/api/sessions?limit=0", 400),
+            ("POST", "/api/sessions", 405), ("GET", "/api/nope", 404), ("GET", "/api/tare", 405), ("POST", "/api/tare", 403),
+        ]
+        for (method, path, status) in errors {
+            let response = try web.request(method, path)
+            #expect(response.status == status, "\(method) \(path): \(response.status)")
+            #expect(response.headers["content-type"] == "application/json", "\(method) \(path): \(response.headers)")
+            let answer = try JSONValue.parse(response.text.dropLast())
+            #expect(answer["status"]?.numberValue == Double(status) && answer["error"]?.stringValue?.isEmpty == false, "\(method) \(path): \(response.text)")
+        }
     }
 
     @Test func withoutALogTheAnswerSaysHowToSwitchLoggingOn() throws {
