@@ -196,6 +196,35 @@ import Testing
         }
     }
 
+    /// The page's own plots: `?layout=narrow` for a phone, `?started=none` without the time
+    /// of day (the page writes it in its reader's locale); each fits its drawing.
+    @Test func thePagesPlotsAreNarrowOrWithoutTheStartWhenAsked() throws {
+        let directory = try CLI.temporaryDirectory()
+        defer { try? FileManager.default.removeItem(at: directory) }
+        let path = try Self.loggedPresses(in: directory, count: 1)
+        let id = try Self.sessionID(try #require(try Self.cliSessions(path).last))
+        let web = try WebUnderTest(socket: directory.appendingPathComponent("no-daemon").path, arguments: ["--log-db", path])
+        let plain = try web.request("GET", "/api/sessions/\(id).svg")
+        #expect(plain.status == 200 && plain.text.contains(">started "))
+        var files: [String] = []
+        for (query, viewBox) in [("layout=narrow&started=none", "0 0 360 500"), ("started=none", "0 0 800 450"), ("layout=narrow", "0 0 360 500")] {
+            let response = try web.request("GET", "/api/sessions/\(id).svg?\(query)")
+            #expect(response.status == 200 && response.headers["content-type"]?.hasPrefix("image/svg+xml") == true, "\(query)")
+            #expect(response.text.contains("viewBox=\"\(viewBox)\""), "\(query)")
+            #expect(response.text.contains(">started ") == !query.contains("started=none"), "\(query): \(response.text)")
+            let file = directory.appendingPathComponent("plot-\(files.count).svg")
+            try response.text.write(to: file, atomically: true, encoding: .utf8)
+            files.append(file.path)
+        }
+        let fit = try run("/usr/bin/python3", [CLI.packageRoot.appendingPathComponent("Tests/Browser/svg_fit.py").path] + files,
+                          environment: ["HOME": directory.path, "TMPDIR": directory.path], timeout: 300)
+        #expect(fit.status == 0 && fit.stdout.contains("all texts fit"), "\(fit.stdout)\n\(fit.stderr)")
+        for query in ["layout=wide", "started=later"] {
+            let response = try web.request("GET", "/api/sessions/\(id).svg?\(query)")
+            #expect(response.status == 400 && response.headers["content-type"] == "application/json", "\(query): \(response.status)")
+        }
+    }
+
     @Test func withoutALogTheAnswerSaysHowToSwitchLoggingOn() throws {
         let directory = try CLI.temporaryDirectory()
         defer { try? FileManager.default.removeItem(at: directory) }
