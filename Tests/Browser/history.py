@@ -88,6 +88,7 @@ return {
     return r.left < -0.5 || r.right > window.innerWidth + 0.5 || cell.scrollWidth > cell.clientWidth + 1;
   }).map((cell) => cell.textContent),
   wrapOverflow: document.querySelector(".table-wrap").scrollWidth - document.querySelector(".table-wrap").clientWidth,
+  stale: $("content").getAttribute("data-stale") === "true",
 };
 """
 
@@ -330,6 +331,10 @@ class History(Dashboard):
                                       lambda page: page["width"] == width and page["detailSession"] == session_id and page["plotLoaded"]
                                       and ("layout=narrow" in page["plotCurrentSrc"]) == narrow
                                       and page["plotNaturalWidth"] == (360 if narrow else 800))
+            # The live card above is dimmed until the reloaded page's stream has a reading;
+            # axe-core judges the page as it is used, live.
+            self.page_until(f"a live reading at {width} px", lambda snapshot: snapshot["connectionState"] == "live" and snapshot["grams"] is not None)
+            self.history_until("the page no longer dimmed", lambda page: page["stale"] is False)
             label = 12 * page["plotShownWidth"] / page["plotNaturalWidth"]
             if page["overflow"] > 0 or page["wrapOverflow"] > 0 or page["cellsOutside"] or label < 11:
                 raise CheckFailed(f"at {width} px: the page is {page['overflow']} px too wide, the list {page['wrapOverflow']} px; "
