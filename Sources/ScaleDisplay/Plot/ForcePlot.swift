@@ -38,9 +38,9 @@ package struct ForcePlot: Sendable {
         /// 800 × 450: room for the title, the legend, the tick labels and the axis names.
         package static let standard = Layout(width: 800, height: 450, left: 76, right: 776, top: 86, bottom: 388)
 
-        /// 360 × 500, for a phone: drawn about as wide as a phone's page (326–360 CSS px), its
-        /// 12 px labels stay at least 11 px there. The plot area's top moves down by a row
-        /// for each row the legend wraps to.
+        /// 360 × 500, for a phone: drawn at least 330 CSS px wide (350 in the page at 390 px),
+        /// its 12 px labels stay at least 11 px. The plot area's top moves down by a row for
+        /// each row the legend wraps to, and by one for the start's line when it is shown.
         package static let narrow = Layout(width: 360, height: 500, left: 60, right: 344, top: 126, bottom: 438, isNarrow: true)
 
         /// Where the legend's rows may run: from the plot's left edge to 12 px from the
