@@ -1,6 +1,7 @@
 import CMicroHTTPDShim
 import Glibc
 import ScalePOSIX
+import ScaleProtocol
 
 /// A request as the application sees it, once its body has been read.
 struct HTTPRequest {
@@ -31,8 +32,26 @@ enum HTTPResponse {
     }
 
     /// A JSON response.
-    static func json(_ status: UInt32, _ object: String) -> HTTPResponse {
-        .complete(status: status, contentType: "application/json", body: Array((object + "\n").utf8))
+    static func json(_ status: UInt32, _ object: String, headers: [(String, String)] = []) -> HTTPResponse {
+        .complete(status: status, contentType: "application/json", body: Array((object + "\n").utf8), headers: headers)
+    }
+
+    /// An error of `/api/`, in the one shape every such error has (docs/web.md, "Errors"):
+    /// `{"error":"…","status":N}`, the message saying what is wrong and what to do, and
+    /// `"log":"missing"` when the force log is not there, so that a client reads any failure
+    /// one way.
+    static func apiError(_ status: UInt32, _ message: String, logMissing: Bool = false, headers: [(String, String)] = []) -> HTTPResponse {
+        var json = JSONLineWriter()
+        json.add("error", string: message)
+        json.add("status", integer: Int(status))
+        if logMissing { json.add("log", string: "missing") }
+        return .json(status, json.object, headers: headers)
+    }
+
+    /// An error answered before the application sees the request: JSON in `/api/`'s shape
+    /// for a path under `/api/`, plain text elsewhere.
+    static func error(_ status: UInt32, _ message: String, path: String, headers: [(String, String)] = []) -> HTTPResponse {
+        path.hasPrefix("/api/") ? apiError(status, message, headers: headers) : text(status, message, headers: headers)
     }
 }
 
@@ -560,7 +579,7 @@ package final class HTTPServer {
         _ connection: OpaquePointer, url: String, method: String, version: String, upload: UnsafePointer<CChar>?,
         uploadSize: UnsafeMutablePointer<Int>, state: UnsafeMutablePointer<UnsafeMutableRawPointer?>
     ) -> Bool {
-        let tooLarge = HTTPResponse.text(413, "Content Too Large: at most \(limits.maximumBody) bytes of body")
+        let tooLarge = HTTPResponse.error(413, "Content Too Large: at most \(limits.maximumBody) bytes of body", path: url)
         guard let raw = state.pointee else {
             // The headers are in: the request starts. A body announced far too big is refused
             // now, before any of it is read (the library closes the connection after the
@@ -595,7 +614,7 @@ package final class HTTPServer {
         // HTTP/1.1 requires Host (RFC 9112, 3.2), which libmicrohttpd 0.9.75 does not check;
         // the tare endpoint's origin check relies on it.
         if version == "HTTP/1.1", header(connection, "Host") == nil {
-            return queue(.text(400, "Bad Request: an HTTP/1.1 request needs a Host header"), on: connection)
+            return queue(.error(400, "Bad Request: an HTTP/1.1 request needs a Host header", path: url), on: connection)
         }
         let request = HTTPRequest(method: method, path: url, header: { [unowned self] in header(connection, $0) },
             queryArgument: { CMicroHTTPD_query_argument(connection, $0).map { String(cString: $0) } }, body: pending.body)

@@ -56,16 +56,23 @@ package enum RouteDecision: Sendable, Hashable {
         return .endpoint(endpoint)
     }
 
-    /// `ID`, `ID.csv`, `ID.json` or `ID.svg`, ID a session id (decimal digits): another
-    /// ending is no such resource (404), an id that is no number a bad request (400).
+    /// `ID`, `ID.csv`, `ID.json` or `ID.svg`, ID a session id (decimal digits). A session id
+    /// with another form's ending (`12.txt`) or a path below one (`12.csv/x`) is no such
+    /// resource (404); anything else is a malformed id (400): `abc`, `1e3`, and `3.5`, a
+    /// number but not a session's.
     private static func session(method: String, name: Substring) -> RouteDecision {
         let dot = name.lastIndex(of: ".")
         let idText = dot.map { name[..<$0] } ?? name
-        guard let representation = SessionRepresentation(rawValue: dot.map { String(name[$0...]) } ?? "") else { return .notFound }
+        let ending = dot.map { name[name.index(after: $0)...] } ?? ""
+        let isDigits: (Substring) -> Bool = { text in
+            !text.isEmpty && text.utf8.allSatisfy { $0 >= UInt8(ascii: "0") && $0 <= UInt8(ascii: "9") }
+        }
+        let representation = SessionRepresentation(rawValue: dot.map { String(name[$0...]) } ?? "")
+        if representation == nil, isDigits(idText), !ending.isEmpty, !isDigits(ending) { return .notFound }
         let methods = WebEndpoint.sessions.allowedMethods
         guard methods.contains(method) else { return .methodNotAllowed(allow: methods.joined(separator: ", ")) }
-        guard !idText.isEmpty, idText.utf8.allSatisfy({ $0 >= UInt8(ascii: "0") && $0 <= UInt8(ascii: "9") }), let id = Int64(idText) else {
-            return .badRequest("'\(idText)' is not a session id: give the number 'forcescale log sessions' or /api/sessions lists, as in /api/sessions/12")
+        guard let representation, isDigits(idText), let id = Int64(idText) else {
+            return .badRequest("'\(name)' is not a session id: give the number 'forcescale log sessions' or /api/sessions lists, as in /api/sessions/12")
         }
         return .session(id: id, representation)
     }

@@ -74,13 +74,43 @@ package final class SessionHistory {
         }
     }
 
+    /// How the page asks for a session's plot (`.svg?layout=narrow&started=none`): the
+    /// narrow layout for a phone, and without the start's time, which the page writes in its
+    /// reader's locale beside it. Without them the plot is `forcescale log plot`'s.
+    package struct PlotRequest: Sendable, Hashable {
+        var layout = ForcePlot.Layout.standard
+        var showsStart = true
+
+        /// From the query's `layout` (`standard`, `narrow`) and `started` (`shown`, `none`).
+        /// - Throws: What is wrong with a value, for a 400.
+        static func parse(layout: String?, started: String?) throws(PlotRequestError) -> PlotRequest {
+            var request = PlotRequest()
+            switch layout {
+            case nil, "standard": break
+            case "narrow": request.layout = .narrow
+            case let other?: throw PlotRequestError(message: "layout must be standard or narrow, not '\(other)'")
+            }
+            switch started {
+            case nil, "shown": break
+            case "none": request.showsStart = false
+            case let other?: throw PlotRequestError(message: "started must be shown or none, not '\(other)'")
+            }
+            return request
+        }
+    }
+
+    /// A plot's query argument that is not one of its values.
+    package struct PlotRequestError: Error, Sendable {
+        let message: String
+    }
+
     /// `GET /api/sessions/ID`, `.csv`, `.json`, `.svg`.
     ///
     /// The summary and the plot are made on one snapshot of the log, a row at a time: the
     /// stable weights as runs go by, the plot decimated to two points per pixel column as
     /// the readings come (a session still open too, from its readings' times read first),
     /// so that neither holds the session in memory, whatever its length.
-    func session(id: Int64, _ representation: SessionRepresentation) -> HTTPResponse {
+    func session(id: Int64, _ representation: SessionRepresentation, plot plotRequest: PlotRequest = PlotRequest()) -> HTTPResponse {
         let path = self.path
         let database: LogDatabase
         do {
@@ -99,7 +129,8 @@ package final class SessionHistory {
                 }
             case .svg:
                 guard let plot = try database.plot(session: id, start: {
-                    ForcePlot(session: $0, startedText: LocalTime.text($0.started, offset: true), peaks: $1, readingTimes: $2)
+                    ForcePlot(session: $0, startedText: plotRequest.showsStart ? LocalTime.text($0.started, offset: true) : nil, peaks: $1,
+                              readingTimes: $2, layout: plotRequest.layout)
                 }, add: { $0.add($1) }) else {
                     return Self.missing(id, path)
                 }
@@ -257,13 +288,10 @@ package final class SessionHistory {
         }
     }
 
-    /// `{"error":"…"}`, with `"log":"missing"` when there is no log to read, so that the page
+    /// `/api/`'s error, with `"log":"missing"` when there is no log to read, so that the page
     /// can say how to switch logging on.
     private static func error(_ status: UInt32, _ message: String, logMissing: Bool = false) -> HTTPResponse {
-        var json = JSONLineWriter()
-        json.add("error", string: message)
-        if logMissing { json.add("log", string: "missing") }
-        return .json(status, json.object)
+        .apiError(status, message, logMissing: logMissing)
     }
 
     /// A 400 for a malformed session path.

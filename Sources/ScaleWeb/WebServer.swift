@@ -290,15 +290,23 @@ package final class WebServer {
     private func respond(to request: HTTPRequest) -> HTTPResponse {
         switch RouteDecision.route(method: request.method, path: request.path) {
         case .notFound:
-            return .text(404, "Not Found: \(request.path) (the endpoints are /, /events, /api/status, /api/tare, /api/sessions, /api/sessions/ID and /metrics)")
+            return .error(404, "Not Found: \(request.path) (the endpoints are /, /events, /api/status, /api/tare, /api/sessions, /api/sessions/ID and /metrics)",
+                          path: request.path)
         case .badRequest(let message):
             return SessionHistory.badRequest(message)
         case .endpoint(.sessions):
             return history.list(before: request.queryArgument("before"), limit: request.queryArgument("limit"))
+        case .session(let id, .svg):
+            do {
+                let plot = try SessionHistory.PlotRequest.parse(layout: request.queryArgument("layout"), started: request.queryArgument("started"))
+                return history.session(id: id, .svg, plot: plot)
+            } catch {
+                return .apiError(400, error.message)
+            }
         case .session(let id, let representation):
             return history.session(id: id, representation)
         case .methodNotAllowed(let allow):
-            return .text(405, "Method Not Allowed: \(request.path) takes \(allow)", headers: [("Allow", allow)])
+            return .error(405, "Method Not Allowed: \(request.path) takes \(allow)", path: request.path, headers: [("Allow", allow)])
         case .endpoint(.page):
             return .complete(status: 200, contentType: "text/html; charset=utf-8", body: Array(DashboardPage.html.utf8))
         case .endpoint(.events):
@@ -348,21 +356,19 @@ package final class WebServer {
     private func tare(_ request: HTTPRequest) -> HTTPResponse {
         if let refusal = WebControlPolicy.refusal(
             allowControl: options.allowControl, origin: request.header("Origin"), host: request.header("Host")) {
-            return .text(403, "Forbidden: \(refusal)")
+            return .apiError(403, "Forbidden: \(refusal)")
         }
-        guard client.isConnected else { return .json(503, #"{"error":"forcescaled is not running"}"#) }
+        guard client.isConnected else { return .apiError(503, "forcescaled is not running (start it, or the forcescale service)") }
         // The device of the card whose button was pressed; with several devices served, a
         // TARE that names none is refused by the daemon (its ERROR lists them).
         let device = request.queryArgument("device")
         switch askDaemon({ () throws(DaemonClientError) in try client.request(.tare(device: device), expecting: TareMessage.self, timeout: options.daemonTimeout) }) {
         case nil:
-            return .json(503, #"{"error":"forcescaled does not answer"}"#)
+            return .apiError(503, "forcescaled does not answer (it may be stopped or overloaded; try again)")
         case .success(let reply)?:
             return .json(200, reply.text)
         case .failure(let error)?:
-            var json = JSONLineWriter()
-            json.add("error", string: error.description)
-            return .json(error.isPermissionDenied ? 403 : 502, json.object)
+            return .apiError(error.isPermissionDenied ? 403 : 502, error.description)
         }
     }
 

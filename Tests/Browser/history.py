@@ -12,14 +12,23 @@ replays the recording in a loop with --log-db LOG, and the view is checked again
 - a session opened from the keyboard shows its plot (the SVG, loaded), its stable weights
   (as many as /api/sessions/ID lists) and PEAKs, and download links whose CSV, JSON lines
   and SVG are byte for byte `forcescale log export` and `forcescale log plot`;
+- one way to show time: the table's start is the summary's, in the browser's locale, and
+  the plot the page shows carries no time of day of its own;
 - a session id the log does not have answers 404, a malformed one 400;
 - the keyboard alone (Tab) reaches Refresh, the paging buttons, the sessions and the
   downloads;
-- axe-core 4.x (accessibility.py) finds no serious or critical violation, without a log
-  and with a session open;
-- screenshots at desktop and phone widths, and no sideways scrolling on a phone; with
-  --screenshots DIR, the documentation's too (docs/images, made by scripts/screenshots): the
-  History view with a session open, whole, at 1280 and 390 CSS pixels wide.
+- a URL per session: opening one puts `#session-N` in the URL and names it in the title,
+  Back returns to the list (focus on its button) and Forward to it, loading the URL opens
+  it, `#session-N` of a session the log lacks says so; the page of sessions is in the URL
+  too (`#sessions-before-N`) and survives a reload;
+- at 1280 and 390 CSS pixels wide (the phone by Chrome's device metrics, since a headless
+  window is never narrower than about 500 px), with a session open: no sideways scrolling,
+  every value of every row inside the screen and uncut, the plot's labels at least 11 px
+  (the narrow plot on the phone), and axe-core 4.x (accessibility.py) with no serious or
+  critical violation, as without a log and with a session open;
+- screenshots at both widths; with --screenshots DIR, the documentation's too (docs/images,
+  made by scripts/screenshots): the History view with a session open, whole, at 1280 and
+  390 CSS pixels wide.
 
 Run by Tests/ForcescaleCLITests/WebPageTests.swift, which writes the recording; on its own:
 
@@ -63,6 +72,23 @@ return {
   peaks: [...document.querySelectorAll("#session-peaks .session-peak")].map((item) => item.textContent),
   downloads: ["csv", "json", "svg"].map((kind) => $("download-" + kind).getAttribute("href")),
   overflow: document.documentElement.scrollWidth - window.innerWidth,
+  hash: location.hash,
+  documentTitle: document.title,
+  missingShown: !$("session-missing").hidden,
+  missing: $("session-missing").textContent,
+  focused: document.activeElement ? (document.activeElement.id || document.activeElement.className + ":" + document.activeElement.textContent) : "",
+  plotCurrentSrc: plot.currentSrc,
+  plotShownWidth: plot.getBoundingClientRect().width,
+  plotNaturalWidth: plot.naturalWidth,
+  summary: $("session-summary").textContent,
+  width: window.innerWidth,
+  // Each cell of the sessions' list: where it lies, and whether its text is cut.
+  cellsOutside: [...document.querySelectorAll("#sessions-body td")].filter((cell) => {
+    const r = cell.getBoundingClientRect();
+    return r.left < -0.5 || r.right > window.innerWidth + 0.5 || cell.scrollWidth > cell.clientWidth + 1;
+  }).map((cell) => cell.textContent),
+  wrapOverflow: document.querySelector(".table-wrap").scrollWidth - document.querySelector(".table-wrap").clientWidth,
+  stale: $("content").getAttribute("data-stale") === "true",
 };
 """
 
@@ -152,6 +178,13 @@ class History(Dashboard):
             raise CheckFailed(f"after sessions {first} the older page shows {older} (newest offered: {page['newestShown']})")
         self.check_rows(page)
         log(f"older page: sessions {older}")
+        # The page of sessions is in the URL: a reload shows the same page.
+        if page["hash"] != f"#sessions-before-{min(first)}":
+            raise CheckFailed(f"the older page's URL ends in {page['hash']!r}, not #sessions-before-{min(first)}")
+        self.browser.refresh()
+        page = self.history_until("the same older page after a reload",
+                                  lambda page: [row["session"] for row in page["rows"]] == older and page["newestShown"])
+        log(f"reloaded {page['hash']}: sessions {older} again")
         self.press("history-newest")
         page = self.history_until("the newest page again", lambda page: page["rows"] and page["rows"][0]["session"] >= first[0]
                                   and not page["newestShown"])
@@ -162,7 +195,8 @@ class History(Dashboard):
         self.check_accessibility("the History view with a session open")
         self.check_errors(ended)
         self.check_keyboard()
-        self.check_phone_width()
+        self.check_url(ended)
+        self.check_widths(ended)
 
     def check_rows(self, page):
         """Each row is the session as `forcescale log sessions --json` has it, newest first."""
@@ -218,12 +252,14 @@ class History(Dashboard):
             if status != 200 or body != expected[index]:
                 raise CheckFailed(f"{href}: {status}, {len(body)} bytes, not the {len(expected[index])} bytes forcescale log writes")
         log(f"session {session_id}: {page['weights']}, PEAKs {page['peaks']}; downloads {page['downloads']} equal forcescale log's")
+        # One way to show time: the table's start, the summary's and the plot's agree: the
+        # page writes the browser's locale, and the picture it shows carries no time of day.
+        started = next(row["cells"][2] for row in page["rows"] if row["session"] == session_id)
+        status, svg = self.get(page["plotSrc"] if page["plotSrc"].startswith("/") else "/" + page["plotSrc"])
+        if f"Started {started};" not in page["summary"] or status != 200 or b">started " in svg or b"+0000" in svg:
+            raise CheckFailed(f"the table says {started!r}, the summary {page['summary']!r}, and the plot {page['plotSrc']} "
+                              f"({status}) {'has' if b'>started ' in svg else 'has no'} time of its own")
         self.screenshot("history-session.png")
-        # The view whole, with this session open and its plot loaded (the table and the
-        # session's times in UTC).
-        self.history_until("the plot loaded", lambda page: page["plotLoaded"])
-        self.docs_screenshot("history-desktop.png", 1280, 800, element_id="history")
-        self.docs_screenshot("history-phone.png", 390, 844, element_id="history")
 
     def check_errors(self, session_id):
         status, body = self.get(f"/api/sessions/{session_id + 100000}")
@@ -248,12 +284,68 @@ class History(Dashboard):
             raise CheckFailed(f"Tab reached {sorted(reached)}; missing {sorted(wanted - reached)}, sessions {len(sessions)}")
         log(f"keyboard: Tab reaches {sorted(wanted)} and {len(sessions)} sessions")
 
-    def check_phone_width(self):
-        self.browser.set_window_size(390, 844)
-        page = self.history_until("a phone-sized page without sideways scrolling", lambda page: page["overflow"] <= 0)
-        self.browser.execute_script("document.getElementById('history').scrollIntoView()")
-        self.screenshot("history-phone.png")
-        log(f"phone width: overflow {page['overflow']} px")
+    def check_url(self, session_id):
+        """The open session is in the URL and the title; Back returns to the list and Forward
+        to the session; the URL alone opens it; a session the log lacks says so."""
+        page = self.history()
+        if page["hash"] != f"#session-{session_id}" or not page["documentTitle"].startswith(f"Session {session_id} on "):
+            raise CheckFailed(f"with session {session_id} open the URL ends in {page['hash']!r} and the title is {page['documentTitle']!r}")
+        self.browser.back()
+        page = self.history_until("the list again after Back", lambda page: not page["detailShown"] and page["hash"] == "")
+        if page["documentTitle"] != "forcescale" or page["focused"] != f"open-session:Session {session_id}":
+            raise CheckFailed(f"after Back the title is {page['documentTitle']!r} and focus is on {page['focused']!r}")
+        self.browser.forward()
+        self.history_until(f"session {session_id} again after Forward", lambda page: page["detailSession"] == session_id and page["plotLoaded"])
+        # A fresh load of the session's URL, as from a link or a bookmark.
+        self.browser.get("about:blank")
+        self.browser.get(f"{self.url}#session-{session_id}")
+        page = self.history_until(f"session {session_id} opened by its URL",
+                                  lambda page: page["detailSession"] == session_id and page["plotLoaded"] and page["rows"])
+        if not page["documentTitle"].startswith(f"Session {session_id} on "):
+            raise CheckFailed(f"opened by its URL, session {session_id}'s page is titled {page['documentTitle']!r}")
+        log(f"URL: {page['hash']} opens session {session_id}, titled {page['documentTitle']!r}; Back and Forward walk it")
+        missing = session_id + 100000
+        self.browser.get("about:blank")
+        self.browser.get(f"{self.url}#session-{missing}")
+        page = self.history_until(f"that session {missing} is not in the log",
+                                  lambda page: page["missingShown"] and not page["detailShown"] and page["rows"])
+        if f"Session {missing} is not in the force log" not in page["missing"] or not page["documentTitle"].startswith(f"Session {missing} not found"):
+            raise CheckFailed(f"#session-{missing} says {page['missing']!r}, titled {page['documentTitle']!r}")
+        log(f"URL: #session-{missing} says {page['missing']!r}")
+        self.browser.get("about:blank")
+        self.browser.get(f"{self.url}#session-{session_id}")
+        self.history_until(f"session {session_id} opened by its URL again", lambda page: page["detailSession"] == session_id and page["plotLoaded"])
+
+    def check_widths(self, session_id):
+        """At 1280 and 390 CSS px (a phone's metrics, as Chrome's device emulation sets them:
+        a headless window is never narrower than about 500 px), with the session open: no
+        sideways scrolling, every value of every session's row inside the screen and uncut,
+        the plot's labels at least 11 CSS px (its 12 px text times its drawn width over its
+        own), the narrow plot on the phone, and axe-core. With --screenshots, the documentation's
+        pictures of the view at each width."""
+        for width, height, name in ((1280, 800, "history-desktop.png"), (390, 844, "history-phone.png")):
+            self.browser.execute_cdp_cmd("Emulation.setDeviceMetricsOverride",
+                                         {"width": width, "height": height, "deviceScaleFactor": 1, "mobile": width < 600})
+            narrow = width < 600
+            page = self.history_until(f"session {session_id} laid out at {width} px with its {'narrow ' if narrow else ''}plot loaded",
+                                      lambda page: page["width"] == width and page["detailSession"] == session_id and page["plotLoaded"]
+                                      and ("layout=narrow" in page["plotCurrentSrc"]) == narrow
+                                      and page["plotNaturalWidth"] == (360 if narrow else 800))
+            # The live card above is dimmed until the reloaded page's stream has a reading;
+            # axe-core judges the page as it is used, live.
+            self.page_until(f"a live reading at {width} px", lambda snapshot: snapshot["connectionState"] == "live" and snapshot["grams"] is not None)
+            self.history_until("the page no longer dimmed", lambda page: page["stale"] is False)
+            label = 12 * page["plotShownWidth"] / page["plotNaturalWidth"]
+            if page["overflow"] > 0 or page["wrapOverflow"] > 0 or page["cellsOutside"] or label < 11:
+                raise CheckFailed(f"at {width} px: the page is {page['overflow']} px too wide, the list {page['wrapOverflow']} px; "
+                                  f"cells outside or cut: {page['cellsOutside']}; the plot's labels are {label:.1f} px")
+            self.check_accessibility(f"the History view with a session open at {width} px")
+            self.browser.execute_script("document.getElementById('history').scrollIntoView()")
+            self.screenshot(f"history-{width}.png")
+            log(f"{width} px: no sideways scrolling, every row's values inside; plot {page['plotShownWidth']:.0f} px wide "
+                f"of {page['plotNaturalWidth']}, labels {label:.1f} px")
+            self.docs_screenshot(name, width, height, element_id="history")
+            self.browser.execute_cdp_cmd("Emulation.clearDeviceMetricsOverride", {})
 
 
 def main():

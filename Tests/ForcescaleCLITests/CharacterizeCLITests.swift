@@ -60,6 +60,19 @@ import ScaleRecording
             let png = directory.appendingPathComponent("pen.png").path
             let rendered = try run("/usr/bin/rsvg-convert", ["-o", png, plot])
             #expect(rendered.status == 0, "\(rendered.stderr)")
+            // Every text inside the drawing, as chromium lays it out (the legend's last entry
+            // once ran past the right edge).
+            let fit = try run("/usr/bin/python3", [CLI.packageRoot.appendingPathComponent("Tests/Browser/svg_fit.py").path, plot],
+                              environment: ["HOME": directory.path, "TMPDIR": directory.path], timeout: 300)
+            #expect(fit.status == 0 && fit.stdout.contains("all texts fit"), "\(fit.stdout)\n\(fit.stderr)")
+            // The low forces get room: a logarithmic force axis, its decades labelled.
+            #expect(svg.contains("force on the tip (g, logarithmic)"))
+            for label in [">1<", ">10<", ">100<"] { #expect(svg.contains("class=\"x-tick\"") && svg.contains(label), "\(label)") }
+            // The IAF's band is wide enough to see, and its ± is written.
+            let band = try #require(svg.split(separator: "\n").first { $0.contains("class=\"iaf-band\"") })
+            let width = try #require(band.split(separator: " ").first { $0.hasPrefix("width=") }.flatMap { Double($0.dropFirst(7).dropLast()) })
+            #expect(width >= 6, "\(band)")
+            #expect(svg.contains(#"class="iaf-label""#) && svg.contains("IAF \(String(format: "%.2f", iaf)) g ± \(String(format: "%.2f", uncertainty)) g"), "\(svg)")
         }
     }
 

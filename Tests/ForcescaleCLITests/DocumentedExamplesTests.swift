@@ -406,10 +406,11 @@ import Testing
     /// then forcescale-web on that log, on a port of its own (the examples' 19385 is put
     /// right in each command), and the `curl` commands. Compared exactly but for the times,
     /// which are when the log was made and when the request came: seconds since 1970 (with
-    /// their six decimals) and the Date header; `…` shown stands for the rest of a line.
+    /// their six decimals) and the Date header, and for the log's path an error names (the
+    /// test's own); `…` shown stands for the rest of a line.
     @Test func theWebHistoryExamplesPrintWhatTheyShow() throws {
         let blocks = try Self.blocks("web-history")
-        try #require(blocks.count == 3, "docs/web.md's three history examples: \(blocks.map(\.place))")
+        try #require(blocks.count == 4, "docs/web.md's four history examples: \(blocks.map(\.place))")
         let directory = try Self.workingDirectory()
         defer { try? FileManager.default.removeItem(at: directory) }
         let recording = try DaemonRecordings.demo(in: directory)
@@ -435,6 +436,7 @@ import Testing
         let session = Session(in: directory, patterns: [
             (#"[0-9]{10}\.[0-9]{6}"#, "SECONDS"),
             (#"^Date: .*$"#, "Date: DATE"),
+            (#"^\{"error":"/[^"]*\.sqlite: "#, #"{"error":"LOG: "#),
         ], ellipsis: true)
         for block in blocks {
             for example in block.examples {

@@ -169,7 +169,7 @@ import Testing
             let error = try JSONValue.parse(missing.text.dropLast())["error"]?.stringValue ?? ""
             #expect(error.contains("no session \(last + 1000)"), "\(error)")
         }
-        for bad in ["abc", "-1", "1e3", "12a.csv", "", "99999999999999999999.json", "+5"] {
+        for bad in ["abc", "-1", "1e3", "3.5", "12a.csv", "", "99999999999999999999.json", "+5"] {
             let response = try web.request("GET", "/api/sessions/\(bad)")
             #expect(response.status == 400, "\(bad): \(response.status) \(response.text)")
             #expect(try JSONValue.parse(response.text.dropLast())["error"]?.stringValue?.contains("not a session id") == true)
@@ -181,6 +181,48 @@ import Testing
         let post = try web.request("POST", "/api/sessions/\(last).csv")
         #expect(post.status == 405 && post.headers["allow"] == "GET, HEAD")
         #expect(try web.request("POST", "/api/sessions").status == 405)
+        // Every error of /api/ has one shape: JSON with the message and the status.
+        let errors: [(String, String, Int)] = [
+            ("GET", "/api/sessions/\(last + 1000)", 404), ("GET", "/api/sessions/3.5", 400), ("GET", "/api/sessions/1e3", 400),
+            ("GET", "/api/sessions/abc", 400), ("GET", "/api/sessions/\(last).txt", 404), ("GET", "/api/sessions?limit=0", 400),
+            ("POST", "/api/sessions", 405), ("GET", "/api/nope", 404), ("GET", "/api/tare", 405), ("POST", "/api/tare", 403),
+        ]
+        for (method, path, status) in errors {
+            let response = try web.request(method, path)
+            #expect(response.status == status, "\(method) \(path): \(response.status)")
+            #expect(response.headers["content-type"] == "application/json", "\(method) \(path): \(response.headers)")
+            let answer = try JSONValue.parse(response.text.dropLast())
+            #expect(answer["status"]?.numberValue == Double(status) && answer["error"]?.stringValue?.isEmpty == false, "\(method) \(path): \(response.text)")
+        }
+    }
+
+    /// The page's own plots: `?layout=narrow` for a phone, `?started=none` without the time
+    /// of day (the page writes it in its reader's locale); each fits its drawing.
+    @Test func thePagesPlotsAreNarrowOrWithoutTheStartWhenAsked() throws {
+        let directory = try CLI.temporaryDirectory()
+        defer { try? FileManager.default.removeItem(at: directory) }
+        let path = try Self.loggedPresses(in: directory, count: 1)
+        let id = try Self.sessionID(try #require(try Self.cliSessions(path).last))
+        let web = try WebUnderTest(socket: directory.appendingPathComponent("no-daemon").path, arguments: ["--log-db", path])
+        let plain = try web.request("GET", "/api/sessions/\(id).svg")
+        #expect(plain.status == 200 && plain.text.contains(">started "))
+        var files: [String] = []
+        for (query, viewBox) in [("layout=narrow&started=none", "0 0 360 500"), ("started=none", "0 0 800 450"), ("layout=narrow", "0 0 360 500")] {
+            let response = try web.request("GET", "/api/sessions/\(id).svg?\(query)")
+            #expect(response.status == 200 && response.headers["content-type"]?.hasPrefix("image/svg+xml") == true, "\(query)")
+            #expect(response.text.contains("viewBox=\"\(viewBox)\""), "\(query)")
+            #expect(response.text.contains(">started ") == !query.contains("started=none"), "\(query): \(response.text)")
+            let file = directory.appendingPathComponent("plot-\(files.count).svg")
+            try response.text.write(to: file, atomically: true, encoding: .utf8)
+            files.append(file.path)
+        }
+        let fit = try run("/usr/bin/python3", [CLI.packageRoot.appendingPathComponent("Tests/Browser/svg_fit.py").path] + files,
+                          environment: ["HOME": directory.path, "TMPDIR": directory.path], timeout: 300)
+        #expect(fit.status == 0 && fit.stdout.contains("all texts fit"), "\(fit.stdout)\n\(fit.stderr)")
+        for query in ["layout=wide", "started=later"] {
+            let response = try web.request("GET", "/api/sessions/\(id).svg?\(query)")
+            #expect(response.status == 400 && response.headers["content-type"] == "application/json", "\(query): \(response.status)")
+        }
     }
 
     @Test func withoutALogTheAnswerSaysHowToSwitchLoggingOn() throws {

@@ -140,13 +140,15 @@ extension WebPageTests {
     /// log (the view says how to switch logging on), then the sessions as `forcescale log
     /// sessions --json` lists them, paging, a session's plot, stable weights and PEAKs,
     /// downloads byte for byte `forcescale log export` and `log plot`, 404 and 400, the
-    /// keyboard, and screenshots at desktop and phone widths.
+    /// keyboard, a URL per session (Back, Forward, a fresh load, one the log lacks) and per
+    /// page, and with a session open at 1280 and 390 px: no sideways scrolling, readable
+    /// plot labels and axe-core; screenshots at both widths.
     @Test func theHistoryViewInARealBrowser() throws {
         let directory = try CLI.temporaryDirectory()
         defer { try? FileManager.default.removeItem(at: directory) }
         let recording = try DaemonRecordings.demo(in: directory)
         let script = CLI.packageRoot.appendingPathComponent("Tests/Browser/history.py").path
-        let shots = ["history-desktop.png", "history-session.png", "history-phone.png"]
+        let shots = ["history-desktop.png", "history-session.png", "history-1280.png", "history-390.png"]
         for name in shots + ["history-failure.png"] { try? FileManager.default.removeItem(at: Self.artifacts.appendingPathComponent(name)) }
         let pictures = ["history-desktop.png", "history-phone.png"]
         let result = try run(

@@ -24,8 +24,9 @@ import Testing
         #expect(RouteDecision.route(method: "GET", path: "/api/sessions/12.svg") == .session(id: 12, .svg))
         #expect(RouteDecision.route(method: "GET", path: "/api/sessions/12.txt") == .notFound)
         #expect(RouteDecision.route(method: "GET", path: "/api/sessions/12.csv/x") == .notFound)
+        #expect(RouteDecision.route(method: "POST", path: "/api/sessions/12.txt") == .notFound)
         #expect(RouteDecision.route(method: "POST", path: "/api/sessions/12") == .methodNotAllowed(allow: "GET, HEAD"))
-        for bad in ["", "abc", "-1", "+1", "1e3", "١٢", "12a.csv", ".csv", "99999999999999999999", " 12"] {
+        for bad in ["", "abc", "-1", "+1", "1e3", "١٢", "12a.csv", ".csv", "99999999999999999999", " 12", "3.5", "3.", "1.5.csv", "abc.txt"] {
             guard case .badRequest(let message) = RouteDecision.route(method: "GET", path: "/api/sessions/" + bad) else {
                 Issue.record("'\(bad)' is not a bad request")
                 continue

@@ -21,25 +21,40 @@ package struct ForcePlot: Sendable {
         var right: Double
         var top: Double
         var bottom: Double
+        /// Made for a narrow screen: the title names the session alone, the device and the
+        /// details follow on lines of their own, and fewer time ticks.
+        var isNarrow: Bool
 
-        init(width: Int, height: Int, left: Double, right: Double, top: Double, bottom: Double) {
+        init(width: Int, height: Int, left: Double, right: Double, top: Double, bottom: Double, isNarrow: Bool = false) {
             self.width = width
             self.height = height
             self.left = left
             self.right = right
             self.top = top
             self.bottom = bottom
+            self.isNarrow = isNarrow
         }
 
         /// 800 × 450: room for the title, the legend, the tick labels and the axis names.
-        static let standard = Layout(width: 800, height: 450, left: 76, right: 776, top: 86, bottom: 388)
+        package static let standard = Layout(width: 800, height: 450, left: 76, right: 776, top: 86, bottom: 388)
+
+        /// 360 × 500, for a phone: drawn at least 330 CSS px wide (350 in the page at 390 px),
+        /// its 12 px labels stay at least 11 px. The plot area's top moves down by a row for
+        /// each row the legend wraps to, and by one for the start's line when it is shown.
+        package static let narrow = Layout(width: 360, height: 500, left: 60, right: 344, top: 126, bottom: 438, isNarrow: true)
+
+        /// Where the legend's rows may run: from the plot's left edge to 12 px from the
+        /// picture's right edge (from 12 px in a narrow picture, where the room is short).
+        var legendSpan: ClosedRange<Double> {
+            (isNarrow ? 12 : left)...(Double(width) - 12)
+        }
 
         /// One decimation column per pixel of the plot area.
         var columns: Int { Int((right - left).rounded()) }
     }
 
     let session: LoggedSession
-    let startedText: String
+    let startedText: String?
     let peaks: [LoggedPeak]
     let layout: Layout
 
@@ -60,14 +75,15 @@ package struct ForcePlot: Sendable {
     /// - Parameters:
     ///   - session: The session: its device, id, start, end, stable weight.
     ///   - startedText: The session's start as the reader should see it (local time,
-    ///     formatted by the caller, which knows the time zone).
+    ///     formatted by the caller, which knows the time zone); nil leaves it out of the
+    ///     picture, for a page that writes the start itself in its reader's locale.
     ///   - peaks: The session's PEAKs.
     ///   - readingTimes: For a session still open, the earliest and the latest time of the
     ///     readings that will be added (those with a finite weight), so that they are
     ///     decimated as they come instead of held until rendering; the picture is the same
     ///     either way. Not needed for an ended session, whose span its end gives.
     ///   - layout: The picture's size and plot area.
-    package init(session: LoggedSession, startedText: String, peaks: [LoggedPeak], readingTimes: ClosedRange<WallTime>? = nil, layout: Layout = .standard) {
+    package init(session: LoggedSession, startedText: String?, peaks: [LoggedPeak], readingTimes: ClosedRange<WallTime>? = nil, layout: Layout = .standard) {
         self.session = session
         self.startedText = startedText
         self.peaks = peaks
@@ -102,7 +118,7 @@ package struct ForcePlot: Sendable {
     /// The axes the picture uses: seconds across, grams up.
     var axes: (time: PlotAxis, grams: PlotAxis) {
         let duration = Swift.max(session.ended.map { Self.seconds(from: session.started, to: $0) } ?? 0, lastSeconds)
-        let time = PlotAxis(covering: firstSeconds, duration, ticks: 8)
+        let time = PlotAxis(covering: firstSeconds, duration, ticks: layout.isNarrow ? 4 : 8)
         var high = heaviest?.grams ?? session.peakGrams
         var low = Swift.min(0, lightest ?? 0)
         for peak in peaks where peak.grams.isFinite { high = Swift.max(high, peak.grams) }
@@ -118,7 +134,11 @@ package struct ForcePlot: Sendable {
     /// The SVG document.
     package func render() -> String {
         let (timeAxis, gramAxis) = axes
-        let layout = layout
+        let legend = legendItems
+        let rows = Self.legendRows(legend.map(\.label), in: layout.legendSpan, gap: 22)
+        // The plot area starts below the header's last line and the legend's last row.
+        var layout = layout
+        layout.top += Double(rows.count - 1) * Self.legendRowHeight + narrowStartLine
         func x(_ seconds: Double) -> Double { timeAxis.position(of: seconds, from: layout.left, to: layout.right) }
         func y(_ grams: Double) -> Double { gramAxis.position(of: grams, from: layout.bottom, to: layout.top) }
 
@@ -127,13 +147,26 @@ package struct ForcePlot: Sendable {
         svg.open("g", ["font-family": "DejaVu Sans, Verdana, Arial, sans-serif", "fill": Palette.text])
 
         // Title: which session of which device, and when.
-        svg.element("text", ["class": "title", "x": coordinate(layout.left), "y": "26", "font-size": "17", "font-weight": "bold"],
-                    text: "Session \(session.id) on \(Self.shortened(session.device.name, to: 56))")
-        svg.element("text", ["class": "subtitle", "x": coordinate(layout.left), "y": "47", "font-size": "13", "fill": Palette.secondaryText],
-                    text: subtitle())
+        if layout.isNarrow {
+            // The session, then its device and its details each on a line of their own.
+            let room = Double(layout.width) - 24
+            svg.element("text", ["class": "title", "x": "12", "y": "26", "font-size": "17", "font-weight": "bold"], text: "Session \(session.id)")
+            svg.element("text", ["class": "device", "x": "12", "y": "47", "font-size": "13"],
+                        text: "on " + Self.shortened(session.device.name, to: Swift.max(8, Int(room / (13 * 0.62)) - 3)))
+            if let startedText {
+                svg.element("text", ["class": "started", "x": "12", "y": "66", "font-size": "13", "fill": Palette.secondaryText], text: "started \(startedText)")
+            }
+            svg.element("text", ["class": "subtitle", "x": "12", "y": coordinate(66 + narrowStartLine), "font-size": "13", "fill": Palette.secondaryText],
+                        text: subtitle(withStart: false))
+        } else {
+            svg.element("text", ["class": "title", "x": coordinate(layout.left), "y": "26", "font-size": "17", "font-weight": "bold"],
+                        text: "Session \(session.id) on \(Self.shortened(session.device.name, to: 48))")
+            svg.element("text", ["class": "subtitle", "x": coordinate(layout.left), "y": "47", "font-size": "13", "fill": Palette.secondaryText],
+                        text: subtitle())
+        }
 
-        drawGrid(&svg, timeAxis: timeAxis, gramAxis: gramAxis, x: x, y: y)
-        var legend: [LegendItem] = [.line]
+        drawFrame(&svg, layout: layout, xAxis: timeAxis, yAxis: gramAxis, x: x, y: y,
+                  xLabel: "time since the session started (s)", yLabel: "weight (g)", zeroLine: gramAxis.lower < 0)
 
         // The readings.
         let points = decimatedPoints(timeAxis: timeAxis)
@@ -161,7 +194,6 @@ package struct ForcePlot: Sendable {
                                  "text-anchor": "end", "fill": Palette.stable, "stroke": Palette.background,
                                  "stroke-width": "4", "paint-order": "stroke", "font-weight": "bold"],
                         text: "stable " + (session.stableSaturated ? ReadingMessage.lowerBoundText(Self.grams(stable)) : Self.grams(stable)))
-            legend.append(.stable)
         }
 
         // PEAKs: a triangle pointing down at the peak, its grams above. A label that would
@@ -186,15 +218,11 @@ package struct ForcePlot: Sendable {
                 unlabelled += 1
             }
         }
-        if peaks.contains(where: { $0.grams.isFinite }) { legend.append(.peak) }
 
         // The heaviest reading, unless a PEAK mark already sits on it.
         if let heaviest, readingCount > 1 {
             let hx = x(heaviest.seconds), hy = y(heaviest.grams)
-            let covered = peaks.contains { peak in
-                (x(Self.seconds(from: session.started, to: peak.time)) - hx).magnitude < 6 && (y(peak.grams) - hy).magnitude < 6
-            }
-            if !covered {
+            if legend.contains(.maximum) {
                 svg.element("circle", ["class": "maximum", "cx": coordinate(hx), "cy": coordinate(hy), "r": "6", "fill": Palette.background,
                                        "stroke": Palette.maximum, "stroke-width": "2.5"])
                 let label = "max " + (heaviestSaturated ? ReadingMessage.lowerBoundText(Self.grams(heaviest.grams)) : Self.grams(heaviest.grams))
@@ -204,7 +232,6 @@ package struct ForcePlot: Sendable {
                                      "text-anchor": "middle", "fill": Palette.maximum, "stroke": Palette.background,
                                      "stroke-width": "4", "paint-order": "stroke", "font-weight": "bold"],
                             text: label)
-                legend.append(.maximum)
             }
         }
 
@@ -215,19 +242,24 @@ package struct ForcePlot: Sendable {
         if unlabelled > 0 { notes.append("\(unlabelled) PEAK label\(unlabelled == 1 ? "" : "s") left out where PEAKs crowd.") }
         for (index, note) in notes.enumerated() {
             svg.element("text", ["class": "note", "x": coordinate((layout.left + layout.right) / 2), "y": coordinate((layout.top + layout.bottom) / 2 + Double(index) * 20),
-                                 "font-size": "14", "text-anchor": "middle", "fill": Palette.secondaryText],
+                                 "font-size": layout.isNarrow ? "12" : "14", "text-anchor": "middle", "fill": Palette.secondaryText],
                         text: note)
         }
 
-        drawLegend(&svg, legend)
+        drawLegend(&svg, legend, rows: rows)
         svg.close("g")
         return svg.document
     }
 
     // MARK: - Parts
 
-    private func subtitle() -> String {
-        var parts = ["started \(startedText)"]
+    /// A narrow picture's start has a line of its own, 19 px, below its device's.
+    private var narrowStartLine: Double {
+        layout.isNarrow && startedText != nil ? Self.legendRowHeight : 0
+    }
+
+    private func subtitle(withStart: Bool = true) -> String {
+        var parts = withStart ? startedText.map { ["started \($0)"] } ?? [] : []
         if let ended = session.ended {
             parts.append(SessionText.duration(Self.seconds(from: session.started, to: ended)))
         } else {
@@ -245,41 +277,95 @@ package struct ForcePlot: Sendable {
         return late.points
     }
 
-    private func drawGrid(_ svg: inout SVGWriter, timeAxis: PlotAxis, gramAxis: PlotAxis, x: (Double) -> Double, y: (Double) -> Double) {
-        drawFrame(&svg, layout: layout, xAxis: timeAxis, yAxis: gramAxis, x: x, y: y,
-                  xLabel: "time since the session started (s)", yLabel: "weight (g)", zeroLine: gramAxis.lower < 0)
+    private enum LegendItem {
+        case line, peak, maximum, stable
+
+        var label: String {
+            switch self {
+            case .line: return "each reading"
+            case .peak: return "PEAK (threshold reached)"
+            case .maximum: return "heaviest reading"
+            case .stable: return "stable weight"
+            }
+        }
     }
 
-    private enum LegendItem { case line, peak, maximum, stable }
+    /// Whether a PEAK's mark sits on the heaviest reading (within 6 px both ways), which then
+    /// gets no mark of its own; decided in the plot area as the layout gives it, before the
+    /// legend's rows move its top, since the legend's rows depend on the answer.
+    private func heaviestCovered(x: (Double) -> Double, y: (Double) -> Double) -> Bool {
+        guard let heaviest else { return false }
+        let hx = x(heaviest.seconds), hy = y(heaviest.grams)
+        return peaks.contains { peak in
+            (x(Self.seconds(from: session.started, to: peak.time)) - hx).magnitude < 6 && (y(peak.grams) - hy).magnitude < 6
+        }
+    }
 
-    private func drawLegend(_ svg: inout SVGWriter, _ items: [LegendItem]) {
-        var cursor = layout.left
-        let baseline = 70.0
-        svg.open("g", ["class": "legend", "font-size": "12"])
-        for item in items {
-            let label: String
-            switch item {
-            case .line:
-                svg.element("line", ["x1": coordinate(cursor), "y1": coordinate(baseline - 4), "x2": coordinate(cursor + 24), "y2": coordinate(baseline - 4),
-                                     "stroke": Palette.line, "stroke-width": "2.5"])
-                label = "each reading"
-            case .peak:
-                svg.element("path", ["transform": "translate(\(coordinate(cursor + 12)),\(coordinate(baseline + 1)))", "d": Palette.peakTriangle,
-                                     "fill": Palette.peak])
-                label = "PEAK (threshold reached)"
-            case .maximum:
-                svg.element("circle", ["cx": coordinate(cursor + 12), "cy": coordinate(baseline - 4), "r": "5", "fill": Palette.background,
-                                       "stroke": Palette.maximum, "stroke-width": "2.5"])
-                label = "heaviest reading"
-            case .stable:
-                svg.element("line", ["x1": coordinate(cursor), "y1": coordinate(baseline - 4), "x2": coordinate(cursor + 24), "y2": coordinate(baseline - 4),
-                                     "stroke": Palette.stable, "stroke-width": "2", "stroke-dasharray": "6 4"])
-                label = "stable weight"
+    /// What the legend names: the readings' line always, then each kind of mark drawn.
+    private var legendItems: [LegendItem] {
+        var items: [LegendItem] = [.line]
+        if let stable = session.stableGrams, stable.isFinite { items.append(.stable) }
+        if peaks.contains(where: { $0.grams.isFinite }) { items.append(.peak) }
+        if heaviest != nil, readingCount > 1 {
+            let (timeAxis, gramAxis) = axes
+            let layout = layout
+            let covered = heaviestCovered(x: { timeAxis.position(of: $0, from: layout.left, to: layout.right) },
+                                          y: { gramAxis.position(of: $0, from: layout.bottom, to: layout.top) })
+            if !covered { items.append(.maximum) }
+        }
+        return items
+    }
+
+    /// Rows of a legend apart.
+    static let legendRowHeight = 19.0
+
+    /// Where each legend entry (a 24 px mark, 6 px, its label, `gap`) starts: across a row
+    /// while it fits within `span`, then on the next row. Returns the rows, each a list of
+    /// (entry's index, its x).
+    static func legendRows(_ labels: [String], in span: ClosedRange<Double>, gap: Double) -> [[(index: Int, x: Double)]] {
+        var rows: [[(index: Int, x: Double)]] = [[]]
+        var cursor = span.lowerBound
+        for (index, label) in labels.enumerated() {
+            let width = 30 + textWidth(label, size: 12)
+            if cursor + width > span.upperBound, !rows[rows.count - 1].isEmpty {
+                rows.append([])
+                cursor = span.lowerBound
             }
-            svg.element("text", ["x": coordinate(cursor + 30), "y": coordinate(baseline)], text: label)
-            cursor += 30 + Self.textWidth(label, size: 12) + 22
+            rows[rows.count - 1].append((index, cursor))
+            cursor += width + gap
+        }
+        return rows
+    }
+
+    private func drawLegend(_ svg: inout SVGWriter, _ items: [LegendItem], rows: [[(index: Int, x: Double)]]) {
+        // Below the subtitle: a line lower in a narrow picture, whose header has three.
+        let firstBaseline = layout.isNarrow ? 89.0 + narrowStartLine : 70.0
+        svg.open("g", ["class": "legend", "font-size": "12"])
+        for (row, entries) in rows.enumerated() {
+            for (index, cursor) in entries {
+                drawLegendEntry(&svg, items[index], at: cursor, baseline: firstBaseline + Double(row) * Self.legendRowHeight)
+            }
         }
         svg.close("g")
+    }
+
+    private func drawLegendEntry(_ svg: inout SVGWriter, _ item: LegendItem, at cursor: Double, baseline: Double) {
+        let label = item.label
+        switch item {
+        case .line:
+            svg.element("line", ["x1": coordinate(cursor), "y1": coordinate(baseline - 4), "x2": coordinate(cursor + 24), "y2": coordinate(baseline - 4),
+                                 "stroke": Palette.line, "stroke-width": "2.5"])
+        case .peak:
+            svg.element("path", ["transform": "translate(\(coordinate(cursor + 12)),\(coordinate(baseline + 1)))", "d": Palette.peakTriangle,
+                                 "fill": Palette.peak])
+        case .maximum:
+            svg.element("circle", ["cx": coordinate(cursor + 12), "cy": coordinate(baseline - 4), "r": "5", "fill": Palette.background,
+                                   "stroke": Palette.maximum, "stroke-width": "2.5"])
+        case .stable:
+            svg.element("line", ["x1": coordinate(cursor), "y1": coordinate(baseline - 4), "x2": coordinate(cursor + 24), "y2": coordinate(baseline - 4),
+                                 "stroke": Palette.stable, "stroke-width": "2", "stroke-dasharray": "6 4"])
+        }
+        svg.element("text", ["x": coordinate(cursor + 30), "y": coordinate(baseline)], text: label)
     }
 
     // MARK: - Helpers

@@ -1,7 +1,7 @@
 /// A plot's grid, axes, tick labels and axis names, as every plot of forcescale draws them.
 /// - Parameter zeroLine: Also a line across at y = 0 (values go below it).
 func drawFrame(
-    _ svg: inout SVGWriter, layout: ForcePlot.Layout, xAxis: PlotAxis, yAxis: PlotAxis, x: (Double) -> Double, y: (Double) -> Double,
+    _ svg: inout SVGWriter, layout: ForcePlot.Layout, xAxis: some PlotScale, yAxis: some PlotScale, x: (Double) -> Double, y: (Double) -> Double,
     xLabel: String, yLabel: String, zeroLine: Bool
 ) {
     svg.open("g", ["class": "grid", "stroke": ForcePlot.Palette.grid, "stroke-width": "1"])

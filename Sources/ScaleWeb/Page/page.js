@@ -354,8 +354,11 @@
   // History: the force log's sessions from api/sessions, a page at a time, newest first;
   // a session opens to its plot (the SVG `forcescale log plot` draws), its stable weights,
   // its PEAKs and its downloads. Without a log, the server's answer says how to switch
-  // logging on, and the page shows it.
+  // logging on, and the page shows it. Times are the browser's locale's everywhere
+  // (toLocaleString): the plot is asked for without its time of day (`started=none`), so
+  // that the picture never shows the start another way than the words beside it.
   var HISTORY_PAGE = 10, historyBefore = null, historyNext = null, historySessions = [], openSession = null;
+  var BASE_TITLE = document.title;
   function localTime(seconds) { return new Date(seconds * 1000).toLocaleString(); }
   function lengthText(session) {
     return typeof session.duration === "number" ? fixed(session.duration, 1) + " s" : "still on (open)";
@@ -401,18 +404,26 @@
       button.type = "button";
       button.className = "open-session";
       button.textContent = "Session " + session.session;
-      button.addEventListener("click", function () { showSession(session.session); });
+      button.addEventListener("click", function () {
+        if (shownSession === session.session) $("session-title").focus(); else go(shownBefore, session.session);
+      });
       first.appendChild(button);
       row.appendChild(first);
       var peaks = Array.isArray(session.peaks) ? session.peaks.length : 0;
-      [[session.device, ""], [localTime(session.started), ""], [lengthText(session), "number"],
-       [String(session.readings), "number"], [gramsText(session.peak_grams, session.peak_saturated), "number"],
-       [gramsText(session.stable_grams, session.stable_saturated), "number"], [String(peaks), "number"]].forEach(function (cell) {
+      // Each cell names its column (data-label), which a narrow screen's card shows before
+      // the value; the weights are marked so that the card puts them first.
+      [[session.device, "", "Device"], [localTime(session.started), "", "Started"], [lengthText(session), "number", "Length"],
+       [String(session.readings), "number", "Readings"], [gramsText(session.peak_grams, session.peak_saturated), "number session-weight", "Peak"],
+       [gramsText(session.stable_grams, session.stable_saturated), "number session-weight", "Weight taken"], [String(peaks), "number", "PEAKs"]].forEach(function (cell) {
         var td = document.createElement("td");
         td.textContent = cell[0];
         if (cell[1]) td.className = cell[1];
+        td.setAttribute("data-label", cell[2]);
+        td.setAttribute("role", "cell");
         row.appendChild(td);
       });
+      row.setAttribute("role", "row");
+      first.setAttribute("role", "cell");
       body.appendChild(row);
     });
     $("sessions").hidden = historySessions.length === 0;
@@ -424,20 +435,32 @@
   }
   function showSession(id, focus) {
     fetch("api/sessions/" + id, { cache: "no-store" }).then(function (response) {
-      return response.json().then(function (body) { return { ok: response.ok, body: body }; });
+      return response.json().then(function (body) { return { ok: response.ok, status: response.status, body: body }; });
     }).then(function (answer) {
+      // The URL moved on meanwhile: this answer is no longer wanted.
+      if (shownSession !== id) return;
+      if (answer.status === 404 && answer.body.log !== "missing") {
+        showMissing(id, "Session " + id + " is not in the force log: it may have been removed, or the link is from another log. "
+          + "The sessions it has are listed above.");
+        return;
+      }
       if (!answer.ok) { $("history-status").textContent = answer.body.error || "The session could not be loaded."; return; }
       var session = answer.body.session;
       openSession = session;
+      $("session-missing").hidden = true;
       $("session-detail").hidden = false;
       $("session-detail").setAttribute("data-session", String(session.session));
       $("session-title").textContent = "Session " + session.session + " on " + session.device;
+      document.title = "Session " + session.session + " on " + session.device + " – " + BASE_TITLE;
       $("session-summary").textContent = "Started " + localTime(session.started) + "; " + lengthText(session) + "; "
         + session.readings + " readings; heaviest " + gramsText(session.peak_grams, session.peak_saturated) + ".";
       var base = "api/sessions/" + session.session;
       $("session-plot").alt = "Plot of session " + session.session + " on " + session.device
         + ": grams against seconds since it started, each PEAK marked; heaviest " + (session.peak_saturated ? "at least " : "") + fixed(session.peak_grams, 1) + " g.";
-      $("session-plot").src = base + ".svg";
+      // The picture without its time of day (the summary above gives it in the reader's
+      // locale), and drawn for a narrow screen on one.
+      $("session-plot-narrow").srcset = base + ".svg?layout=narrow&started=none";
+      $("session-plot").src = base + ".svg?started=none";
       $("download-csv").href = base + ".csv";
       $("download-json").href = base + ".json";
       $("download-svg").href = base + ".svg";
@@ -462,9 +485,74 @@
       if (focus !== false) $("session-title").focus();
     }).catch(function () { $("history-status").textContent = "The session could not be loaded: no connection to this server."; });
   }
+  // A session the URL names that the log does not have (or a name that is no session's).
+  function showMissing(id, text) {
+    openSession = null;
+    $("session-detail").hidden = true;
+    $("session-missing").hidden = false;
+    $("session-missing").textContent = text;
+    document.title = "Session " + id + " not found – " + BASE_TITLE;
+    drawHistory();
+  }
+  // Back to the list: focus returns to the button of the session that was open.
+  function closeSession(previous) {
+    openSession = null;
+    $("session-detail").hidden = true;
+    $("session-missing").hidden = true;
+    document.title = BASE_TITLE;
+    drawHistory();
+    var button = previous === null ? null : document.querySelector('#sessions-body tr[data-session="' + previous + '"] .open-session');
+    if (button) button.focus();
+  }
+
+  // The History's place is in the URL, so that a session can be linked, bookmarked and
+  // reloaded, and Back and Forward walk what was opened: `#session-12` opens session 12,
+  // `#sessions-before-40` shows the page of sessions older than 40 ("Older sessions"),
+  // `#sessions-before-40/session-12` both. Every change is a new entry of the browser's
+  // history; route() makes the page what the URL says, whoever changed it.
+  var shownBefore, shownSession = null;
+  function historyHash(before, session) {
+    var parts = [];
+    if (before !== null && before !== undefined) parts.push("sessions-before-" + before);
+    if (session !== null && session !== undefined) parts.push("session-" + session);
+    return parts.join("/");
+  }
+  function parseHash() {
+    var wanted = { before: null, session: null, malformed: null };
+    var hash = location.hash.replace(/^#/, "");
+    try { hash = decodeURIComponent(hash); } catch (e) { /* kept as it came */ }
+    hash.split("/").forEach(function (part) {
+      var match;
+      if ((match = /^sessions-before-([0-9]+)$/.exec(part))) wanted.before = Number(match[1]);
+      else if ((match = /^session-([0-9]+)$/.exec(part))) wanted.session = Number(match[1]);
+      else if ((match = /^session-(.*)$/.exec(part))) wanted.malformed = match[1];
+    });
+    return wanted;
+  }
+  function go(before, session) {
+    var hash = historyHash(before, session);
+    if (hash) { location.hash = hash; return; }
+    history.pushState(null, "", location.pathname + location.search);
+    route();
+  }
+  function route() {
+    var wanted = parseHash();
+    if (wanted.before !== shownBefore) { shownBefore = wanted.before; loadHistory(wanted.before); }
+    if (wanted.malformed !== null) {
+      shownSession = null;
+      showMissing(wanted.malformed, "“" + wanted.malformed + "” is not a session: a session is a number, as in #session-12.");
+      return;
+    }
+    if (wanted.session === shownSession && (wanted.session !== null || $("session-missing").hidden)) return;
+    var previous = shownSession;
+    shownSession = wanted.session;
+    if (wanted.session === null) closeSession(previous); else showSession(wanted.session);
+  }
+  window.addEventListener("hashchange", route);
+  window.addEventListener("popstate", route);
   $("history-refresh").addEventListener("click", function () { loadHistory(historyBefore); });
-  $("history-older").addEventListener("click", function () { if (historyNext !== null) loadHistory(historyNext); });
-  $("history-newest").addEventListener("click", function () { loadHistory(null); });
+  $("history-older").addEventListener("click", function () { if (historyNext !== null) go(historyNext, shownSession); });
+  $("history-newest").addEventListener("click", function () { go(null, shownSession); });
 
   function tare(scale) {
     var result = scale.part("tare-result");
@@ -499,5 +587,5 @@
   setConnection();
   refreshStatus();
   connect();
-  loadHistory(null);
+  route();
 })();
