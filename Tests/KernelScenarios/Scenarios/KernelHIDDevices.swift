@@ -12,7 +12,7 @@ import Glibc
 /// the lift reads a release.
 enum KernelHIDDevices {
     static func run(_ programs: Programs) {
-        for module in ["uhid", "hid-multitouch"] {
+        for module in ["uhid", "hid-multitouch", "wacom"] {
             _ = runToEnd("modprobe \(module)", ["/sbin/modprobe", module], timeout: Limits.command)
         }
         for device in KernelHIDDevice.all { exercise(device, programs) }
@@ -55,6 +55,10 @@ enum KernelHIDDevices {
 
     static func exercise(_ device: KernelHIDDevice, _ programs: Programs) {
         let label = "w: \(device.selftestClass)"
+        if let problem = device.problem {
+            check(false, "\(label): its report descriptor (test data) lays out, with a Tip Pressure", problem)
+            return
+        }
         let uhid: UHIDDevice
         do { uhid = try UHIDDevice(device.uhid) } catch {
             check(false, "\(label): create the uhid device", "\(error)")
@@ -69,9 +73,12 @@ enum KernelHIDDevices {
         // The node that weighs: the one `forcescale devices` lists with the descriptor's
         // pressure range (a device that is a touchscreen and a pen has a node for each), or
         // failing that any with a pressure axis, for the check below to show.
+        // A finger's pressure is on a node with ABS_MT_PRESSURE, a pen's on one without (a
+        // device with several collections of the same range, SmartTech's, has both).
         let range = device.pressureRange
         func matches(_ found: [String: Any]) -> Bool {
-            (found["pressure"] as? [[String: Any]] ?? []).contains {
+            let axes = found["pressure"] as? [[String: Any]] ?? []
+            return axes.contains { $0["axis"] as? String == "ABS_MT_PRESSURE" } != device.isPen && axes.contains {
                 ($0["min"] as? NSNumber)?.int64Value == range.lowerBound && ($0["max"] as? NSNumber)?.int64Value == range.upperBound
             }
         }
