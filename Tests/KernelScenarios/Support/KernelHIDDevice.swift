@@ -8,7 +8,8 @@ import ScaleCore
 /// Mode and everything else (the certification blob among it) zero.
 public struct KernelHIDDevice: Sendable {
     public var name: String
-    /// The selftest class the descriptor and identity come from.
+    /// The selftest class the descriptor and identity come from (for a device from elsewhere, a
+    /// label naming it: the checks are reported under it).
     public var selftestClass: String
     public var bus: UInt16
     public var vendor: UInt32
@@ -109,6 +110,12 @@ public struct KernelHIDDevice: Sendable {
                 case 0x000D_0042 where mine: chosen = touching ? 1 : 0                  // Tip Switch
                 case 0x000D_0032 where mine: chosen = inRange ? 1 : 0                   // In Range
                 case 0x000D_0036 where mine: chosen = inRange ? 1 : 0                   // Wacom's In Proximity (sense)
+                // A tool's serial number and type, in range: the wacom driver holds back a
+                // pen's events until both are known (wacom_wac_pen_serial_enforce, for a
+                // descriptor with a serial number). Serial 1, type 0x822 (a Pro Pen 2, a
+                // BTN_TOOL_PEN), as test_wacom_generic.py's TestPTHX60_Pen sends.
+                case 0x000D_005B where mine: chosen = inRange ? 1 : 0                   // Transducer Serial Number
+                case 0x000D_0077 where mine: chosen = inRange ? min(field.logicalMaximum, 0x822) : 0  // Wacom's Tool Type
                 case 0x000D_0047 where mine: chosen = 1                                 // Confidence
                 case 0x000D_0030 where mine: chosen = touching ? value : field.logicalMinimum  // Tip Pressure
                 case 0x0001_0030 where mine, 0x0001_0031 where mine: chosen = middle     // X, Y
