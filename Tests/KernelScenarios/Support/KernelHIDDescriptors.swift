@@ -786,8 +786,8 @@ extension KernelHIDDevice {
     /// the same range, states none. Not from the kernel's selftests, which hold no descriptor
     /// with a unit of force: recorded with hid-decode from a PineNote's /dev/hidraw0 and kept in
     /// WeraPea/pinenote-usb-tablet, main.c (commit 22e19bd, every item's byte offset checked).
-    /// No driver claims 2d1f, so hid-generic maps both Tip Pressures to one ABS_PRESSURE; the
-    /// scenario presses with report 26's, the one in newtons.
+    /// No specific driver claims 2d1f (hid-generic takes it); the scenario presses with report
+    /// 26's Tip Pressure, the one in newtons.
     public static let wacomW9013_2d1f_0095 = KernelHIDDevice(
         name: "uhid test w9013 2D1F:0095", selftestClass: "PineNote-w9013_2d1f_0095", bus: 0x18, vendor: 0x2d1f, product: 0x0095, pen: true, report: 0x1a,
         descriptor: [
