@@ -427,9 +427,11 @@ package final class Daemon {
                     log.log(.warning, "\(confirmation.failure): \(error)")
                     send(confirmation.failureLine(error.description), to: confirmation.client)
                 }
-            case .releaseGrab(let device):
+            case .releaseGrab(let device, let reply):
                 grabTimer.arm(atMicroseconds: nil)
+                // Giving back cannot fail (closing the descriptor would give it back too).
                 _ = try? setGrabbed(false, device)
+                if let reply { send(reply.reply, to: reply.client) }
             case .reportStatus(let client, let device):
                 send(status(of: device).line, to: client)
             case .listDevices(let client):

@@ -81,8 +81,9 @@ struct DaemonRules: Sendable {
         /// after `seconds` (``DaemonRules/grabExpired()``); when the device cannot be taken,
         /// send the failure and tell the rules (``DaemonRules/grabFailed(client:)``).
         case grab(SourceDevice, seconds: Double, confirmation: Confirmation)
-        /// Give the device back to everyone (and forget the grab's bound).
-        case releaseGrab(SourceDevice)
+        /// Give the device back to everyone (and forget the grab's bound); then send the reply,
+        /// when a client asked: a client that has its reply has its device given back.
+        case releaseGrab(SourceDevice, reply: Confirmation? = nil)
         /// End the client's connection once what is queued for it is written.
         case close(client: Int)
         /// Write a line to the daemon's log.
@@ -308,9 +309,10 @@ struct DaemonRules: Sendable {
                 return
             }
             grab = nil
-            outcome.send(GrabMessage(device: held.device.nodeName, grabbed: false).line, to: client.id)
-            outcome.effects.append(.releaseGrab(held.device))
             outcome.effects.append(.log(.info, "\(client.label) gave \(held.device.nodeName) back"))
+            outcome.effects.append(.releaseGrab(held.device, reply: Confirmation(
+                client: client.id, request: request, reply: GrabMessage(device: held.device.nodeName, grabbed: false).line,
+                failure: "could not give \(held.device.nodeName) back")))
             return
         }
         guard policy.mayControl(client) else {
