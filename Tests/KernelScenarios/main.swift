@@ -48,6 +48,7 @@ let scenarios: [(letter: String, title: String, run: (Programs) -> Void)] = [
     ("t", "libinput record and libinput replay, Debian's own tools, against forcescale", LibinputTools.run),
     ("u", "a pen characterized live through forcescaled, weight by weight", PenCharacterizedLive.run),
     ("v", "the wall clock stepped back and forward an hour under a logging daemon", WallClockSteps.run),
+    ("w", "weigh --grab: evtest sees nothing of the pad while weighing, and again after (answered, and killed)", GrabbedWeighing.run),
 ]
 
 let wanted = Set(CommandLine.arguments.dropFirst().map { $0.lowercased() })
