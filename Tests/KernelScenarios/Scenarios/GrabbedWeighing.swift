@@ -60,15 +60,17 @@ enum GrabbedWeighing {
 
         // 1. The weighing answers: the pad is given back before the weight is printed.
         guard let answered = weighing(programs, pad: pad, node: nodeName, daemon: daemon, client: client, watcher: watcher,
-                                      socketPath: socketPath, round: 1, contact: 40, object: 100, marker: 77)
+                                      socketPath: socketPath, round: 1, contact: 40, object: 240, marker: 77)
         else { return }
         let weigh = answered.weigh
         let ended = weigh.wait(Limits.exit)
         let line = weigh.output.first { $0.contains("\"class\":\"ADDED\"") } ?? ""
-        // ABS_PRESSURE at 40 units a gram (the physical model): 60 units are 1.5 g.
+        // ABS_PRESSURE at 40 units a gram (the physical model): 200 units are 5 g. (Less than
+        // the daemon's stable-grams, 2 g, would land without a reading that is not stable,
+        // and weigh would never see an object arrive.)
         let grams = DaemonOnDevice.number("grams")(line)
-        check(ended == .exited(0) && grams.map { abs($0 - 1.5) < 0.3 } == true,
-              "w: weigh --grab --tare-first answers the weight added (1.5 g) and exits 0",
+        check(ended == .exited(0) && grams.map { abs($0 - 5.0) < 0.3 } == true,
+              "w: weigh --grab --tare-first answers the weight added (5.0 g) and exits 0",
               "\(ending(ended, waited: Limits.exit)); output \(weigh.output) \(weigh.errorText)\n\(daemon.tail())")
         check(daemon.errorsContain("gave \(nodeName) back"), "w: the daemon logs the pad given back on the client's request", daemon.tail())
         afterGrab(pad: pad, watcher: watcher, from: answered.evtestLines, marker: 77, what: "once the weighing answered")
