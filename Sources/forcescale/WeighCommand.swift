@@ -65,8 +65,10 @@ enum WeighCommand {
                         + DaemonConnection.noDeviceAdvice + ". " + DaemonConnection.demoRoute,
                     status: ExitStatus.unavailable)
             }
+            // As long as the weighing may wait, and a few seconds for its requests: a weigh that
+            // times out gives the pad back itself, before its bound would.
             let grab = command.flag("grab")
-                ? try PadGrab(client: client, device: device, seconds: timeout * (command.flag("tare-first") ? 2 : 1)) : nil
+                ? try PadGrab(client: client, device: device, seconds: timeout * (command.flag("tare-first") ? 2 : 1) + 5) : nil
             // Given back before the result is printed, and on every way out; a weigh that is
             // killed is given back by the daemon when the connection goes.
             defer { grab?.release() }
