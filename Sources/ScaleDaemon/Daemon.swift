@@ -421,6 +421,9 @@ package final class Daemon {
                         throw DeviceOpenError(path: device.path, errno: Errno(rawValue: ENODEV))
                     }
                     grabTimer.arm(atMicroseconds: MonotonicClock.now() + Int64(seconds * 1_000_000))
+                    // Logged once the device is taken: a reader of the log may rely on it.
+                    let label = clients[confirmation.client]?.identity.label ?? "client \(confirmation.client)"
+                    log.log(.info, "\(label) takes \(device.nodeName) for at most \(DaemonRules.seconds(seconds)) s")
                     send(confirmation.reply, to: confirmation.client)
                 } catch {
                     rules.grabFailed(client: confirmation.client)

@@ -336,7 +336,6 @@ struct DaemonRules: Sendable {
         let bound = min(seconds ?? Self.maximumGrabSeconds, Self.maximumGrabSeconds)
         grab = Grab(client: client.id, device: device, seconds: bound)
         let name = device.nodeName
-        outcome.effects.append(.log(.info, "\(client.label) takes \(name) for at most \(DaemonRules.seconds(bound)) s"))
         outcome.effects.append(.grab(device, seconds: bound, confirmation: Confirmation(
             client: client.id, request: request, reply: GrabMessage(device: name, grabbed: true, seconds: bound).line,
             failure: "could not take \(name)")))

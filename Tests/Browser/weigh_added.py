@@ -32,13 +32,25 @@ from dashboard import CHROMEDRIVER, DEADLINE, CheckFailed, Child, StreamWatcher,
 STEP = 'return document.getElementById("weigh-added-step").textContent'
 GRAB_STATE = 'return document.getElementById("weigh-added-grab-state").textContent'
 FRAMED = 'return document.getElementById("controls").hasAttribute("data-grabbed")'
+# Records every text the grab's status is given, with whether the controls were framed then:
+# a short weighing may take and give back the pad between two looks.
+WATCH_GRAB = """
+window.__grabStates = [];
+const state = document.getElementById("weigh-added-grab-state");
+new MutationObserver(function () {
+  window.__grabStates.push([state.textContent, document.getElementById("controls").hasAttribute("data-grabbed")]);
+}).observe(state, { childList: true, characterData: true, subtree: true });
+"""
+GRAB_STATES = "return window.__grabStates"
 
 
 def check_given_back(browser):
-    """Once the weighing has ended, the page gives the pad back and says so."""
+    """Once the weighing has ended, the page gives the pad back and says so; the record of
+    what it said starts afresh for the next weighing."""
     wait_until("the page to say the pad was given back", lambda: browser.execute_script(GRAB_STATE) == "The pad was given back."
                and not browser.execute_script(FRAMED), seen=lambda: browser.execute_script(GRAB_STATE))
     log("the page said the pad was given back")
+    browser.execute_script("window.__grabStates = []")
 
 
 def main():
@@ -79,6 +91,7 @@ def main():
         if arguments.grab:
             wait_until("the choice to take the pad", lambda: browser.find_element("id", "weigh-added-grab-choice").is_displayed())
             choice.click()
+            browser.execute_script(WATCH_GRAB)
 
         for attempt in (("first", "again") if arguments.expect == "added" else ("first",)):
             # Click as a touch begins: a reading with contacts after one without, since now.
@@ -91,11 +104,12 @@ def main():
             button.click()
             wait_until("the page to ask for a contact", lambda: "Put a contact on the pad" in browser.execute_script(STEP) or
                        "Zero taken" in browser.execute_script(STEP), seen=lambda: browser.execute_script(STEP))
-            if arguments.grab:
-                wait_until("the page to say the pad is taken", lambda: " is taken: the desktop sees nothing of it" in browser.execute_script(GRAB_STATE)
-                           and browser.execute_script(FRAMED), seen=lambda: browser.execute_script(GRAB_STATE))
-                log(f"{attempt}: the page said {browser.execute_script(GRAB_STATE)!r}")
             wait_until("the zero", lambda: "Zero taken at" in browser.execute_script(STEP), seen=lambda: browser.execute_script(STEP))
+            if arguments.grab:
+                def taken():
+                    return [text for text, framed in browser.execute_script(GRAB_STATES) if " is taken: the desktop sees nothing of it" in text and framed]
+                wait_until("the page to say the pad is taken, the controls framed", lambda: taken(), seen=lambda: browser.execute_script(GRAB_STATES))
+                log(f"{attempt}: the page said {taken()[0]!r}")
             if arguments.expect == "lifted":
                 # Ordered after anything the page could show as a weight: the lift ends it.
                 wait_until("the page to say the contact was lifted", lambda: "lifted" in browser.execute_script(STEP),
