@@ -28,6 +28,10 @@ SYSUSERSDIR ?= $(PREFIX)/lib/sysusers.d
 BASHCOMPLETIONDIR ?= $(PREFIX)/share/bash-completion/completions
 ZSHCOMPLETIONDIR ?= $(PREFIX)/share/zsh/site-functions
 FISHCOMPLETIONDIR ?= $(PREFIX)/share/fish/vendor_completions.d
+# The desktop launcher of forcescale-web's page (desktop/): its entry, icon, AppStream
+# metainfo, the script it runs and the page that script shows when the socket is off.
+DATADIR ?= $(PREFIX)/share
+APPID = example.a_seed_40262d30.Forcescale
 # The programs to install: by default those of `make build` (below). Point INSTALL_BIN_DIR at
 # other binaries to install those instead (the tests install the debug build).
 INSTALL_BIN_DIR ?=
@@ -70,7 +74,9 @@ run: build
 # the release build of `make build`, reused when it is up to date), into dist/, then lintian
 # on them: an error or a warning without an override (debian/*.lintian-overrides, each
 # saying why) fails; lintian gets a TMPDIR of its own, removed after it, since it leaves its
-# caches in /tmp. dist/ holds only this build's files. See README.md, Install from a package.
+# caches in /tmp. Then forcescale-web's desktop entry and AppStream metainfo, as the package
+# holds them, pass desktop-file-validate and appstreamcli validate (scripts/check-desktop-files).
+# dist/ holds only this build's files. See README.md, Install from a package.
 deb: setup-deb
 	rm -rf dist
 	mkdir dist
@@ -80,6 +86,7 @@ deb: setup-deb
 	lintian_tmp=$$(mktemp -d) && status=0 && \
 	TMPDIR="$$lintian_tmp" lintian --fail-on error,warning --info dist/*.deb || status=$$?; \
 	rm -rf "$$lintian_tmp"; exit $$status
+	scripts/check-desktop-files dist/forcescale-web_*.deb
 	@ls -l dist/*.deb
 
 # Every test, after a build that fails on any compiler warning (scripts/build-checked): unit,
@@ -146,8 +153,15 @@ install: $(if $(INSTALL_BIN_DIR),,build)
 	d="$(DESTDIR)"; \
 	install -d "$$d$(BINDIR)" "$$d$(SYSTEMDUNITDIR)" "$$d$(UDEVDIR)/rules.d" "$$d$(SYSUSERSDIR)" \
 		"$$d$(MANDIR)/man1" "$$d$(MANDIR)/man5" "$$d$(MANDIR)/man8" "$$d$(SYSCONFDIR)/forcescale" \
-		"$$d$(BASHCOMPLETIONDIR)" "$$d$(ZSHCOMPLETIONDIR)" "$$d$(FISHCOMPLETIONDIR)"; \
+		"$$d$(BASHCOMPLETIONDIR)" "$$d$(ZSHCOMPLETIONDIR)" "$$d$(FISHCOMPLETIONDIR)" \
+		"$$d$(DATADIR)/applications" "$$d$(DATADIR)/metainfo" "$$d$(DATADIR)/icons/hicolor/scalable/apps" "$$d$(DATADIR)/forcescale-web"; \
 	install -m 0755 "$$bin/forcescale" "$$bin/forcescaled" "$$bin/forcescale-web" "$$bin/forcescale-mqtt" "$$d$(BINDIR)/"; \
+	sed 's|/usr/local/share/forcescale-web/|$(DATADIR)/forcescale-web/|' desktop/forcescale-web-open > "$$d$(BINDIR)/forcescale-web-open"; \
+	chmod 0755 "$$d$(BINDIR)/forcescale-web-open"; \
+	install -m 0644 desktop/not-listening.html "$$d$(DATADIR)/forcescale-web/not-listening.html"; \
+	install -m 0644 desktop/$(APPID).desktop "$$d$(DATADIR)/applications/$(APPID).desktop"; \
+	install -m 0644 desktop/$(APPID).metainfo.xml "$$d$(DATADIR)/metainfo/$(APPID).metainfo.xml"; \
+	install -m 0644 desktop/$(APPID).svg "$$d$(DATADIR)/icons/hicolor/scalable/apps/$(APPID).svg"; \
 	for unit in forcescaled forcescale-web; do \
 		sed "s|/usr/local/bin/$$unit|$(BINDIR)/$$unit|" systemd/$$unit.service > "$$d$(SYSTEMDUNITDIR)/$$unit.service"; \
 		install -m 0644 systemd/$$unit.socket "$$d$(SYSTEMDUNITDIR)/$$unit.socket"; \
@@ -159,7 +173,7 @@ install: $(if $(INSTALL_BIN_DIR),,build)
 	chmod 0644 "$$d$(UDEVDIR)/rules.d/70-forcescale.rules"; \
 	install -m 0755 udev/forcescale-udev-pressure "$$d$(UDEVDIR)/forcescale-udev-pressure"; \
 	install -m 0644 sysusers.d/forcescale.conf sysusers.d/forcescale-web.conf sysusers.d/forcescale-mqtt.conf "$$d$(SYSUSERSDIR)/"; \
-	install -m 0644 man/forcescale.1 man/forcescale-web.1 man/forcescale-mqtt.1 "$$d$(MANDIR)/man1/"; \
+	install -m 0644 man/forcescale.1 man/forcescale-web.1 man/forcescale-web-open.1 man/forcescale-mqtt.1 "$$d$(MANDIR)/man1/"; \
 	install -m 0644 man/forcescale.conf.5 "$$d$(MANDIR)/man5/forcescale.conf.5"; \
 	install -m 0644 man/forcescaled.8 "$$d$(MANDIR)/man8/forcescaled.8"; \
 	for program in forcescale forcescaled forcescale-web forcescale-mqtt; do \
@@ -199,6 +213,9 @@ uninstall:
 		systemctl disable --now forcescale-mqtt.service forcescale-web.socket forcescale-web.service forcescaled.socket forcescaled.service || true; \
 	fi; \
 	rm -f "$$d$(BINDIR)/forcescale" "$$d$(BINDIR)/forcescaled" "$$d$(BINDIR)/forcescale-web" "$$d$(BINDIR)/forcescale-mqtt" \
+		"$$d$(BINDIR)/forcescale-web-open" "$$d$(DATADIR)/forcescale-web/not-listening.html" "$$d$(MANDIR)/man1/forcescale-web-open.1" \
+		"$$d$(DATADIR)/applications/$(APPID).desktop" "$$d$(DATADIR)/metainfo/$(APPID).metainfo.xml" \
+		"$$d$(DATADIR)/icons/hicolor/scalable/apps/$(APPID).svg" \
 		"$$d$(SYSTEMDUNITDIR)/forcescale-mqtt.service" "$$d$(SYSUSERSDIR)/forcescale-mqtt.conf" "$$d$(MANDIR)/man1/forcescale-mqtt.1" \
 		"$$d$(BASHCOMPLETIONDIR)/forcescale-mqtt" "$$d$(ZSHCOMPLETIONDIR)/_forcescale-mqtt" "$$d$(FISHCOMPLETIONDIR)/forcescale-mqtt.fish" \
 		"$$d$(SYSTEMDUNITDIR)/forcescaled.service" "$$d$(SYSTEMDUNITDIR)/forcescaled.socket" \
@@ -209,6 +226,7 @@ uninstall:
 		"$$d$(BASHCOMPLETIONDIR)/forcescale" "$$d$(BASHCOMPLETIONDIR)/forcescaled" "$$d$(BASHCOMPLETIONDIR)/forcescale-web" \
 		"$$d$(ZSHCOMPLETIONDIR)/_forcescale" "$$d$(ZSHCOMPLETIONDIR)/_forcescaled" "$$d$(ZSHCOMPLETIONDIR)/_forcescale-web" \
 		"$$d$(FISHCOMPLETIONDIR)/forcescale.fish" "$$d$(FISHCOMPLETIONDIR)/forcescaled.fish" "$$d$(FISHCOMPLETIONDIR)/forcescale-web.fish"; \
+	rmdir "$$d$(DATADIR)/forcescale-web" 2>/dev/null || true; \
 	config="$$d$(SYSCONFDIR)/forcescale/mqtt.conf"; \
 	if [ -e "$$config" ] && cmp -s etc/mqtt.conf "$$config"; then \
 		rm -f "$$config"; \

@@ -97,6 +97,8 @@ package final class Daemon {
     /// The PEAK rumbles since the start, for STATUS.
     private var rumbles = RumbleStatistics()
     private let startedAt = MonotonicClock.now()
+    /// Rings when a grab reaches its bound (``DaemonRules/grabExpired()``).
+    private let grabTimer: DeadlineTimer
 
     /// Binds the socket, opens the state directory and the source. A live source need not
     /// have a device yet: the daemon then serves without one and waits for it.
@@ -128,6 +130,7 @@ package final class Daemon {
         rules = DaemonRules(
             release: options.release, policy: ControlPolicy(daemonUser: geteuid(), group: group, groupName: options.groupName))
         watchdog = try WatchdogTimer(loop: loop, notifier: notifier)
+        grabTimer = try DeadlineTimer()
         server = try SocketServer(listener: listener, loop: loop)
         server.onConnect = { [unowned self] client in
             let identity = ClientIdentity(client)
@@ -145,11 +148,15 @@ package final class Daemon {
         server.onDisconnect = { [unowned self] client, reason in
             clients[client.id] = nil
             lastRecipients = ([], [])
-            rules.disconnect(client.id)
+            perform(rules.disconnect(client.id))
             droppedByDepartedClients += client.droppedCount
             self.log.log(.debug, "\(client.label) disconnected: \(reason)")
         }
         server.onError = { [unowned self] error in self.log.log(.warning, "\(error)") }
+        try loop.watch(grabTimer.descriptor) { [unowned self] in
+            grabTimer.acknowledge()
+            perform(rules.grabExpired())
+        }
         log.log(.info, "configuration from \(options.configurationOrigin): \(options.configuration.summary)")
         if !options.commandLineOverrides.isEmpty {
             log.log(.info, "the command line overrides the file's \(options.commandLineOverrides.map(\.rawValue).joined(separator: ", "))")
@@ -409,6 +416,26 @@ package final class Daemon {
                 } catch {
                     send(confirmation.failureLine(error.description), to: confirmation.client)
                 }
+            case .grab(let device, let seconds, let confirmation):
+                do throws(DeviceOpenError) {
+                    guard try setGrabbed(true, device) else {
+                        throw DeviceOpenError(path: device.path, errno: Errno(rawValue: ENODEV))
+                    }
+                    grabTimer.arm(atMicroseconds: MonotonicClock.now() + Int64(seconds * 1_000_000))
+                    // Logged once the device is taken: a reader of the log may rely on it.
+                    let label = clients[confirmation.client]?.identity.label ?? "client \(confirmation.client)"
+                    log.log(.info, "\(label) takes \(device.nodeName) for at most \(DaemonRules.seconds(seconds)) s")
+                    send(confirmation.reply, to: confirmation.client)
+                } catch {
+                    rules.grabFailed(client: confirmation.client)
+                    log.log(.warning, "\(confirmation.failure): \(error)")
+                    send(confirmation.failureLine(error.description), to: confirmation.client)
+                }
+            case .releaseGrab(let device, let reply):
+                grabTimer.arm(atMicroseconds: nil)
+                // Giving back cannot fail (closing the descriptor would give it back too).
+                _ = try? setGrabbed(false, device)
+                if let reply { send(reply.reply, to: reply.client) }
             case .reportStatus(let client, let device):
                 send(status(of: device).line, to: client)
             case .listDevices(let client):
@@ -432,6 +459,13 @@ package final class Daemon {
 
     private func send(_ line: String, to client: Int) {
         clients[client]?.connection.send(line)
+    }
+
+    /// Takes a device or gives it back through the source that serves it.
+    /// - Returns: Whether a source serves it.
+    private func setGrabbed(_ grabbed: Bool, _ device: SourceDevice) throws(DeviceOpenError) -> Bool {
+        for source in sources where try source.setGrabbed(grabbed, device: device) { return true }
+        return false
     }
 
     /// Plays a pattern on the first source that can rumble.

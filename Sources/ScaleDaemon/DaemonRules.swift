@@ -77,6 +77,13 @@ struct DaemonRules: Sendable {
         case reportStatus(client: Int, device: SourceDevice?)
         /// Answer DEVICES: the list comes from looking at the input devices.
         case listDevices(client: Int)
+        /// Take the device for a client's weighing (EVIOCGRAB), then confirm and end the grab
+        /// after `seconds` (``DaemonRules/grabExpired()``); when the device cannot be taken,
+        /// send the failure and tell the rules (``DaemonRules/grabFailed(client:)``).
+        case grab(SourceDevice, seconds: Double, confirmation: Confirmation)
+        /// Give the device back to everyone (and forget the grab's bound); then send the reply,
+        /// when a client asked: a client that has its reply has its device given back.
+        case releaseGrab(SourceDevice, reply: Confirmation? = nil)
         /// End the client's connection once what is queued for it is written.
         case close(client: Int)
         /// Write a line to the daemon's log.
@@ -169,6 +176,23 @@ struct DaemonRules: Sendable {
         }
     }
 
+    /// A device taken for one client's weighing (GRAB): the desktop sees none of its events
+    /// until the grab ends.
+    struct Grab: Hashable, Sendable {
+        /// The client that holds it.
+        var client: Int
+        /// The device taken.
+        var device: SourceDevice
+        /// How long at most it stays taken, in seconds.
+        var seconds: Double
+    }
+
+    /// The longest a grab lasts, in seconds, whatever a client asks: a grabbed touchpad is
+    /// the desktop's pointer gone, so no client may keep it longer (a weighing that needs
+    /// more is given the pad back and weighs on without it). Two minutes hold both steps of
+    /// `forcescale weigh --tare-first` at its default timeout of 30 s each.
+    static let maximumGrabSeconds = 120.0
+
     /// The daemon's release, for VERSION.
     let release: String
     /// Who may change state.
@@ -178,6 +202,8 @@ struct DaemonRules: Sendable {
     private var clients: [Int: ClientState] = [:] {
         didSet { forgetRecipients() }
     }
+    /// The one grab there may be at a time, by any client on any device.
+    private(set) var grab: Grab?
 
     /// Rules with no client, no reading and no calibration yet.
     /// - Parameters:
@@ -239,10 +265,85 @@ struct DaemonRules: Sendable {
         return outcome
     }
 
-    /// A client left: its watch and any calibration it was waiting for end with it.
+    /// A client left: its watch, any calibration it was waiting for and its grab end with it.
     /// - Parameter id: The client's connection id.
-    mutating func disconnect(_ id: Int) {
+    /// - Returns: The release of its grab, when it held one.
+    @discardableResult
+    mutating func disconnect(_ id: Int) -> Outcome {
         clients[id] = nil
+        guard let held = grab, held.client == id else { return Outcome() }
+        grab = nil
+        return Outcome(effects: [
+            .releaseGrab(held.device), .log(.info, "client \(id) left: \(held.device.nodeName) is given back"),
+        ])
+    }
+
+    // MARK: - Grabs
+
+    /// The device could not be taken (another program holds it, it went away): the grab the
+    /// rules recorded for `client` is forgotten. The daemon has sent the failure.
+    /// - Parameter client: The client whose GRAB failed.
+    mutating func grabFailed(client: Int) {
+        if grab?.client == client { grab = nil }
+    }
+
+    /// The grab's bound passed: the device is given back and its holder told so.
+    /// - Returns: The GRAB line that tells the holder (`"ended":"expired"`) and the release.
+    mutating func grabExpired() -> Outcome {
+        guard let held = grab else { return Outcome() }
+        grab = nil
+        var outcome = Outcome()
+        let name = held.device.nodeName
+        outcome.send(GrabMessage(device: name, grabbed: false, ended: GrabMessage.Ending.expired.rawValue).line, to: held.client)
+        outcome.effects.append(.releaseGrab(held.device))
+        outcome.effects.append(.log(.info, "the grab of \(name) by client \(held.client) reached its bound of \(DaemonRules.seconds(held.seconds)) s: given back"))
+        return outcome
+    }
+
+    /// GRAB: take a device for the client's weighing, or give it back.
+    private mutating func handleGrab(_ request: ClientRequest, enable: Bool, seconds: Double?, requested: String?, from client: ClientIdentity, serving served: [SourceDevice], into outcome: inout Outcome) {
+        guard enable else {
+            // Giving back needs no permission: only a client that holds a grab has one to give.
+            guard let held = grab, held.client == client.id else {
+                outcome.send(GrabMessage(device: requested, grabbed: false).line, to: client.id)
+                return
+            }
+            grab = nil
+            outcome.effects.append(.log(.info, "\(client.label) gave \(held.device.nodeName) back"))
+            outcome.effects.append(.releaseGrab(held.device, reply: Confirmation(
+                client: client.id, request: request, reply: GrabMessage(device: held.device.nodeName, grabbed: false).line,
+                failure: "could not give \(held.device.nodeName) back")))
+            return
+        }
+        guard policy.mayControl(client) else {
+            outcome.send(RequestError(message: "permission denied: only \(policy.allowed) may GRAB", request: request).line, to: client.id)
+            return
+        }
+        let device: SourceDevice
+        switch address(requested, among: served, for: request) {
+        case .success(let addressed): device = addressed
+        case .failure(let error):
+            outcome.send(error.line, to: client.id)
+            return
+        }
+        if let held = grab {
+            let message = held.client == client.id
+                ? "you hold \(held.device.nodeName) already: give it back (GRAB with \"enable\":false) before taking it again"
+                : "one grab at a time: \(held.device.nodeName) is taken for another client's weighing; try again when it ends (within \(DaemonRules.seconds(held.seconds)) s)"
+            outcome.send(RequestError(message: message, request: request).line, to: client.id)
+            return
+        }
+        let bound = min(seconds ?? Self.maximumGrabSeconds, Self.maximumGrabSeconds)
+        grab = Grab(client: client.id, device: device, seconds: bound)
+        let name = device.nodeName
+        outcome.effects.append(.grab(device, seconds: bound, confirmation: Confirmation(
+            client: client.id, request: request, reply: GrabMessage(device: name, grabbed: true, seconds: bound).line,
+            failure: "could not take \(name)")))
+    }
+
+    /// Seconds as the log and the errors write them: `120`, `2.5`.
+    static func seconds(_ value: Double) -> String {
+        value == value.rounded() && value.magnitude < 1e15 ? String(Int(value)) : String(value)
     }
 
     /// A client sent a line longer than the protocol allows.
@@ -322,6 +423,8 @@ struct DaemonRules: Sendable {
             case .failure(let error):
                 outcome.send(error.line, to: client.id)
             }
+        case .grab(let enable, let seconds, let requested):
+            handleGrab(request, enable: enable, seconds: seconds, requested: requested, from: client, serving: served, into: &outcome)
         case .tare, .calibrate, .measure, .calibration(reset: true, _), .replaceCurve, .rumble:
             guard policy.mayControl(client) else {
                 outcome.send(RequestError(message: "permission denied: only \(policy.allowed) may \(request.className)", request: request).line, to: client.id)
@@ -362,6 +465,7 @@ struct DaemonRules: Sendable {
             case .tare: "no device to tare: none is open"
             case .calibrate, .measure, .replaceCurve: "no device to calibrate: none is open"
             case .calibration(reset: true, _): "no device whose calibration to reset: none is open"
+            case .grab: "no device to take: none is open"
             default: "no device is open"
             }
             return .failure(RequestError(
@@ -498,6 +602,12 @@ struct DaemonRules: Sendable {
     /// - Returns: The ERRORs.
     mutating func remove(_ device: String) -> Outcome {
         var outcome = Outcome()
+        if let held = grab, held.device.nodeName == device {
+            // The grab went with the device's descriptor; the holder is told.
+            grab = nil
+            outcome.send(GrabMessage(device: device, grabbed: false, ended: GrabMessage.Ending.deviceGone.rawValue).line, to: held.client)
+            outcome.effects.append(.releaseGrab(held.device))
+        }
         for id in clients.keys.sorted() {
             guard let pending = clients[id]!.pendingCalibration, pending.device == device else { continue }
             clients[id]!.pendingCalibration = nil

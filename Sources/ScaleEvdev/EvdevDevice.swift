@@ -22,6 +22,8 @@ package struct DeviceOpenError: Error, Hashable, Sendable, CustomStringConvertib
             return "the device is gone; 'forcescale devices' lists what is there"
         case Errno(rawValue: ENOTTY), Errno(rawValue: EINVAL):
             return "this is not an evdev input device"
+        case Errno(rawValue: EBUSY):
+            return "another program holds the device for itself (EVIOCGRAB): end it (an 'evtest --grab', a 'forcescale read --grab', a remote-desktop or game tool) and try again"
         default:
             return "'forcescale devices' shows what can be opened"
         }
@@ -103,6 +105,14 @@ package final class EvdevDevice {
     package func grab() throws(DeviceOpenError) {
         let status = libevdev_grab(handle, LIBEVDEV_GRAB)
         if status < 0 { throw DeviceOpenError(path: path, errno: Errno(rawValue: -status)) }
+    }
+
+    /// Gives a grabbed device back to every reader. Closing the descriptor does too, so a
+    /// device is never left taken by a process that ended.
+    package func ungrab() {
+        // libevdev answers -EINVAL only for a mode it does not know; releasing a device this
+        // descriptor does not hold is no error to the kernel.
+        _ = libevdev_grab(handle, LIBEVDEV_UNGRAB)
     }
 
     /// Reads every queued event.

@@ -27,6 +27,10 @@ public enum ClientRequest: Hashable, Sendable {
     case replaceCurve(points: [CalibrationPoint], preview: Bool, device: String? = nil)
     /// Play a haptic pattern on the rumble device.
     case rumble(pattern: HapticPattern)
+    /// Take the device for this client's weighing (`enable` true), so that the desktop sees
+    /// none of its events, for at most `seconds` (the daemon's bound when `nil`, and never
+    /// more); or give it back (`enable` false). Since protocol 1.7.
+    case grab(enable: Bool, seconds: Double? = nil, device: String? = nil)
 
     /// The longest request line the daemon reads, in bytes before its `\n` (a `\r` before
     /// the `\n` counts). A longer line gets ``RequestError/lineTooLong`` and the connection
@@ -35,14 +39,14 @@ public enum ClientRequest: Hashable, Sendable {
     public static let maximumLineBytes = 65536
 
     /// The request classes, in the order docs/protocol.md lists them.
-    public static let classNames = ["WATCH", "POLL", "DEVICES", "STATUS", "TARE", "CALIBRATE", "CALIBRATION", "RUMBLE"]
+    public static let classNames = ["WATCH", "POLL", "DEVICES", "STATUS", "TARE", "CALIBRATE", "CALIBRATION", "RUMBLE", "GRAB"]
 
     /// The class of the request, as it appears in the request and its reply: `"WATCH"`.
     /// The device the request names, for those that take one.
     public var device: String? {
         switch self {
         case .watch(_, let device), .poll(let device), .status(let device), .tare(let device), .calibrate(_, let device),
-             .measure(_, let device), .calibration(_, let device), .replaceCurve(_, _, let device):
+             .measure(_, let device), .calibration(_, let device), .replaceCurve(_, _, let device), .grab(_, _, let device):
             return device
         case .devices, .rumble:
             return nil
@@ -59,6 +63,7 @@ public enum ClientRequest: Hashable, Sendable {
         case .calibrate, .measure: return "CALIBRATE"
         case .calibration, .replaceCurve: return "CALIBRATION"
         case .rumble: return "RUMBLE"
+        case .grab: return "GRAB"
         }
     }
 
@@ -100,6 +105,9 @@ public enum ClientRequest: Hashable, Sendable {
             json.add("preview", bool: preview)
         case .rumble(let pattern):
             json.add("pattern", string: pattern.name)
+        case .grab(let enable, let seconds, _):
+            json.add("enable", bool: enable)
+            json.add("seconds", literal: seconds.flatMap { $0.isFinite ? $0.description : nil })
         }
         json.add("device", string: device)
         return json.line
@@ -195,6 +203,9 @@ public enum ClientRequest: Hashable, Sendable {
                 return .success(.calibration(reset: try fields.bool("reset") ?? false, device: device))
             case "RUMBLE":
                 return .success(.rumble(pattern: try fields.pattern()))
+            case "GRAB":
+                return .success(.grab(
+                    enable: try fields.bool("enable") ?? true, seconds: try fields.grabSeconds(), device: try fields.string("device")))
             default:
                 return .failure(RequestError(message: "unknown class '\(abbreviated(name))'"))
             }
@@ -275,6 +286,16 @@ public enum ClientRequest: Hashable, Sendable {
                 points.append(CalibrationPoint(raw: raw, grams: grams, spread: spread, count: count))
             }
             return points
+        }
+
+        /// GRAB's optional bound in seconds: a number greater than 0 (the daemon caps it at
+        /// its own bound).
+        func grabSeconds() throws(RequestError) -> Double? {
+            guard let value = present("seconds") else { return nil }
+            guard let seconds = value.numberValue, seconds.isFinite, seconds > 0 else {
+                throw error("'seconds' must be a number greater than 0")
+            }
+            return seconds
         }
 
         /// RUMBLE's pattern, by name; `impact-medium` when absent, as for `forcescale rumble`.

@@ -53,6 +53,7 @@ public enum DaemonLine: Hashable, Sendable {
     case calibrate(CalibrateMessage)
     case calibration(CalibrationMessage)
     case rumble(RumbleMessage)
+    case grab(GrabMessage)
     /// An ERROR line: the same type the daemon sends it from.
     case error(RequestError)
     /// A class this build does not know, with the whole line's value.
@@ -118,6 +119,7 @@ public enum DaemonLine: Hashable, Sendable {
         case CalibrateMessage.className: return .calibrate(try CalibrateMessage(fields: fields))
         case CalibrationMessage.className: return .calibration(try CalibrationMessage(fields: fields))
         case RumbleMessage.className: return .rumble(try RumbleMessage(fields: fields))
+        case GrabMessage.className: return .grab(try GrabMessage(fields: fields))
         case RequestError.className: return .error(try RequestError(fields: fields))
         default: return .unknown(className: name, json)
         }
@@ -154,6 +156,7 @@ public enum DaemonLine: Hashable, Sendable {
         case .calibrate(let message): return message
         case .calibration(let message): return message
         case .rumble(let message): return message
+        case .grab(let message): return message
         case .error(let message): return message
         case .unknown: return nil
         }

@@ -480,6 +480,65 @@ public struct RumbleMessage: DaemonLineMessage {
     }
 }
 
+/// The reply to GRAB (since protocol 1.7), and the line that tells the client holding a grab
+/// that it ended without being asked (its bound passed, the device went away).
+public struct GrabMessage: DaemonLineMessage {
+    public static let className = "GRAB"
+
+    /// Why a grab ended without the client asking: the values of `ended`.
+    public enum Ending: String, Sendable, CaseIterable {
+        /// The grab's bound (its `seconds`) passed.
+        case expired
+        /// The device went away (unplugged, failed, or opened afresh): its grab went with it.
+        case deviceGone = "device-gone"
+    }
+
+    /// The device taken or given back.
+    public var device: String?
+    /// Whether the client now holds the device.
+    public var grabbed: Bool
+    /// With `grabbed`: how long at most, in seconds, the daemon keeps it taken.
+    public var seconds: Double?
+    /// On the line that ends a grab unasked: why (`expired`, `device-gone`; a later daemon
+    /// may add names, kept as sent).
+    public var ended: String?
+
+    /// The reply or notice.
+    /// - Parameters:
+    ///   - device: The device; `nil` leaves it out.
+    ///   - grabbed: Whether it is held now.
+    ///   - seconds: The bound of a grab taken, rounded here to 0.001 s.
+    ///   - ended: Why a grab ended unasked.
+    public init(device: String? = nil, grabbed: Bool, seconds: Double? = nil, ended: String? = nil) {
+        self.device = device
+        self.grabbed = grabbed
+        self.seconds = seconds.map { JSONLineWriter.round($0, decimals: ProtocolDecimals.uptime) }
+        self.ended = ended
+    }
+
+    init(fields: MessageFields) throws(ProtocolDecodeError) {
+        self.init(
+            device: try fields.optionalString("device"), grabbed: try fields.bool("grabbed"),
+            seconds: try fields.optionalNumber("seconds"), ended: try fields.optionalString("ended"))
+    }
+
+    /// `{"class":"GRAB","device":"event5","grabbed":true,"seconds":60.0}`
+    public var line: String {
+        var json = JSONLineWriter()
+        json.add("class", string: Self.className)
+        json.add("device", string: device)
+        json.add("grabbed", bool: grabbed)
+        json.add("seconds", number: seconds, decimals: ProtocolDecimals.uptime)
+        json.add("ended", string: ended)
+        return json.line
+    }
+
+    public init?(_ line: DaemonLine) {
+        guard case .grab(let message) = line else { return nil }
+        self = message
+    }
+}
+
 /// ERROR: the daemon sends a ``RequestError`` as this line, and a client reads it back as one.
 extension RequestError: DaemonLineMessage {
     public static let className = "ERROR"

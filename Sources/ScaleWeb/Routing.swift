@@ -6,6 +6,8 @@ package enum WebEndpoint: String, Sendable, Hashable, CaseIterable {
     case events = "/events"
     case status = "/api/status"
     case tare = "/api/tare"
+    /// Takes the pad for the page's weighing, or gives it back (the daemon's GRAB).
+    case grab = "/api/grab"
     case metrics = "/metrics"
     /// The force log's sessions, a page at a time.
     case sessions = "/api/sessions"
@@ -13,7 +15,7 @@ package enum WebEndpoint: String, Sendable, Hashable, CaseIterable {
     /// The methods it takes, as the `Allow` header of a 405 lists them.
     var allowedMethods: [String] {
         switch self {
-        case .tare: return ["POST"]
+        case .tare, .grab: return ["POST"]
         default: return ["GET", "HEAD"]
         }
     }

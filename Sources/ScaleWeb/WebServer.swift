@@ -290,7 +290,7 @@ package final class WebServer {
     private func respond(to request: HTTPRequest) -> HTTPResponse {
         switch RouteDecision.route(method: request.method, path: request.path) {
         case .notFound:
-            return .error(404, "Not Found: \(request.path) (the endpoints are /, /events, /api/status, /api/tare, /api/sessions, /api/sessions/ID and /metrics)",
+            return .error(404, "Not Found: \(request.path) (the endpoints are /, /events, /api/status, /api/tare, /api/grab, /api/sessions, /api/sessions/ID and /metrics)",
                           path: request.path)
         case .badRequest(let message):
             return SessionHistory.badRequest(message)
@@ -315,6 +315,8 @@ package final class WebServer {
             return status()
         case .endpoint(.tare):
             return tare(request)
+        case .endpoint(.grab):
+            return grab(request)
         case .endpoint(.metrics):
             refreshDeviceInfo()
             let format = MetricsFormat.negotiate(accept: request.header("Accept"))
@@ -353,16 +355,39 @@ package final class WebServer {
         return .json(200, #"{"up":true,"control":"# + control + #","status":"# + status.text + "}")
     }
 
+    /// How long at most the page's weighing keeps the pad: a page closed mid-weighing holds
+    /// it through forcescale-web's connection, which does not go with the page, so the bound
+    /// is what gives it back then.
+    static let grabSeconds = 60.0
+
+    /// `POST /api/grab[?device=…][&enable=false]`: the daemon's GRAB for the page's "Weigh
+    /// what I add", through this server's connection; its reply as the daemon sent it.
+    private func grab(_ request: HTTPRequest) -> HTTPResponse {
+        let enable = request.queryArgument("enable") != "false"
+        return control(request) { () throws(DaemonClientError) in
+            try client.request(
+                .grab(enable: enable, seconds: enable ? Self.grabSeconds : nil, device: request.queryArgument("device")),
+                expecting: GrabMessage.self, timeout: options.daemonTimeout)
+        }
+    }
+
     private func tare(_ request: HTTPRequest) -> HTTPResponse {
+        // The device of the card whose button was pressed; with several devices served, a
+        // TARE that names none is refused by the daemon (its ERROR lists them).
+        control(request) { () throws(DaemonClientError) in
+            try client.request(.tare(device: request.queryArgument("device")), expecting: TareMessage.self, timeout: options.daemonTimeout)
+        }
+    }
+
+    /// A request that changes the scale, once `--allow-control` and the origin allow it: the
+    /// daemon's reply line, or why not.
+    private func control<Reply: DaemonLineMessage>(_ request: HTTPRequest, _ ask: () throws(DaemonClientError) -> DaemonReply<Reply>) -> HTTPResponse {
         if let refusal = WebControlPolicy.refusal(
             allowControl: options.allowControl, origin: request.header("Origin"), host: request.header("Host")) {
             return .apiError(403, "Forbidden: \(refusal)")
         }
         guard client.isConnected else { return .apiError(503, "forcescaled is not running (start it, or the forcescale service)") }
-        // The device of the card whose button was pressed; with several devices served, a
-        // TARE that names none is refused by the daemon (its ERROR lists them).
-        let device = request.queryArgument("device")
-        switch askDaemon({ () throws(DaemonClientError) in try client.request(.tare(device: device), expecting: TareMessage.self, timeout: options.daemonTimeout) }) {
+        switch askDaemon(ask) {
         case nil:
             return .apiError(503, "forcescaled does not answer (it may be stopped or overloaded; try again)")
         case .success(let reply)?:

@@ -15,8 +15,8 @@ let root = Command(
         status at /api/status, the force log's sessions (when forcescaled logs) at \
         /api/sessions with their readings as CSV or JSON lines and their plots, and metrics \
         for Prometheus at /metrics (the text format, or OpenMetrics when asked). POST \
-        /api/tare tares the scale, only with --allow-control and only from the dashboard's \
-        own page. When the daemon goes away the pages say so \
+        /api/tare tares the scale and POST /api/grab takes the pad for the page's weighing \
+        (60 s at most), only with --allow-control and only from the dashboard's own page. When the daemon goes away the pages say so \
         and forcescale-web connects again by itself.
 
         It listens on loopback only unless --listen names another address. Started by \
@@ -30,7 +30,7 @@ let root = Command(
         Option(
             long: "listen", valueName: "addr:port",
             help: "Where to serve HTTP: 127.0.0.1:PORT, [::1]:PORT, 0.0.0.0:PORT for every address; port 0 picks a free one. (default: \(ListenAddress.default))"),
-        Option(long: "allow-control", help: "Let the dashboard tare the scale (POST /api/tare from the page's own origin)."),
+        Option(long: "allow-control", help: "Let the dashboard tare the scale and take the pad for a weighing (POST /api/tare, /api/grab from the page's own origin)."),
         Option(
             long: "log-db", valueName: "path",
             help: "The force log whose sessions the History view and /api/sessions show, read-only. (default, looked up at each request: /var/lib/forcescale/log.sqlite when it exists, else $XDG_STATE_HOME/forcescale/log.sqlite, else the system one)"),

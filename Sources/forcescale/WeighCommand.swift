@@ -27,7 +27,12 @@ enum WeighCommand {
             the spread of both windows: '12.4 g ± 0.6 g added'. Lifting the contact before \
             the end stops it with status 1, nothing weighed. An object that comes as a second \
             contact on a pad that weighs its first contact only is named, with the ways to \
-            count it. A daemon with no device open is \
+            count it. With --grab the daemon takes the pad for the weighing (EVIOCGRAB), so that \
+            the desktop sees nothing of it meanwhile: no pointer moves, no click, no scroll. It is \
+            given back as soon as the weight is printed, and whenever weigh ends otherwise \
+            (a failure, the timeout, Ctrl-C, a kill: the daemon gives it back when the connection \
+            goes), and at the latest after the daemon's bound of 120 s. One grab at a time; only \
+            members of the daemon's group may grab, as for tare. A daemon with no device open is \
             an error (status 69); one that serves several devices needs --device to say \
             which to weigh on (without it weigh lists them and exits with status 1).
             """,
@@ -36,6 +41,7 @@ enum WeighCommand {
             Option(long: "tare-first", help: "Take the steady contact as zero, then weigh what is added to it."),
             Option(long: "unit", valueName: "unit", help: "Unit of the weight; JSON always carries grams.", defaultValue: "g", allowedValues: MassUnit.allCases.map(\.rawValue)),
             Option(long: "json", help: "Print the stable READING line instead."),
+            Option(long: "grab", help: "Take the pad for the weighing, so that the desktop sees nothing of it (given back when weigh ends, 120 s at most)."),
             DaemonConnection.deviceOption,
             DaemonConnection.socketOption,
         ])
@@ -59,8 +65,15 @@ enum WeighCommand {
                         + DaemonConnection.noDeviceAdvice + ". " + DaemonConnection.demoRoute,
                     status: ExitStatus.unavailable)
             }
+            // As long as the weighing may wait, and a few seconds for its requests: a weigh that
+            // times out gives the pad back itself, before its bound would.
+            let grab = command.flag("grab")
+                ? try PadGrab(client: client, device: device, seconds: timeout * (command.flag("tare-first") ? 2 : 1) + 5) : nil
+            // Given back before the result is printed, and on every way out; a weigh that is
+            // killed is given back by the daemon when the connection goes.
+            defer { grab?.release() }
             if command.flag("tare-first") {
-                try weighAdded(client: client, device: device, status: status, timeout: timeout, unit: unit, json: json)
+                try weighAdded(client: client, device: device, status: status, timeout: timeout, unit: unit, json: json, grab: grab)
                 return
             }
             let deadline = MonotonicClock.now() + Int64(timeout * 1_000_000)
@@ -83,8 +96,10 @@ enum WeighCommand {
                 guard let line = try client.nextLine(deadline: deadline) else {
                     throw CommandFailure.noStableReading(within: timeout)
                 }
+                noteGrabEnded(line)
                 take(line)
             }
+            grab?.release()
             let output = OutputChannel.standardOutput
             let reading = found!.reading
             guard !reading.saturated else {
@@ -114,7 +129,7 @@ enum WeighCommand {
     /// `weigh --tare-first`: the steady contact is the zero, then what is added to it within
     /// the same touch (``AddedWeight``). Prompts go to standard error on a terminal, so that
     /// standard output holds only the result.
-    private static func weighAdded(client: DaemonClient, device: String, status: StatusMessage, timeout: Double, unit: MassUnit, json: Bool) throws {
+    private static func weighAdded(client: DaemonClient, device: String, status: StatusMessage, timeout: Double, unit: MassUnit, json: Bool, grab: PadGrab?) throws {
         let calibrated = status.model == GramModelName(.calibrated)
         var measurement = AddedWeight(calibrationUncertainty: calibrated ? status.calibration?.uncertainty : nil)
         let prompts = OutputChannel.standardError
@@ -163,6 +178,7 @@ enum WeighCommand {
                     message: "the contact was lifted before the object settled: nothing was weighed; keep it resting on the pad and start again",
                     status: ExitStatus.failure)
             case .weighed(let result):
+                grab?.release()
                 let output = OutputChannel.standardOutput
                 if json {
                     var line = JSONLineWriter()
@@ -192,12 +208,22 @@ enum WeighCommand {
                 let what = announced ? "the object added did not settle" : "no contact rested steadily on the pad"
                 throw CommandFailure(message: "\(what) within \(DaemonClient.seconds(timeout)) s: keep it still, or give --timeout more time", status: ExitStatus.failure)
             }
+            noteGrabEnded(line)
             if case .reading(let reading) = line.message {
                 Self.feed(reading, to: &measurement)
                 watchContacts(reading)
             }
         }
     }
+
+    /// A grab that ended before the weighing did (its bound passed, the device went away) is
+    /// said once, as a warning: the weighing goes on with the desktop seeing the pad.
+    private static func noteGrabEnded(_ line: ReceivedLine) {
+        guard case .grab(let message) = line.message, !message.grabbed, let ended = message.ended else { return }
+        let why = ended == GrabMessage.Ending.expired.rawValue ? "the daemon's bound for a grab passed" : "the device went away (\(ended))"
+        printError("warning: \(message.device ?? "the pad") was given back before the weighing ended (\(why)): the desktop sees it again")
+    }
+
 
     /// Why an object that came as a second contact is not weighed, and the two ways out.
     static func secondContactAdvice(device: String) -> String {
@@ -210,5 +236,35 @@ enum WeighCommand {
 
     private static func feed(_ reading: ReadingMessage, to measurement: inout AddedWeight) {
         measurement.add(time: reading.time.microseconds, grams: reading.grams, contacts: reading.contacts, stable: reading.stable, saturated: reading.saturated)
+    }
+}
+
+/// `weigh --grab`: the pad taken for the weighing (GRAB), given back once.
+final class PadGrab {
+    private let client: DaemonClient
+    private let device: String
+    private var held = true
+
+    /// Takes the pad for as long as the weighing may wait; the daemon caps it at its own
+    /// bound. Said on standard error on a terminal.
+    /// - Throws: `DaemonClientError.refused` when the daemon refuses (permission, another
+    ///   grab, a device another program holds).
+    init(client: DaemonClient, device: String, seconds: Double) throws {
+        self.client = client
+        self.device = device
+        let reply = try client.request(.grab(enable: true, seconds: seconds, device: device), expecting: GrabMessage.self).message
+        let prompts = OutputChannel.standardError
+        guard prompts.isTerminal else { return }
+        let bound = reply.seconds.map { " for at most \(DaemonClient.seconds($0)) s" } ?? ""
+        try prompts.write("\(device) is taken\(bound): the desktop sees nothing of the pad until the weighing ends.\n")
+        try prompts.flush()
+    }
+
+    /// Gives the pad back (GRAB with enable false), once; a failure to say so is no failure
+    /// of the weighing: the daemon gives it back when the connection goes.
+    func release() {
+        guard held else { return }
+        held = false
+        _ = try? client.request(.grab(enable: false, device: device), expecting: GrabMessage.self)
     }
 }

@@ -30,6 +30,27 @@ sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 from dashboard import CHROMEDRIVER, DEADLINE, CheckFailed, Child, StreamWatcher, daemon_answers, free_port, log, page_answers, wait_until  # noqa: E402
 
 STEP = 'return document.getElementById("weigh-added-step").textContent'
+GRAB_STATE = 'return document.getElementById("weigh-added-grab-state").textContent'
+FRAMED = 'return document.getElementById("controls").hasAttribute("data-grabbed")'
+# Records every text the grab's status is given, with whether the controls were framed then:
+# a short weighing may take and give back the pad between two looks.
+WATCH_GRAB = """
+window.__grabStates = [];
+const state = document.getElementById("weigh-added-grab-state");
+new MutationObserver(function () {
+  window.__grabStates.push([state.textContent, document.getElementById("controls").hasAttribute("data-grabbed")]);
+}).observe(state, { childList: true, characterData: true, subtree: true });
+"""
+GRAB_STATES = "return window.__grabStates"
+
+
+def check_given_back(browser):
+    """Once the weighing has ended, the page gives the pad back and says so; the record of
+    what it said starts afresh for the next weighing."""
+    wait_until("the page to say the pad was given back", lambda: browser.execute_script(GRAB_STATE) == "The pad was given back."
+               and not browser.execute_script(FRAMED), seen=lambda: browser.execute_script(GRAB_STATE))
+    log("the page said the pad was given back")
+    browser.execute_script("window.__grabStates = []")
 
 
 def main():
@@ -40,6 +61,7 @@ def main():
     parser.add_argument("--added", type=float, default=0, help="the grams the recording adds to the contact")
     parser.add_argument("--tolerance", type=float, default=0, help="grams of drift allowed beside the ±")
     parser.add_argument("--artifacts", required=True)
+    parser.add_argument("--grab", action="store_true", help="tick 'Take the pad while weighing' and check that the page says the pad is taken, then given back")
     arguments = parser.parse_args()
     work = tempfile.mkdtemp(prefix="forcescale-web-added-")
     sock, port = os.path.join(work, "sock"), free_port()
@@ -63,6 +85,13 @@ def main():
         browser.get(f"http://127.0.0.1:{port}/")
         button = browser.find_element("id", "weigh-added")
         wait_until("the button, offered with --allow-control", lambda: button.is_displayed())
+        choice = browser.find_element("id", "weigh-added-grab")
+        if choice.is_selected():
+            raise CheckFailed("'Take the pad while weighing' is ticked before anyone ticked it: it must be off by default")
+        if arguments.grab:
+            wait_until("the choice to take the pad", lambda: browser.find_element("id", "weigh-added-grab-choice").is_displayed())
+            choice.click()
+            browser.execute_script(WATCH_GRAB)
 
         for attempt in (("first", "again") if arguments.expect == "added" else ("first",)):
             # Click as a touch begins: a reading with contacts after one without, since now.
@@ -76,6 +105,11 @@ def main():
             wait_until("the page to ask for a contact", lambda: "Put a contact on the pad" in browser.execute_script(STEP) or
                        "Zero taken" in browser.execute_script(STEP), seen=lambda: browser.execute_script(STEP))
             wait_until("the zero", lambda: "Zero taken at" in browser.execute_script(STEP), seen=lambda: browser.execute_script(STEP))
+            if arguments.grab:
+                def taken():
+                    return [text for text, framed in browser.execute_script(GRAB_STATES) if " is taken: the desktop sees nothing of it" in text and framed]
+                wait_until("the page to say the pad is taken, the controls framed", lambda: taken(), seen=lambda: browser.execute_script(GRAB_STATES))
+                log(f"{attempt}: the page said {taken()[0]!r}")
             if arguments.expect == "lifted":
                 # Ordered after anything the page could show as a weight: the lift ends it.
                 wait_until("the page to say the contact was lifted", lambda: "lifted" in browser.execute_script(STEP),
@@ -84,6 +118,8 @@ def main():
                 if " added" in text or text != "The contact was lifted before the object settled: nothing was weighed. Start again.":
                     raise CheckFailed(f"after the lift the page reads {text!r}")
                 log(f"the page said {text!r}")
+                if arguments.grab:
+                    check_given_back(browser)
                 continue
             wait_until("the weight added", lambda: browser.execute_script(STEP).endswith(" added"), seen=lambda: browser.execute_script(STEP))
             text = browser.execute_script(STEP)
@@ -94,6 +130,8 @@ def main():
             if abs(grams - arguments.added) > uncertainty + 0.1 + arguments.tolerance or not 0 < uncertainty < 3:
                 raise CheckFailed(f"the page weighed {grams} ± {uncertainty} g for {arguments.added} g added")
             log(f"{attempt}: the page showed {text!r} for {arguments.added:.1f} g added")
+            if arguments.grab:
+                check_given_back(browser)
             if attempt == "first":
                 os.makedirs(arguments.artifacts, exist_ok=True)
                 browser.save_screenshot(os.path.join(arguments.artifacts, "weigh-added.png"))

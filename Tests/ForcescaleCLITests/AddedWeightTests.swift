@@ -105,6 +105,19 @@ import Testing
     /// with the page saying so and no weight shown.
     @Test(arguments: [("steady", 0.0, Ending.settles), ("drifting", 1.0, .settles), ("lifted", 0, .liftedEarly), ("wobbly", 0, .neverSteady)])
     func thePageWeighsWhatIsAddedInARealBrowser(name: String, drift: Double, ending: Ending) throws {
+        try weighOnThePage(name: name, drift: drift, ending: ending, grab: false)
+    }
+
+    /// The same with "Take the pad while weighing" ticked (off by default): the page says the
+    /// pad is taken (api/grab, the daemon's GRAB; a recording takes nothing but answers as a
+    /// device would) and frames the controls, and gives it back once the weight is shown or
+    /// the contact lifted.
+    @Test(arguments: [("steady-grab", Ending.settles), ("lifted-grab", .liftedEarly)])
+    func thePageTakesThePadWhileItWeighsWhenAsked(name: String, ending: Ending) throws {
+        try weighOnThePage(name: name, drift: 0, ending: ending, grab: true)
+    }
+
+    private func weighOnThePage(name: String, drift: Double, ending: Ending, grab: Bool) throws {
         let directory = try CLI.temporaryDirectory()
         defer { try? FileManager.default.removeItem(at: directory) }
         let recording = try Self.recording(name, drift: drift, ending: ending, in: directory)
@@ -115,7 +128,7 @@ import Testing
             : ["--expect", "lifted"]
         let result = try run(
             "/usr/bin/python3",
-            [script, "--bin-dir", CLI.binDirectory.path, "--recording", recording, "--artifacts", artifacts] + expectation,
+            [script, "--bin-dir", CLI.binDirectory.path, "--recording", recording, "--artifacts", artifacts] + expectation + (grab ? ["--grab"] : []),
             environment: ["HOME": directory.path, "TMPDIR": directory.path], timeout: 600)
         #expect(try WebPageTests.scratchLeft(in: directory) == [], "\(name)")
         #expect(result.exited && result.status == 0, "weigh_added.py (\(name)) exited \(result.status):\n\(result.stdout)\n\(result.stderr)")

@@ -11,7 +11,7 @@ import Testing
 /// is one of the packages scripts/setup installs).
 @Suite struct ManPageTests {
     static let manDirectory = CLI.packageRoot.appendingPathComponent("man")
-    static let pages = ["forcescale.1", "forcescaled.8", "forcescale.conf.5", "forcescale-web.1", "forcescale-mqtt.1"]
+    static let pages = ["forcescale.1", "forcescaled.8", "forcescale.conf.5", "forcescale-web.1", "forcescale-web-open.1", "forcescale-mqtt.1"]
 
     // MARK: - forcescale(1)
 

@@ -194,6 +194,12 @@ import Testing
         ("/usr/local/bin/forcescaled", 0o755),
         ("/usr/local/bin/forcescale-web", 0o755),
         ("/usr/local/bin/forcescale-mqtt", 0o755),
+        ("/usr/local/bin/forcescale-web-open", 0o755),
+        ("/usr/local/share/man/man1/forcescale-web-open.1", 0o644),
+        ("/usr/local/share/forcescale-web/not-listening.html", 0o644),
+        ("/usr/local/share/applications/example.a_seed_40262d30.Forcescale.desktop", 0o644),
+        ("/usr/local/share/metainfo/example.a_seed_40262d30.Forcescale.metainfo.xml", 0o644),
+        ("/usr/local/share/icons/hicolor/scalable/apps/example.a_seed_40262d30.Forcescale.svg", 0o644),
         ("/usr/local/lib/systemd/system/forcescale-mqtt.service", 0o644),
         ("/usr/local/lib/sysusers.d/forcescale-mqtt.conf", 0o644),
         ("/usr/local/share/man/man1/forcescale-mqtt.1", 0o644),
@@ -287,7 +293,7 @@ import Testing
         defer { try? FileManager.default.removeItem(at: directory) }
         let checkout = directory.appendingPathComponent("a checkout")
         try FileManager.default.createDirectory(at: checkout, withIntermediateDirectories: true)
-        for name in ["Makefile", "debian", "etc", "man", "systemd", "sysusers.d", "udev"] {
+        for name in ["Makefile", "debian", "desktop", "etc", "man", "systemd", "sysusers.d", "udev"] {
             try FileManager.default.copyItem(at: Self.root.appendingPathComponent(name), to: checkout.appendingPathComponent(name))
         }
         let releaseBuild = directory.appendingPathComponent("release-build").path

@@ -49,6 +49,7 @@ let scenarios: [(letter: String, title: String, run: (Programs) -> Void)] = [
     ("u", "a pen characterized live through forcescaled, weight by weight", PenCharacterizedLive.run),
     ("v", "the wall clock stepped back and forward an hour under a logging daemon", WallClockSteps.run),
     ("w", "real devices from the kernel's HID selftests, read right from their first touch (uhid)", KernelHIDDevices.run),
+    ("x", "weigh --grab: evtest sees nothing of the pad while weighing, and again after (answered, and killed)", GrabbedWeighing.run),
 ]
 
 let wanted = Set(CommandLine.arguments.dropFirst().map { $0.lowercased() })

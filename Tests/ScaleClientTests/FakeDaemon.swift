@@ -127,7 +127,7 @@ final class FakeDaemon: @unchecked Sendable {
                 }
                 let peak = Peak(time: EventTime(microseconds: 1_030_000), raw: 255, force: 1, grams: 127.5)
                 client.send(PeakMessage(peak, device: "event5").line, droppable: true)
-            case .poll, .calibration, .measure, .replaceCurve:
+            case .poll, .calibration, .measure, .replaceCurve, .grab:
                 client.send(RequestError(message: "not served by the fake daemon", request: request).line)
             }
         }

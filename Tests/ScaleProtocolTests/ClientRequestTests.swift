@@ -20,6 +20,21 @@ private func error(_ message: String, _ requestClass: String? = nil) -> Result<C
         #expect(request(#"{"class":"WATCH"}"#) == .success(.watch(enable: true, device: nil)))
     }
 
+    @Test func grab() {
+        #expect(request(#"{"class":"GRAB"}"#) == .success(.grab(enable: true, seconds: nil, device: nil)))
+        #expect(request(#"{"class":"GRAB","enable":true,"seconds":60,"device":"event5"}"#) == .success(.grab(enable: true, seconds: 60, device: "event5")))
+        #expect(request(#"{"class":"GRAB","enable":false}"#) == .success(.grab(enable: false)))
+        #expect(request(#"{"class":"GRAB","seconds":0}"#) == error("'seconds' must be a number greater than 0", "GRAB"))
+        #expect(request(#"{"class":"GRAB","seconds":"60"}"#) == error("'seconds' must be a number greater than 0", "GRAB"))
+        #expect(ClientRequest.grab(enable: true, seconds: 62.5, device: "event5").line == #"{"class":"GRAB","enable":true,"seconds":62.5,"device":"event5"}"# + "\n")
+        #expect(ClientRequest.grab(enable: false).line == #"{"class":"GRAB","enable":false}"# + "\n")
+        let reply = #"{"class":"GRAB","device":"event5","grabbed":true,"seconds":60.0}"#
+        #expect(GrabMessage(device: "event5", grabbed: true, seconds: 60).line == reply + "\n")
+        #expect((try? GrabMessage.decode(line: reply)) == GrabMessage(device: "event5", grabbed: true, seconds: 60))
+        let ended = #"{"class":"GRAB","device":"event5","grabbed":false,"ended":"expired"}"#
+        #expect((try? GrabMessage.decode(line: ended))?.line == ended + "\n")
+    }
+
     @Test func aLineThatIsNotUTF8IsRefusedAtTheByteWhereItStopsBeingSo() {
         // In a string, as gpsd-style clients that send raw device names would.
         let inString = Array(#"{"class":"WATCH","device":""#.utf8) + [0xFF, 0xFE] + Array(#""}"#.utf8)
@@ -62,7 +77,7 @@ private func error(_ message: String, _ requestClass: String? = nil) -> Result<C
     }
 
     @Test func classNamesMatchTheRequests() {
-        let all: [ClientRequest] = [.watch(enable: true, device: nil), .poll(), .devices, .status(), .tare(), .calibrate(grams: 1), .calibration(reset: false), .rumble(pattern: .peak)]
+        let all: [ClientRequest] = [.watch(enable: true, device: nil), .poll(), .devices, .status(), .tare(), .calibrate(grams: 1), .calibration(reset: false), .rumble(pattern: .peak), .grab(enable: true)]
         #expect(all.map(\.className) == ClientRequest.classNames)
     }
 

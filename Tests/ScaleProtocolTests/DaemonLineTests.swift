@@ -57,7 +57,7 @@ private func roundTrip(_ text: String, sourceLocation: SourceLocation = #_source
             if let decoded = roundTrip(line) { classes.insert(decoded.className) }
         }
         // Every class the daemon sends has an example, so none of them goes unchecked.
-        #expect(classes == ["READING", "PEAK", "VERSION", "ERROR", "WATCH", "POLL", "DEVICES", "STATUS", "TARE", "CALIBRATE", "CALIBRATION", "RUMBLE"])
+        #expect(classes == ["READING", "PEAK", "VERSION", "ERROR", "WATCH", "POLL", "DEVICES", "STATUS", "TARE", "CALIBRATE", "CALIBRATION", "RUMBLE", "GRAB"])
 
         // The requests as the document shows them are what ClientRequest writes.
         #expect(Set(examples.requests.map { $0.prefix(while: { $0 != "," && $0 != "}" }) }).count == ClientRequest.classNames.count)

@@ -280,6 +280,18 @@ package final class LiveScale: ScaleSource {
         open.first { $0.device.path == device.path }?.pipeline.setCalibration(calibration)
     }
 
+    /// Takes an open device for the daemon alone, or gives it back (``ScaleSource``).
+    package func setGrabbed(_ grabbed: Bool, device: SourceDevice) throws(DeviceOpenError) -> Bool {
+        guard let opened = open.first(where: { $0.device.path == device.path }) else { return false }
+        if grabbed {
+            try opened.device.grab()
+        } else if !options.grab {
+            // A device opened grabbed (`forcescale read --grab`) stays so.
+            opened.device.ungrab()
+        }
+        return true
+    }
+
     // MARK: - Devices
 
     /// The devices the options choose that are not open yet.

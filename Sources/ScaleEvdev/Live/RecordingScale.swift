@@ -92,6 +92,13 @@ package final class RecordingScale: ScaleSource {
         throw ForceFeedbackError(path: path, operation: "rumble", errno: nil, explanation: "a recording cannot rumble")
     }
 
+    /// A recording has no device for the desktop to lose: taking it succeeds and changes
+    /// nothing, so that GRAB follows the protocol (its reply, bound and release) where the
+    /// daemon serves a recording, and clients can be tested against one.
+    package func setGrabbed(_ grabbed: Bool, device: SourceDevice) throws(DeviceOpenError) -> Bool {
+        device.nodeName == self.device.nodeName
+    }
+
     package func stop() {
         guard !isFinished else { return }
         isFinished = true

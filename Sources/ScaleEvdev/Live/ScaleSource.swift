@@ -54,6 +54,15 @@ package protocol ScaleSource: AnyObject {
     /// Plays a haptic pattern without blocking the loop.
     /// - Throws: `ForceFeedbackError` when nothing can rumble.
     func play(_ pattern: HapticPattern) throws(ForceFeedbackError)
+    /// Takes one of its devices for this process alone (EVIOCGRAB), or gives it back; the
+    /// source goes on reading it either way.
+    /// - Parameters:
+    ///   - grabbed: Take (`true`) or give back.
+    ///   - device: The device.
+    /// - Returns: Whether the source serves that device (nothing was done when it does not).
+    /// - Throws: `DeviceOpenError` when the device cannot be taken: another program holds
+    ///   it (`EBUSY`), or it is gone.
+    func setGrabbed(_ grabbed: Bool, device: SourceDevice) throws(DeviceOpenError) -> Bool
     /// Stops reading; the held readings go out first.
     func stop()
 }

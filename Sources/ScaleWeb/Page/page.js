@@ -280,6 +280,7 @@
       // --allow-control.
       eachScale(function (scale) { scale.part("tare").hidden = !control; });
       $("weigh-added").hidden = !control;
+      $("weigh-added-grab-choice").hidden = !control;
       if (daemonUp === null) { daemonUp = body.up === true; setConnection(); }
       queueRender();
     }).catch(function () { /* the stream's state says what is wrong */ });
@@ -294,11 +295,52 @@
   // the same rule): the steady contact is the zero, the daemon's tare untouched; what is
   // added within the same touch is weighed once a whole window of readings is stable again.
   // It weighs on the device where the first contact rests, and on that one only.
-  var WINDOW_S = 0.5, added = null;
+  // With "Take the pad while weighing" the daemon grabs the pad (api/grab, the daemon's
+  // GRAB) from the start until the weight is shown, the contact is lifted or the flow starts
+  // again; the daemon gives it back by itself after the bound its reply names.
+  var WINDOW_S = 0.5, added = null, grab = null;
   function addedStart() {
     added = { step: "contact", device: null, samples: [], stableSince: null, moved: false, zero: null, zeroTime: 0 };
     $("weigh-added").textContent = "Start again";
     addedShow("Put a contact on the pad (a finger, a coin, a metal lid) and keep it still…");
+    grabRelease().then(function () { if ($("weigh-added-grab").checked && added && added.step !== "done") grabTake(); });
+  }
+  function grabShow(text) { $("weigh-added-grab-state").textContent = text; }
+  function grabTake() {
+    var only = statusDevices.length === 1 ? statusDevices[0].device : null;
+    grabShow("Taking the pad…");
+    var held = { device: only, timer: null };
+    grab = held;
+    fetch("api/grab" + (only ? "?device=" + encodeURIComponent(only) : ""), { method: "POST" }).then(function (response) {
+      return response.json().catch(function () { return {}; }).then(function (body) {
+        if (grab !== held) return;
+        if (!response.ok || body.grabbed !== true) {
+          grab = null;
+          grabShow("The pad could not be taken" + (body.error ? ": " + body.error : " (" + response.status + ")") + "; weighing with the desktop seeing it.");
+          return;
+        }
+        held.device = body.device || only;
+        $("weigh-added-step").parentNode.setAttribute("data-grabbed", "true");
+        grabShow("The pad" + (held.device ? " (" + held.device + ")" : "") + " is taken: the desktop sees nothing of it until the weighing ends (" + body.seconds + " s at most).");
+        held.timer = window.setTimeout(function () {
+          if (grab !== held) return;
+          grab = null;
+          $("weigh-added-step").parentNode.removeAttribute("data-grabbed");
+          grabShow("The pad was given back: a grab lasts " + body.seconds + " s at most.");
+        }, body.seconds * 1000);
+      });
+    }).catch(function () { if (grab === held) { grab = null; grabShow("The pad could not be taken: no connection to this server."); } });
+  }
+  function grabRelease() {
+    var held = grab;
+    if (!held) return Promise.resolve();
+    grab = null;
+    if (held.timer !== null) window.clearTimeout(held.timer);
+    $("weigh-added-step").parentNode.removeAttribute("data-grabbed");
+    var query = "?enable=false" + (held.device ? "&device=" + encodeURIComponent(held.device) : "");
+    return fetch("api/grab" + query, { method: "POST" }).then(function () {
+      grabShow("The pad was given back.");
+    }).catch(function () { grabShow("The pad could not be given back from here; the daemon gives it back within 60 s."); });
   }
   function addedShow(text) { $("weigh-added-step").textContent = text; }
   function addedWindow() {
@@ -319,6 +361,7 @@
     if (reading.contacts === 0) {
       if (added.step === "object") {
         added.step = "done";
+        grabRelease();
         addedShow("The contact was lifted before the object settled: nothing was weighed. Start again.");
       } else {
         added.samples = []; added.stableSince = null; added.device = null;
@@ -345,6 +388,7 @@
     var calibration = calibrationOf(device);
     var uncertainty = Math.sqrt(4 * error * error + calibration * calibration);
     added.step = "done";
+    grabRelease();
     var result = weightText(total.mean - zero.mean) + " " + unitName() + " ± " + weightText(uncertainty) + " " + unitName() + " added" + where;
     $("weigh-added-step").setAttribute("data-grams", String(total.mean - zero.mean));
     addedShow(result);

@@ -143,6 +143,12 @@ enum DebianPackages {
             return metrics.hasPrefix("HTTP/1.1 200")
         }, saw: "\(metrics.prefix(300))\n\(manager.journal("forcescale-web.service"))")
 
+        // The desktop launcher names the address systemd listens on for the socket.
+        let launcher = manager.run(["/usr/bin/forcescale-web-open", "--print"], timeout: Limits.command)
+        check(launcher.ended == .exited(0) && launcher.output == "http://\(listen)/",
+              "o: the package's desktop launcher, forcescale-web-open --print, gives the socket's address (http://\(listen)/)",
+              "\(launcher.ended.map(\.description) ?? "timeout"): \(launcher.output)")
+
         // 4. The package's forcescale weighs on the pad.
         let socketPath = manager.root("/run/forcescale/forcescale.sock")
         let forcescale = manager.root("/usr/bin/forcescale")
