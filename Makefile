@@ -76,7 +76,7 @@ run: build
 # saying why) fails; lintian gets a TMPDIR of its own, removed after it, since it leaves its
 # caches in /tmp. Then forcescale-web's desktop entry and AppStream metainfo, as the package
 # holds them, pass desktop-file-validate and appstreamcli validate (scripts/check-desktop-files).
-# dist/ holds only this build's files. See README.md, Install from a package.
+# dist/ holds only this build's files. See docs/install.md, Install from a package.
 deb: setup-deb
 	rm -rf dist
 	mkdir dist
@@ -138,7 +138,7 @@ bench: setup-bench
 clean:
 	$(SWIFT) package clean
 
-# The programs for `make install`: those of `make build` (the name is kept for the README's
+# The programs for `make install`: those of `make build` (the name is kept for docs/install.md's
 # recipe and for packagers who build as one user and install as another).
 install-build: build
 
@@ -146,7 +146,7 @@ install-build: build
 # (written by the programs themselves), and the configuration file unless one is there. The
 # units and the rule name the programs by their installed paths. Nothing is chowned and no
 # user is made here; without DESTDIR (a real install) the user is made, udev and systemd
-# are told to reload, and each of those commands is printed first. See README.md.
+# are told to reload, and each of those commands is printed first. See docs/install.md.
 install: $(if $(INSTALL_BIN_DIR),,build)
 	@set -e; \
 	bin="$(if $(INSTALL_BIN_DIR),$(INSTALL_BIN_DIR),$$($(RELEASE_BUILD) --show-bin-path))"; \
@@ -199,7 +199,7 @@ install: $(if $(INSTALL_BIN_DIR),,build)
 		if [ -d /run/systemd/system ]; then \
 			echo "systemctl daemon-reload"; systemctl daemon-reload; \
 		else echo "install: systemd is not running here: the units apply once it is"; fi; \
-		echo "install: next, 'systemctl enable --now forcescaled.socket' and 'udevadm trigger --subsystem-match=input' (README.md, Install as a service); forcescale-web.socket is off until enabled the same way"; \
+		echo "install: next, 'systemctl enable --now forcescaled.socket' and 'udevadm trigger --subsystem-match=input' (docs/install.md, Install as a service); forcescale-web.socket is off until enabled the same way"; \
 	fi
 
 # Everything install put there, except an edited configuration file, the user and group

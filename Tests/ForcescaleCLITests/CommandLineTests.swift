@@ -219,7 +219,7 @@ import Testing
     }
 
     @Test func writeToAnUnwritablePlaceFailsClearly() throws {
-        // The README's table: 73, an output file that cannot be created.
+        // docs/cli.md's table of exit statuses: 73, an output file that cannot be created.
         let result = try CLI.run(["demo", "--write", "/nonexistent/dir/demo.events"])
         #expect(result.status == 73)
         #expect(result.stderr.hasPrefix("error: /nonexistent/dir/demo.events: no such file or directory"))

@@ -323,7 +323,7 @@ import Testing
         }
     }
 
-    /// The README's session against a letter resting on the demo pad: the same answers at any
+    /// docs/cli.md's session against a letter resting on the demo pad: the same answers at any
     /// moment, so every line is compared exactly but for the uptime, the moment status runs.
     /// It is run twice: the second run, in the same directories, must print the same.
     @Test func theDaemonSessionPrintsWhatItShowsEveryTime() throws {
@@ -341,7 +341,7 @@ import Testing
         }
     }
 
-    /// The README's force log: the demo's recording played once under `--log` by a daemon
+    /// docs/cli.md's force log: the demo's recording played once under `--log` by a daemon
     /// that `timeout` stops, then the commands. Compared exactly but for the sessions' start
     /// (the local time it is run) and the exported readings' times (the same moment).
     @Test func theLogExamplesPrintWhatTheyShow() throws {
@@ -367,7 +367,7 @@ import Testing
         return Array(lines[(opening + 1)..<closing])
     }
 
-    /// docs/protocol.md's session, typed line by line into a connection to the README's demo
+    /// docs/protocol.md's session, typed line by line into a connection to docs/cli.md's demo
     /// daemon (the letter resting on the demo pad): every line the daemon sends is compared
     /// but for "uptime" and "time", the moment's, and the calibration point's "n": how many
     /// frames its window held, which depends on where in the recording's loop it was asked
@@ -462,7 +462,7 @@ import Testing
     }
 }
 
-/// docs/weighing.md's examples (and the README's weighing), run against the recordings of
+/// docs/weighing.md's examples (and the README's), run against the recordings of
 /// docs/examples they were made with: a finger resting on the demo pad with 45 raw units
 /// added (finger.events, finger-lifted.events), and bench/calibration's synthetic power-law
 /// pad with a 2 € coin, 50 and 100 ml of water and a 250 g object (pad.events). Each

@@ -42,7 +42,7 @@ import ScaleRecording
             return try describe(
                 letter(in: scratch),
                 "a letter resting still on the demo's 0-255 pressure touchpad at raw 13 (19.6 g nominal), a finger's position",
-                "moving by a unit; served in a loop it rests without end: the README's daemon session")
+                "moving by a unit; served in a loop it rests without end: docs/cli.md's daemon session")
         case "pad.events":
             let path = scratch.appendingPathComponent(name).path
             let made = try run(CLI.binDirectory.appendingPathComponent("forcescale-calibration-bench").path,
