@@ -42,6 +42,16 @@ new MutationObserver(function () {
 }).observe(state, { childList: true, characterData: true, subtree: true });
 """
 GRAB_STATES = "return window.__grabStates"
+# Records every text the step line is given: on a loaded machine the zero may be taken and
+# the weight shown between two looks, and a wait for the zero's text would then never see it.
+WATCH_STEPS = """
+window.__steps = [];
+const step = document.getElementById("weigh-added-step");
+new MutationObserver(function () { window.__steps.push(step.textContent); })
+  .observe(step, { childList: true, characterData: true, subtree: true });
+"""
+STEPS = "return window.__steps"
+FORGET_STEPS = "window.__steps = []"
 
 
 def check_given_back(browser):
@@ -92,6 +102,7 @@ def main():
             wait_until("the choice to take the pad", lambda: browser.find_element("id", "weigh-added-grab-choice").is_displayed())
             choice.click()
             browser.execute_script(WATCH_GRAB)
+        browser.execute_script(WATCH_STEPS)
 
         for attempt in (("first", "again") if arguments.expect == "added" else ("first",)):
             # Click as a touch begins: a reading with contacts after one without, since now.
@@ -101,10 +112,12 @@ def main():
                 readings = watcher.readings()
                 return any(readings[i]["contacts"] > 0 and readings[i - 1]["contacts"] == 0 for i in range(since, len(readings)))
             wait_until("a touch to begin", touch_begins, seen=watcher.summary)
+            browser.execute_script(FORGET_STEPS)
             button.click()
-            wait_until("the page to ask for a contact", lambda: "Put a contact on the pad" in browser.execute_script(STEP) or
-                       "Zero taken" in browser.execute_script(STEP), seen=lambda: browser.execute_script(STEP))
-            wait_until("the zero", lambda: "Zero taken at" in browser.execute_script(STEP), seen=lambda: browser.execute_script(STEP))
+            wait_until("the page to ask for a contact", lambda: any("Put a contact on the pad" in text for text in browser.execute_script(STEPS)),
+                       seen=lambda: browser.execute_script(STEPS))
+            wait_until("the zero", lambda: any("Zero taken at" in text for text in browser.execute_script(STEPS)),
+                       seen=lambda: browser.execute_script(STEPS))
             if arguments.grab:
                 def taken():
                     return [text for text, framed in browser.execute_script(GRAB_STATES) if " is taken: the desktop sees nothing of it" in text and framed]
