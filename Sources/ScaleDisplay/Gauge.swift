@@ -45,7 +45,7 @@ package struct Gauge: Sendable {
         if reading.contacts > 1 { words.append("\(reading.contacts) contacts") }
         if reading.stable { words.append("stable") }
         // A saturated weight is a lower bound: "at least", never a bare weight.
-        if reading.saturated { words.append(ReadingMessage.lowerBoundText(unitText(reading.shownGrams))) }
+        if reading.saturated { words.append(ReadingMessage.lowerBoundText(unit.format(grams: reading.shownGrams))) }
         if let beyond = reading.beyondCalibrationText { words.append(beyond) }
         let bar = paint(bar(reading.force), reading.saturated ? .red : reading.stable ? .green : .yellow)
         let state = words.isEmpty ? "" : "  " + words.joined(separator: ", ")
@@ -62,7 +62,7 @@ package struct Gauge: Sendable {
     /// The line left behind when a weight is lifted: what it weighed, if it settled.
     package func liftLine(at time: EventTime, lastStable: ReadingMessage?) -> String {
         let summary = lastStable.map {
-            $0.saturated ? "weighed " + ReadingMessage.lowerBoundText(unitText($0.shownGrams)) : "weighed \(unitText($0.shownGrams)) (stable)"
+            $0.saturated ? "weighed " + ReadingMessage.lowerBoundText(unit.format(grams: $0.shownGrams)) : "weighed \(unit.format(grams: $0.shownGrams)) (stable)"
         } ?? "lifted before the weight settled"
         return "\(self.time(time))  \(summary)"
     }
@@ -83,11 +83,6 @@ package struct Gauge: Sendable {
     func weight(_ grams: Double, atLeast: Bool = false) -> String {
         let bound = atLeast ? (style.unicode ? "≥" : ">=") : ""
         return pad(bound + fixed(unit.fromGrams(grams), decimals: unit.displayDecimals), 9) + " " + pad(unit.rawValue, 2, left: false)
-    }
-
-    /// `179.7 g`: a weight in a sentence.
-    func unitText(_ grams: Double) -> String {
-        fixed(unit.fromGrams(grams), decimals: unit.displayDecimals) + " " + unit.rawValue
     }
 
     func bar(_ force: Double) -> String {
@@ -111,6 +106,13 @@ package struct Gauge: Sendable {
 
     func paint(_ text: String, _ color: Color) -> String {
         style.color ? "\u{1B}[\(color.rawValue)m\(text)\u{1B}[0m" : text
+    }
+}
+
+extension MassUnit {
+    /// `179.7 g`, `0.1797 kg`: a weight in a sentence, as the gauge and the commands write it.
+    package func format(grams: Double) -> String {
+        fixed(fromGrams(grams), decimals: displayDecimals) + " " + rawValue
     }
 }
 

@@ -45,7 +45,7 @@ package final class SessionHistory {
         let pageSize: Int
         if let limit {
             guard let value = Int(limit), (1...Self.largestPageSize).contains(value) else {
-                return Self.error(400, "limit must be a number from 1 to \(Self.largestPageSize), not '\(limit)'")
+                return .apiError(400, "limit must be a number from 1 to \(Self.largestPageSize), not '\(limit)'")
             }
             pageSize = value
         } else {
@@ -54,7 +54,7 @@ package final class SessionHistory {
         var cursor: Int64?
         if let before {
             guard let value = Int64(before), value > 0 else {
-                return Self.error(400, "before must be a session id (a positive number), not '\(before)': give the next_before of the previous page")
+                return .apiError(400, "before must be a session id (a positive number), not '\(before)': give the next_before of the previous page")
             }
             cursor = value
         }
@@ -157,7 +157,7 @@ package final class SessionHistory {
     }
 
     private static func missing(_ id: Int64, _ path: String) -> HTTPResponse {
-        error(404, "\(path): the log has no session \(id) (/api/sessions lists them)")
+        .apiError(404, "\(path): the log has no session \(id) (/api/sessions lists them)")
     }
 
     // MARK: - The answers
@@ -275,25 +275,19 @@ package final class SessionHistory {
     /// What a failure to read the log answers: 404 for a log that is not there (saying how to
     /// switch logging on), 500 for the rest, each naming the file and what to do.
     private static func answer(_ error: any Error) -> HTTPResponse {
-        guard let error = error as? LogDatabaseError else { return Self.error(500, "\(error)") }
+        guard let error = error as? LogDatabaseError else { return .apiError(500, "\(error)") }
         switch error {
         case .missing(let path):
-            return Self.error(404, "\(path): no force log there (" + switchOn + ")", logMissing: true)
+            return .apiError(404, "\(path): no force log there (" + switchOn + ")", logMissing: true)
         // SQLITE_CANTOPEN: there, but not readable by this user (or its directory is not).
         case .sqlite(let failure) where failure.primary == 14:
-            return Self.error(500, "\(failure.path): cannot be opened (\(failure.message)); the user forcescale-web runs as must be able to read it "
+            return .apiError(500, "\(failure.path): cannot be opened (\(failure.message)); the user forcescale-web runs as must be able to read it "
                               + "and its directory (the system's log is the forcescale group's)")
         default:
-            return Self.error(500, error.description)
+            return .apiError(500, error.description)
         }
     }
 
-    /// `/api/`'s error, with `"log":"missing"` when there is no log to read, so that the page
-    /// can say how to switch logging on.
-    private static func error(_ status: UInt32, _ message: String, logMissing: Bool = false) -> HTTPResponse {
-        .apiError(status, message, logMissing: logMissing)
-    }
-
     /// A 400 for a malformed session path.
-    static func badRequest(_ message: String) -> HTTPResponse { error(400, message) }
+    static func badRequest(_ message: String) -> HTTPResponse { .apiError(400, message) }
 }

@@ -90,13 +90,6 @@ extension CommandFailure {
     }
 }
 
-extension MassUnit {
-    /// `179.7 g`, `0.1797 kg`: a weight as the gauge writes it.
-    func format(grams: Double) -> String {
-        fixed(fromGrams(grams), decimals: displayDecimals) + " " + rawValue
-    }
-}
-
 enum DaemonFormat {
     /// `100` for 100.0, `12.5` for 12.5: a number as the user typed it.
     static func plain(_ value: Double) -> String { DaemonClient.seconds(value) }
