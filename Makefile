@@ -37,8 +37,10 @@ APPID = example.a_seed_40262d30.Forcescale
 INSTALL_BIN_DIR ?=
 # The programs `make run` and `make install` run: one release build with the Swift standard
 # library (and libstdc++) linked in, in a build directory of its own (.build/static) that run
-# and install share, so that neither rebuilds what the other built. scripts/release-build says
-# how and why: it is for the memory the running programs take (BENCHMARKS.md, Daemon).
+# and install share, so that neither rebuilds what the other built, linked as one multi-call
+# program (forcescale; the other three are links to it). scripts/release-build says how and
+# why: it is for the memory the running programs take and the installed size (BENCHMARKS.md,
+# Daemon and Footprint).
 RELEASE_BUILD = scripts/release-build
 
 all: build
@@ -58,17 +60,14 @@ setup-deb:
 	@scripts/setup deb
 
 build: setup
-	$(RELEASE_BUILD) --product forcescale
-	$(RELEASE_BUILD) --product forcescaled
-	$(RELEASE_BUILD) --product forcescale-web
-	$(RELEASE_BUILD) --product forcescale-mqtt
+	$(RELEASE_BUILD) --programs
 
 # forcescaled on the best readable pressure device (the built-in demo's recording, played in
 # a loop, when there is none) on a private socket, and `forcescale watch` on it in the
 # foreground, with forcescale-web serving the page on loopback (the URL is printed); the
 # daemon and the web server stop when watch does (Ctrl-C). See scripts/run.
 run: build
-	@FORCESCALE_BIN_DIR="$$($(RELEASE_BUILD) --show-bin-path)" scripts/run $(ARGS)
+	@FORCESCALE_BIN_DIR="$$($(RELEASE_BUILD) --show-programs-path)" scripts/run $(ARGS)
 
 # The Debian packages forcescale, forcescale-web and forcescale-mqtt, from debian/ (dh, with
 # the release build of `make build`, reused when it is up to date), into dist/, then lintian
@@ -76,7 +75,9 @@ run: build
 # saying why) fails; lintian gets a TMPDIR of its own, removed after it, since it leaves its
 # caches in /tmp. Then forcescale-web's desktop entry and AppStream metainfo, as the package
 # holds them, pass desktop-file-validate and appstreamcli validate (scripts/check-desktop-files).
-# dist/ holds only this build's files. See docs/install.md, Install from a package.
+# Last, the installed size: the three packages together within 12 MiB, or the build fails
+# naming them (scripts/check-installed-size). dist/ holds only this build's files. See
+# docs/install.md, Install from a package.
 deb: setup-deb
 	rm -rf dist
 	mkdir dist
@@ -87,7 +88,7 @@ deb: setup-deb
 	TMPDIR="$$lintian_tmp" lintian --fail-on error,warning --info dist/*.deb || status=$$?; \
 	rm -rf "$$lintian_tmp"; exit $$status
 	scripts/check-desktop-files dist/forcescale-web_*.deb
-	@ls -l dist/*.deb
+	scripts/check-installed-size dist/*.deb
 
 # Every test, after a build that fails on any compiler warning (scripts/build-checked): unit,
 # golden replays of ../shared/recordings, the CLI end to end, the Debian
@@ -149,13 +150,16 @@ install-build: build
 # are told to reload, and each of those commands is printed first. See docs/install.md.
 install: $(if $(INSTALL_BIN_DIR),,build)
 	@set -e; \
-	bin="$(if $(INSTALL_BIN_DIR),$(INSTALL_BIN_DIR),$$($(RELEASE_BUILD) --show-bin-path))"; \
+	bin="$(if $(INSTALL_BIN_DIR),$(INSTALL_BIN_DIR),$$($(RELEASE_BUILD) --show-programs-path))"; \
 	d="$(DESTDIR)"; \
 	install -d "$$d$(BINDIR)" "$$d$(SYSTEMDUNITDIR)" "$$d$(UDEVDIR)/rules.d" "$$d$(SYSUSERSDIR)" \
 		"$$d$(MANDIR)/man1" "$$d$(MANDIR)/man5" "$$d$(MANDIR)/man8" "$$d$(SYSCONFDIR)/forcescale" \
 		"$$d$(BASHCOMPLETIONDIR)" "$$d$(ZSHCOMPLETIONDIR)" "$$d$(FISHCOMPLETIONDIR)" \
 		"$$d$(DATADIR)/applications" "$$d$(DATADIR)/metainfo" "$$d$(DATADIR)/icons/hicolor/scalable/apps" "$$d$(DATADIR)/forcescale-web"; \
-	install -m 0755 "$$bin/forcescale" "$$bin/forcescaled" "$$bin/forcescale-web" "$$bin/forcescale-mqtt" "$$d$(BINDIR)/"; \
+	for program in forcescale forcescaled forcescale-web forcescale-mqtt; do \
+		if [ -L "$$bin/$$program" ]; then ln -sfn "$$(readlink "$$bin/$$program")" "$$d$(BINDIR)/$$program"; \
+		else install -m 0755 "$$bin/$$program" "$$d$(BINDIR)/"; fi; \
+	done; \
 	sed 's|/usr/local/share/forcescale-web/|$(DATADIR)/forcescale-web/|' desktop/forcescale-web-open > "$$d$(BINDIR)/forcescale-web-open"; \
 	chmod 0755 "$$d$(BINDIR)/forcescale-web-open"; \
 	install -m 0644 desktop/not-listening.html "$$d$(DATADIR)/forcescale-web/not-listening.html"; \

@@ -16,15 +16,21 @@ let package = Package(
         .systemLibrary(name: "CLinux"),
         // SQLite 3 for the force log (sessions, readings, peaks).
         .systemLibrary(name: "CSQLite", pkgConfig: "sqlite3", providers: [.apt(["libsqlite3-dev"])]),
-        // GNU libmicrohttpd, the HTTP server forcescale-web is built on: linked here, called
-        // through CMicroHTTPDShim (its header stays out of Swift's sight; see shim.h).
-        .systemLibrary(name: "CMicroHTTPD", pkgConfig: "libmicrohttpd", providers: [.apt(["libmicrohttpd-dev"])]),
+        // Loads a shared library when a program first calls it (libmicrohttpd, libmosquitto):
+        // the multi-call release build keeps them out of the daemon's and the CLI's processes.
+        .target(name: "CDeferredLibrary"),
+        // GNU libmicrohttpd's handle types, for forcescale-web's HTTP server; called through
+        // CMicroHTTPDShim (its header stays out of Swift's sight; see shim.h). Not linked:
+        // CMicroHTTPDShim loads the library (CDeferredLibrary).
+        .systemLibrary(name: "CMicroHTTPD", providers: [.apt(["libmicrohttpd-dev"])]),
         // What Swift cannot call in libmicrohttpd (the variadic MHD_start_daemon,
         // MHD_get_daemon_info, MHD_get_connection_info; the va_list logger; callbacks that
         // return enum MHD_Result), as plain C functions checked against <microhttpd.h>.
-        .target(name: "CMicroHTTPDShim", dependencies: ["CMicroHTTPD"]),
-        // libmosquitto, the reference MQTT client, for forcescale-mqtt only.
-        .systemLibrary(name: "CMosquitto", pkgConfig: "libmosquitto", providers: [.apt(["libmosquitto-dev"])]),
+        // Also the library's functions, loaded on first use (library.c).
+        .target(name: "CMicroHTTPDShim", dependencies: ["CMicroHTTPD", "CDeferredLibrary"]),
+        // libmosquitto, the reference MQTT client, for forcescale-mqtt only: its header, and
+        // its functions loaded on first use (library.c; libmosquitto-dev for the header).
+        .target(name: "CMosquitto", dependencies: ["CDeferredLibrary"]),
         // libyaml, for the YAML of `libinput record` files (ScaleEvdev reads them).
         .systemLibrary(name: "CYAML", pkgConfig: "yaml-0.1", providers: [.apt(["libyaml-dev"])]),
         // Pure: no clock, no file descriptor. Events in; readings, peaks and deadlines out.
@@ -203,7 +209,7 @@ let package = Package(
         // The topics, payloads, discovery configs and settings of forcescale-mqtt; the runs
         // against a real broker are in ForcescaleCLITests (MQTTTests), with the other suites
         // that run the built programs.
-        .testTarget(name: "ScaleMQTTTests", dependencies: ["ScaleMQTT", "ScaleClient", "ScaleCore", "ScaleProtocol", "ScaleOptions"]),
+        .testTarget(name: "ScaleMQTTTests", dependencies: ["ScaleMQTT", "ScaleClient", "ScaleCore", "ScaleProtocol", "ScaleOptions", "CDeferredLibrary"]),
         // CEvdev: the state journal is checked against libevdev itself.
         .testTarget(name: "ScaleEvdevTests", dependencies: ["ScaleEvdev", "ScaleRecording", "CEvdev", "ScaleCore", "ScalePOSIX", "ScaleTestSupport"]),
         // CSQLite: the schema tests open the database file directly.

@@ -1,8 +1,8 @@
 #ifndef FORCESCALE_CMICROHTTPD_SHIM_H
 #define FORCESCALE_CMICROHTTPD_SHIM_H
 
-// GNU libmicrohttpd (Debian's libmicrohttpd-dev, pkg-config libmicrohttpd): this module only
-// links the library and names its handle types. <microhttpd.h> is not included here: it
+// GNU libmicrohttpd (Debian's libmicrohttpd-dev): this module only
+// names the library's handle types. <microhttpd.h> is not included here: it
 // includes <sys/socket.h>, whose enums (SOCK_*, MSG_*) would then exist in this module and in
 // Glibc's, and Swift files that import only Glibc intermittently fail to find them (see
 // Sources/CLinux/shim.h). Swift calls the library through CMicroHTTPDShim, whose functions

@@ -308,6 +308,66 @@ import Testing
         #expect(service.values("Service", "ExecStart") == ["/usr/bin/forcescaled"])
     }
 
+    /// The release build's layout, one multi-call program and links to it, is installed as
+    /// it is: the links as links (one copy of the program, not four). The stand-in program is
+    /// this build's forcescale under each name, which is enough for the completions step.
+    @Test func installKeepsTheMultiCallProgramsLinksAsLinks() throws {
+        let directory = try CLI.temporaryDirectory()
+        defer { try? FileManager.default.removeItem(at: directory) }
+        let programs = directory.appendingPathComponent("programs")
+        try FileManager.default.createDirectory(at: programs, withIntermediateDirectories: true)
+        try FileManager.default.copyItem(at: CLI.binDirectory.appendingPathComponent("forcescale"), to: programs.appendingPathComponent("forcescale"))
+        for name in ["forcescaled", "forcescale-web", "forcescale-mqtt"] {
+            try FileManager.default.createSymbolicLink(atPath: programs.appendingPathComponent(name).path, withDestinationPath: "forcescale")
+        }
+        let destination = directory.appendingPathComponent("destdir")
+        let install = try run("/usr/bin/make", ["--no-print-directory", "-C", CLI.packageRoot.path, "install",
+                                                "DESTDIR=\(destination.path)", "INSTALL_BIN_DIR=\(programs.path)"], timeout: 120)
+        #expect(install.exited && install.status == 0, "\(install.stderr)")
+        let bin = destination.path + "/usr/local/bin/"
+        #expect(FileManager.default.isExecutableFile(atPath: bin + "forcescale"))
+        #expect((try? FileManager.default.destinationOfSymbolicLink(atPath: bin + "forcescale")) == nil, "forcescale is the program itself")
+        for name in ["forcescaled", "forcescale-web", "forcescale-mqtt"] {
+            #expect((try? FileManager.default.destinationOfSymbolicLink(atPath: bin + name)) == "forcescale", "\(name) links to forcescale")
+        }
+    }
+
+    /// `make deb`'s guard on the installed size: under the limit it prints the sizes and
+    /// passes; over it, it fails naming each package, the largest first, and by how much.
+    /// The packages are real ones, made by dpkg-deb, that only claim their sizes.
+    @Test func theInstalledSizeGuardNamesThePackagesOverTheLimit() throws {
+        let directory = try CLI.temporaryDirectory()
+        defer { try? FileManager.default.removeItem(at: directory) }
+        var debs: [String] = []
+        for (package, size) in [("forcescale", 8_000), ("forcescale-web", 2_000), ("forcescale-mqtt", 1_500)] {
+            let root = directory.appendingPathComponent(package)
+            try FileManager.default.createDirectory(at: root.appendingPathComponent("DEBIAN"), withIntermediateDirectories: true)
+            try """
+                Package: \(package)
+                Version: 0.1.0
+                Architecture: all
+                Maintainer: Test <test@example.org>
+                Installed-Size: \(size)
+                Description: a stand-in of \(package)
+
+                """.write(to: root.appendingPathComponent("DEBIAN/control"), atomically: true, encoding: .utf8)
+            let deb = directory.appendingPathComponent("\(package).deb").path
+            let built = try run("/usr/bin/dpkg-deb", ["--root-owner-group", "--build", root.path, deb])
+            try #require(built.status == 0, "dpkg-deb --build: \(built.stderr)")
+            debs.append(deb)
+        }
+        let guardScript = CLI.packageRoot.appendingPathComponent("scripts/check-installed-size").path
+        let under = try run(guardScript, debs)
+        #expect(under.status == 0, "\(under.stderr)")
+        #expect(under.stdout.contains("11500 KiB  together (limit 12288 KiB)"), "\(under.stdout)")
+        let over = try run(guardScript, ["--limit", "11000"] + debs)
+        #expect(over.status == 1)
+        #expect(over.stderr.contains("install 11500 KiB together, over the limit of 11000 KiB by 500 KiB: forcescale 8000 KiB, forcescale-web 2000 KiB, forcescale-mqtt 1500 KiB"),
+                "\(over.stderr)")
+        let garbage = try run(guardScript, ["--limit", "twelve"] + debs)
+        #expect(garbage.status == 64 && garbage.stderr.contains("'twelve' is not a number of KiB"), "\(garbage.stderr)")
+    }
+
     @Test func prefixMovesEverythingButTheConfiguration() throws {
         let stage = try Staging()
         let install = try stage.make(["install", "PREFIX=/usr"])

@@ -181,6 +181,14 @@ enum DebianPackages {
         let daemonUID = daemonPID.flatMap { SandboxedService.statusFields(of: $0)["Uid"]?.split(separator: "\t").first.flatMap { UInt32($0) } }
         check(daemon["ActiveState"] == "active" && daemon["SubState"] == "running" && daemonUID != nil && daemonUID == users[0].1,
               "o: forcescaled.service runs, started through its socket, as the user forcescale", "\(daemon), uid \(daemonUID.map(String.init) ?? "?")")
+        // forcescaled is a link to the multi-call forcescale, which holds forcescale-web and
+        // forcescale-mqtt too: their libraries are loaded only by them, never by the daemon.
+        let daemonMaps = daemonPID.flatMap { SandboxedService.read("/proc/\($0)/maps") } ?? ""
+        let foreign = ["libmicrohttpd", "libmosquitto", "libssl", "libcrypto"].filter { daemonMaps.contains($0) }
+        let mapsProgram = { (maps: String) in maps.split(separator: "\n").contains { $0.hasSuffix("/usr/bin/forcescale") } }
+        check(mapsProgram(daemonMaps) && foreign.isEmpty,
+              "o: forcescaled runs the multi-call /usr/bin/forcescale and maps none of libmicrohttpd, libmosquitto, libssl, libcrypto",
+              "maps \(foreign), \(daemonMaps.split(separator: "\n").filter { $0.contains("/usr/") }.map { $0.split(separator: " ").last ?? "" }.joined(separator: " "))")
 
         // 5. forcescale-web got the readings through the daemon's socket.
         let served = expect("o: forcescale-web's /metrics carry the pad's reading",
@@ -192,6 +200,10 @@ enum DebianPackages {
             let web = manager.properties("forcescale-web.service", ["ActiveState", "MainPID"])
             let webUID = manager.outerPID(of: pid_t(web["MainPID"] ?? "") ?? 0).flatMap { SandboxedService.statusFields(of: $0)["Uid"]?.split(separator: "\t").first.flatMap { UInt32($0) } }
             check(web["ActiveState"] == "active" && webUID != nil && webUID == users[1].1, "o: forcescale-web.service runs as the user forcescale-web", "\(web), uid \(webUID.map(String.init) ?? "?")")
+            let webMaps = manager.outerPID(of: pid_t(web["MainPID"] ?? "") ?? 0).flatMap { SandboxedService.read("/proc/\($0)/maps") } ?? ""
+            check(mapsProgram(webMaps) && webMaps.contains("libmicrohttpd.so.12"),
+                  "o: forcescale-web runs the multi-call /usr/bin/forcescale, which loaded libmicrohttpd.so.12 (package libmicrohttpd12, a dependency of forcescale-web)",
+                  "\(webMaps.split(separator: "\n").filter { $0.contains("/usr/") }.map { $0.split(separator: " ").last ?? "" })")
         }
 
         // 6. A calibration to keep: TARE with the weight still on.
