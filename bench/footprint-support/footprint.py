@@ -64,9 +64,10 @@ def memory(pid):
 class Services:
     """The three services of one layout, a broker and the clients that prove each works."""
 
-    def __init__(self, name, directory, round_number):
+    def __init__(self, name, directory, round_number, daemon_only=False):
         self.processes = []
         self.work = f"{WORK}/{name}-{round_number}"
+        self.work += "-alone" if daemon_only else ""
         os.makedirs(self.work)
         self.socket = f"{self.work}/sock"
         demo = f"{WORK}/demo.events"
@@ -81,6 +82,9 @@ class Services:
         self.watcher.connect(self.socket)
         self.watcher.sendall(b'{"class":"WATCH","enable":true}\n')
         self.watched = self.drain(self.watcher, b'"class":"READING"')
+        if daemon_only:
+            wait_for("a READING on the watch", lambda: self.watched[0])
+            return
 
         self.web = subprocess.Popen([f"{directory}/forcescale-web", "--socket", self.socket, "--listen", "127.0.0.1:0"],
                                     stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
@@ -171,10 +175,22 @@ try:
                             starts[start_name].append(time.perf_counter() - began)
             finally:
                 services.stop()
+    alone = {name: [] for name, _ in LAYOUTS}
+    for round_number in range(ROUNDS):
+        for name, directory in LAYOUTS:
+            services = Services(name, directory, round_number, daemon_only=True)
+            try:
+                time.sleep(SETTLE)
+                if services.daemon.poll() is not None:
+                    raise Failure(f"forcescaled exited with status {services.daemon.returncode}; see {services.work}")
+                alone[name].append(memory(services.daemon.pid))
+            finally:
+                services.stop()
 except Failure as failure:
     sys.exit(f"bench/footprint: {failure}")
 
-reference = LAYOUTS[0][0]
+# The ratios are against the baseline: the first layout after this tree's, when there is one.
+reference = LAYOUTS[1][0] if len(LAYOUTS) > 1 else LAYOUTS[0][0]
 print(f"\nMemory, KiB: the median of {ROUNDS} rounds (the three services and a broker running together)")
 print("| layout | forcescaled Rss / Pss / VmHWM | forcescale-web Rss / Pss | forcescale-mqtt Rss / Pss | Pss of the three | × " + reference + " |")
 print("|---|---|---|---|---|---|")
@@ -194,4 +210,10 @@ for name, _ in LAYOUTS:
     quarter = times[:max(1, len(times) // 4)]
     print(f"| {name} | {statistics.median(times) * 1000:.2f} | {statistics.mean(quarter) * 1000:.2f} |"
           f" {statistics.median(times) / statistics.median(starts[reference]):.2f}× |")
-print(json.dumps({"memory": results, "starts": starts}), file=open(f"{WORK}/results.json", "w"))
+print(f"\nThe daemon alone (the demo, one watcher), KiB: the median of {ROUNDS} rounds")
+print("| layout | VmHWM | Rss | Pss | × " + reference + " (VmHWM) |")
+print("|---|---|---|---|---|")
+for name, _ in LAYOUTS:
+    figure = lambda key: statistics.median(run[key] for run in alone[name])
+    print(f"| {name} | {figure('hwm'):,.0f} | {figure('rss'):,.0f} | {figure('pss'):,.0f} |"
+          f" {figure('hwm') / statistics.median(run['hwm'] for run in alone[reference]):.2f}× |")
