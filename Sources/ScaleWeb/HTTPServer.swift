@@ -1,59 +1,5 @@
 import CMicroHTTPDShim
-import Glibc
 import ScalePOSIX
-import ScaleProtocol
-
-/// A request as the application sees it, once its body has been read.
-struct HTTPRequest {
-    var method: String
-    var path: String
-    /// A request header by name (case does not matter), `nil` when absent.
-    let header: (String) -> String?
-    /// An argument of the URL's query by name (`device` of `/api/tare?device=event5`),
-    /// decoded; `nil` when absent.
-    let queryArgument: (String) -> String?
-    /// The body, at most `HTTPServer.Limits.maximumBody` bytes.
-    var body: [UInt8]
-}
-
-/// What the application answers.
-enum HTTPResponse {
-    /// A whole response.
-    case complete(status: UInt32, contentType: String, body: [UInt8], headers: [(String, String)] = [])
-    /// A stream that the application feeds through the subscriber: `/events`.
-    case stream(EventStreamSubscriber)
-    /// A body made a piece at a time as the client takes it (chunked), for one too large
-    /// to hold whole: a session's export.
-    case pieces(contentType: String, body: StreamedBody, headers: [(String, String)] = [])
-
-    /// A plain-text response, for errors.
-    static func text(_ status: UInt32, _ message: String, headers: [(String, String)] = []) -> HTTPResponse {
-        .complete(status: status, contentType: "text/plain; charset=utf-8", body: Array((message + "\n").utf8), headers: headers)
-    }
-
-    /// A JSON response.
-    static func json(_ status: UInt32, _ object: String, headers: [(String, String)] = []) -> HTTPResponse {
-        .complete(status: status, contentType: "application/json", body: Array((object + "\n").utf8), headers: headers)
-    }
-
-    /// An error of `/api/`, in the one shape every such error has (docs/web.md, "Errors"):
-    /// `{"error":"…","status":N}`, the message saying what is wrong and what to do, and
-    /// `"log":"missing"` when the force log is not there, so that a client reads any failure
-    /// one way.
-    static func apiError(_ status: UInt32, _ message: String, logMissing: Bool = false, headers: [(String, String)] = []) -> HTTPResponse {
-        var json = JSONLineWriter()
-        json.add("error", string: message)
-        json.add("status", integer: Int(status))
-        if logMissing { json.add("log", string: "missing") }
-        return .json(status, json.object, headers: headers)
-    }
-
-    /// An error answered before the application sees the request: JSON in `/api/`'s shape
-    /// for a path under `/api/`, plain text elsewhere.
-    static func error(_ status: UInt32, _ message: String, path: String, headers: [(String, String)] = []) -> HTTPResponse {
-        path.hasPrefix("/api/") ? apiError(status, message, headers: headers) : text(status, message, headers: headers)
-    }
-}
 
 /// One `/events` client: its place in the stream and its suspended-or-not connection. The
 /// server asks it for bytes; with none to give it suspends the connection, and the
@@ -131,12 +77,13 @@ final class StreamedBody {
 /// connections cost nothing until they are resumed, which the library signals through its
 /// inter-thread channel, an eventfd in that same epoll set. So an idle server sleeps.
 ///
-/// The library never sees the listening socket: this class accepts, counts each
-/// connection against `Limits` (all together and per peer address), and looks at what the
-/// client sends without taking it (`MSG_PEEK`) until the request head is whole; only then
-/// does the library get the connection (`MHD_add_connection`), with every byte still in the
-/// socket. A head too long gets 431, one too slow 408, a connection past the limits 503 at
-/// once (or takes the place of one that has waited longest for its head), all answered here.
+/// The library never sees the listening socket: `ConnectionAdmission` accepts, counts each
+/// connection against `Limits` and waits for its request head, which is what the library
+/// cannot do under hostile load (`ConnectionAdmission` says what was tried); only then does the
+/// library get the connection (`MHD_add_connection`), with every byte still in the socket.
+/// The library's own options do the rest: a client that takes nothing of its response for
+/// `timeoutSeconds` is closed (`MHD_OPTION_CONNECTION_TIMEOUT`), and each connection has
+/// `connectionMemory` (`MHD_OPTION_CONNECTION_MEMORY_LIMIT`).
 package final class HTTPServer {
     /// Bounds on what a client can make the server hold.
     package struct Limits: Sendable {
@@ -191,33 +138,6 @@ package final class HTTPServer {
         package init() {}
     }
 
-    /// One connection, from its acceptance to its close.
-    private final class Admitted {
-        let descriptor: Int32
-        /// The peer's address without its port, for its share of the connections.
-        let address: String
-        let peer: sockaddr_storage
-        let peerLength: socklen_t
-        /// When it started waiting for its current request (microseconds, monotonic);
-        /// `nil` while the request is being answered or streamed.
-        var waitingSince: Int64?
-        /// Whether the library has the socket (it closes it then, never this class).
-        var isInLibrary = false
-        /// The library's handle, once it reported the connection started.
-        var connection: OpaquePointer?
-        var isStream = false
-        /// Being closed in the library (its socket shut down); no longer counted.
-        var isLeaving = false
-
-        init(descriptor: Int32, address: String, peer: sockaddr_storage, peerLength: socklen_t, since: Int64) {
-            self.descriptor = descriptor
-            self.address = address
-            self.peer = peer
-            self.peerLength = peerLength
-            waitingSince = since
-        }
-    }
-
     /// A request being received: its body so far.
     private final class PendingRequest {
         var body: [UInt8] = []
@@ -228,22 +148,8 @@ package final class HTTPServer {
 
     let limits: Limits
     private let loop: EventLoop
-    private let listener: InetListener
+    private let admission: ConnectionAdmission
     private let timer: DeadlineTimer
-    /// Fires when the connection that has waited longest for its request is due.
-    private let requestTimer: DeadlineTimer
-    /// What `requestTimer` is set for (`nil`: not set).
-    private var requestTimerDeadline: Int64?
-    /// Every connection held, by socket.
-    private var admitted: [Int32: Admitted] = [:]
-    /// Connections held by peer address (those being closed left out).
-    private var heldByAddress: [String: Int] = [:]
-    /// Connections held, those being closed left out.
-    private var held = 0
-    private var streams = 0
-    private var streamsByAddress: [String: Int] = [:]
-    /// Where a request head is looked at (`maximumHead + 1` bytes).
-    private let peekBuffer: UnsafeMutableRawBufferPointer
     private var daemon: OpaquePointer?
     private var epollDescriptor: FileDescriptor
     private let handler: (HTTPRequest) -> HTTPResponse
@@ -262,22 +168,20 @@ package final class HTTPServer {
         listener: InetListener, loop: EventLoop, limits: Limits = Limits(), log: @escaping (String) -> Void,
         handler: @escaping (HTTPRequest) -> HTTPResponse
     ) throws(HTTPServerError) {
-        self.listener = listener
         self.loop = loop
         self.limits = limits
         self.log = log
         self.handler = handler
         do {
             timer = try DeadlineTimer()
-            requestTimer = try DeadlineTimer()
+            admission = try ConnectionAdmission(listener: listener, loop: loop, limits: limits, log: log)
         } catch {
             throw .startFailed("a timer: \(error)")
         }
-        peekBuffer = .allocate(byteCount: limits.maximumHead + 1, alignment: 1)
         epollDescriptor = FileDescriptor(rawValue: -1)
         let context = Unmanaged.passUnretained(self).toOpaque()
         // The library's own limit only bounds what it holds while connections that were let
-        // go are still being closed; admission is this class's.
+        // go are still being closed; admission is ConnectionAdmission's.
         var settings = CMicroHTTPD_Settings(
             connection_limit: UInt32(limits.connections * 2),
             connection_timeout: limits.timeoutSeconds, connection_memory_limit: limits.connectionMemory,
@@ -301,15 +205,10 @@ package final class HTTPServer {
                 timer.acknowledge()
                 run()
             }
-            try loop.watch(requestTimer.descriptor) { [unowned self] in
-                requestTimer.acknowledge()
-                endOverdueRequests()
-            }
-            try loop.watch(listener.descriptor) { [unowned self] in acceptConnections() }
+            try admission.start(handOver: { [unowned self] in handOver($0) }, libraryMustRun: { [unowned self] in runSoon() })
         } catch {
             loop.unwatch(epollDescriptor)
             loop.unwatch(timer.descriptor)
-            loop.unwatch(requestTimer.descriptor)
             CMicroHTTPD_stop(started)
             daemon = nil
             throw .startFailed("watching its descriptors: \(error)")
@@ -317,10 +216,7 @@ package final class HTTPServer {
         run()
     }
 
-    deinit {
-        stop(subscribers: [])
-        peekBuffer.deallocate()
-    }
+    deinit { stop(subscribers: []) }
 
     /// Does what the library can do now, then arms the timer for its next deadline.
     func run() {
@@ -339,241 +235,45 @@ package final class HTTPServer {
         timer.arm(atMicroseconds: MonotonicClock.now())
     }
 
-    /// Stops: every suspended stream is resumed (the library aborts on stopping with one
-    /// suspended) and ended, and the connections are closed. The listening socket, which
-    /// the library never had, is only closed (a socket from systemd must not be shut
-    /// down). Calling it again does nothing.
+    /// Stops: no connection is taken any more, every suspended stream is resumed (the
+    /// library aborts on stopping with one suspended) and ended, and the connections are
+    /// closed. The listening socket, which the library never had, is only closed (a socket
+    /// from systemd must not be shut down). Calling it again does nothing.
     /// - Parameter subscribers: The streams open now; they must end (`isStopping`).
     func stop(subscribers: [EventStreamSubscriber]) {
         guard let daemon else { return }
-        loop.unwatch(listener.descriptor)
+        admission.stop()
         for subscriber in subscribers { subscriber.wake() }
         _ = CMicroHTTPD_run(daemon)
         loop.unwatch(epollDescriptor)
         loop.unwatch(timer.descriptor)
-        loop.unwatch(requestTimer.descriptor)
-        for entry in admitted.values where !entry.isInLibrary { closeUnserved(entry) }
         CMicroHTTPD_stop(daemon)
         self.daemon = nil
-        listener.close()
     }
 
-    // MARK: Admission: before the library sees a connection
-
-    /// Takes what the listening socket has, a bounded number per wake-up (the loop comes
-    /// back for the rest).
-    private func acceptConnections() {
-        for _ in 0..<64 {
-            let accepted: InetListener.Accepted?
-            do {
-                accepted = try listener.accept()
-            } catch {
-                log("accepting a connection on \(listener.address): \(error)")
-                break
-            }
-            guard let accepted else { break }
-            let since = MonotonicClock.now()
-            admit(Admitted(descriptor: accepted.descriptor.rawValue, address: accepted.host, peer: accepted.peer, peerLength: accepted.peerLength, since: since))
-            armRequestTimer(forWaitingSince: since)
-        }
-    }
-
-    private func admit(_ entry: Admitted) {
-        let policy = AdmissionPolicy(connections: limits.connections, connectionsPerAddress: limits.connectionsPerAddress)
-        switch policy.decide(held: held, heldFromAddress: heldByAddress[entry.address] ?? 0) {
-        case .admit:
-            break
-        case .admitInPlaceOfOldestWaiting(let sameAddress):
-            let candidates = admitted.values.filter { !$0.isLeaving && $0.waitingSince != nil && (!sameAddress || $0.address == entry.address) }
-            guard let oldest = candidates.min(by: { $0.waitingSince! < $1.waitingSince! }) else {
-                let share = sameAddress ? "\(limits.connectionsPerAddress) from one address" : "\(limits.connections) at once"
-                refuse(entry.descriptor, 503, "Service Unavailable",
-                       "forcescale-web is serving all the connections it takes (\(share)); try again in \(limits.retryAfterSeconds) s",
-                       extraHeaders: "Retry-After: \(limits.retryAfterSeconds)\r\n")
-                return
-            }
-            letGo(oldest)
-        }
-        admitted[entry.descriptor] = entry
-        held += 1
-        heldByAddress[entry.address, default: 0] += 1
-        // What came with the connection is looked at now; later bytes each wake the loop
-        // once (edge-triggered: the bytes stay in the socket for the library).
-        guard inspectHead(entry) else { return }
-        do {
-            try loop.watch(FileDescriptor(rawValue: entry.descriptor), edgeTriggered: true) { [unowned self] in
-                guard let current = admitted[entry.descriptor], current === entry else { return }
-                _ = inspectHead(entry)
-            }
-        } catch {
-            log("watching a connection: \(error)")
-            closeUnserved(entry)
-        }
-    }
-
-    /// Looks at what the client sent so far. - Returns: whether it still waits for more.
-    private func inspectHead(_ entry: Admitted) -> Bool {
-        let count: Int
-        do throws(Errno) {
-            count = try Errno.retrying { recv(entry.descriptor, peekBuffer.baseAddress, peekBuffer.count, Int32(MSG_PEEK) | Int32(MSG_DONTWAIT)) }
-        } catch {
-            // Nothing more yet: wait for it. Any other error ends the connection below.
-            if error.rawValue == EAGAIN { return true }
-            count = 0
-        }
-        guard count > 0 else {
-            // Gone before sending a head.
-            closeUnserved(entry)
+    /// Gives the library a connection that `admission` took, its request head in. The
+    /// library takes the socket, and closes it even when it refuses it.
+    private func handOver(_ accepted: InetListener.Accepted) -> Bool {
+        guard let daemon else {
+            try? accepted.descriptor.close()
             return false
         }
-        switch RequestHeadScan.scan(UnsafeRawBufferPointer(rebasing: peekBuffer[..<count]), maximumBytes: limits.maximumHead, maximumLines: limits.maximumHeadLines) {
-        case .incomplete:
-            return true
-        case .tooLarge:
-            forget(entry)
-            refuse(entry.descriptor, 431, "Request Header Fields Too Large",
-                   "the request line and headers must fit in \(limits.maximumHead) bytes and \(limits.maximumHeadLines) lines")
-            return false
-        case .complete:
-            handOver(entry)
-            return false
-        }
-    }
-
-    /// Gives the connection, its head in, to the library.
-    private func handOver(_ entry: Admitted) {
-        guard let daemon else { return closeUnserved(entry) }
-        loop.unwatch(FileDescriptor(rawValue: entry.descriptor))
-        entry.isInLibrary = true
-        var peer = entry.peer
-        // The library takes the socket, and closes it even when it fails.
-        let taken = withUnsafePointer(to: &peer) { CMicroHTTPD_add_connection(daemon, entry.descriptor, $0, UInt32(entry.peerLength)) }
-        if taken != 1 {
-            forget(entry)
-            log("the HTTP library refused a connection from \(entry.address)")
-        }
-        runSoon()
-    }
-
-    /// Makes room for a new connection: one still in this class's hands is closed at once;
-    /// one in the library's has its socket shut down, which the library sees as the
-    /// client's leaving (and reports through `closed`).
-    private func letGo(_ entry: Admitted) {
-        if !entry.isInLibrary {
-            closeUnserved(entry)
-        } else {
-            stopCounting(entry)
-            shutdown(entry.descriptor, Int32(SHUT_RDWR))
-            runSoon()
-        }
-    }
-
-    /// Requests whose head (and body) did not come in time: 408 for those still here,
-    /// a close for those in the library (which answer nothing between requests).
-    private func endOverdueRequests() {
-        let due = MonotonicClock.now() - Int64(limits.requestSeconds) * 1_000_000
-        for entry in Array(admitted.values) where !entry.isLeaving {
-            guard let since = entry.waitingSince, since <= due else { continue }
-            if !entry.isInLibrary {
-                loop.unwatch(FileDescriptor(rawValue: entry.descriptor))
-                forget(entry)
-                refuse(entry.descriptor, 408, "Request Timeout",
-                       "the request line and headers must come within \(limits.requestSeconds) s")
-            } else {
-                letGo(entry)
-            }
-        }
-        armRequestTimer()
-    }
-
-    /// Sets the timer for the connection that has waited longest; from the timer's handler,
-    /// which looks at every connection.
-    private func armRequestTimer() {
-        let oldest = admitted.values.lazy.filter { !$0.isLeaving }.compactMap(\.waitingSince).min()
-        requestTimerDeadline = oldest.map { $0 + Int64(limits.requestSeconds) * 1_000_000 }
-        requestTimer.arm(atMicroseconds: requestTimerDeadline)
-    }
-
-    /// Makes sure the timer fires by the deadline of a connection that starts waiting now:
-    /// a system call only when the timer is not set for that or earlier (a connection served
-    /// meanwhile leaves the timer early, which then finds nothing due and sets it again).
-    private func armRequestTimer(forWaitingSince since: Int64) {
-        let deadline = since + Int64(limits.requestSeconds) * 1_000_000
-        if let armed = requestTimerDeadline, armed <= deadline { return }
-        requestTimerDeadline = deadline
-        requestTimer.arm(atMicroseconds: deadline)
-    }
-
-    /// Closes a connection the library never had.
-    private func closeUnserved(_ entry: Admitted) {
-        loop.unwatch(FileDescriptor(rawValue: entry.descriptor))
-        forget(entry)
-        close(entry.descriptor)
-    }
-
-    private func stopCounting(_ entry: Admitted) {
-        guard !entry.isLeaving else { return }
-        entry.isLeaving = true
-        held -= 1
-        Self.countDown(&heldByAddress, entry.address)
-        endStream(entry)
-    }
-
-    private func endStream(_ entry: Admitted) {
-        guard entry.isStream else { return }
-        entry.isStream = false
-        streams -= 1
-        Self.countDown(&streamsByAddress, entry.address)
-    }
-
-    /// One fewer for `address`; an address that holds none leaves the table.
-    private static func countDown(_ counts: inout [String: Int], _ address: String) {
-        if let count = counts[address], count > 1 {
-            counts[address] = count - 1
-        } else {
-            counts[address] = nil
-        }
-    }
-
-    private func forget(_ entry: Admitted) {
-        stopCounting(entry)
-        if admitted[entry.descriptor] === entry { admitted[entry.descriptor] = nil }
-    }
-
-    /// Answers a connection the library never had, then closes it: what the client sent
-    /// so far is read and dropped first, so that the close does not reset the connection
-    /// and lose the answer.
-    private func refuse(_ descriptor: Int32, _ status: Int, _ reason: String, _ message: String, extraHeaders: String = "") {
-        let body = "\(reason): \(message)\n"
-        let response = "HTTP/1.1 \(status) \(reason)\r\nContent-Type: text/plain; charset=utf-8\r\nContent-Length: \(body.utf8.count)\r\n"
-            + extraHeaders + "X-Content-Type-Options: nosniff\r\nConnection: close\r\n\r\n" + body
-        var bytes = Array(response.utf8)
-        _ = bytes.withUnsafeMutableBytes { send(descriptor, $0.baseAddress, $0.count, Int32(MSG_NOSIGNAL) | Int32(MSG_DONTWAIT)) }
-        shutdown(descriptor, Int32(SHUT_WR))
-        for _ in 0..<16 {
-            guard recv(descriptor, peekBuffer.baseAddress, peekBuffer.count, Int32(MSG_DONTWAIT)) > 0 else { break }
-        }
-        close(descriptor)
-    }
-
-    // MARK: Connections in the library
-
-    fileprivate func noticed(_ connection: OpaquePointer, started: Bool) {
-        let descriptor = CMicroHTTPD_connection_fd(connection)
-        guard let entry = admitted[descriptor] else { return }
-        if started {
-            entry.connection = connection
-        } else if entry.connection == connection {
-            forget(entry)
-        }
-    }
-
-    private func entry(for connection: OpaquePointer) -> Admitted? {
-        guard let entry = admitted[CMicroHTTPD_connection_fd(connection)], entry.connection == connection else { return nil }
-        return entry
+        var peer = accepted.peer
+        return withUnsafePointer(to: &peer) {
+            CMicroHTTPD_add_connection(daemon, accepted.descriptor.rawValue, $0, UInt32(accepted.peerLength))
+        } == 1
     }
 
     // MARK: The library's callbacks
+
+    fileprivate func noticed(_ connection: OpaquePointer, started: Bool) {
+        let connection = LibraryConnection(connection)
+        if started {
+            admission.libraryStarted(connection)
+        } else {
+            admission.libraryClosed(connection)
+        }
+    }
 
     fileprivate func access(
         _ connection: OpaquePointer, url: String, method: String, version: String, upload: UnsafePointer<CChar>?,
@@ -623,12 +323,7 @@ package final class HTTPServer {
 
     fileprivate func completed(_ connection: OpaquePointer?, _ state: UnsafeMutablePointer<UnsafeMutableRawPointer?>) {
         // The connection may carry another request: it waits for that one's head now.
-        if let connection, let entry = entry(for: connection) {
-            if !entry.isLeaving { endStream(entry) }
-            let since = MonotonicClock.now()
-            entry.waitingSince = since
-            armRequestTimer(forWaitingSince: since)
-        }
+        if let connection { admission.requestCompleted(on: LibraryConnection(connection)) }
         if let raw = state.pointee {
             Unmanaged<PendingRequest>.fromOpaque(raw).release()
             state.pointee = nil
@@ -655,22 +350,10 @@ package final class HTTPServer {
     }
 
     private func queue(_ response: HTTPResponse, on connection: OpaquePointer) -> Bool {
-        let entry = entry(for: connection)
-        entry?.waitingSince = nil
+        let library = LibraryConnection(connection)
+        admission.requestArrived(on: library)
         var response = response
-        if case .stream = response, let entry, !entry.isLeaving {
-            let total = limits.connections - limits.reservedForRequests
-            let perAddress = limits.connectionsPerAddress - limits.reservedForRequests
-            if streams >= total || streamsByAddress[entry.address, default: 0] >= perAddress {
-                let share = streams >= total ? "\(total) at once" : "\(perAddress) from one address"
-                response = .text(503, "Service Unavailable: forcescale-web is serving all the streams it takes (\(share)); try again in \(limits.retryAfterSeconds) s",
-                                 headers: [("Retry-After", "\(limits.retryAfterSeconds)")])
-            } else {
-                entry.isStream = true
-                streams += 1
-                streamsByAddress[entry.address, default: 0] += 1
-            }
-        }
+        if case .stream = response, let refusal = admission.refusalOfStream(on: library) { response = refusal }
         let made: OpaquePointer?
         var headers: [(String, String)]
         var status: UInt32
@@ -704,6 +387,13 @@ package final class HTTPServer {
         headers += [("X-Content-Type-Options", "nosniff")]
         for (name, value) in headers { _ = CMicroHTTPD_add_header(made, name, value) }
         return CMicroHTTPD_queue(connection, status, made) == 1
+    }
+}
+
+extension LibraryConnection {
+    /// The connection `handle` and the socket the library serves it on.
+    init(_ handle: OpaquePointer) {
+        self.init(handle: handle, descriptor: FileDescriptor(rawValue: CMicroHTTPD_connection_fd(handle)))
     }
 }
 

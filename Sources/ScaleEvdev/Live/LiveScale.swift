@@ -38,8 +38,9 @@ package enum LiveNotice: Sendable {
 /// A scale reading live devices on an epoll loop it shares with its owner (the `read`
 /// command, or the daemon with its clients): each device with its own pipeline and its own
 /// timer for the throttle's trailing edge, and hotplug. It follows its devices through
-/// unplug and replug, and rumbles on peaks: through the device that peaked when it can,
-/// otherwise through `--rumble-device`. The pipeline is the same one replay uses.
+/// unplug and replug, and rumbles on peaks (``RumblePlayer``): through the device that
+/// peaked when it can, otherwise through `--rumble-device`. The pipeline is the same one
+/// replay uses.
 ///
 /// A device that vanishes, fails or floods (`SYN_DROPPED`) is handled on its own; the others
 /// read on.
@@ -92,10 +93,8 @@ package final class LiveScale: ScaleSource {
     private var hotplug: DirectoryWatcher?
     /// The devices being read, each with its pipeline, in the order they were opened.
     private var open: [OpenDevice] = []
-    /// The PEAK effects, one per device that rumbles (by its path): a pressure device that
-    /// can rumble has its own, and `--rumble-device`'s is shared by every pressure device
-    /// that cannot.
-    private var rumblers: [String: Rumbler] = [:]
+    /// The rumbles of PEAKs and RUMBLE patterns.
+    private let rumble: RumblePlayer
     /// Nodes that were chosen but could not be opened, said once each.
     private var unusableSaid: Set<String> = []
     private var outputs: [ScaleOutput] = []
@@ -104,16 +103,6 @@ package final class LiveScale: ScaleSource {
     /// frame of any; waiting longer (an interval of a second, say) would only hold back the
     /// last reading of a stream that stops.
     static let maximumTimerSlack: Int64 = 20_000
-    private let hapticTimer: DeadlineTimer
-    /// Ends a play that lasts until it is stopped (a haptic buzz) when its segment does.
-    private let stopTimer: DeadlineTimer
-    /// The rumbler whose play `stopTimer` ends.
-    private var stopping: Rumbler?
-    private var pendingSegments: [HapticSegment] = []
-    /// The rumbler a RUMBLE pattern is playing on, until it is done.
-    private var playing: Rumbler?
-    /// Devices whose FF_GAIN this scale lowered, to set back to full when asked.
-    private var loweredGain: Set<String> = []
     private var isStarted = false
 
     /// Why no device is open, when none is: nothing usable was found, or the chosen one
@@ -126,7 +115,7 @@ package final class LiveScale: ScaleSource {
     /// Why the loop was stopped from inside, if it was: output could not be written.
     package private(set) var failure: (any Error)?
 
-    /// Makes the scale's timer; nothing is read, opened or announced until `start()`.
+    /// Makes the scale's timers; nothing is read, opened or announced until `start()`.
     /// - Parameters:
     ///   - onOutput: Each reading and PEAK, with the device it came from.
     ///   - onNotice: What happened to the devices, once each.
@@ -143,8 +132,8 @@ package final class LiveScale: ScaleSource {
         self.onOutput = onOutput
         self.onNotice = onNotice
         self.onDelivered = onDelivered
-        hapticTimer = try DeadlineTimer()
-        stopTimer = try DeadlineTimer()
+        rumble = try RumblePlayer(
+            choice: options.rumble, intensity: options.rumbleIntensity, directory: options.directory, loop: loop, onNotice: onNotice)
     }
 
     /// Opens the chosen devices and adds the scale's sources to the loop. Notices and
@@ -176,25 +165,12 @@ package final class LiveScale: ScaleSource {
             hotplug = nil
             hotplugError = error
         }
-        try loop.watch(stopTimer.descriptor) { [unowned self] in
-            stopTimer.acknowledge()
-            guard let stopping else { return }
-            self.stopping = nil
-            do throws(ForceFeedbackError) { try stopping.effect.stop() } catch { lose(stopping, error.description) }
-        }
-        try loop.watch(hapticTimer.descriptor) { [unowned self] in
-            hapticTimer.acknowledge()
-            guard let playing else { return }
-            do throws(ForceFeedbackError) { try playNextSegment(on: playing) } catch {
-                self.playing = nil
-                lose(playing, error.description)
-            }
-        }
+        try rumble.start()
         if let hotplug {
             try loop.watch(hotplug.descriptor) { [unowned self] in
                 let names = hotplug.drain()
                 guard names.contains(where: { $0.hasPrefix("event") }) else { return }
-                followSeparateRumbler()
+                rumble.followSeparateRumbler()
                 openChosenDevices()
             }
         }
@@ -218,6 +194,8 @@ package final class LiveScale: ScaleSource {
         newOptions.directory = options.directory
         closeEveryDevice()
         options = newOptions
+        rumble.choice = newOptions.rumble
+        rumble.intensity = newOptions.rumbleIntensity
         unusableSaid = []
         waitingReason = nil
         openChosenDevices()
@@ -228,8 +206,7 @@ package final class LiveScale: ScaleSource {
     /// the loop.
     package func stop() {
         closeEveryDevice()
-        loop.unwatch(hapticTimer.descriptor)
-        loop.unwatch(stopTimer.descriptor)
+        rumble.stop()
         if let hotplug { loop.unwatch(hotplug.descriptor) }
     }
 
@@ -238,39 +215,15 @@ package final class LiveScale: ScaleSource {
         open.map { device in
             SourceDeviceStatus(
                 device: device.source, gramModel: device.pipeline.gramModel, pressureSource: device.pipeline.source,
-                contactMode: device.pipeline.contactMode, rumblePath: device.rumbler?.path, feedback: device.rumbler?.effect.kind,
-                feedbackProblem: device.rumbler == nil ? device.rumbleProblem : nil, droppedEvents: device.resynchronizations)
+                contactMode: device.pipeline.contactMode, rumblePath: device.rumble.rumblePath, feedback: device.rumble.feedback,
+                feedbackProblem: device.rumble.feedbackProblem, droppedEvents: device.resynchronizations)
         }
     }
 
-    /// Plays a pattern through `--rumble-device`, or else through the first device's rumble,
-    /// one segment per timer wake-up, then puts the peak effect back (they share the
-    /// device's one slot that forcescale holds).
+    /// Plays a pattern through `--rumble-device`, or else through the first device's rumble
+    /// (``RumblePlayer/play(_:)``).
     package func play(_ pattern: HapticPattern) throws(ForceFeedbackError) {
-        let separate = rumblers.values.first { rumbler in !open.contains { $0.device.path == rumbler.path } }
-        guard let rumbler = separate ?? open.lazy.compactMap(\.rumbler).first else {
-            throw ForceFeedbackError(
-                path: open.first?.device.path ?? "forcescale", operation: "rumble", errno: nil,
-                explanation: "no device can rumble" + (open.isEmpty ? " (no pressure device is open)" : ""))
-        }
-        if let playing, playing !== rumbler { try? uploadPeakEffect(playing) }
-        playing = rumbler
-        pendingSegments = pattern.segments
-        hapticTimer.acknowledge()
-        try playNextSegment(on: rumbler)
-    }
-
-    private func playNextSegment(on rumbler: Rumbler) throws(ForceFeedbackError) {
-        guard !pendingSegments.isEmpty else {
-            playing = nil
-            try uploadPeakEffect(rumbler)
-            hapticTimer.arm(atMicroseconds: nil)
-            return
-        }
-        let segment = pendingSegments.removeFirst()
-        try rumbler.effect.upload(segment)
-        try play(rumbler, for: segment)
-        hapticTimer.arm(atMicroseconds: MonotonicClock.now() + Int64(segment.durationMilliseconds + segment.pauseMilliseconds) * 1000)
+        try rumble.play(pattern)
     }
 
     /// Applies a calibration to `device`'s readings from now on. The scale keeps no copy: a
@@ -358,7 +311,7 @@ package final class LiveScale: ScaleSource {
         unusableSaid.remove(path)
         waitingReason = nil
         onNotice(.opened(path: path, device: opened.description, source: pipeline.source, model: pipeline.gramModel.kind))
-        prepareRumble(for: device)
+        rumble.attach(device.rumble)
         // A touch already down is weighed from now (after `.opened`, whose owner may have
         // given the pipeline its calibration).
         for event in opened.currentState(at: EventTime(microseconds: MonotonicClock.now(on: opened.eventClock))) {
@@ -370,134 +323,6 @@ package final class LiveScale: ScaleSource {
     private func sayUnusable(_ path: String, _ reason: String) {
         guard unusableSaid.insert(path).inserted else { return }
         onNotice(.unusable(path: path, reason: reason))
-    }
-
-    /// Gives the device its PEAK rumble: its own effect when it can rumble, otherwise the
-    /// effect on `--rumble-device`; each uploaded once, however many devices share it.
-    private func prepareRumble(for device: OpenDevice) {
-        let target: EvdevDevice
-        switch options.rumble {
-        case .off:
-            return
-        case .pressureDevice:
-            target = device.device
-        case .device(let query):
-            if ForceFeedbackCapabilities(of: device.device).canGiveFeedback {
-                target = device.device
-            } else {
-                do {
-                    let path = try DeviceDiscovery.chooseRumbler(query, from: DeviceDiscovery.scan(directory: options.directory))
-                    // A device that is open already lends its descriptor.
-                    target = try rumblers[path]?.effect.device ?? open.first { $0.device.path == path }?.device
-                        ?? EvdevDevice(path: path, wantsWrite: true)
-                } catch {
-                    sayRumbleUnavailable(for: device, "\(error)")
-                    return
-                }
-            }
-        }
-        do {
-            let rumbler = try rumblers[target.path] ?? makeRumbler(on: target)
-            rumblers[target.path] = rumbler
-            device.rumbler = rumbler
-            // A later loss is news again.
-            device.rumbleUnavailableSaid = false
-            device.rumbleProblem = nil
-            onNotice(.rumbleReady(path: target.path, device: device.source.nodeName, feedback: rumbler.effect.kind))
-        } catch {
-            var hint = ""
-            if case .pressureDevice = options.rumble { hint = "; --rumble-device can name another device, such as a gamepad" }
-            sayRumbleUnavailable(for: device, "\(error)" + hint)
-        }
-    }
-
-    /// Uploads the peak effect on `target`, at the configured intensity.
-    private func makeRumbler(on target: EvdevDevice) throws(ForceFeedbackError) -> Rumbler {
-        let effect = try RumbleEffect(device: target)
-        var pattern = HapticPattern.peak
-        // The gain is the device's own, shared with other programs: touched only when
-        // less than full strength is asked for.
-        let supportsGain = ForceFeedbackCapabilities(of: target).supportsGain
-        if options.rumbleIntensity < 1 {
-            if supportsGain {
-                try effect.setGain(options.rumbleIntensity)
-                loweredGain.insert(target.path)
-            } else {
-                pattern = pattern.scaled(intensity: options.rumbleIntensity)
-            }
-        } else if supportsGain, loweredGain.contains(target.path) {
-            // Lowered before a reconfiguration asked for full strength again.
-            try effect.setGain(1)
-            loweredGain.remove(target.path)
-        }
-        let rumbler = Rumbler(effect: effect, peakSegment: pattern.segments[0])
-        try uploadPeakEffect(rumbler)
-        return rumbler
-    }
-
-    /// Plays the PEAK's rumble and times it: from the event time of the frame that reached
-    /// the threshold to the return of the play's `write`, read on the clock the pressure
-    /// device stamps its events with (a separate rumble device changes nothing: the start
-    /// is the pressure device's frame).
-    private func rumbleForPeak(at time: EventTime, of device: OpenDevice) -> RumbleOutcome {
-        if case .off = options.rumble { return .off }
-        guard let rumbler = device.rumbler else { return .unavailable }
-        do throws(ForceFeedbackError) {
-            try play(rumbler, for: rumbler.peakSegment)
-        } catch {
-            lose(rumbler, error.description)
-            return .failed(errno: error.errno?.rawValue ?? EIO)
-        }
-        return .played(latencyMicroseconds: MonotonicClock.now(on: device.device.eventClock) - time.microseconds)
-    }
-
-    /// Plays the segment uploaded on `rumbler`; a play that lasts until stopped (a haptic
-    /// buzz) is stopped when the segment ends.
-    private func play(_ rumbler: Rumbler, for segment: HapticSegment) throws(ForceFeedbackError) {
-        try rumbler.effect.play()
-        guard rumbler.effect.playsUntilStopped else { return }
-        stopping = rumbler
-        stopTimer.arm(atMicroseconds: MonotonicClock.now() + Int64(segment.durationMilliseconds) * 1000)
-    }
-
-    /// Lets go of a rumbler that failed or went away: each device that rumbled through it is
-    /// told once.
-    private func lose(_ rumbler: Rumbler, _ reason: String) {
-        rumblers[rumbler.path] = nil
-        if playing === rumbler {
-            playing = nil
-            hapticTimer.arm(atMicroseconds: nil)
-        }
-        if stopping === rumbler {
-            stopping = nil
-            stopTimer.arm(atMicroseconds: nil)
-        }
-        for device in open where device.rumbler === rumbler {
-            device.rumbler = nil
-            sayRumbleUnavailable(for: device, reason)
-        }
-    }
-
-    /// A separate --rumble-device comes and goes on its own: after a change in the input
-    /// directory, one that is gone is let go (said once for each device it served) and one
-    /// that is back, or newly there, is taken up (said when it is).
-    private func followSeparateRumbler() {
-        guard case .device = options.rumble else { return }
-        for rumbler in rumblers.values where !rumbler.effect.device.isPresent && !open.contains(where: { $0.device.path == rumbler.path }) {
-            lose(rumbler, "\(rumbler.path) was removed; rumble resumes when it is back")
-        }
-        for device in open where device.rumbler == nil { prepareRumble(for: device) }
-    }
-
-    private func uploadPeakEffect(_ rumbler: Rumbler) throws(ForceFeedbackError) {
-        try rumbler.effect.upload(rumbler.peakSegment)
-    }
-
-    private func sayRumbleUnavailable(for device: OpenDevice, _ reason: String) {
-        device.rumbleProblem = reason
-        guard !device.rumbleUnavailableSaid else { return }
-        device.rumbleUnavailableSaid = true
-        onNotice(.rumbleUnavailable(reason: reason))
     }
 
     private func readDevice(_ device: OpenDevice) {
@@ -532,22 +357,7 @@ package final class LiveScale: ScaleSource {
         loop.unwatch(device.device.descriptor)
         loop.unwatch(device.timer.descriptor)
         open.removeAll { $0 === device }
-        // An effect goes with the last device that rumbled through it.
-        if let rumbler = device.rumbler {
-            device.rumbler = nil
-            if !open.contains(where: { $0.rumbler === rumbler }) {
-                rumbler.effect.erase()
-                rumblers[rumbler.path] = nil
-                if playing === rumbler {
-                    playing = nil
-                    hapticTimer.arm(atMicroseconds: nil)
-                }
-                if stopping === rumbler {
-                    stopping = nil
-                    stopTimer.arm(atMicroseconds: nil)
-                }
-            }
-        }
+        rumble.detach(device.rumble)
     }
 
     private func closeEveryDevice() {
@@ -560,7 +370,7 @@ package final class LiveScale: ScaleSource {
         let delivering = !outputs.isEmpty
         for var output in outputs {
             if case .peak(var peak) = output {
-                peak.rumble = rumbleForPeak(at: peak.time, of: device)
+                peak.rumble = rumble.rumbleForPeak(at: peak.time, on: device.rumble)
                 output = .peak(peak)
             }
             do { try onOutput(output, device.source) } catch {
@@ -602,32 +412,17 @@ private final class OpenDevice {
     /// a touch streams the next frame lets the held reading out and the timer never wakes
     /// the loop.
     var armed: ArmedDeadline
-    /// What its PEAKs rumble through: its own effect, or `--rumble-device`'s.
-    var rumbler: Rumbler?
-    var rumbleUnavailableSaid = false
-    /// Why its PEAKs cannot rumble, when they cannot although rumble is on.
-    var rumbleProblem: String?
+    /// Where its PEAKs rumble (``RumblePlayer``).
+    let rumble: RumbleRoute
     /// How often the kernel dropped its events (`SYN_DROPPED`).
     var resynchronizations = 0
 
     init(device: EvdevDevice, pipeline: ScalePipeline, timer: DeadlineTimer, armed: ArmedDeadline) {
         self.device = device
         source = SourceDevice(path: device.path, description: device.description)
+        rumble = RumbleRoute(device: device, nodeName: source.nodeName)
         self.pipeline = pipeline
         self.timer = timer
         self.armed = armed
-    }
-}
-
-/// A rumble effect uploaded once on a device, and the PEAK's segment it plays.
-private final class Rumbler {
-    let effect: RumbleEffect
-    let peakSegment: HapticSegment
-    /// The node that rumbles.
-    var path: String { effect.device.path }
-
-    init(effect: RumbleEffect, peakSegment: HapticSegment) {
-        self.effect = effect
-        self.peakSegment = peakSegment
     }
 }
