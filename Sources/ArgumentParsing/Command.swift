@@ -1,7 +1,9 @@
-/// A command or subcommand of a command-line tool, declared as data.
+/// A command or subcommand of a command-line tool as data: what the parser, help, usage
+/// lines and completion scripts read, made from the types that declare the tool
+/// (``ParsableCommand``, ``CommandGroup``).
 ///
-/// A command either runs (it declares ``arguments`` and ``options``) or groups
-/// other commands (it declares ``subcommands``). A group's own positional
+/// A command either runs (it declares ``arguments`` and ``options``, and its ``runner``)
+/// or groups other commands (it declares ``subcommands``). A group's own positional
 /// arguments are ignored, because a word after a group's name is read as a
 /// subcommand name; its options are accepted before the subcommand name and
 /// are visible to the subcommand's ``ParsedCommand``.
@@ -26,6 +28,8 @@ package struct Command: Sendable {
     package var defaultSubcommand: String?
     /// The tool's version; enables `--version` for this command and all below it.
     package var version: String?
+    /// The type that runs the command, for a command made from one; parsing answers with it.
+    var runner: (any ParsableCommand.Type)?
 
     /// Declares a command.
     ///
