@@ -210,7 +210,7 @@ let package = Package(
         .testTarget(name: "ScaleLogTests", dependencies: ["ScaleLog", "ScaleCore", "ScalePOSIX", "CSQLite", "ScaleTestSupport", "TestWaiting"]),
         .testTarget(
             name: "ScaleDaemonTests",
-            dependencies: ["ScaleDaemon", "ScaleCore", "ScaleProtocol", "ScalePOSIX", "ScaleLog", "ScaleOptions", "ScaleTestSupport", "TestWaiting"]),
+            dependencies: ["ScaleDaemon", "ScaleCore", "ScaleProtocol", "ScalePOSIX", "ScaleLog", "ScaleOptions", "ArgumentParsing", "ScaleTestSupport", "TestWaiting"]),
         // The end-to-end suites: the built forcescale and forcescaled run as child processes
         // (FORCESCALE_BIN_DIR), golden replays, man pages and the service files. ScaleLog to
         // write a force log for the log commands to read, ScaleOptions for the settings table

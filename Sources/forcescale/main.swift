@@ -1,24 +1,9 @@
 import ArgumentParsing
 import ScalePOSIX
 
-let version = "0.1.0"
-
-let root = Command(
-    name: "forcescale",
-    abstract: "Weigh light objects and log force with a pressure touchpad or pen tablet.",
-    subcommands: [
-        DemoCommand.declaration, ReplayCommand.declaration, ReadCommand.declaration,
-        DevicesCommand.declaration, RumbleCommand.declaration, RecordCommand.declaration,
-        WatchCommand.declaration, WeighCommand.declaration, TareCommand.declaration,
-        CalibrateCommand.declaration, CharacterizeCommand.declaration, StatusCommand.declaration,
-        LogCommand.declaration,
-    ],
-    defaultSubcommand: "demo",
-    version: version)
-
 Signals.ignoreBrokenPipe()
 
-runMain(root: root) { command in
+runMain(root: Command(group: Forcescale.self)) { command in
     switch command.path.dropFirst().first {
     case "replay": return try ReplayCommand.run(command)
     case "read": return try ReadCommand.run(command)
