@@ -22,15 +22,6 @@ enum LogCommand: CommandGroup {
         ],
         defaultSubcommand: LogSessionsCommand.self)
 
-    static func run(_ command: ParsedCommand) throws -> Int32 {
-        switch command.path.dropFirst(2).first {
-        case "export": try LogExportCommand.run(command)
-        case "plot": try LogPlotCommand.run(command)
-        case "stats": try LogStatsCommand.run(command)
-        default: try LogSessionsCommand.run(command)
-        }
-    }
-
     // MARK: - Shared by the subcommands
 
     static let database = OptionKey<String?>(
