@@ -21,7 +21,7 @@ package struct Argument: Sendable {
     ///   - help: One line describing the argument.
     ///   - isOptional: Whether the command runs without it.
     ///   - isRepeating: Whether it takes every remaining value.
-    package init(name: String, help: String = "", isOptional: Bool = false, isRepeating: Bool = false) {
+    init(name: String, help: String = "", isOptional: Bool = false, isRepeating: Bool = false) {
         self.init(name: name, help: help, isOptional: isOptional, isRepeating: isRepeating) { $0 }
     }
 

@@ -152,9 +152,7 @@ struct CommandParser {
                 throw .invalidValue(error.text, for: argument, in: stack, problem: error.problem)
             }
         }
-        return ParsedCommand(
-            stack: stack, optionValues: optionValues, occurrences: values.occurrences, argumentValues: argumentValues,
-            declaredOptions: values.declared, argumentTexts: arguments)
+        return ParsedCommand(stack: stack, optionValues: optionValues, occurrences: values.occurrences, argumentValues: argumentValues)
     }
 
     /// Looks for `-h`, `--help` or `--version` among the tokens before `--`.
@@ -200,6 +198,6 @@ struct CommandParser {
 ///   - terminalWidth: The width help text is wrapped to.
 /// - Returns: The command to run with its values, or the help or version text to print.
 /// - Throws: ``UsageError`` when the command line cannot be run.
-package func parse(_ arguments: [String], root: Command, terminalWidth: Int = 80) throws(UsageError) -> ParseResult {
+func parse(_ arguments: [String], root: Command, terminalWidth: Int = 80) throws(UsageError) -> ParseResult {
     try CommandParser(root: root, terminalWidth: terminalWidth).parse(arguments)
 }

@@ -16,7 +16,7 @@ package struct Option: Sendable {
     /// The only values accepted, checked while parsing and shown as `(values: a, b)`.
     package internal(set) var allowedValues: [String]?
     /// Whether the option may be given several times to collect several values.
-    package var isRepeatable: Bool
+    package internal(set) var isRepeatable: Bool
     /// Whether the command refuses to run without the option (and without a default).
     package internal(set) var isRequired: Bool
     /// The value the command reads, made from every appearance of the option, in order
@@ -35,7 +35,7 @@ package struct Option: Sendable {
     ///   - allowedValues: The only values accepted.
     ///   - isRepeatable: Whether the option collects several values.
     ///   - isRequired: Whether the option must be given.
-    package init(
+    init(
         long: String,
         short: Character? = nil,
         valueName: String? = nil,

@@ -118,7 +118,7 @@ extension Command {
     /// The declaration of a command that runs, with the type that runs it.
     ///
     /// - Parameter type: The command.
-    package init(_ type: any ParsableCommand.Type) {
+    init(_ type: any ParsableCommand.Type) {
         let configuration = type.configuration
         self.init(
             name: configuration.name, abstract: configuration.abstract, discussion: configuration.discussion,
@@ -130,7 +130,7 @@ extension Command {
     /// The declaration of a group and, below it, of every subcommand.
     ///
     /// - Parameter type: The group.
-    package init(group type: any CommandGroup.Type) {
+    init(group type: any CommandGroup.Type) {
         let configuration = type.configuration
         let subcommands = configuration.subcommands.map { subcommand in
             switch subcommand {

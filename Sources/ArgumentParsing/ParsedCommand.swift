@@ -10,17 +10,13 @@ package struct ParsedCommand: Sendable {
     /// The type that runs the selected command, when the tree was made from types.
     let runner: (any ParsableCommand.Type)?
     /// The selected command and its parents, for error messages.
-    let stack: CommandStack
+    private let stack: CommandStack
     /// The value of every option declared along the chain, by long name.
     private let optionValues: [String: any Sendable]
     /// The appearances of every option given, by long name.
-    let occurrences: [String: [OptionOccurrence]]
+    private let occurrences: [String: [OptionOccurrence]]
     /// The value of every declared positional argument, by name.
     private let argumentValues: [String: any Sendable]
-    /// The options declared along the chain, for reading them by name.
-    let declaredOptions: [Option]
-    /// The texts each positional argument took, for reading them by name.
-    let argumentTexts: [String: [String]]
 
     /// Collects the result of parsing.
     ///
@@ -31,7 +27,7 @@ package struct ParsedCommand: Sendable {
     ///   - argumentValues: The positional arguments' values by name.
     init(
         stack: CommandStack, optionValues: [String: any Sendable], occurrences: [String: [OptionOccurrence]],
-        argumentValues: [String: any Sendable], declaredOptions: [Option], argumentTexts: [String: [String]]
+        argumentValues: [String: any Sendable]
     ) {
         self.path = stack.names
         self.runner = stack.leaf.runner
@@ -39,8 +35,6 @@ package struct ParsedCommand: Sendable {
         self.optionValues = optionValues
         self.occurrences = occurrences
         self.argumentValues = argumentValues
-        self.declaredOptions = declaredOptions
-        self.argumentTexts = argumentTexts
     }
 
     /// The value of an option: what its key's type says (the last value given or the

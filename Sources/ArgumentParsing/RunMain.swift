@@ -7,7 +7,7 @@ import Darwin
 #endif
 
 /// The exit status for a command line that cannot be run (`EX_USAGE` in `sysexits.h`).
-package let usageErrorExitCode: Int32 = ExitStatus.usage
+let usageErrorExitCode: Int32 = ExitStatus.usage
 
 /// Exit statuses from sysexits.h, which swift-argument-parser also follows for usage (64):
 /// one table for every program of the package, so that a status means the same in each.
