@@ -91,8 +91,8 @@ let package = Package(
         // forcescale-mqtt's work: a client of forcescaled (ScaleClient) that publishes to MQTT
         // through libmosquitto (CMosquitto) on the ScalePOSIX loop, with Home Assistant
         // discovery. ScaleOptions for the settings' declarations and the configuration
-        // file's syntax (pure Swift), ArgumentParsing for the ParsedCommand its settings are
-        // read from. No libevdev, SQLite or libsystemd: ModuleGraphTests.
+        // file's syntax (pure Swift), ArgumentParsing for the edit distance that suggests a
+        // mistyped key. No libevdev, SQLite or libsystemd: ModuleGraphTests.
         .target(name: "ScaleMQTT", dependencies: ["ArgumentParsing", "ScaleCore", "ScaleProtocol", "ScalePOSIX", "ScaleClient", "ScaleOptions", "CMosquitto"]),
         // The CLI: local commands read devices (ScaleEvdev) and the force log (ScaleLog); the
         // daemon's commands talk through ScaleClient. Not ScaleDaemon: the CLI knows nothing
