@@ -97,8 +97,8 @@ let package = Package(
         // forcescale-mqtt's work: a client of forcescaled (ScaleClient) that publishes to MQTT
         // through libmosquitto (CMosquitto) on the ScalePOSIX loop, with Home Assistant
         // discovery. ScaleOptions for the settings' declarations and the configuration
-        // file's syntax (pure Swift), ArgumentParsing for the ParsedCommand its settings are
-        // read from. No libevdev, SQLite or libsystemd: ModuleGraphTests.
+        // file's syntax (pure Swift), ArgumentParsing for the edit distance that suggests a
+        // mistyped key. No libevdev, SQLite or libsystemd: ModuleGraphTests.
         .target(name: "ScaleMQTT", dependencies: ["ArgumentParsing", "ScaleCore", "ScaleProtocol", "ScalePOSIX", "ScaleClient", "ScaleOptions", "CMosquitto"]),
         // The CLI: local commands read devices (ScaleEvdev) and the force log (ScaleLog); the
         // daemon's commands talk through ScaleClient. Not ScaleDaemon: the CLI knows nothing
@@ -196,6 +196,8 @@ let package = Package(
         .testTarget(name: "ScaleRecordingTests", dependencies: ["ScaleRecording", "ScaleCore", "ScalePOSIX", "ScaleTestSupport"]),
         .testTarget(name: "ScaleProtocolTests", dependencies: ["ScaleProtocol", "ScaleCore"]),
         .testTarget(name: "ArgumentParsingTests", dependencies: ["ArgumentParsing"]),
+        // forcescale's command tree as its types declare it: each subcommand runs its own type.
+        .testTarget(name: "ForcescaleCommandTests", dependencies: ["forcescale", "ArgumentParsing"]),
         .testTarget(name: "ScaleDisplayTests", dependencies: ["ScaleDisplay", "ScaleCore", "ScaleProtocol"]),
         // The pure parts of forcescale-web; the server end to end is in ForcescaleCLITests.
         .testTarget(name: "ScaleWebTests", dependencies: ["ScaleWeb", "ScaleCore", "ScaleProtocol"]),
@@ -216,7 +218,7 @@ let package = Package(
         .testTarget(name: "ScaleLogTests", dependencies: ["ScaleLog", "ScaleCore", "ScalePOSIX", "CSQLite", "ScaleTestSupport", "TestWaiting"]),
         .testTarget(
             name: "ScaleDaemonTests",
-            dependencies: ["ScaleDaemon", "ScaleCore", "ScaleProtocol", "ScalePOSIX", "ScaleLog", "ScaleOptions", "ScaleTestSupport", "TestWaiting"]),
+            dependencies: ["ScaleDaemon", "ScaleCore", "ScaleProtocol", "ScalePOSIX", "ScaleLog", "ScaleOptions", "ArgumentParsing", "ScaleTestSupport", "TestWaiting"]),
         // The end-to-end suites: the built forcescale and forcescaled run as child processes
         // (FORCESCALE_BIN_DIR), golden replays, man pages and the service files. ScaleLog to
         // write a force log for the log commands to read, ScaleOptions for the settings table

@@ -1,7 +1,9 @@
-/// A command or subcommand of a command-line tool, declared as data.
+/// A command or subcommand of a command-line tool as data: what the parser, help, usage
+/// lines and completion scripts read, made from the types that declare the tool
+/// (``ParsableCommand``, ``CommandGroup``).
 ///
-/// A command either runs (it declares ``arguments`` and ``options``) or groups
-/// other commands (it declares ``subcommands``). A group's own positional
+/// A command either runs (it declares ``arguments`` and ``options``, and its ``runner``)
+/// or groups other commands (it declares ``subcommands``). A group's own positional
 /// arguments are ignored, because a word after a group's name is read as a
 /// subcommand name; its options are accepted before the subcommand name and
 /// are visible to the subcommand's ``ParsedCommand``.
@@ -9,23 +11,25 @@
 /// The names `help` and `version` are reserved: every command answers to
 /// `-h` and `--help`, and `--version` works wherever a command on the path
 /// declares a ``version``.
-package struct Command: Sendable {
+struct Command: Sendable {
     /// The word that invokes the command, such as `forcescale` or `replay`.
-    package var name: String
+    var name: String
     /// One line, shown after `OVERVIEW:` and in the parent's `SUBCOMMANDS` list.
-    package var abstract: String
+    var abstract: String
     /// Optional paragraphs shown after the overview line.
-    package var discussion: String?
+    var discussion: String?
     /// Positional arguments, in the order they are read.
-    package var arguments: [Argument]
+    var arguments: [Argument]
     /// Named options and flags.
-    package var options: [Option]
+    var options: [Option]
     /// Commands that can follow this one's name.
-    package var subcommands: [Command]
+    var subcommands: [Command]
     /// The subcommand that runs when no subcommand name is given.
-    package var defaultSubcommand: String?
+    var defaultSubcommand: String?
     /// The tool's version; enables `--version` for this command and all below it.
-    package var version: String?
+    var version: String?
+    /// The type that runs the command, for a command made from one; parsing answers with it.
+    var runner: (any ParsableCommand.Type)?
 
     /// Declares a command.
     ///
@@ -38,7 +42,7 @@ package struct Command: Sendable {
     ///   - subcommands: Commands that can follow this one's name.
     ///   - defaultSubcommand: The name of the subcommand to run when none is given.
     ///   - version: The version printed by `--version`.
-    package init(
+    init(
         name: String,
         abstract: String = "",
         discussion: String? = nil,

@@ -73,9 +73,10 @@ struct CommandParser {
                 return try parse(remaining.dropFirst(), stack: stack.appending(subcommand), values: values)
             }
             guard case let .matched(option, spelling, inlineValue) = matchOption(token, in: group) else { break }
+            let position = remaining.startIndex
             remaining.removeFirst()
             let value = try readValue(of: option, spelledAs: spelling, inlineValue: inlineValue, remaining: &remaining, in: stack)
-            values.record(option, spelledAs: spelling, value: value)
+            values.record(option, spelledAs: spelling, value: value, at: position)
         }
         let defaultSubcommand = group.defaultSubcommand.map { name in
             guard let subcommand = group.subcommand(named: name) else {
@@ -104,7 +105,7 @@ struct CommandParser {
         return help(stack)
     }
 
-    /// Reads a runnable command's options and positional arguments.
+    /// Reads a runnable command's options and positional arguments, and makes their values.
     private func parseLeaf(
         _ tokens: ArraySlice<String>, stack: CommandStack, values: OptionValues
     ) throws(UsageError) -> ParsedCommand {
@@ -112,7 +113,9 @@ struct CommandParser {
         var values = values
         var positionals: [String] = []
         var remaining = tokens
-        while let token = remaining.popFirst() {
+        while let token = remaining.first {
+            let position = remaining.startIndex
+            remaining.removeFirst()
             if token == "--" {
                 positionals += remaining
                 break
@@ -124,14 +127,32 @@ struct CommandParser {
                 throw .unknownOption(spelling, in: stack)
             case let .matched(option, spelling, inlineValue):
                 let value = try readValue(of: option, spelledAs: spelling, inlineValue: inlineValue, remaining: &remaining, in: stack)
-                values.record(option, spelledAs: spelling, value: value)
+                values.record(option, spelledAs: spelling, value: value, at: position)
             }
         }
-        let arguments = try bindPositionals(positionals, to: command.isGroup ? [] : command.arguments, in: stack)
+        let declaredArguments = command.isGroup ? [] : command.arguments
+        let arguments = try bindPositionals(positionals, to: declaredArguments, in: stack)
         if let missing = command.options.first(where: { $0.mustBeGiven && values.occurrences[$0.long] == nil }) {
             throw .missingOption(missing, in: stack)
         }
-        return ParsedCommand(stack: stack, optionValues: values, argumentValues: arguments)
+        // The values, converted once everything typed is known to fit the declarations, as
+        // swift-argument-parser converts them: the options' first, in command-line order.
+        let optionValues: [String: any Sendable]
+        do throws(ValueConversionError) {
+            optionValues = try values.values()
+        } catch {
+            let occurrence = error.error.occurrence
+            throw .invalidValue(occurrence.value ?? "", for: error.option, spelledAs: occurrence.spelling, in: stack, problem: error.error.problem)
+        }
+        var argumentValues: [String: any Sendable] = [:]
+        for argument in declaredArguments {
+            do throws(ArgumentValueError) {
+                argumentValues[argument.name] = try argument.value(arguments[argument.name] ?? [])
+            } catch {
+                throw .invalidValue(error.text, for: argument, in: stack, problem: error.problem)
+            }
+        }
+        return ParsedCommand(stack: stack, optionValues: optionValues, occurrences: values.occurrences, argumentValues: argumentValues)
     }
 
     /// Looks for `-h`, `--help` or `--version` among the tokens before `--`.
@@ -177,6 +198,6 @@ struct CommandParser {
 ///   - terminalWidth: The width help text is wrapped to.
 /// - Returns: The command to run with its values, or the help or version text to print.
 /// - Throws: ``UsageError`` when the command line cannot be run.
-package func parse(_ arguments: [String], root: Command, terminalWidth: Int = 80) throws(UsageError) -> ParseResult {
+func parse(_ arguments: [String], root: Command, terminalWidth: Int = 80) throws(UsageError) -> ParseResult {
     try CommandParser(root: root, terminalWidth: terminalWidth).parse(arguments)
 }

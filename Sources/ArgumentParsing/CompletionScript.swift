@@ -7,7 +7,7 @@
 /// offered as words; otherwise the placeholder's conventional name decides (`file`, `path`
 /// and names ending in `-file`: files; `dir`: directories; `device`: files, for event
 /// nodes and their links; `group`: group names); any other value is left to the user.
-package enum CompletionShell: String, CaseIterable, Sendable {
+enum CompletionShell: String, CaseIterable, Sendable {
     case bash, zsh, fish
 }
 
@@ -92,7 +92,7 @@ extension Argument {
 /// - Returns: The script, ending in a newline; install it as the shell expects (bash:
 ///   `share/bash-completion/completions/NAME`, zsh: `share/zsh/site-functions/_NAME`,
 ///   fish: `share/fish/vendor_completions.d/NAME.fish`).
-package func completionScript(for shell: CompletionShell, root: Command) -> String {
+func completionScript(for shell: CompletionShell, root: Command) -> String {
     let nodes = CompletionNode.all(root: root)
     switch shell {
     case .bash: return BashCompletion(root: root, nodes: nodes).script

@@ -16,7 +16,7 @@
 ///   - root: The tool's top-level command.
 ///   - terminalWidth: The width to wrap help text to.
 /// - Returns: The help text.
-package func helpText(for path: [String], root: Command, terminalWidth: Int = 80) -> String {
+func helpText(for path: [String], root: Command, terminalWidth: Int = 80) -> String {
     let below = path.first == root.name ? path.dropFirst() : path[...]
     return HelpRenderer(stack: CommandStack(root: root).following(below), width: terminalWidth).render()
 }

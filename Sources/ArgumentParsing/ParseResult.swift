@@ -1,5 +1,5 @@
 /// What a command line asks for.
-package enum ParseResult: Sendable {
+enum ParseResult: Sendable {
     /// Run a command with the given values.
     case run(ParsedCommand)
     /// Print this help text on standard output (with `print`) and exit successfully.

@@ -1,92 +1,62 @@
-/// The command a command line selected, with the values typed for it.
+/// The command a command line selected, with the values typed (or defaulted) for it,
+/// already converted to their types and checked.
 ///
-/// Values are looked up by the names used in the declarations. Asking for a
-/// name that was never declared is a programming error and stops the program,
-/// so a typo cannot silently read as "not given".
+/// Values are read with the keys the command declares (`command[Self.timeout]`), so a
+/// name cannot be mistyped where it is read. Reading a key that the command (or a group
+/// above it) does not declare is a programming error and stops the program, naming it.
 package struct ParsedCommand: Sendable {
     /// The names from the root to the selected command, such as `["forcescale", "replay"]`.
     package let path: [String]
+    /// The type that runs the selected command, when the tree was made from types.
+    let runner: (any ParsableCommand.Type)?
     /// The selected command and its parents, for error messages.
     private let stack: CommandStack
-    /// The options of the command and its parents, and what was typed for them.
-    private let optionValues: OptionValues
-    /// The positional values taken by each declared argument.
-    private let argumentValues: [String: [String]]
+    /// The value of every option declared along the chain, by long name.
+    private let optionValues: [String: any Sendable]
+    /// The appearances of every option given, by long name.
+    private let occurrences: [String: [OptionOccurrence]]
+    /// The value of every declared positional argument, by name.
+    private let argumentValues: [String: any Sendable]
 
     /// Collects the result of parsing.
     ///
     /// - Parameters:
     ///   - stack: The selected command and its parents.
-    ///   - optionValues: The options declared along the chain and their occurrences.
-    ///   - argumentValues: The positional values by argument name.
-    init(stack: CommandStack, optionValues: OptionValues, argumentValues: [String: [String]]) {
+    ///   - optionValues: The options' values by long name.
+    ///   - occurrences: The options' appearances by long name.
+    ///   - argumentValues: The positional arguments' values by name.
+    init(
+        stack: CommandStack, optionValues: [String: any Sendable], occurrences: [String: [OptionOccurrence]],
+        argumentValues: [String: any Sendable]
+    ) {
         self.path = stack.names
+        self.runner = stack.leaf.runner
         self.stack = stack
         self.optionValues = optionValues
+        self.occurrences = occurrences
         self.argumentValues = argumentValues
     }
 
-    /// Whether a flag (or any option) was given.
-    ///
-    /// - Parameter long: The option's long name without dashes.
-    /// - Returns: `true` if it appeared at least once.
-    package func flag(_ long: String) -> Bool {
-        !occurrences(of: long).isEmpty
+    /// The value of an option: what its key's type says (the last value given or the
+    /// default, every value of a repeatable option, whether a flag was given).
+    package subscript<Value>(_ key: OptionKey<Value>) -> Value {
+        read(optionValues[key.option.long], as: Value.self, what: "an option '--\(key.option.long)'")
     }
 
-    /// The value of an option: the last one given, else the default.
-    ///
-    /// - Parameter long: The option's long name without dashes.
-    /// - Returns: The value, or `nil` when neither given nor defaulted.
-    package func string(_ long: String) -> String? {
-        occurrences(of: long).last?.value ?? declaredOption(long).defaultValue
+    /// The value of a positional argument: what its key's type says (`nil` for an optional
+    /// one not given, every value of a repeating one).
+    package subscript<Value>(_ key: ArgumentKey<Value>) -> Value {
+        read(argumentValues[key.argument.name], as: Value.self, what: "an argument '<\(key.argument.name)>'")
     }
 
-    /// Every value of a repeatable option, in order, else the default alone.
+    /// Whether an option was typed at all, for a command whose meaning changes when an
+    /// option with a default is given (`--count` goes with `--test` only).
     ///
-    /// - Parameter long: The option's long name without dashes.
-    /// - Returns: The values; empty when neither given nor defaulted.
-    package func strings(_ long: String) -> [String] {
-        let given = occurrences(of: long).compactMap(\.value)
-        if !given.isEmpty { return given }
-        return declaredOption(long).defaultValue.map { [$0] } ?? []
-    }
-
-    /// The value of an option as an integer.
-    ///
-    /// - Parameter long: The option's long name without dashes.
-    /// - Returns: The last value given, else the default, or `nil` when there is neither.
-    /// - Throws: ``UsageError`` (`The value 'abc' is invalid for '--count <n>'`) when the value is not an integer.
-    package func int(_ long: String) throws(UsageError) -> Int? {
-        try convert(long) { Int($0) }
-    }
-
-    /// The value of an option as a finite floating-point number.
-    ///
-    /// - Parameter long: The option's long name without dashes.
-    /// - Returns: The last value given, else the default, or `nil` when there is neither.
-    /// - Throws: ``UsageError`` when the value is not a number, or is `nan` or infinite.
-    package func double(_ long: String) throws(UsageError) -> Double? {
-        try convert(long) { text in Double(text).flatMap { $0.isFinite ? $0 : nil } }
-    }
-
-    /// The value of a positional argument (the first one, for a repeating argument).
-    ///
-    /// - Parameter name: The argument's declared name, without angle brackets.
-    /// - Returns: The value, or `nil` when an optional argument was not given.
-    package func argument(_ name: String) -> String? {
-        arguments(name).first
-    }
-
-    /// Every value of a repeating positional argument, in order.
-    ///
-    /// - Parameter name: The argument's declared name, without angle brackets.
-    /// - Returns: The values; empty when none was given.
-    package func arguments(_ name: String) -> [String] {
-        guard let values = argumentValues[name] else {
-            preconditionFailure("'\(stack.commandLine)' declares no argument named '\(name)'")
-        }
-        return values
+    /// - Parameter key: An option the command declares.
+    /// - Returns: `true` when it appeared at least once.
+    package func wasGiven<Value>(_ key: OptionKey<Value>) -> Bool {
+        _ = self[key]
+        return !(occurrences[key.option.long] ?? []).isEmpty
     }
 
     /// An error about this command line that parsing could not detect, such as a value out of range.
@@ -100,32 +70,14 @@ package struct ParsedCommand: Sendable {
         UsageError(message, in: stack)
     }
 
-    /// Converts an option's value, turning a failed conversion into a usage error.
-    ///
-    /// - Parameters:
-    ///   - long: The option's long name without dashes.
-    ///   - conversion: Returns the converted value, or `nil` when the text does not convert.
-    /// - Returns: The converted value, or `nil` when the option has no value.
-    /// - Throws: ``UsageError`` naming the option as it was typed.
-    private func convert<Value>(_ long: String, _ conversion: (String) -> Value?) throws(UsageError) -> Value? {
-        guard let text = string(long) else { return nil }
-        if let value = conversion(text) { return value }
-        let option = declaredOption(long)
-        let spelling = occurrences(of: long).last?.spelling ?? option.longSpelling
-        throw .invalidValue(text, for: option, spelledAs: spelling, in: stack)
-    }
-
-    /// The declaration of an option, which must exist.
-    private func declaredOption(_ long: String) -> Option {
-        guard let option = optionValues.declared[long] else {
-            preconditionFailure("'\(stack.commandLine)' declares no option '--\(long)'")
+    /// A value made while parsing, with the type its key says.
+    private func read<Value>(_ value: (any Sendable)?, as type: Value.Type, what: String) -> Value {
+        guard let value else {
+            preconditionFailure("'\(stack.commandLine)' declares no \(what)")
         }
-        return option
-    }
-
-    /// The appearances of a declared option.
-    private func occurrences(of long: String) -> [OptionOccurrence] {
-        _ = declaredOption(long)
-        return optionValues.occurrences[long] ?? []
+        guard let typed = value as? Value else {
+            preconditionFailure("'\(stack.commandLine)' declares \(what) whose values are \(Swift.type(of: value)), not \(Value.self)")
+        }
+        return typed
     }
 }

@@ -7,7 +7,7 @@ import Darwin
 #endif
 
 /// The exit status for a command line that cannot be run (`EX_USAGE` in `sysexits.h`).
-package let usageErrorExitCode: Int32 = ExitStatus.usage
+let usageErrorExitCode: Int32 = ExitStatus.usage
 
 /// Exit statuses from sysexits.h, which swift-argument-parser also follows for usage (64):
 /// one table for every program of the package, so that a status means the same in each.
@@ -38,133 +38,70 @@ package enum ExitStatus {
     package static let configuration: Int32 = 78
 }
 
-/// Parses a command line and runs the selected command, returning the exit status.
+/// Parses the process's command line against a tool made of one command, runs it and
+/// exits with its status.
 ///
-/// Help and version go to `standardOutput` with status 0; a ``UsageError``
-/// from parsing or from `body` goes to `standardError` with status 64; any
-/// other error from `body` goes to `standardError` as `Error: …` with
-/// status 1. Otherwise the status is what `body` returns.
+/// Help and version go to standard output with status 0; a ``UsageError`` from parsing
+/// or from the command's run goes to standard error with status 64; any other error from
+/// the run goes to standard error as `Error: …` with status 1. Otherwise the status is
+/// what the run returns. Help is wrapped to the terminal's width.
 ///
 /// - Parameters:
-///   - root: The tool's top-level command.
+///   - command: The tool's command (`forcescaled`).
+///   - arguments: The command-line arguments without the program name.
+package func runMain(_ command: any ParsableCommand.Type, arguments: [String] = Array(CommandLine.arguments.dropFirst())) -> Never {
+    exit(runCommand(Command(command), arguments: arguments, terminalWidth: standardOutputWidth()))
+}
+
+/// Parses the process's command line against a tool made of subcommands, runs the one
+/// typed (or the default) and exits with its status, as the other `runMain` does.
+///
+/// - Parameters:
+///   - group: The tool's top-level group (`forcescale`).
+///   - arguments: The command-line arguments without the program name.
+package func runMain(_ group: any CommandGroup.Type, arguments: [String] = Array(CommandLine.arguments.dropFirst())) -> Never {
+    exit(runCommand(Command(group: group), arguments: arguments, terminalWidth: standardOutputWidth()))
+}
+
+/// Parses a command line, runs the command it selects and returns the exit status, as
+/// ``runMain(_:arguments:)`` does but with the streams given.
+///
+/// - Parameters:
+///   - root: The tool's top-level command, made from its types.
 ///   - arguments: The command-line arguments without the program name.
 ///   - terminalWidth: The width help text is wrapped to.
 ///   - standardOutput: Receives the exact text for standard output.
 ///   - standardError: Receives the exact text for standard error.
-///   - body: Runs the selected command and returns its exit status.
 /// - Returns: The exit status.
-package func runCommand(
-    root: Command,
+func runCommand(
+    _ root: Command,
     arguments: [String],
     terminalWidth: Int = 80,
     standardOutput: (String) -> Void = writeToStandardOutput,
-    standardError: (String) -> Void = writeToStandardError,
-    body: (ParsedCommand) throws -> Int32
+    standardError: (String) -> Void = writeToStandardError
 ) -> Int32 {
-    switch selectCommand(root: root, arguments: arguments, terminalWidth: terminalWidth, standardOutput, standardError) {
-    case let .finished(status):
-        return status
-    case let .selected(command):
-        do {
-            return try body(command)
-        } catch {
-            return report(error, standardError)
-        }
-    }
-}
-
-/// Parses a command line and runs the selected command, which may suspend, returning the exit status.
-///
-/// Behaves as the synchronous ``runCommand(root:arguments:terminalWidth:standardOutput:standardError:body:)``.
-///
-/// - Parameters:
-///   - root: The tool's top-level command.
-///   - arguments: The command-line arguments without the program name.
-///   - terminalWidth: The width help text is wrapped to.
-///   - standardOutput: Receives the exact text for standard output.
-///   - standardError: Receives the exact text for standard error.
-///   - body: Runs the selected command and returns its exit status.
-/// - Returns: The exit status.
-package func runCommand(
-    root: Command,
-    arguments: [String],
-    terminalWidth: Int = 80,
-    standardOutput: (String) -> Void = writeToStandardOutput,
-    standardError: (String) -> Void = writeToStandardError,
-    body: (ParsedCommand) async throws -> Int32
-) async -> Int32 {
-    switch selectCommand(root: root, arguments: arguments, terminalWidth: terminalWidth, standardOutput, standardError) {
-    case let .finished(status):
-        return status
-    case let .selected(command):
-        do {
-            return try await body(command)
-        } catch {
-            return report(error, standardError)
-        }
-    }
-}
-
-/// Parses the process's command line, runs the selected command and exits with its status.
-///
-/// See ``runCommand(root:arguments:terminalWidth:standardOutput:standardError:body:)``
-/// for what is printed and the exit statuses; help is wrapped to the terminal's width.
-///
-/// - Parameters:
-///   - root: The tool's top-level command.
-///   - arguments: The command-line arguments without the program name.
-///   - body: Runs the selected command and returns its exit status.
-package func runMain(
-    root: Command,
-    arguments: [String] = Array(CommandLine.arguments.dropFirst()),
-    body: (ParsedCommand) throws -> Int32
-) -> Never {
-    exit(runCommand(root: root, arguments: arguments, terminalWidth: standardOutputWidth(), body: body))
-}
-
-/// Parses the process's command line, runs the selected command, which may suspend, and exits with its status.
-///
-/// - Parameters:
-///   - root: The tool's top-level command.
-///   - arguments: The command-line arguments without the program name.
-///   - body: Runs the selected command and returns its exit status.
-package func runMain(
-    root: Command,
-    arguments: [String] = Array(CommandLine.arguments.dropFirst()),
-    body: (ParsedCommand) async throws -> Int32
-) async -> Never {
-    exit(await runCommand(root: root, arguments: arguments, terminalWidth: standardOutputWidth(), body: body))
-}
-
-/// The outcome of parsing, before any command body runs.
-private enum Selection {
-    /// Nothing left to run; exit with this status.
-    case finished(Int32)
-    /// Run this command.
-    case selected(ParsedCommand)
-}
-
-/// Parses, printing help, version or a usage error when that is the whole outcome.
-private func selectCommand(
-    root: Command,
-    arguments: [String],
-    terminalWidth: Int,
-    _ standardOutput: (String) -> Void,
-    _ standardError: (String) -> Void
-) -> Selection {
+    let parsed: ParsedCommand
     do {
         switch try parse(arguments, root: root, terminalWidth: terminalWidth) {
         case let .run(command):
-            return .selected(command)
+            parsed = command
         case let .help(text), let .version(text):
             standardOutput(text + "\n")
-            return .finished(0)
+            return 0
         case let .completionScript(script):
             standardOutput(script)
-            return .finished(0)
+            return 0
         }
     } catch {
-        return .finished(report(error, standardError))
+        return reportError(error, standardError)
+    }
+    guard let runner = parsed.runner else {
+        preconditionFailure("'\(parsed.path.joined(separator: " "))' was not declared by a type that runs it")
+    }
+    do {
+        return try runner.run(parsed)
+    } catch {
+        return reportError(error, standardError)
     }
 }
 
@@ -174,7 +111,7 @@ private func selectCommand(
 ///   - error: The error thrown by parsing or by a command's body.
 ///   - standardError: Receives the text.
 /// - Returns: 64 for a ``UsageError``, 1 for anything else.
-private func report(_ error: any Error, _ standardError: (String) -> Void) -> Int32 {
+func reportError(_ error: any Error, _ standardError: (String) -> Void) -> Int32 {
     if let usageError = error as? UsageError {
         standardError(usageError.description + "\n")
         return usageErrorExitCode

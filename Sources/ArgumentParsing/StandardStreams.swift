@@ -10,7 +10,7 @@ import ScalePOSIX
 /// Writes text to standard output exactly as given.
 ///
 /// - Parameter text: The bytes to write, including any final newline.
-package func writeToStandardOutput(_ text: String) {
+func writeToStandardOutput(_ text: String) {
     // `print` shares the buffer with the command body's own output, so the order is kept.
     print(text, terminator: "")
 }
@@ -30,7 +30,7 @@ package func writeToStandardError(_ text: String) {
 /// Help is wrapped to this width, as swift-argument-parser wraps it.
 ///
 /// - Returns: The number of columns.
-package func standardOutputWidth() -> Int {
+func standardOutputWidth() -> Int {
     var size = winsize()
     guard ioctl(STDOUT_FILENO, UInt(TIOCGWINSZ), &size) == 0, size.ws_col > 0 else { return 80 }
     return Int(size.ws_col)

@@ -25,7 +25,7 @@ package struct UsageError: Error, Sendable, Equatable, CustomStringConvertible {
     ///   - argumentHelp: The help of the argument at fault, if any.
     ///   - usage: The command's usage line.
     ///   - helpHint: The pointer to the full help.
-    package init(message: String, argumentHelp: String? = nil, usage: String, helpHint: String) {
+    init(message: String, argumentHelp: String? = nil, usage: String, helpHint: String) {
         self.message = message
         self.argumentHelp = argumentHelp
         self.usage = usage

@@ -64,14 +64,31 @@ extension UsageError {
     ///   - option: The declared option.
     ///   - spelling: `--unit` or `-u`, as typed.
     ///   - stack: The command being parsed.
+    ///   - problem: Why the value is not one of the option's: a reason after the standard
+    ///     message (`: not a number`), or a message of its own.
     /// - Returns: The error, listing the allowed values if the option has any.
     static func invalidValue(
-        _ value: String, for option: Option, spelledAs spelling: String, in stack: CommandStack
+        _ value: String, for option: Option, spelledAs spelling: String, in stack: CommandStack, problem: InvalidValue = .reason(nil)
     ) -> UsageError {
         let synopsis = option.synopsis(spelledAs: spelling)
         return UsageError(
-            "The value '\(value)' is invalid for '\(synopsis)'\(allowedValuesSentence(option.allowedValues ?? []))",
+            invalidValueMessage(value, for: synopsis, problem: problem, allowedValues: option.allowedValues ?? []),
             argumentHelp: helpLine(synopsis, option.help),
+            in: stack)
+    }
+
+    /// A text taken by a positional argument that does not convert to the argument's type.
+    ///
+    /// - Parameters:
+    ///   - value: The value as typed.
+    ///   - argument: The declared argument.
+    ///   - stack: The command being parsed.
+    ///   - problem: Why the value is not one of the argument's.
+    /// - Returns: The error.
+    static func invalidValue(_ value: String, for argument: Argument, in stack: CommandStack, problem: InvalidValue) -> UsageError {
+        UsageError(
+            invalidValueMessage(value, for: argument.placeholder, problem: problem, allowedValues: []),
+            argumentHelp: helpLine(argument.placeholder, argument.help),
             in: stack)
     }
 
@@ -126,6 +143,24 @@ extension UsageError {
 /// - Returns: The combined line, or `nil` when there is no help to show.
 private func helpLine(_ synopsis: String, _ help: String) -> String? {
     help.isEmpty ? nil : "\(synopsis)  \(help)"
+}
+
+/// What an invalid value's error says: `The value 'abc' is invalid for '--timeout <seconds>'`,
+/// then the reason (`: not a number`) or the allowed values; or the message of its own.
+///
+/// - Parameters:
+///   - value: The value as typed.
+///   - synopsis: The option or argument as the error names it, such as `--unit <unit>`.
+///   - problem: Why the value is not taken.
+///   - allowedValues: The option's allowed values, listed after the standard message.
+/// - Returns: The message, without `Error: `.
+private func invalidValueMessage(_ value: String, for synopsis: String, problem: InvalidValue, allowedValues: [String]) -> String {
+    switch problem {
+    case .message(let message):
+        return message
+    case .reason(let reason):
+        return "The value '\(value)' is invalid for '\(synopsis)'" + (reason.map { ": \($0)" } ?? "") + allowedValuesSentence(allowedValues)
+    }
 }
 
 /// The sentence appended to an invalid-value message that lists the allowed values.

@@ -75,8 +75,8 @@ package struct Setting: Hashable, Sendable, CustomStringConvertible {
             self.value = value
         }
 
-        /// The flag as the argument parser declares it.
-        package var option: Option { Option(long: long, short: short, help: help) }
+        /// The flag as a command declares and reads it.
+        package var option: OptionKey<Bool> { OptionKey(flag: long, short: short, help: help) }
     }
 
     /// A value read from text, checked against the setting's kind and range.
@@ -160,17 +160,55 @@ package struct Setting: Hashable, Sendable, CustomStringConvertible {
 
     // MARK: - The command line
 
-    /// `--name <value>` as the argument parser declares it; `nil` when the setting has no
-    /// such option. The help names a default that is not one value in words, as
+    /// `--name <value>` as a typed key read by `parser`: the last value given, else the
+    /// default, else `nil`. The help names a default that is not one value in words, as
     /// `(default: keep them)`.
-    package var option: Option? {
-        guard let valueName else { return nil }
-        let words = defaultValue == nil ? defaultDescription.map { " (default: \($0))" } ?? "" : ""
-        return Option(long: name, valueName: valueName, help: help + words, defaultValue: defaultValue, allowedValues: choices)
+    ///
+    /// The parser must read the setting's kind (whole numbers as `Int`, numbers as
+    /// `Double`, a choice's words): a key that does not is a declaration that no command
+    /// line could use, and stops the program when it is made.
+    /// - Parameter parser: Reads the value.
+    package func option<Value>(_ parser: ValueParser<Value>) -> OptionKey<Value?> {
+        switch kind {
+        case .wholeNumber: precondition(Value.self == Int.self, "the setting '\(name)' takes whole numbers, read as Int")
+        case .number: precondition(Value.self == Double.self, "the setting '\(name)' takes numbers, read as Double")
+        case .choice(let words): precondition(parser.allowedValues == words, "the setting '\(name)' takes the words \(words)")
+        case .onOff, .device, .absolutePath, .groupName, .text: break
+        }
+        return key(parser)
     }
 
-    /// The option and then the flags: everything a command line declares for the setting.
-    package var options: [Option] { (option.map { [$0] } ?? []) + flags.map(\.option) }
+    /// `--name <value>` as its text, for a program that reads its settings' values the way
+    /// its configuration file reads them (forcescale-mqtt): the last text given, else the
+    /// default, else `nil`.
+    package var textOption: OptionKey<String?> {
+        key(choices.map(ValueParser.oneOf) ?? .text)
+    }
+
+    /// `--name <value>`, given several times for several values: every value given, in order.
+    /// - Parameter parser: Reads each value.
+    package func repeatingOption<Value>(_ parser: ValueParser<Value>) -> OptionKey<[Value]> {
+        guard let valueName else { preconditionFailure("the setting '\(name)' has no --\(name) <value>") }
+        return OptionKey(repeating: name, valueName: valueName, help: help + defaultWords, parser: parser)
+    }
+
+    /// The key of `--name <value>`.
+    private func key<Value>(_ parser: ValueParser<Value>) -> OptionKey<Value?> {
+        guard let valueName else { preconditionFailure("the setting '\(name)' has no --\(name) <value>") }
+        let typedDefault = defaultValue.map { text in
+            do throws(InvalidValue) {
+                return try parser.parse(text)
+            } catch {
+                preconditionFailure("the default '\(text)' of the setting '\(name)' is not a value of its option")
+            }
+        }
+        return OptionKey(name, valueName: valueName, help: help + defaultWords, parser: parser, default: typedDefault, shownDefault: defaultValue)
+    }
+
+    /// ` (default: keep them)`: the default in words, for a setting whose default is not one value.
+    private var defaultWords: String {
+        defaultValue == nil ? defaultDescription.map { " (default: \($0))" } ?? "" : ""
+    }
 
     /// The words of a `choice`, `nil` for other kinds.
     package var choices: [String]? {

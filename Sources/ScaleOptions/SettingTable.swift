@@ -60,7 +60,7 @@ extension Setting {
 
     package static let rumble = Setting(
         "rumble", valueName: nil, kind: .onOff, defaultValue: "on", help: "Whether a PEAK plays a rumble.",
-        programs: [.read, .forcescaled], flags: [Flag("no-rumble", help: "Do not rumble on a PEAK.", sets: "off")], reload: .source)
+        programs: [.read, .forcescaled], flags: [Flag.noRumble], reload: .source)
 
     package static let rumbleDevice = Setting(
         "rumble-device", valueName: "device", kind: .device,
@@ -89,19 +89,13 @@ extension Setting {
     package static let logLevel = Setting(
         "log-level", valueName: nil, kind: .choice(["error", "warning", "notice", "info", "debug"]), defaultValue: "info",
         help: "The least important messages still logged.", programs: [.forcescaled],
-        flags: [
-            Flag("verbose", short: "v", help: "Log every client connecting and leaving (log-level debug).", sets: "debug"),
-            Flag("quiet", short: "q", help: "Log warnings and errors only (log-level warning).", sets: "warning"),
-        ],
+        flags: [Flag.verbose, Flag.quiet],
         reload: .immediate)
 
     package static let log = Setting(
         "log", valueName: nil, kind: .onOff, defaultValue: "off",
         help: "Whether to log sessions, readings and PEAKs to an SQLite file.", programs: [.forcescaled],
-        flags: [
-            Flag("log", help: "Log sessions, readings and peaks to an SQLite file (log.sqlite in the state directory, or --log-db).", sets: "on"),
-            Flag("no-log", help: "Do not log readings, whatever the configuration file says.", sets: "off"),
-        ],
+        flags: [Flag.log, Flag.noLog],
         reload: .restart)
 
     package static let logDatabase = Setting(
@@ -134,17 +128,17 @@ extension Setting {
     package static func named(_ name: String) -> Setting? { all.first { $0.name == name } }
 }
 
-extension Setting {
-    /// Every option and flag a program declares for its settings, in the table's order.
-    /// - Parameter program: The program or subcommand.
-    /// - Returns: The options of the settings whose `programs` include it.
-    package static func options(for program: Program) -> [Option] {
-        all.filter { $0.programs.contains(program) }.flatMap { setting in
-            setting.options.map { option in
-                var option = option
-                option.isRepeatable = option.long == setting.name && setting.repeatsIn.contains(program)
-                return option
-            }
-        }
-    }
+/// The flags that stand for a setting's value, each declared once.
+extension Setting.Flag {
+    /// `rumble = off`.
+    package static let noRumble = Setting.Flag("no-rumble", help: "Do not rumble on a PEAK.", sets: "off")
+    /// `log-level = debug`.
+    package static let verbose = Setting.Flag("verbose", short: "v", help: "Log every client connecting and leaving (log-level debug).", sets: "debug")
+    /// `log-level = warning`.
+    package static let quiet = Setting.Flag("quiet", short: "q", help: "Log warnings and errors only (log-level warning).", sets: "warning")
+    /// `log = on`.
+    package static let log = Setting.Flag(
+        "log", help: "Log sessions, readings and peaks to an SQLite file (log.sqlite in the state directory, or --log-db).", sets: "on")
+    /// `log = off`.
+    package static let noLog = Setting.Flag("no-log", help: "Do not log readings, whatever the configuration file says.", sets: "off")
 }

@@ -4,91 +4,106 @@ import ScaleClient
 import ScalePOSIX
 import ScaleWeb
 
-let release = "0.1.0"
+/// forcescale-web's command line.
+enum ForcescaleWeb: ParsableCommand {
+    static let release = "0.1.0"
 
-let root = Command(
-    name: "forcescale-web",
-    abstract: "The scale in a browser, and Prometheus metrics, from forcescaled.",
-    discussion: """
-        A client of forcescaled's Unix socket that serves, over HTTP: a live dashboard at /, \
-        the stream of readings and peaks as Server-Sent Events at /events, the daemon's \
-        status at /api/status, the force log's sessions (when forcescaled logs) at \
-        /api/sessions with their readings as CSV or JSON lines and their plots, and metrics \
-        for Prometheus at /metrics (the text format, or OpenMetrics when asked). POST \
-        /api/tare tares the scale and POST /api/grab takes the pad for the page's weighing \
-        (60 s at most), only with --allow-control and only from the dashboard's own page. When the daemon goes away the pages say so \
-        and forcescale-web connects again by itself.
+    static let socket = OptionKey<String?>(
+        "socket", valueName: "path",
+        help: "forcescaled's socket. (default: \(DaemonClient.systemSocketPath) when it exists, else $XDG_RUNTIME_DIR/\(DaemonClient.userSocketName))",
+        parser: .text)
+    static let listen = OptionKey<ListenAddress?>(
+        "listen", valueName: "addr:port",
+        help: "Where to serve HTTP: 127.0.0.1:PORT, [::1]:PORT, 0.0.0.0:PORT for every address; port 0 picks a free one. (default: \(ListenAddress.default))",
+        parser: ValueParser { text throws(InvalidValue) in
+            do throws(ListenAddressError) {
+                return try ListenAddress(parsing: text)
+            } catch {
+                // Its own words name the option and the value: `--listen x: give an address and a port: …`.
+                throw .message(error.description)
+            }
+        })
+    static let allowControl = OptionKey(
+        flag: "allow-control",
+        help: "Let the dashboard tare the scale and take the pad for a weighing (POST /api/tare, /api/grab from the page's own origin).")
+    static let logDatabase = OptionKey<String?>(
+        "log-db", valueName: "path",
+        help: "The force log whose sessions the History view and /api/sessions show, read-only. (default, looked up at each request: /var/lib/forcescale/log.sqlite when it exists, else $XDG_STATE_HOME/forcescale/log.sqlite, else the system one)",
+        parser: .text)
 
-        It listens on loopback only unless --listen names another address. Started by \
-        systemd with a listening socket (LISTEN_FDS), it serves that socket and ignores \
-        --listen. SIGINT and SIGTERM stop it. See forcescale-web(1).
-        """,
-    options: [
-        Option(
-            long: "socket", valueName: "path",
-            help: "forcescaled's socket. (default: \(DaemonClient.systemSocketPath) when it exists, else $XDG_RUNTIME_DIR/\(DaemonClient.userSocketName))"),
-        Option(
-            long: "listen", valueName: "addr:port",
-            help: "Where to serve HTTP: 127.0.0.1:PORT, [::1]:PORT, 0.0.0.0:PORT for every address; port 0 picks a free one. (default: \(ListenAddress.default))"),
-        Option(long: "allow-control", help: "Let the dashboard tare the scale and take the pad for a weighing (POST /api/tare, /api/grab from the page's own origin)."),
-        Option(
-            long: "log-db", valueName: "path",
-            help: "The force log whose sessions the History view and /api/sessions show, read-only. (default, looked up at each request: /var/lib/forcescale/log.sqlite when it exists, else $XDG_STATE_HOME/forcescale/log.sqlite, else the system one)"),
-    ],
-    version: release)
+    static let configuration = CommandConfiguration(
+        name: "forcescale-web",
+        abstract: "The scale in a browser, and Prometheus metrics, from forcescaled.",
+        discussion: """
+            A client of forcescaled's Unix socket that serves, over HTTP: a live dashboard at /, \
+            the stream of readings and peaks as Server-Sent Events at /events, the daemon's \
+            status at /api/status, the force log's sessions (when forcescaled logs) at \
+            /api/sessions with their readings as CSV or JSON lines and their plots, and metrics \
+            for Prometheus at /metrics (the text format, or OpenMetrics when asked). POST \
+            /api/tare tares the scale and POST /api/grab takes the pad for the page's weighing \
+            (60 s at most), only with --allow-control and only from the dashboard's own page. When the daemon goes away the pages say so \
+            and forcescale-web connects again by itself.
+
+            It listens on loopback only unless --listen names another address. Started by \
+            systemd with a listening socket (LISTEN_FDS), it serves that socket and ignores \
+            --listen. SIGINT and SIGTERM stop it. See forcescale-web(1).
+            """,
+        options: [socket, listen, allowControl, logDatabase],
+        version: release)
+}
 
 func say(_ message: String) {
     writeToStandardError("forcescale-web: \(message)\n")
 }
 
+extension ForcescaleWeb {
+    /// Serves HTTP until a signal stops it.
+    static func run(_ command: ParsedCommand) throws -> Int32 {
+        let listen = command[Self.listen] ?? .default
+        let socketPath = command[Self.socket] ?? DaemonClient.defaultSocketPath()
+
+        let listener: InetListener
+        do {
+            let inherited = try InheritedSockets.take()
+            if let first = inherited.first {
+                if inherited.count > 1 { say("using the first of \(inherited.count) sockets from the service manager") }
+                listener = try InetListener(adopting: first)
+                if command.wasGiven(Self.listen) { say("serving the service manager's socket \(listener.address); --listen is ignored") }
+            } else {
+                listener = try InetListener(host: listen.host, port: listen.port)
+            }
+        } catch let error as InheritedSocketsError {
+            say("\(error)")
+            return ExitStatus.unavailable
+        } catch let error as SocketError {
+            say("\(error)")
+            if case .system(_, let system) = error, system.errno == .permissionDenied { return ExitStatus.noPermission }
+            return ExitStatus.unavailable
+        }
+
+        let loop = try EventLoop()
+        var options = WebServer.Options(socketPath: socketPath, allowControl: command[Self.allowControl], release: release)
+        options.limits = HTTPServer.Limits()
+        options.logPath = command[Self.logDatabase]
+        let server: WebServer
+        do {
+            server = try WebServer(options: options, listener: listener, loop: loop, log: say)
+        } catch {
+            say("\(error)")
+            return ExitStatus.osError
+        }
+        // The address as bound (the port the kernel chose for port 0): what to open, and what
+        // tests and `make run` read.
+        say("listening on http://\(listener.address)/")
+        if !listen.isLoopback, !command[Self.allowControl] {
+            say("serving \(listener.address) to the network: anyone who can reach it sees the readings")
+        }
+        _ = try loop.runUntilTerminated()
+        server.stop()
+        return 0
+    }
+}
+
 Signals.ignoreBrokenPipe()
 
-runMain(root: root) { command in
-    let listen: ListenAddress
-    do {
-        listen = try command.string("listen").map { text throws(ListenAddressError) in try ListenAddress(parsing: text) } ?? .default
-    } catch {
-        throw command.usageError("\(error)")
-    }
-    let socketPath = command.string("socket") ?? DaemonClient.defaultSocketPath()
-
-    let listener: InetListener
-    do {
-        let inherited = try InheritedSockets.take()
-        if let first = inherited.first {
-            if inherited.count > 1 { say("using the first of \(inherited.count) sockets from the service manager") }
-            listener = try InetListener(adopting: first)
-            if command.flag("listen") { say("serving the service manager's socket \(listener.address); --listen is ignored") }
-        } else {
-            listener = try InetListener(host: listen.host, port: listen.port)
-        }
-    } catch let error as InheritedSocketsError {
-        say("\(error)")
-        return ExitStatus.unavailable
-    } catch let error as SocketError {
-        say("\(error)")
-        if case .system(_, let system) = error, system.errno == .permissionDenied { return ExitStatus.noPermission }
-        return ExitStatus.unavailable
-    }
-
-    let loop = try EventLoop()
-    var options = WebServer.Options(socketPath: socketPath, allowControl: command.flag("allow-control"), release: release)
-    options.limits = HTTPServer.Limits()
-    options.logPath = command.string("log-db")
-    let server: WebServer
-    do {
-        server = try WebServer(options: options, listener: listener, loop: loop, log: say)
-    } catch {
-        say("\(error)")
-        return ExitStatus.osError
-    }
-    // The address as bound (the port the kernel chose for port 0): what to open, and what
-    // tests and `make run` read.
-    say("listening on http://\(listener.address)/")
-    if !listen.isLoopback, !command.flag("allow-control") {
-        say("serving \(listener.address) to the network: anyone who can reach it sees the readings")
-    }
-    _ = try loop.runUntilTerminated()
-    server.stop()
-    return 0
-}
+runMain(ForcescaleWeb.self)

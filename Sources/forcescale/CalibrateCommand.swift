@@ -5,8 +5,18 @@ import ScaleDisplay
 import ScalePOSIX
 import ScaleProtocol
 
-enum CalibrateCommand {
-    static let declaration = Command(
+enum CalibrateCommand: ParsableCommand {
+    static let grams = OptionKey<Double?>("grams", valueName: "grams", help: "The known weight now on the pad, in grams.", parser: .number)
+    static let show = OptionKey(flag: "show", help: "Print the calibration: points, fitted curve, residuals, uncertainty.")
+    static let json = OptionKey(flag: "json", help: "With --show: print the CALIBRATION line instead.")
+    static let guided = OptionKey(flag: "guided", help: "Take a whole calibration step by step, and save it when you agree.")
+    static let weights = OptionKey<[Double]?>(
+        "weights", valueName: "list", help: "With --guided: the known weights in grams, e.g. 20,50,100,200 (default: type each one).",
+        parser: .weights(example: "20,50,100,200"))
+    static let timeout = DaemonConnection.timeout(default: 60, help: "How long to wait for a weight to settle.")
+    static let reset = OptionKey(flag: "reset", help: "Clear the calibration and the tare (before adding a point, with --grams).")
+
+    static let configuration = CommandConfiguration(
         name: "calibrate",
         abstract: "Add a known weight to the device's calibration curve, or show or guide a calibration.",
         discussion: """
@@ -24,58 +34,43 @@ enum CalibrateCommand {
             with status 1). Changing the calibration needs root or membership of the \
             daemon's group.
             """,
-        options: [
-            Option(long: "grams", valueName: "grams", help: "The known weight now on the pad, in grams."),
-            Option(long: "show", help: "Print the calibration: points, fitted curve, residuals, uncertainty."),
-            Option(long: "json", help: "With --show: print the CALIBRATION line instead."),
-            Option(long: "guided", help: "Take a whole calibration step by step, and save it when you agree."),
-            Option(long: "weights", valueName: "list", help: "With --guided: the known weights in grams, e.g. 20,50,100,200 (default: type each one)."),
-            DaemonConnection.timeoutOption(default: 60, help: "How long to wait for a weight to settle."),
-            Option(long: "reset", help: "Clear the calibration and the tare (before adding a point, with --grams)."),
-            DaemonConnection.deviceOption,
-            DaemonConnection.socketOption,
-        ])
+        options: [grams, show, json, guided, weights, timeout, reset, DaemonConnection.device, DaemonConnection.socket])
 
     static func run(_ command: ParsedCommand) throws -> Int32 {
-        let grams = try command.double("grams")
+        let grams = command[Self.grams]
         if let grams, grams <= 0 { throw command.usageError("--grams must be a weight greater than 0") }
-        let reset = command.flag("reset")
-        let show = command.flag("show")
-        let guided = command.flag("guided")
-        let weights = try command.string("weights").map { text throws -> [Double] in
-            let parsed = text.split(separator: ",", omittingEmptySubsequences: false).map { Double($0.trimmingSpaces) }
-            guard !parsed.isEmpty, parsed.allSatisfy({ $0 != nil && $0! > 0 && $0!.isFinite }) else {
-                throw command.usageError("--weights must list weights in grams greater than 0, separated by commas: 20,50,100,200")
-            }
-            return parsed.map { $0! }
-        }
+        let reset = command[Self.reset]
+        let show = command[Self.show]
+        let guided = command[Self.guided]
+        let weights = command[Self.weights]
         if weights != nil, !guided { throw command.usageError("--weights goes with --guided") }
-        if command.flag("json"), !show { throw command.usageError("--json goes with --show") }
+        if command[Self.json], !show { throw command.usageError("--json goes with --show") }
         guard [grams != nil || reset, show, guided].filter({ $0 }).count == 1 else {
             throw command.usageError("Give --grams N (the known weight you will put on the pad), --reset, --show or --guided, one of them (--reset may go with --grams)")
         }
-        let timeout = try DaemonConnection.timeout(command)
-        let device = command.string("device")
+        let timeout = try DaemonConnection.timeout(command, Self.timeout)
+        let device = command[DaemonConnection.device]
+        let socket = command[DaemonConnection.socket]
         if show {
             return DaemonConnection.run {
-                let client = try DaemonConnection.connect(command)
+                let client = try DaemonConnection.connect(socket)
                 let reply = try client.request(.calibration(reset: false, device: device), expecting: CalibrationMessage.self)
                 let output = OutputChannel.standardOutput
-                try output.write(command.flag("json") ? reply.text + "\n" : describe(reply.message).joined(separator: "\n") + "\n")
+                try output.write(command[Self.json] ? reply.text + "\n" : describe(reply.message).joined(separator: "\n") + "\n")
                 try output.flush()
             }
         }
         if guided {
             var status = ExitStatus.success
             let result = DaemonConnection.run {
-                let client = try DaemonConnection.connect(command)
+                let client = try DaemonConnection.connect(socket)
                 var session = GuidedCalibration(client: client, device: device, output: .standardOutput, timeout: timeout)
                 status = try session.run(weights: weights)
             }
             return result == ExitStatus.success ? status : result
         }
         return DaemonConnection.run {
-            let client = try DaemonConnection.connect(command)
+            let client = try DaemonConnection.connect(socket)
             let output = OutputChannel.standardOutput
             if reset {
                 let reply = try client.request(.calibration(reset: true, device: device), expecting: CalibrationMessage.self)

@@ -9,8 +9,18 @@ import ScaleRecording
 
 /// `forcescale characterize`: a pen's activation force, pressure curve and hysteresis from
 /// known weights, on a live pen through forcescaled or from a recording.
-enum CharacterizeCommand {
-    static let declaration = Command(
+enum CharacterizeCommand: ParsableCommand {
+    static let weights = OptionKey<[Double]>(
+        "weights", valueName: "list",
+        help: "The known weights in grams, in the order they are placed, e.g. 2.3,3.92,5.74,8.5,17,42.5,85,170,340.",
+        parser: .weights(example: "2.3,5.74,8.5,17,42.5"))
+    static let replay = OptionKey<String?>(
+        "replay", valueName: "file", help: "Characterize from a recording (evemu, or libinput record YAML) instead of the live pen.", parser: .text)
+    static let json = OptionKey(flag: "json", help: "Print one JSON object instead of the table.")
+    static let plot = OptionKey<String?>("plot", valueName: "file", help: "Also draw the response as an SVG chart into this file.", parser: .text)
+    static let timeout = DaemonConnection.timeout(default: 60, help: "Live: how long to wait for each weight to settle.")
+
+    static let configuration = CommandConfiguration(
         name: "characterize",
         abstract: "Measure a pen's activation force, pressure curve and hysteresis with known weights.",
         discussion: """
@@ -38,28 +48,23 @@ enum CharacterizeCommand {
             needed; docs/weighing.md lists household weights.
             """,
         options: [
-            Option(long: "weights", valueName: "list", help: "The known weights in grams, in the order they are placed, e.g. 2.3,3.92,5.74,8.5,17,42.5,85,170,340.", isRequired: true),
-            Option(long: "replay", valueName: "file", help: "Characterize from a recording (evemu, or libinput record YAML) instead of the live pen."),
-            PipelineOptions.recordingDeviceDeclaration,
-            Option(long: "json", help: "Print one JSON object instead of the table."),
-            Option(long: "plot", valueName: "file", help: "Also draw the response as an SVG chart into this file."),
-            DaemonConnection.timeoutOption(default: 60, help: "Live: how long to wait for each weight to settle."),
-            DaemonConnection.deviceOption,
-            DaemonConnection.socketOption,
+            weights, replay, PipelineOptions.recordingDevice, json, plot, timeout, DaemonConnection.device, DaemonConnection.socket,
         ])
 
     static func run(_ command: ParsedCommand) throws -> Int32 {
-        let weights = try weights(command)
+        let weights = command[Self.weights]
         guard weights.count >= 3 else {
             throw command.usageError("--weights lists \(weights.count): a pen's curve needs at least 3 known weights")
         }
-        if command.string("recording-device") != nil, command.string("replay") == nil {
+        let recordingDevice = command[PipelineOptions.recordingDevice]
+        if recordingDevice != nil, command[Self.replay] == nil {
             throw command.usageError("--recording-device goes with --replay")
         }
-        if let file = command.string("replay") {
+        let output = ReportOutput(json: command[Self.json], plot: command[Self.plot])
+        if let file = command[Self.replay] {
             return reportingFailures {
                 var files = RecordingFiles(file: file)
-                files.deviceSelection = command.string("recording-device")
+                files.deviceSelection = recordingDevice
                 files.preference = .pen
                 let collector = TouchCollector()
                 try ReplayDriver(settings: try unthrottled(), presenter: collector, realtime: false).play(files)
@@ -72,34 +77,20 @@ enum CharacterizeCommand {
                 } catch {
                     throw CommandFailure(message: "\(file): \(error)", status: ExitStatus.dataError)
                 }
-                try report(measurements, axis: tracker.axis, device: device.name, identity: device.identity, command: command, status: ExitStatus.dataError, source: file)
+                try report(measurements, axis: tracker.axis, device: device.name, identity: device.identity, output: output, status: ExitStatus.dataError, source: file)
             }
         }
-        let timeout = try DaemonConnection.timeout(command)
+        let timeout = try DaemonConnection.timeout(command, Self.timeout)
+        let socket = DaemonConnection.socketPath(command[DaemonConnection.socket])
+        let device = command[DaemonConnection.device]
         return DaemonConnection.run {
-            let client = try DaemonConnection.connect(command)
-            var session = try LivePenSession(client: client, device: command.string("device"), timeout: timeout, socket: DaemonConnection.socketPath(command))
+            let client = try DaemonConnection.connect(socket)
+            var session = try LivePenSession(client: client, device: device, timeout: timeout, socket: socket)
             guard let measurements = try session.run(weights: weights) else {
                 throw CommandFailure(message: "stopped: nothing was characterized", status: ExitStatus.failure)
             }
-            try report(measurements, axis: session.axis, device: session.name, identity: session.identity, command: command, status: ExitStatus.failure, source: nil)
+            try report(measurements, axis: session.axis, device: session.name, identity: session.identity, output: output, status: ExitStatus.failure, source: nil)
         }
-    }
-
-    /// `--weights`, each value checked and named when it is not a weight.
-    /// - Throws: `UsageError` naming the first value that is not grams greater than 0.
-    static func weights(_ command: ParsedCommand) throws -> [Double] {
-        let text = command.string("weights") ?? ""
-        var weights: [Double] = []
-        for item in text.split(separator: ",", omittingEmptySubsequences: false) {
-            let word = String(item.trimmingSpaces)
-            guard let grams = Double(word), grams.isFinite, grams > 0 else {
-                let shown = word.isEmpty ? "An empty item" : word
-                throw command.usageError("\(shown) is not a weight: --weights lists weights in grams greater than 0, separated by commas: 2.3,5.74,8.5,17,42.5")
-            }
-            weights.append(grams)
-        }
-        return weights
     }
 
     /// Refuses a device that is not a pen: its settings (xsetwacom, GNOME's stylus, libinput's
@@ -122,10 +113,16 @@ enum CharacterizeCommand {
         return settings
     }
 
+    /// What the report goes to: the JSON or the table, and the plot's file.
+    struct ReportOutput {
+        var json: Bool
+        var plot: String?
+    }
+
     /// Characterizes, prints the table or the JSON, and writes the plot.
     static func report(
         _ measurements: [WeightMeasurement], axis: ClosedRange<Int32>, device: String, identity: DeviceIdentity?,
-        command: ParsedCommand, status: Int32, source: String?
+        output destination: ReportOutput, status: Int32, source: String?
     ) throws {
         let pen: PenCharacterization
         do {
@@ -134,7 +131,7 @@ enum CharacterizeCommand {
             throw CommandFailure(message: (source.map { "\($0): " } ?? "") + error.description, status: status)
         }
         let report = PenReport(pen: pen, device: device, vendor: identity?.vendor ?? 0, product: identity?.product ?? 0)
-        if let path = command.string("plot") {
+        if let path = destination.plot {
             let output = try LogOutput(path: path)
             do {
                 try output.write(report.svg)
@@ -144,7 +141,7 @@ enum CharacterizeCommand {
                 throw error
             }
         }
-        try OutputChannel.standardOutput.write(command.flag("json") ? report.json : report.text)
+        try OutputChannel.standardOutput.write(destination.json ? report.json : report.text)
         try OutputChannel.standardOutput.flush()
     }
 }

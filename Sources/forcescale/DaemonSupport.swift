@@ -9,14 +9,16 @@ import ScaleProtocol
 /// share: the `--socket` option, connecting, and turning the daemon's failures into
 /// messages and exit statuses.
 enum DaemonConnection {
-    static let socketOption = Option(
-        long: "socket", valueName: "path",
-        help: "forcescaled's socket. (default: \(DaemonClient.systemSocketPath) when it exists, else $XDG_RUNTIME_DIR/\(DaemonClient.userSocketName))")
+    static let socket = OptionKey<String?>(
+        "socket", valueName: "path",
+        help: "forcescaled's socket. (default: \(DaemonClient.systemSocketPath) when it exists, else $XDG_RUNTIME_DIR/\(DaemonClient.userSocketName))",
+        parser: .text)
 
     /// `--device <device>`: one of the devices the daemon serves.
-    static let deviceOption = Option(
-        long: "device", valueName: "device",
-        help: "The device, as the daemon names it (event5, pen.evemu) or its path; needed when forcescaled serves several.")
+    static let device = OptionKey<String?>(
+        "device", valueName: "device",
+        help: "The device, as the daemon names it (event5, pen.evemu) or its path; needed when forcescaled serves several.",
+        parser: .text)
 
     /// What to do without a pressure device: the demo's recording, served by the daemon.
     static let demoRoute = "Without one, try the demo: " + DemoSession.route
@@ -25,26 +27,32 @@ enum DaemonConnection {
     static let noDeviceAdvice = "plug one in or name it with forcescaled --device; 'forcescale devices' lists what this machine has"
 
     /// `--timeout <seconds>` with the command's own default.
-    static func timeoutOption(default seconds: Int, help: String) -> Option {
-        Option(long: "timeout", valueName: "seconds", help: help, defaultValue: String(seconds))
+    static func timeout(default seconds: Int, help: String) -> OptionKey<Double> {
+        OptionKey("timeout", valueName: "seconds", help: help, parser: .number, default: Double(seconds), shownDefault: String(seconds))
     }
 
-    /// The socket the command line names, or the default forcescaled itself would use.
-    static func socketPath(_ command: ParsedCommand) -> String {
-        command.string("socket") ?? DaemonClient.defaultSocketPath()
+    /// The socket `--socket` names, or the default forcescaled itself would use.
+    /// - Parameter given: The value of the command's `--socket`.
+    static func socketPath(_ given: String?) -> String {
+        given ?? DaemonClient.defaultSocketPath()
     }
 
-    /// `--timeout`, checked to be a positive number of seconds.
-    static func timeout(_ command: ParsedCommand) throws -> Double {
-        guard let seconds = try command.double("timeout"), seconds > 0 else {
+    /// A `--timeout`, checked to be more than 0 seconds.
+    /// - Parameters:
+    ///   - command: The command that declares the timeout.
+    ///   - key: Its `--timeout`.
+    static func timeout(_ command: ParsedCommand, _ key: OptionKey<Double>) throws -> Double {
+        let seconds = command[key]
+        guard seconds > 0 else {
             throw command.usageError("The timeout must be a number of seconds greater than 0")
         }
         return seconds
     }
 
-    /// Connects to the daemon and reads its greeting.
-    static func connect(_ command: ParsedCommand) throws(DaemonClientError) -> DaemonClient {
-        try DaemonClient(path: socketPath(command))
+    /// Connects to the daemon on the socket `--socket` names (or the default) and reads its greeting.
+    /// - Parameter socket: The value of the command's `--socket`.
+    static func connect(_ socket: String?) throws(DaemonClientError) -> DaemonClient {
+        try DaemonClient(path: socketPath(socket))
     }
 
     /// Runs a command body as `reportingFailures` does, with the daemon's failures mapped

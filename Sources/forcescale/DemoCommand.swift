@@ -3,8 +3,13 @@ import ScaleCore
 import ScalePOSIX
 import ScaleRecording
 
-enum DemoCommand {
-    static let declaration = Command(
+enum DemoCommand: ParsableCommand {
+    static let fast = OptionKey(flag: "fast", help: "Go as fast as possible instead of at the session's pace.")
+    static let pen = OptionKey(flag: "pen", help: "The synthetic pen with weights on its tip instead of the touchpad.")
+    static let write = OptionKey<String?>(
+        "write", valueName: "file", help: "Write the session as an evemu recording to <file> ('-' for standard output) and exit.", parser: .text)
+
+    static let configuration = CommandConfiguration(
         name: "demo",
         abstract: "Weigh three objects on a built-in synthetic touchpad session.",
         discussion: """
@@ -17,18 +22,14 @@ enum DemoCommand {
             'forcescale characterize --replay pen.events --weights ...' with the weights its \
             comment lists, finds the activation force, curve and hysteresis it was made with.
             """,
-        options: PipelineOptions.declarations + [
-            Option(long: "fast", help: "Go as fast as possible instead of at the session's pace."),
-            Option(long: "pen", help: "The synthetic pen with weights on its tip instead of the touchpad."),
-            Option(long: "write", valueName: "file", help: "Write the session as an evemu recording to <file> ('-' for standard output) and exit."),
-        ])
+        options: PipelineOptions.declarations + [fast, pen, write])
 
     static func run(_ command: ParsedCommand) throws -> Int32 {
         var options = try PipelineOptions(command)
-        options.realtime = !command.flag("fast")
-        let recording = command.flag("pen") ? DemoPen.recording() : DemoSession.recording()
+        options.realtime = !command[Self.fast]
+        let recording = command[Self.pen] ? DemoPen.recording() : DemoSession.recording()
         return reportingFailures {
-            if let path = command.string("write") {
+            if let path = command[Self.write] {
                 try write(EvemuWriter.text(of: recording), to: path)
                 return
             }

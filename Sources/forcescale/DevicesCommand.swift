@@ -4,8 +4,12 @@ import ScaleEvdev
 import ScalePOSIX
 import ScaleProtocol
 
-enum DevicesCommand {
-    static let declaration = Command(
+enum DevicesCommand: ParsableCommand {
+    static let json = OptionKey(flag: "json", help: "Print one JSON object per device.")
+    static let socket = OptionKey<String?>(
+        "socket", valueName: "path", help: "Ask the forcescaled listening on this socket instead of opening the devices.", parser: .text)
+
+    static let configuration = CommandConfiguration(
         name: "devices",
         abstract: "List input devices, their pressure axes and force feedback.",
         discussion: """
@@ -15,34 +19,32 @@ enum DevicesCommand {
             --socket, asks forcescaled instead (its DEVICES reply: what the daemon can see \
             and which devices it reads).
             """,
-        options: [
-            Option(long: "json", help: "Print one JSON object per device."),
-            Option(long: "socket", valueName: "path", help: "Ask the forcescaled listening on this socket instead of opening the devices."),
-        ])
+        options: [json, socket])
 
     static func run(_ command: ParsedCommand) throws -> Int32 {
-        if command.string("socket") != nil { return throughDaemon(command) }
+        if let socket = command[Self.socket] { return throughDaemon(socket: socket, json: command[Self.json]) }
+        let asJSON = command[Self.json]
         return reportingFailures {
             let devices = DeviceDiscovery.scan()
             let best = try? DeviceDiscovery.choose(nil, from: devices).path
             let output = OutputChannel.standardOutput
-            if devices.isEmpty, !command.flag("json") {
+            if devices.isEmpty, !asJSON {
                 try output.write("No input devices in \(DeviceDiscovery.inputDirectory). \(DaemonConnection.demoRoute)\n")
             }
             for device in devices {
-                try output.write(command.flag("json") ? json(device, isBest: device.path == best) : text(device, isBest: device.path == best))
+                try output.write(asJSON ? json(device, isBest: device.path == best) : text(device, isBest: device.path == best))
             }
             try output.flush()
         }
     }
 
     /// The daemon's DEVICES reply: the line itself with --json, a line per device otherwise.
-    static func throughDaemon(_ command: ParsedCommand) -> Int32 {
+    static func throughDaemon(socket: String, json: Bool) -> Int32 {
         DaemonConnection.run {
-            let client = try DaemonConnection.connect(command)
+            let client = try DaemonConnection.connect(socket)
             let reply = try client.request(.devices, expecting: DevicesMessage.self)
             let output = OutputChannel.standardOutput
-            if command.flag("json") {
+            if json {
                 try output.write(reply.text + "\n")
             } else {
                 let devices = reply.message.devices

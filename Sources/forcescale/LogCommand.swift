@@ -6,8 +6,8 @@ import ScalePOSIX
 
 /// `forcescale log`: the force log forcescaled keeps (`--log`), read-only: its sessions,
 /// their readings as CSV or JSON lines, a plot of one session, and the log's statistics.
-enum LogCommand {
-    static let declaration = Command(
+enum LogCommand: CommandGroup {
+    static let configuration = GroupConfiguration(
         name: "log",
         abstract: "List, export and plot the force log forcescaled keeps.",
         discussion: """
@@ -17,34 +17,36 @@ enum LogCommand {
             logs. Without a subcommand, 'log' lists the sessions.
             """,
         subcommands: [
-            LogSessionsCommand.declaration, LogExportCommand.declaration,
-            LogPlotCommand.declaration, LogStatsCommand.declaration,
+            .command(LogSessionsCommand.self), .command(LogExportCommand.self),
+            .command(LogPlotCommand.self), .command(LogStatsCommand.self),
         ],
-        defaultSubcommand: "sessions")
-
-    static func run(_ command: ParsedCommand) throws -> Int32 {
-        switch command.path.dropFirst(2).first {
-        case "export": try LogExportCommand.run(command)
-        case "plot": try LogPlotCommand.run(command)
-        case "stats": try LogStatsCommand.run(command)
-        default: try LogSessionsCommand.run(command)
-        }
-    }
+        defaultSubcommand: LogSessionsCommand.self)
 
     // MARK: - Shared by the subcommands
 
-    static let databaseOption = Option(
-        long: "db", valueName: "path",
-        help: "The force log to read. (default: /var/lib/forcescale/log.sqlite as root or when it exists, else $XDG_STATE_HOME/forcescale/log.sqlite)")
+    static let database = OptionKey<String?>(
+        "db", valueName: "path",
+        help: "The force log to read. (default: /var/lib/forcescale/log.sqlite as root or when it exists, else $XDG_STATE_HOME/forcescale/log.sqlite)",
+        parser: .text)
 
-    static let sinceOption = Option(
-        long: "since", valueName: "time",
-        help: "Only from this time on: 2026-11-30, 2026-11-30T14:00 (local), 2026-11-30T13:00Z, Unix seconds, or a time ago (30m, 2h, 7d).")
+    static let since = OptionKey<TypedTime?>(
+        "since", valueName: "time",
+        help: "Only from this time on: 2026-11-30, 2026-11-30T14:00 (local), 2026-11-30T13:00Z, Unix seconds, or a time ago (30m, 2h, 7d).",
+        parser: ValueParser { text throws(InvalidValue) in
+            guard let specification = TimeSpecification(text) else { throw .reason("give \(TimeSpecification.examples)") }
+            return TypedTime(text: text, specification: specification)
+        })
+
+    /// A time as `--since` takes it, with the text it was typed as.
+    struct TypedTime: Sendable {
+        var text: String
+        var specification: TimeSpecification
+    }
 
     /// The log the command line names, or the one forcescaled writes by default: the system
     /// daemon's when it is there, else the one this user's daemon would write.
     static func databasePath(_ command: ParsedCommand) -> String {
-        command.string("db") ?? StateDirectory.clientPath(of: LogDatabase.defaultFileName)
+        command[database] ?? StateDirectory.clientPath(of: LogDatabase.defaultFileName)
     }
 
     /// Opens the log read-only.
@@ -59,12 +61,13 @@ enum LogCommand {
         }
     }
 
-    /// `--since`, read as a time.
-    /// - Throws: A usage error naming the option and showing the forms it takes.
+    /// `--since`, as the time it means now.
+    /// - Throws: A usage error naming the option and showing the forms it takes, for a
+    ///   local time that the time zone does not have.
     static func since(_ command: ParsedCommand) throws -> WallTime? {
-        guard let text = command.string("since") else { return nil }
-        guard let specification = TimeSpecification(text),
-              let time = specification.resolve(now: LocalTime.now(), local: { local in
+        guard let typed = command[since] else { return nil }
+        let text = typed.text
+        guard let time = typed.specification.resolve(now: LocalTime.now(), local: { local in
                   LocalTime.wallTime(year: local.year, month: local.month, day: local.day, hour: local.hour,
                                      minute: local.minute, second: local.second, microsecond: local.microsecond)
               })

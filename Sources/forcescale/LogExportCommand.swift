@@ -4,8 +4,13 @@ import ScaleDisplay
 import ScaleLog
 
 /// `forcescale log export`: logged readings as CSV or JSON lines, streamed from the log.
-enum LogExportCommand {
-    static let declaration = Command(
+enum LogExportCommand: ParsableCommand {
+    static let session = OptionKey<Int?>("session", valueName: "id", help: "Only this session (see 'forcescale log sessions').", parser: .integer)
+    static let peaks = OptionKey(flag: "peaks", help: "Export the PEAKs, with their rumbles, instead of the readings.")
+    static let format = OptionKey<ReadingExportFormat>("format", valueName: "format", help: "The file format.", parser: .choice, default: .csv)
+    static let output = OptionKey<String?>("output", short: "o", valueName: "file", help: "Write to this file instead of standard output.", parser: .text)
+
+    static let configuration = CommandConfiguration(
         name: "export",
         abstract: "Export logged readings as CSV or JSON lines.",
         discussion: """
@@ -21,23 +26,17 @@ enum LogExportCommand {
             RFC 4180 (a header line, CRLF line ends, quotes where needed). With --output the \
             file is replaced only once the export is complete.
             """,
-        options: [
-            Option(long: "session", valueName: "id", help: "Only this session (see 'forcescale log sessions')."),
-            LogCommand.sinceOption,
-            Option(long: "peaks", help: "Export the PEAKs, with their rumbles, instead of the readings."),
-            Option(long: "format", valueName: "format", help: "The file format.", defaultValue: "csv",
-                   allowedValues: ReadingExportFormat.allCases.map(\.rawValue)),
-            Option(long: "output", short: "o", valueName: "file", help: "Write to this file instead of standard output."),
-            LogCommand.databaseOption,
-        ])
+        options: [session, LogCommand.since, peaks, format, output, LogCommand.database])
 
     static func run(_ command: ParsedCommand) throws -> Int32 {
-        let session = try command.int("session").map(Int64.init)
+        let session = command[Self.session].map(Int64.init)
         let since = try LogCommand.since(command)
         if session != nil, since != nil {
             throw command.usageError("Give either --session or --since, not both")
         }
-        let format = ReadingExportFormat(rawValue: command.string("format") ?? "csv") ?? .csv
+        let format = command[Self.format]
+        let outputPath = command[Self.output]
+        let peaks = command[Self.peaks]
         return LogCommand.run {
             let database = try LogCommand.open(command)
             defer { database.close() }
@@ -50,9 +49,9 @@ enum LogExportCommand {
             } else {
                 sessions = try database.sessions(since: since)
             }
-            let output = try LogOutput(path: command.string("output"))
+            let output = try LogOutput(path: outputPath)
             do {
-                if command.flag("peaks") {
+                if peaks {
                     try exportPeaks(from: database, session: session, since: since, sessions: sessions, format: format, to: output)
                 } else {
                     try export(from: database, session: session, since: since, sessions: sessions, format: format, to: output)

@@ -4,8 +4,11 @@ import ScaleDisplay
 import ScalePOSIX
 
 /// `forcescale log plot`: one session as an SVG chart.
-enum LogPlotCommand {
-    static let declaration = Command(
+enum LogPlotCommand: ParsableCommand {
+    static let session = OptionKey<Int>("session", valueName: "id", help: "The session to draw (see 'forcescale log sessions').", parser: .integer)
+    static let output = OptionKey<String>("output", short: "o", valueName: "file", help: "The SVG file to write ('-' for standard output).", parser: .text)
+
+    static let configuration = CommandConfiguration(
         name: "plot",
         abstract: "Draw a logged session as an SVG chart.",
         discussion: """
@@ -16,16 +19,11 @@ enum LogPlotCommand {
             'rsvg-convert -o plot.png plot.svg' makes a PNG of it. Long sessions are thinned \
             to the lowest and highest reading per pixel column, so no peak is lost.
             """,
-        options: [
-            Option(long: "session", valueName: "id", help: "The session to draw (see 'forcescale log sessions').", isRequired: true),
-            Option(long: "output", short: "o", valueName: "file", help: "The SVG file to write ('-' for standard output).", isRequired: true),
-            LogCommand.databaseOption,
-        ])
+        options: [session, output, LogCommand.database])
 
     static func run(_ command: ParsedCommand) throws -> Int32 {
-        guard let id = try command.int("session").map(Int64.init) else {
-            throw command.usageError("Missing expected argument '--session <id>'")
-        }
+        let id = Int64(command[Self.session])
+        let outputPath = command[Self.output]
         return LogCommand.run {
             let database = try LogCommand.open(command)
             defer { database.close() }
@@ -36,7 +34,7 @@ enum LogPlotCommand {
                 throw CommandFailure.noSession(id, in: database.path)
             }
             let svg = plot.render()
-            let output = try LogOutput(path: command.string("output"))
+            let output = try LogOutput(path: outputPath)
             do {
                 try output.write(svg)
                 try output.finish()

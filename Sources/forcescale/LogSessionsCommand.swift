@@ -4,8 +4,12 @@ import ScaleDisplay
 import ScalePOSIX
 
 /// `forcescale log sessions`: the logged touches, oldest first.
-enum LogSessionsCommand {
-    static let declaration = Command(
+enum LogSessionsCommand: ParsableCommand {
+    static let device = OptionKey<String?>(
+        "device", valueName: "device", help: "Only sessions of devices whose name or key contains this (ignoring case).", parser: .text)
+    static let json = OptionKey(flag: "json", help: "Print one JSON object per session.")
+
+    static let configuration = CommandConfiguration(
         name: "sessions",
         abstract: "List the logged sessions (one per touch).",
         discussion: """
@@ -16,24 +20,19 @@ enum LogSessionsCommand {
             failed, unavailable, off). With --json each session lists its PEAKs with \
             their rumbles.
             """,
-        options: [
-            LogCommand.sinceOption,
-            Option(long: "device", valueName: "device", help: "Only sessions of devices whose name or key contains this (ignoring case)."),
-            Option(long: "json", help: "Print one JSON object per session."),
-            LogCommand.databaseOption,
-        ])
+        options: [LogCommand.since, device, json, LogCommand.database])
 
     static func run(_ command: ParsedCommand) throws -> Int32 {
         let since = try LogCommand.since(command)
         return LogCommand.run {
             let database = try LogCommand.open(command)
             defer { database.close() }
-            let sessions = try database.sessions(since: since, device: command.string("device"))
+            let sessions = try database.sessions(since: since, device: command[Self.device])
             let wanted = Set(sessions.map(\.id))
             let peaks = Dictionary(grouping: try database.peaks(since: sessions.map(\.started).min() ?? WallTime(microseconds: .max))
                 .filter { wanted.contains($0.session) }, by: \.session)
             let output = OutputChannel.standardOutput
-            if command.flag("json") {
+            if command[Self.json] {
                 for session in sessions { try output.write(SessionText.jsonLine(session, peaks: peaks[session.id] ?? [])) }
             } else if sessions.isEmpty {
                 try output.write(emptyText(command, since: since) + "\n")
@@ -48,7 +47,7 @@ enum LogSessionsCommand {
     static func emptyText(_ command: ParsedCommand, since: WallTime?) -> String {
         var filters: [String] = []
         if let since { filters.append("since \(LocalTime.text(since, offset: true))") }
-        if let device = command.string("device") { filters.append("of a device matching '\(device)'") }
+        if let device = command[Self.device] { filters.append("of a device matching '\(device)'") }
         return "No sessions" + (filters.isEmpty ? " in the log yet." : " " + filters.joined(separator: " ") + ".")
     }
 }

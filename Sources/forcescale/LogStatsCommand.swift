@@ -6,8 +6,10 @@ import ScalePOSIX
 import ScaleProtocol
 
 /// `forcescale log stats`: what the log holds and what it costs on disk.
-enum LogStatsCommand {
-    static let declaration = Command(
+enum LogStatsCommand: ParsableCommand {
+    static let json = OptionKey(flag: "json", help: "Print one JSON object.")
+
+    static let configuration = CommandConfiguration(
         name: "stats",
         abstract: "Show what the force log holds and its size on disk.",
         discussion: """
@@ -15,10 +17,7 @@ enum LogStatsCommand {
             PEAKs, the time of the first and the last reading (local time), the size of the \
             file and of its write-ahead log, and the bytes per reading.
             """,
-        options: [
-            Option(long: "json", help: "Print one JSON object."),
-            LogCommand.databaseOption,
-        ])
+        options: [json, LogCommand.database])
 
     static func run(_ command: ParsedCommand) throws -> Int32 {
         LogCommand.run {
@@ -26,7 +25,7 @@ enum LogStatsCommand {
             defer { database.close() }
             let statistics = try database.statistics()
             let output = OutputChannel.standardOutput
-            try output.write(command.flag("json") ? json(statistics) : text(statistics))
+            try output.write(command[Self.json] ? json(statistics) : text(statistics))
             try output.flush()
         }
     }

@@ -4,8 +4,10 @@ import ScaleEvdev
 import ScaleOptions
 import ScalePOSIX
 
-enum ReadCommand {
-    static let declaration = Command(
+enum ReadCommand: ParsableCommand {
+    static let grab = OptionKey(flag: "grab", help: "Take the device exclusively (the desktop loses it meanwhile).")
+
+    static let configuration = CommandConfiguration(
         name: "read",
         abstract: "Read a live pressure device directly, without the daemon.",
         discussion: """
@@ -14,21 +16,19 @@ enum ReadCommand {
             Follows the device through unplug and replug, and rumbles on each PEAK when the \
             device (or --rumble-device) has force feedback. Ctrl-C stops it.
             """,
-        options: Setting.device.options + [
-            Option(long: "grab", help: "Take the device exclusively (the desktop loses it meanwhile)."),
-        ] + Setting.rumbleDevice.options + Setting.rumbleIntensity.options + Setting.rumble.options
+        options: [SettingOption.device, grab, SettingOption.rumbleDevice, SettingOption.rumbleIntensity, Setting.Flag.noRumble.option]
             + PipelineOptions.declarations)
 
     static func run(_ command: ParsedCommand) throws -> Int32 {
         var options = try PipelineOptions(command)
         options.realtime = true
-        let rumble: RumbleChoice = command.flagGiven(.rumble, for: "off") ? .off
-            : command.string(.rumbleDevice).map { .device(DeviceQuery($0)) } ?? .pressureDevice
-        let intensity = try command.double(.rumbleIntensity) ?? 1
+        let rumble: RumbleChoice = command[Setting.Flag.noRumble.option] ? .off
+            : command[SettingOption.rumbleDevice].map { .device(DeviceQuery($0)) } ?? .pressureDevice
+        let intensity = command[SettingOption.rumbleIntensity] ?? 1
         guard Setting.rumbleIntensity.accepts(intensity) else { throw command.usageError("The rumble intensity must be between 0 and 1") }
         let liveOptions = LiveScale.Options(
-            devices: .best(command.string(.device).map(DeviceQuery.init)), settings: options.settings,
-            grab: command.flag("grab"), rumble: rumble, rumbleIntensity: intensity)
+            devices: .best(command[SettingOption.device].map(DeviceQuery.init)), settings: options.settings,
+            grab: command[Self.grab], rumble: rumble, rumbleIntensity: intensity)
         // Lines are written out once per wake-up of the loop (onDelivered below), not one
         // write(2) each: the same moment, and one system call when several came together.
         let presenter = options.makePresenter(liveGauge: true, flushEachLine: false)

@@ -5,8 +5,13 @@ import ScaleEvdev
 import ScaleOptions
 import ScalePOSIX
 
-enum RecordCommand {
-    static let declaration = Command(
+enum RecordCommand: ParsableCommand {
+    static let output = OptionKey<String?>("output", short: "o", valueName: "file", help: "Write the recording here instead of to standard output.", parser: .text)
+    static let duration = OptionKey<Double?>("duration", valueName: "seconds", help: "Stop after this many seconds.", parser: .number)
+    static let format = OptionKey<RecordingFormat>(
+        "format", valueName: "format", help: "The file format: evemu text, or libinput record's YAML.", parser: .choice, default: .evemu)
+
+    static let configuration = CommandConfiguration(
         name: "record",
         abstract: "Record a live device in evemu (or libinput record) format, for replay and for sharing.",
         discussion: """
@@ -20,22 +25,17 @@ enum RecordCommand {
             it meanwhile. Recordings hold everything the device reports, positions \
             included: look before you share one.
             """,
-        options: Setting.device.options + [
-            Option(long: "output", short: "o", valueName: "file", help: "Write the recording here instead of to standard output."),
-            Option(long: "duration", valueName: "seconds", help: "Stop after this many seconds."),
-            Option(long: "format", valueName: "format", help: "The file format: evemu text, or libinput record's YAML.", defaultValue: "evemu",
-                   allowedValues: RecordingFormat.allCases.map(\.rawValue)),
-        ])
+        options: [SettingOption.device, output, duration, format])
 
     static func run(_ command: ParsedCommand) throws -> Int32 {
-        let seconds = try command.double("duration")
+        let seconds = command[Self.duration]
         if let seconds, !(seconds > 0 && seconds <= 31_536_000) {
             throw command.usageError("The duration must be more than 0 and at most a year of seconds, e.g. --duration 30")
         }
-        let format = RecordingFormat(rawValue: command.string("format") ?? "evemu") ?? .evemu
-        let outputPath = command.string("output").flatMap { $0 == "-" ? nil : $0 }
+        let format = command[Self.format]
+        let outputPath = command[Self.output].flatMap { $0 == "-" ? nil : $0 }
         return reportingFailures {
-            let candidate = try DeviceDiscovery.choose(command.string(.device).map(DeviceQuery.init), from: DeviceDiscovery.scan())
+            let candidate = try DeviceDiscovery.choose(command[SettingOption.device].map(DeviceQuery.init), from: DeviceDiscovery.scan())
             let device = try EvdevDevice(path: candidate.path, wantsWrite: false)
             let output = try outputPath.map(openOutput) ?? OutputChannel.standardOutput
             defer { if outputPath != nil { try? output.descriptor.close() } }
@@ -43,7 +43,7 @@ enum RecordCommand {
             printError("forcescale: recording \(device.path) (\(device.description.name)) to \(destination); Ctrl-C stops")
             let recorder = DeviceRecorder(device: device, output: output, loop: try EventLoop(), format: format)
             let comments = [
-                "recorded by forcescale \(version) from \(device.path) at \(LocalTime.text(LocalTime.now(), offset: true))",
+                "recorded by forcescale \(Forcescale.version) from \(device.path) at \(LocalTime.text(LocalTime.now(), offset: true))",
                 format == .evemu ? "E: times are the kernel's CLOCK_MONOTONIC, as forcescale read and forcescaled see them"
                     : "event times are the kernel's CLOCK_MONOTONIC, as forcescale read and forcescaled see them",
             ]

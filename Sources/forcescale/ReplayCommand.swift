@@ -2,8 +2,11 @@ import ArgumentParsing
 import ScaleEvdev
 import ScaleRecording
 
-enum ReplayCommand {
-    static let declaration = Command(
+enum ReplayCommand: ParsableCommand {
+    static let file = ArgumentKey<String>("file", help: "The recording (evemu or libinput record), or the .desc file of a split pair.", parser: .text)
+    static let eventsFile = ArgumentKey<String?>("events-file", help: "The events-only file of a split pair.", parser: .text)
+
+    static let configuration = CommandConfiguration(
         name: "replay",
         abstract: "Replay a recording (evemu or libinput record) through the scale pipeline.",
         discussion: """
@@ -16,17 +19,14 @@ enum ReplayCommand {
             events-only file given alone finds NAME.desc or NAME.device beside it for \
             NAME.events, NAME.variant.events or 'NAME variant.events'.
             """,
-        arguments: [
-            Argument(name: "file", help: "The recording (evemu or libinput record), or the .desc file of a split pair."),
-            Argument(name: "events-file", help: "The events-only file of a split pair.", isOptional: true),
-        ],
-        options: PipelineOptions.declarations + [PipelineOptions.realtimeDeclaration, PipelineOptions.recordingDeviceDeclaration])
+        arguments: [file, eventsFile],
+        options: PipelineOptions.declarations + [PipelineOptions.realtime, PipelineOptions.recordingDevice])
 
     static func run(_ command: ParsedCommand) throws -> Int32 {
         var options = try PipelineOptions(command)
-        options.realtime = command.flag("realtime")
-        var files = RecordingFiles(file: command.argument("file")!, eventsFile: command.argument("events-file"))
-        files.deviceSelection = command.string("recording-device")
+        options.realtime = command[PipelineOptions.realtime]
+        var files = RecordingFiles(file: command[Self.file], eventsFile: command[Self.eventsFile])
+        files.deviceSelection = command[PipelineOptions.recordingDevice]
         return reportingFailures {
             let driver = ReplayDriver(
                 settings: options.settings, presenter: options.makePresenter(liveGauge: true), realtime: options.realtime)

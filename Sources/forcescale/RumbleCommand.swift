@@ -5,8 +5,17 @@ import ScaleOptions
 import ScalePOSIX
 import ScaleProtocol
 
-enum RumbleCommand {
-    static let declaration = Command(
+enum RumbleCommand: ParsableCommand {
+    static let pattern = ArgumentKey<String?>("pattern", help: "The pattern to play.", parser: .text)
+    static let intensity = OptionKey<Double>("intensity", valueName: "fraction", help: "Strength from 0 to 1.", parser: .number, default: 1)
+    static let list = OptionKey(flag: "list", help: "List the patterns and exit.")
+    static let probe = OptionKey(flag: "probe", help: "Report the device's force feedback and try each effect type.")
+    static let test = OptionKey(flag: "test", help: "Check force feedback end to end, timing every request; exit 0 only when all works.")
+    static let count = OptionKey<Int>("count", valueName: "rounds", help: "Rounds of --test.", parser: .integer, default: RumbleTestCommand.defaultRounds)
+    static let json = OptionKey(flag: "json", help: "Print --test's report as one JSON object.")
+    static let socket = OptionKey<String?>("socket", valueName: "path", help: "Play through the forcescaled listening on this socket.", parser: .text)
+
+    static let configuration = CommandConfiguration(
         name: "rumble",
         abstract: "Play a haptic pattern on a force-feedback device, or probe what it can do.",
         discussion: """
@@ -22,20 +31,12 @@ enum RumbleCommand {
             the device cannot rumble at all. With --socket, asks forcescaled to play the \
             pattern on the device it rumbles (needs root or the daemon's group).
             """,
-        arguments: [Argument(name: "pattern", help: "The pattern to play.", isOptional: true)],
-        options: Setting.device.options + [
-            Option(long: "intensity", valueName: "fraction", help: "Strength from 0 to 1.", defaultValue: "1.0"),
-            Option(long: "list", help: "List the patterns and exit."),
-            Option(long: "probe", help: "Report the device's force feedback and try each effect type."),
-            Option(long: "test", help: "Check force feedback end to end, timing every request; exit 0 only when all works."),
-            Option(long: "count", valueName: "rounds", help: "Rounds of --test.", defaultValue: String(RumbleTestCommand.defaultRounds)),
-            Option(long: "json", help: "Print --test's report as one JSON object."),
-            Option(long: "socket", valueName: "path", help: "Play through the forcescaled listening on this socket."),
-        ])
+        arguments: [pattern],
+        options: [SettingOption.device, intensity, list, probe, test, count, json, socket])
 
     static func run(_ command: ParsedCommand) throws -> Int32 {
         let output = OutputChannel.standardOutput
-        if command.flag("list") {
+        if command[Self.list] {
             return reportingFailures {
                 for pattern in HapticPattern.all {
                     try output.write(pattern.name.padding(15) + " \(pattern.totalMilliseconds) ms".padding(9) + "  \(pattern.summary)\n")
@@ -43,42 +44,45 @@ enum RumbleCommand {
                 try output.flush()
             }
         }
-        let intensity = try command.double("intensity") ?? 1
+        let intensity = command[Self.intensity]
         guard intensity >= 0, intensity <= 1 else { throw command.usageError("The intensity must be between 0 and 1") }
-        let name = command.argument("pattern") ?? "impact-medium"
+        let name = command[Self.pattern] ?? "impact-medium"
         guard let pattern = HapticPattern.named(name) else {
             throw command.usageError("Unknown pattern '\(name)'; 'forcescale rumble --list' shows them")
         }
-        let rounds = try command.int("count") ?? RumbleTestCommand.defaultRounds
+        let rounds = command[Self.count]
         guard rounds >= 1 else { throw command.usageError("--count must be 1 or more") }
-        if !command.flag("test"), command.flag("json") || command.flag("count") {
+        let test = command[Self.test]
+        let probing = command[Self.probe]
+        let json = command[Self.json]
+        let device = command[SettingOption.device].map(DeviceQuery.init)
+        if !test, json || command.wasGiven(Self.count) {
             throw command.usageError("--count and --json go with --test")
         }
-        if command.flag("test"), command.flag("probe") {
+        if test, probing {
             throw command.usageError("Give either --probe or --test: --test tries everything --probe does")
         }
-        if command.string("socket") != nil {
-            guard !command.flag("probe"), !command.flag("test"), command.string(.device) == nil, intensity == 1 else {
+        if let socket = command[Self.socket] {
+            guard !probing, !test, device == nil, intensity == 1 else {
                 throw command.usageError("--socket plays a pattern through the daemon's own rumble device; --probe, --test, --device and --intensity are for direct use")
             }
             return DaemonConnection.run {
-                let client = try DaemonConnection.connect(command)
+                let client = try DaemonConnection.connect(socket)
                 _ = try client.request(.rumble(pattern: pattern), expecting: RumbleMessage.self)
                 try output.write("forcescaled played \(pattern.name) (\(pattern.totalMilliseconds) ms)\n")
                 try output.flush()
             }
         }
-        if command.flag("test") {
+        if test {
             var status = ExitStatus.success
             let failure = reportingFailures {
-                let device = try open(command.string(.device).map(DeviceQuery.init))
-                status = try RumbleTestCommand.run(on: device, rounds: rounds, json: command.flag("json"), output: output)
+                status = try RumbleTestCommand.run(on: try open(device), rounds: rounds, json: json, output: output)
             }
             return failure == ExitStatus.success ? status : failure
         }
         return reportingFailures {
-            let device = try open(command.string(.device).map(DeviceQuery.init))
-            if command.flag("probe") {
+            let device = try open(device)
+            if probing {
                 try probe(device, output: output)
                 return
             }

@@ -4,8 +4,10 @@ import ScaleDisplay
 import ScalePOSIX
 import ScaleProtocol
 
-enum StatusCommand {
-    static let declaration = Command(
+enum StatusCommand: ParsableCommand {
+    static let json = OptionKey(flag: "json", help: "Print the daemon's STATUS line.")
+
+    static let configuration = CommandConfiguration(
         name: "status",
         abstract: "Show what the daemon is doing.",
         discussion: """
@@ -17,18 +19,14 @@ enum StatusCommand {
             accepted), the readings dropped for clients that read too slowly, and the force log (its \
             file, what was written, and a write failure in progress).
             """,
-        options: [
-            Option(long: "json", help: "Print the daemon's STATUS line."),
-            DaemonConnection.deviceOption,
-            DaemonConnection.socketOption,
-        ])
+        options: [json, DaemonConnection.device, DaemonConnection.socket])
 
     static func run(_ command: ParsedCommand) throws -> Int32 {
         DaemonConnection.run {
-            let client = try DaemonConnection.connect(command)
-            let reply = try client.request(.status(device: command.string("device")), expecting: StatusMessage.self)
+            let client = try DaemonConnection.connect(command[DaemonConnection.socket])
+            let reply = try client.request(.status(device: command[DaemonConnection.device]), expecting: StatusMessage.self)
             let output = OutputChannel.standardOutput
-            try output.write(command.flag("json") ? reply.text + "\n" : describe(reply.message, path: client.path))
+            try output.write(command[Self.json] ? reply.text + "\n" : describe(reply.message, path: client.path))
             try output.flush()
         }
     }

@@ -3,8 +3,10 @@ import ScaleCore
 import ScalePOSIX
 import ScaleProtocol
 
-enum TareCommand {
-    static let declaration = Command(
+enum TareCommand: ParsableCommand {
+    static let json = OptionKey(flag: "json", help: "Print the daemon's TARE reply line.")
+
+    static let configuration = CommandConfiguration(
         name: "tare",
         abstract: "Take the weight on the pad now as zero.",
         discussion: """
@@ -15,18 +17,14 @@ enum TareCommand {
             daemon's error lists them and tare exits with status 1). Needs root or \
             membership of the daemon's group.
             """,
-        options: [
-            Option(long: "json", help: "Print the daemon's TARE reply line."),
-            DaemonConnection.deviceOption,
-            DaemonConnection.socketOption,
-        ])
+        options: [json, DaemonConnection.device, DaemonConnection.socket])
 
     static func run(_ command: ParsedCommand) throws -> Int32 {
         DaemonConnection.run {
-            let client = try DaemonConnection.connect(command)
-            let reply = try client.request(.tare(device: command.string("device")), expecting: TareMessage.self)
+            let client = try DaemonConnection.connect(command[DaemonConnection.socket])
+            let reply = try client.request(.tare(device: command[DaemonConnection.device]), expecting: TareMessage.self)
             let output = OutputChannel.standardOutput
-            if command.flag("json") {
+            if command[Self.json] {
                 try output.write(reply.text + "\n")
             } else {
                 let grams = reply.message.grams

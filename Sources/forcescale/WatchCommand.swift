@@ -3,8 +3,11 @@ import ScaleClient
 import ScaleCore
 import ScalePOSIX
 
-enum WatchCommand {
-    static let declaration = Command(
+enum WatchCommand: ParsableCommand {
+    static let json = OptionKey(flag: "json", help: "Print the daemon's READING and PEAK lines as they come.")
+    static let reconnect = OptionKey(flag: "reconnect", help: "Keep watching across a restart of forcescaled, waiting for it with back-off.")
+
+    static let configuration = CommandConfiguration(
         name: "watch",
         abstract: "Show the daemon's readings live.",
         discussion: """
@@ -20,21 +23,15 @@ enum WatchCommand {
             to 5 s, and goes on watching once forcescaled is back (or first starts). Ctrl-C \
             stops.
             """,
-        options: [
-            Option(long: "json", help: "Print the daemon's READING and PEAK lines as they come."),
-            Option(long: "reconnect", help: "Keep watching across a restart of forcescaled, waiting for it with back-off."),
-            Option(long: "unit", valueName: "unit", help: "Unit of the gauge; JSON always carries grams.", defaultValue: "g", allowedValues: MassUnit.allCases.map(\.rawValue)),
-            DaemonConnection.deviceOption,
-            DaemonConnection.socketOption,
-        ])
+        options: [json, reconnect, PipelineOptions.unit, DaemonConnection.device, DaemonConnection.socket])
 
     static func run(_ command: ParsedCommand) throws -> Int32 {
-        let json = command.flag("json")
-        let reconnect = command.flag("reconnect")
-        let unit = MassUnit(rawValue: command.string("unit") ?? "g") ?? .grams
-        let device = command.string("device")
+        let json = command[Self.json]
+        let reconnect = command[Self.reconnect]
+        let unit = command[PipelineOptions.unit]
+        let device = command[DaemonConnection.device]
+        let path = DaemonConnection.socketPath(command[DaemonConnection.socket])
         return DaemonConnection.run {
-            let path = DaemonConnection.socketPath(command)
             let client = ForcescaleClient(options: .init(socketPath: path, reconnect: reconnect ? ReconnectPolicy() : nil))
             client.onConnectionEvent = reportWaiting(on: path)
             let output = OutputChannel.standardOutput

@@ -4,8 +4,15 @@ import ScaleCore
 import ScalePOSIX
 import ScaleProtocol
 
-enum WeighCommand {
-    static let declaration = Command(
+enum WeighCommand: ParsableCommand {
+    static let timeout = DaemonConnection.timeout(default: 30, help: "How long to wait for a stable reading (for each step with --tare-first).")
+    static let tareFirst = OptionKey(flag: "tare-first", help: "Take the steady contact as zero, then weigh what is added to it.")
+    static let unit = OptionKey<MassUnit>("unit", valueName: "unit", help: "Unit of the weight; JSON always carries grams.", parser: .choice, default: .grams)
+    static let json = OptionKey(flag: "json", help: "Print the stable READING line instead.")
+    static let grab = OptionKey(
+        flag: "grab", help: "Take the pad for the weighing, so that the desktop sees nothing of it (given back when weigh ends, 120 s at most).")
+
+    static let configuration = CommandConfiguration(
         name: "weigh",
         abstract: "Wait for a steady weight on the pad and print it.",
         discussion: """
@@ -36,23 +43,17 @@ enum WeighCommand {
             an error (status 69); one that serves several devices needs --device to say \
             which to weigh on (without it weigh lists them and exits with status 1).
             """,
-        options: [
-            DaemonConnection.timeoutOption(default: 30, help: "How long to wait for a stable reading (for each step with --tare-first)."),
-            Option(long: "tare-first", help: "Take the steady contact as zero, then weigh what is added to it."),
-            Option(long: "unit", valueName: "unit", help: "Unit of the weight; JSON always carries grams.", defaultValue: "g", allowedValues: MassUnit.allCases.map(\.rawValue)),
-            Option(long: "json", help: "Print the stable READING line instead."),
-            Option(long: "grab", help: "Take the pad for the weighing, so that the desktop sees nothing of it (given back when weigh ends, 120 s at most)."),
-            DaemonConnection.deviceOption,
-            DaemonConnection.socketOption,
-        ])
+        options: [timeout, tareFirst, unit, json, grab, DaemonConnection.device, DaemonConnection.socket])
 
     static func run(_ command: ParsedCommand) throws -> Int32 {
-        let timeout = try DaemonConnection.timeout(command)
-        let unit = MassUnit(rawValue: command.string("unit") ?? "g") ?? .grams
-        let json = command.flag("json")
+        let timeout = try DaemonConnection.timeout(command, Self.timeout)
+        let unit = command[Self.unit]
+        let json = command[Self.json]
+        let tareFirst = command[Self.tareFirst]
+        let socket = DaemonConnection.socketPath(command[DaemonConnection.socket])
         return DaemonConnection.run {
-            let client = try DaemonConnection.connect(command)
-            let status = try client.request(.status(device: command.string("device")), expecting: StatusMessage.self).message
+            let client = try DaemonConnection.connect(socket)
+            let status = try client.request(.status(device: command[DaemonConnection.device]), expecting: StatusMessage.self).message
             guard let device = status.device else {
                 if let served = status.devices, served.count > 1 {
                     throw CommandFailure(
@@ -61,18 +62,18 @@ enum WeighCommand {
                         status: ExitStatus.failure)
                 }
                 throw CommandFailure(
-                    message: "forcescaled on \(DaemonConnection.socketPath(command)) has no pressure device open: "
+                    message: "forcescaled on \(socket) has no pressure device open: "
                         + DaemonConnection.noDeviceAdvice + ". " + DaemonConnection.demoRoute,
                     status: ExitStatus.unavailable)
             }
             // As long as the weighing may wait, and a few seconds for its requests: a weigh that
             // times out gives the pad back itself, before its bound would.
-            let grab = command.flag("grab")
-                ? try PadGrab(client: client, device: device, seconds: timeout * (command.flag("tare-first") ? 2 : 1) + 5) : nil
+            let grab = command[Self.grab]
+                ? try PadGrab(client: client, device: device, seconds: timeout * (tareFirst ? 2 : 1) + 5) : nil
             // Given back before the result is printed, and on every way out; a weigh that is
             // killed is given back by the daemon when the connection goes.
             defer { grab?.release() }
-            if command.flag("tare-first") {
+            if tareFirst {
                 try weighAdded(client: client, device: device, status: status, timeout: timeout, unit: unit, json: json, grab: grab)
                 return
             }

@@ -1,4 +1,4 @@
-import ArgumentParsing
+@testable import ArgumentParsing
 import Testing
 
 @Suite struct HelpTextTests {
@@ -61,7 +61,7 @@ import Testing
 
     @Test func helpAfterDoubleDashIsAnArgument() throws {
         let command = try parsedCommand(["replay", "--", "--help"])
-        #expect(command.argument("file") == "--help")
+        #expect(command[SampleReplay.file] == "--help")
     }
 
     @Test func subcommandsOfAVersionedRootListVersion() {

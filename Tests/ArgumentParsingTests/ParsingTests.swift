@@ -1,20 +1,20 @@
-import ArgumentParsing
+@testable import ArgumentParsing
 import Testing
 
 @Suite struct ParsingTests {
     @Test func equalsSignJoinsAnOptionAndItsValue() throws {
         let command = try parsedCommand(["replay", "rec.txt", "--unit=kg", "--interval-ms=25"])
-        #expect(command.string("unit") == "kg")
-        #expect(try command.int("interval-ms") == 25)
-        #expect(try parsedCommand(["demo", "--output="]).string("output") == "")
+        #expect(command[SampleReplay.unit] == "kg")
+        #expect(command[SampleReplay.interval] == 25)
+        #expect(try parsedCommand(["demo", "--output="])[SampleDemo.output] == "")
     }
 
     @Test func doubleDashMakesEverythingAfterItPositional() throws {
         let command = try parsedCommand(["replay", "--json", "--", "-x.desc", "--unit"])
-        #expect(command.flag("json"))
-        #expect(command.argument("file") == "-x.desc")
-        #expect(command.argument("events-file") == "--unit")
-        #expect(command.string("unit") == "g")
+        #expect(command[SampleReplay.json])
+        #expect(command[SampleReplay.file] == "-x.desc")
+        #expect(command[SampleReplay.eventsFile] == "--unit")
+        #expect(command[SampleReplay.unit] == "g")
     }
 
     @Test(arguments: [
@@ -26,14 +26,14 @@ import Testing
         (["--threshold", "7"], 7.0),
     ])
     func negativeNumbersAreOptionValues(arguments: [String], expected: Double) throws {
-        #expect(try parsedCommand(["demo"] + arguments).double("threshold") == expected)
+        #expect(try parsedCommand(["demo"] + arguments)[SampleDemo.threshold] == expected)
     }
 
     /// A list that starts with a negative number (`--weights -1,2,3`) is the option's value,
     /// for the command to check and name, not a missing value.
     @Test(arguments: ["-1,2,3", "-0.5,2", "-.5;x", "-3 g"])
     func aValueThatStartsLikeANegativeNumberIsTheOptionsValue(_ value: String) throws {
-        #expect(try parsedCommand(["demo", "--output", value]).string("output") == value)
+        #expect(try parsedCommand(["demo", "--output", value])[SampleDemo.output] == value)
     }
 
     @Test func aDashAndALetterAfterAnOptionIsStillAnOption() {
@@ -45,60 +45,57 @@ import Testing
     }
 
     @Test func aLoneDashIsAValue() throws {
-        #expect(try parsedCommand(["demo", "--output", "-"]).string("output") == "-")
-        #expect(try parsedCommand(["replay", "-"]).argument("file") == "-")
+        #expect(try parsedCommand(["demo", "--output", "-"])[SampleDemo.output] == "-")
+        #expect(try parsedCommand(["replay", "-"])[SampleReplay.file] == "-")
     }
 
     @Test func defaultsAreReturnedWhenAnOptionIsNotGiven() throws {
         let command = try parsedCommand(["replay", "rec.txt"])
-        #expect(command.string("unit") == "g")
-        #expect(command.strings("unit") == ["g"])
-        #expect(try command.int("interval-ms") == 10)
-        #expect(try command.double("interval-ms") == 10)
-        #expect(!command.flag("json"))
-        #expect(!command.flag("unit"))
-        #expect(command.argument("events-file") == nil)
-        #expect(command.arguments("events-file") == [])
+        #expect(command[SampleReplay.unit] == "g")
+        #expect(command[SampleReplay.interval] == 10)
+        #expect(!command[SampleReplay.json])
+        #expect(!command.wasGiven(SampleReplay.unit))
+        #expect(command[SampleReplay.eventsFile] == nil)
     }
 
     @Test func optionsWithoutADefaultAreNilWhenNotGiven() throws {
         let command = try parsedCommand(["demo"])
-        #expect(command.string("threshold") == nil)
-        #expect(try command.double("threshold") == nil)
-        #expect(command.strings("tag") == [])
+        #expect(command[SampleDemo.threshold] == nil)
+        #expect(command[SampleDemo.output] == nil)
+        #expect(command[SampleDemo.tag] == [])
     }
 
     @Test func allowedValuesAreAccepted() throws {
-        #expect(try parsedCommand(["replay", "rec.txt", "--unit", "N"]).string("unit") == "N")
+        #expect(try parsedCommand(["replay", "rec.txt", "--unit", "N"])[SampleReplay.unit] == "N")
     }
 
     @Test func theLastOccurrenceWinsAndRepeatableOptionsCollectEveryValue() throws {
         let command = try parsedCommand(["demo", "--tag", "a", "-o", "x.jsonl", "--tag=b", "--output", "y.jsonl", "--tag", "c"])
-        #expect(command.string("output") == "y.jsonl")
-        #expect(command.strings("tag") == ["a", "b", "c"])
-        #expect(command.string("tag") == "c")
+        #expect(command[SampleDemo.output] == "y.jsonl")
+        #expect(command[SampleDemo.tag] == ["a", "b", "c"])
+        #expect(command.wasGiven(SampleDemo.tag))
     }
 
     @Test func shortNamesReadTheNextValue() throws {
-        #expect(try parsedCommand(["demo", "-s", "1.5"]).double("scale") == 1.5)
+        #expect(try parsedCommand(["demo", "-s", "1.5"])[SampleDemo.scale] == 1.5)
     }
 
     @Test func positionalsAndOptionsMayInterleave() throws {
         let command = try parsedCommand(["replay", "--json", "a.desc", "--unit", "oz", "a.events"])
         #expect(command.path == ["forcescale", "replay"])
-        #expect(command.argument("file") == "a.desc")
-        #expect(command.argument("events-file") == "a.events")
-        #expect(command.string("unit") == "oz")
+        #expect(command[SampleReplay.file] == "a.desc")
+        #expect(command[SampleReplay.eventsFile] == "a.events")
+        #expect(command[SampleReplay.unit] == "oz")
     }
 
     @Test func aRepeatingArgumentTakesEveryRemainingValue() throws {
-        let root = Command(name: "cat", arguments: [
-            Argument(name: "first"), Argument(name: "rest", isOptional: true, isRepeating: true),
-        ])
+        let first = ArgumentKey<String>("first", help: "", parser: .text)
+        let rest = ArgumentKey<[String]>(repeating: "rest", help: "", isOptional: true, parser: .text)
+        let root = Command(name: "cat", arguments: [first.argument, rest.argument])
         let command = try parsedCommand(["a", "b", "c"], root: root)
-        #expect(command.argument("first") == "a")
-        #expect(command.arguments("rest") == ["b", "c"])
-        #expect(try parsedCommand(["a"], root: root).arguments("rest") == [])
+        #expect(command[first] == "a")
+        #expect(command[rest] == ["b", "c"])
+        #expect(try parsedCommand(["a"], root: root)[rest] == [])
     }
 
     @Test(arguments: [[String](), ["--threshold", "5"], ["-o", "out.jsonl"], ["--", "--tag"]] as [[String]])
@@ -113,7 +110,7 @@ import Testing
 
     @Test func aNamedSubcommandIsSelected() throws {
         #expect(try parsedCommand(["replay", "rec.txt"]).path == ["forcescale", "replay"])
-        #expect(try parsedCommand(["demo", "--threshold", "5"]).string("threshold") == "5")
+        #expect(try parsedCommand(["demo", "--threshold", "5"])[SampleDemo.threshold] == 5)
     }
 
     @Test func aGroupWithoutADefaultShowsItsHelpWhenNoSubcommandIsNamed() throws {
@@ -134,19 +131,22 @@ import Testing
     }
 
     @Test func parentOptionsBeforeTheSubcommandNameReachTheSubcommand() throws {
+        let verbose = OptionKey(flag: "verbose", short: "v", help: "")
+        let fast = OptionKey(flag: "fast", help: "")
         let root = Command(
             name: "tool",
-            options: [Option(long: "verbose", short: "v")],
-            subcommands: [Command(name: "run", options: [Option(long: "fast")])])
+            options: [verbose.option],
+            subcommands: [Command(name: "run", options: [fast.option])])
         let command = try parsedCommand(["-v", "run", "--fast"], root: root)
         #expect(command.path == ["tool", "run"])
-        #expect(command.flag("verbose"))
-        #expect(command.flag("fast"))
+        #expect(command[verbose])
+        #expect(command[fast])
         #expect(usageErrorText(["run", "-v"], root: root)?.hasPrefix("Error: Unknown option '-v'\n") == true)
     }
 
     @Test func helpIsAnOrdinaryWordForARootWithoutSubcommands() throws {
-        let root = Command(name: "say", arguments: [Argument(name: "word")])
-        #expect(try parsedCommand(["help"], root: root).argument("word") == "help")
+        let word = ArgumentKey<String>("word", help: "", parser: .text)
+        let root = Command(name: "say", arguments: [word.argument])
+        #expect(try parsedCommand(["help"], root: root)[word] == "help")
     }
 }

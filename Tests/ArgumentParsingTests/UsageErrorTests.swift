@@ -1,4 +1,4 @@
-import ArgumentParsing
+@testable import ArgumentParsing
 import Testing
 
 @Suite struct UsageErrorTests {
@@ -90,41 +90,36 @@ import Testing
             """)
     }
 
-    @Test func invalidIntegerFromTheAccessor() throws {
-        let command = try parsedCommand(["replay", "rec.txt", "--interval-ms", "abc"])
-        #expect(throws: UsageError.self) { try command.int("interval-ms") }
+    @Test func invalidIntegerIsAUsageErrorOfParsing() throws {
+        #expect(throws: UsageError.self) { try parse(["replay", "rec.txt", "--interval-ms", "abc"], root: Sample.root()) }
         do {
-            _ = try command.int("interval-ms")
+            _ = try parse(["replay", "rec.txt", "--interval-ms", "abc"], root: Sample.root())
         } catch {
             #expect(error.description == """
-                Error: The value 'abc' is invalid for '--interval-ms <n>'
+                Error: The value 'abc' is invalid for '--interval-ms <n>': not a whole number
                 Help:  --interval-ms <n>  Minimum time between two readings.
                 \(Self.replayUsage)
                 """)
-            #expect(error.message == "The value 'abc' is invalid for '--interval-ms <n>'")
+            #expect(error.message == "The value 'abc' is invalid for '--interval-ms <n>': not a whole number")
             #expect(error.usage == "forcescale replay <file> [<events-file>] [--json] [--interval-ms <n>] [--unit <unit>]")
             #expect(error.helpHint == "See 'forcescale replay --help' for more information.")
         }
     }
 
-    @Test(arguments: ["nan", "inf", "-inf", "infinity", "1.5x", ""])
-    func nonFiniteOrMalformedDoublesAreRejected(value: String) throws {
-        let command = try parsedCommand(["demo", "--scale=\(value)"])
-        do {
-            _ = try command.double("scale")
-            Issue.record("'\(value)' was accepted")
-        } catch {
-            #expect(error.message == "The value '\(value)' is invalid for '--scale <factor>'")
-        }
+    @Test(arguments: [
+        ("nan", "not a finite number"), ("inf", "not a finite number"), ("-inf", "not a finite number"),
+        ("infinity", "not a finite number"), ("1.5x", "not a number"), ("", "not a number"),
+    ])
+    func nonFiniteOrMalformedDoublesAreRejected(value: String, reason: String) throws {
+        #expect(usageErrorText(["demo", "--scale=\(value)"])?.hasPrefix("Error: The value '\(value)' is invalid for '--scale <factor>': \(reason)\n") == true)
     }
 
     @Test func invalidValueNamesTheShortSpellingWhenTyped() throws {
-        let command = try parsedCommand(["demo", "-s", "abc"])
         #expect(throws: UsageError(
-            message: "The value 'abc' is invalid for '-s <factor>'",
+            message: "The value 'abc' is invalid for '-s <factor>': not a number",
             argumentHelp: "-s <factor>  Multiply every reading.",
             usage: "forcescale demo [--threshold <grams>] [--scale <factor>] [--output <file>] [--tag <tag> ...] [--speed <speed>] [--mode <mode>]",
-            helpHint: "See 'forcescale demo --help' for more information.")) { try command.double("scale") }
+            helpHint: "See 'forcescale demo --help' for more information.")) { try parse(["demo", "-s", "abc"], root: Sample.root()) }
     }
 
     @Test func valueOutsideSixAllowedValuesListsThemAsBullets() {

@@ -1,3 +1,4 @@
+import ArgumentParsing
 import ScaleCore
 import ScaleOptions
 import Testing
@@ -6,6 +7,32 @@ import Testing
 /// The settings' declarations against what the daemon does with them: the configuration
 /// file's keys, their defaults, their checks and the values of their flags.
 @Suite struct SettingTableTests {
+    /// The settings' typed options (`SettingOption`, which the programs declare and read)
+    /// are the table's: forcescaled's every option and flag of its settings in the table's
+    /// order, repeatable where the table says so, the pipeline's `Setting.pipeline`; each
+    /// with its setting's help, default and values. Making them also checks that each
+    /// reads its setting's kind and its declared default.
+    @Test func theSettingsOptionsAreTheTables() throws {
+        let forcescaled = Setting.all.filter { $0.programs.contains(.forcescaled) }
+        #expect(SettingOption.forcescaled.map(\.option.long) == forcescaled.flatMap { setting in
+            (setting.valueName == nil ? [] : [setting.name]) + setting.flags.map(\.long)
+        })
+        #expect(SettingOption.forcescaled.filter(\.option.isRepeatable).map(\.option.long)
+            == forcescaled.filter { $0.repeatsIn.contains(.forcescaled) }.map(\.name))
+        #expect(SettingOption.pipeline.map(\.option.long) == Setting.pipeline.map(\.name))
+        for declared in SettingOption.forcescaled.map(\.option) {
+            if let setting = Setting.named(declared.long), setting.valueName != nil {
+                #expect(declared.valueName == setting.valueName)
+                #expect(declared.defaultValue == setting.defaultValue, "--\(declared.long)")
+                #expect(declared.allowedValues == setting.choices, "--\(declared.long)")
+                #expect(declared.help.hasPrefix(setting.help), "--\(declared.long)")
+            } else {
+                let flag = try #require(Setting.all.flatMap(\.flags).first { $0.long == declared.long }, "--\(declared.long) is no setting's")
+                #expect(declared.help == flag.help && declared.short == flag.short && declared.valueName == nil)
+            }
+        }
+    }
+
     @Test func theFilesKeysAreTheTablesInItsOrder() {
         #expect(ConfigurationKey.allCases.map(\.rawValue) == Setting.all.filter(\.isInConfigurationFile).map(\.name))
         #expect(ConfigurationKey.allCases.map(\.rawValue) == [
