@@ -77,9 +77,16 @@ class Services:
         self.daemon = self.start("forcescaled", [f"{directory}/forcescaled", "--config", f"{self.work}/empty.conf",
                                                  "--replay", demo, "--loop", "--socket", self.socket,
                                                  "--state-dir", f"{self.work}/state", "--no-rumble"])
-        wait_for("forcescaled to listen", lambda: os.path.exists(self.socket))
-        self.watcher = socket.socket(socket.AF_UNIX)
-        self.watcher.connect(self.socket)
+        def connected():
+            # The path is there from bind(2); the daemon accepts from its listen(2) on.
+            watcher = socket.socket(socket.AF_UNIX)
+            try:
+                watcher.connect(self.socket)
+                return watcher
+            except OSError:
+                watcher.close()
+                return None
+        self.watcher = wait_for("forcescaled to accept", connected)
         self.watcher.sendall(b'{"class":"WATCH","enable":true}\n')
         self.watched = self.drain(self.watcher, b'"class":"READING"')
         if daemon_only:
@@ -194,10 +201,9 @@ reference = LAYOUTS[1][0] if len(LAYOUTS) > 1 else LAYOUTS[0][0]
 print(f"\nMemory, KiB: the median of {ROUNDS} rounds (the three services and a broker running together)")
 print("| layout | forcescaled Rss / Pss / VmHWM | forcescale-web Rss / Pss | forcescale-mqtt Rss / Pss | Pss of the three | × " + reference + " |")
 print("|---|---|---|---|---|---|")
-sums = {}
+sums = {name: statistics.median(sum(run[service]["pss"] for service in SERVICES) for run in results[name]) for name, _ in LAYOUTS}
 for name, _ in LAYOUTS:
     figure = lambda service, key: statistics.median(run[service][key] for run in results[name])
-    sums[name] = statistics.median(sum(run[service]["pss"] for service in SERVICES) for run in results[name])
     print(f"| {name} | {figure('forcescaled', 'rss'):,.0f} / {figure('forcescaled', 'pss'):,.0f} / {figure('forcescaled', 'hwm'):,.0f}"
           f" | {figure('forcescale-web', 'rss'):,.0f} / {figure('forcescale-web', 'pss'):,.0f}"
           f" | {figure('forcescale-mqtt', 'rss'):,.0f} / {figure('forcescale-mqtt', 'pss'):,.0f}"
