@@ -25,22 +25,10 @@
     X(MHD_queue_response)                                                                                              \
     X(MHD_destroy_response)
 
-#define INDEX(name) index_##name,
-enum { MICROHTTPD_FUNCTIONS(INDEX) function_count };
-#define NAME(name) #name,
-static const char *const names[] = {MICROHTTPD_FUNCTIONS(NAME)};
-static void *functions[function_count];
-static struct deferred_library microhttpd = {
-    .soname = "libmicrohttpd.so.12",
-    .package = "libmicrohttpd12",
-    .names = names,
-    .count = function_count,
-    .functions = functions,
-    .once = PTHREAD_ONCE_INIT,
-};
+DEFERRED_LIBRARY(microhttpd, "libmicrohttpd.so.12", "libmicrohttpd12", MICROHTTPD_FUNCTIONS);
 
 // The library's function `name`, with its own type.
-#define REAL(name) ((__typeof__(&name))deferred_library_function(&microhttpd, index_##name))
+#define REAL(name) DEFERRED_FUNCTION(microhttpd, name)
 
 struct MHD_Daemon *MHD_start_daemon_va(unsigned int flags, uint16_t port, MHD_AcceptPolicyCallback apc, void *apc_cls,
                                        MHD_AccessHandlerCallback dh, void *dh_cls, va_list ap) {

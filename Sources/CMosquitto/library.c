@@ -30,22 +30,10 @@
     X(mosquitto_publish)                                                                                               \
     X(mosquitto_subscribe)
 
-#define INDEX(name) index_##name,
-enum { MOSQUITTO_FUNCTIONS(INDEX) function_count };
-#define NAME(name) #name,
-static const char *const names[] = {MOSQUITTO_FUNCTIONS(NAME)};
-static void *functions[function_count];
-static struct deferred_library mosquitto = {
-    .soname = "libmosquitto.so.1",
-    .package = "libmosquitto1",
-    .names = names,
-    .count = function_count,
-    .functions = functions,
-    .once = PTHREAD_ONCE_INIT,
-};
+DEFERRED_LIBRARY(mosquitto, "libmosquitto.so.1", "libmosquitto1", MOSQUITTO_FUNCTIONS);
 
 // The library's function `name`, with its own type.
-#define REAL(name) ((__typeof__(&name))deferred_library_function(&mosquitto, index_##name))
+#define REAL(name) DEFERRED_FUNCTION(mosquitto, name)
 
 int mosquitto_lib_init(void) { return REAL(mosquitto_lib_init)(); }
 

@@ -156,23 +156,25 @@ import Testing
             daemon.child.signal(SIGSTOP)
             let asked = try Self.timedGet(web, "/api/status")
             #expect(asked.text == #"{"up":false,"control":false,"status":null}"# + "\n")
-            // The daemon's reply deadline (2 s), and no more.
-            #expect(asked.seconds < 4, "/api/status took \(asked.seconds) s")
+            // The answer came from the daemon's reply deadline (2 s) running out, not from a
+            // reply. How much longer a loaded machine takes is not the design's to say.
+            #expect(asked.seconds >= 1.9, "/api/status took \(asked.seconds) s")
             let metrics = try Self.timedGet(web, "/metrics")
             #expect(metrics.text.contains("\nforcescale_daemon_up 0\n"))
             #expect(!metrics.text.contains("forcescale_device_info{"))
             // Known now: no second wait for a daemon that does not answer, which would take
-            // the whole 2 s deadline again.
-            #expect(metrics.seconds < 2, "/metrics took \(metrics.seconds) s")
-            try stream.waitUntil("the stream to say the daemon is down", within: 5) {
+            // the whole 2 s deadline again (and be slower than the first ask).
+            #expect(metrics.seconds < asked.seconds, "/metrics took \(metrics.seconds) s, /api/status \(asked.seconds) s")
+            try stream.waitUntil("the stream to say the daemon is down", within: patience) {
                 $0.last { $0.event == "daemon" }?.data == #"{"up":false}"#
         }
-        #expect(try Self.timedGet(web, "/api/status").seconds < 2)
+        let askedAgain = try Self.timedGet(web, "/api/status")
+        #expect(askedAgain.text == #"{"up":false,"control":false,"status":null}"# + "\n" && askedAgain.seconds < asked.seconds)
 
         // Running again: all three say so.
         let before = stream.events.count
         daemon.child.signal(SIGCONT)
-        try stream.waitUntil("the stream to say the daemon is up again", within: 10) { events in
+        try stream.waitUntil("the stream to say the daemon is up again", within: patience) { events in
             events.dropFirst(before).contains { $0.event == "daemon" && $0.data == #"{"up":true}"# }
         }
         #expect(try web.get("/api/status").hasPrefix(#"{"up":true,"control":false,"status":{"#))
@@ -189,8 +191,9 @@ import Testing
             try stream.waitUntil("the stream to say the daemon is down", within: patience) {
                 $0.last { $0.event == "daemon" }?.data == #"{"up":false}"#
         }
+        // Not before its 15 s of silence (the upper bound is the wait's own, generous one).
         let took = monotonicNow() - stopped
-        #expect(took > 14 && took < 22, "told after \(took) s")
+        #expect(took > 14, "told after \(took) s")
         // And the other two say the same, at once.
         #expect(try Self.timedGet(web, "/api/status").text == #"{"up":false,"control":false,"status":null}"# + "\n")
         #expect(try web.get("/metrics").contains("\nforcescale_daemon_up 0\n"))

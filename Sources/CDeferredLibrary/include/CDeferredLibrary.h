@@ -30,6 +30,26 @@ struct deferred_library {
     char error[512];
 };
 
+/// Defines `variable`, a `static struct deferred_library` for the library `soname` (of the
+/// Debian package `package`) with the functions `FUNCTIONS(X)` names, `X(name)` for each, and
+/// `REAL(name)`, that function of the library with its own type, for a definition under the
+/// same name to call.
+#define DEFERRED_LIBRARY(variable, library_soname, library_package, FUNCTIONS)                                       \
+    enum { FUNCTIONS(DEFERRED_LIBRARY_INDEX) deferred_function_count };                                               \
+    static const char *const deferred_names[] = {FUNCTIONS(DEFERRED_LIBRARY_NAME)};                                  \
+    static void *deferred_functions[deferred_function_count];                                                         \
+    static struct deferred_library variable = {                                                                       \
+        .soname = library_soname,                                                                                     \
+        .package = library_package,                                                                                   \
+        .names = deferred_names,                                                                                      \
+        .count = deferred_function_count,                                                                             \
+        .functions = deferred_functions,                                                                              \
+        .once = PTHREAD_ONCE_INIT,                                                                                    \
+    }
+#define DEFERRED_LIBRARY_INDEX(name) deferred_index_##name,
+#define DEFERRED_LIBRARY_NAME(name) #name,
+#define DEFERRED_FUNCTION(variable, name) ((__typeof__(&name))deferred_library_function(&variable, deferred_index_##name))
+
 /// Opens `library` and resolves each of its names, once per process (later calls return the
 /// first call's result). 1 when every function was found; 0 otherwise, with `library->error`
 /// naming the library, what failed, and the package to install.
