@@ -29,9 +29,10 @@ struct ClientIdentity: Hashable, Sendable {
     }
 }
 
-/// Who may change the scale or the hardware (TARE, CALIBRATE, a CALIBRATION reset, RUMBLE):
-/// root, the daemon's own user, and the members of its group. Everyone who can connect may
-/// read.
+/// Who may change the scale or the hardware (TARE, CALIBRATE, a CALIBRATION reset, RUMBLE,
+/// GRAB): root, the daemon's own user, and the members of the control group
+/// (`control-group`, `forcescale-control` by default). Everyone who can connect may read:
+/// the socket's own mode and group (`group`) decide who can connect.
 struct ControlPolicy: Hashable, Sendable {
     /// The daemon's effective user.
     var daemonUser: UInt32
@@ -44,7 +45,7 @@ struct ControlPolicy: Hashable, Sendable {
     /// Creates a policy.
     /// - Parameters:
     ///   - daemonUser: The daemon's effective uid.
-    ///   - group: The allowed group's id, when it exists.
+    ///   - group: The control group's id, when it exists.
     ///   - groupName: Its name as configured.
     init(daemonUser: UInt32, group: UInt32?, groupName: String) {
         self.daemonUser = daemonUser
@@ -65,6 +66,6 @@ struct ControlPolicy: Hashable, Sendable {
 
     /// Who may, as the refusal names them.
     var allowed: String {
-        group == nil ? "root or the daemon's user" : "root, the daemon's user or members of group '\(groupName)'"
+        group == nil ? "root or the daemon's user (group '\(groupName)' does not exist)" : "root, the daemon's user or members of group '\(groupName)'"
     }
 }

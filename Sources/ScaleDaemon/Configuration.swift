@@ -48,6 +48,8 @@ package struct ConfigurationKey: RawRepresentable, Hashable, CaseIterable, Senda
     static let socket = ConfigurationKey(.socket)
     static let stateDirectory = ConfigurationKey(.stateDirectory)
     static let group = ConfigurationKey(.group)
+    static let controlGroup = ConfigurationKey(.controlGroup)
+    static let maximumClients = ConfigurationKey(.maximumClients)
     static let logLevel = ConfigurationKey(.logLevel)
     static let log = ConfigurationKey(.log)
     static let logDatabase = ConfigurationKey(.logDatabase)
@@ -114,6 +116,8 @@ package struct ConfigurationLayer: Equatable, Sendable {
     package var socket: String?
     package var stateDirectory: String?
     package var group: String?
+    package var controlGroup: String?
+    package var maximumClients: Int?
     package var logLevel: DaemonLog.Level?
     package var log: Bool?
     package var logDatabase: String?
@@ -139,6 +143,8 @@ package struct ConfigurationLayer: Equatable, Sendable {
         case .socket: socket != nil
         case .stateDirectory: stateDirectory != nil
         case .group: group != nil
+        case .controlGroup: controlGroup != nil
+        case .maximumClients: maximumClients != nil
         case .logLevel: logLevel != nil
         case .log: log != nil
         case .logDatabase: logDatabase != nil
@@ -183,6 +189,8 @@ package struct ConfigurationLayer: Equatable, Sendable {
         case .socket: socket = try given(value.text)
         case .stateDirectory: stateDirectory = try given(value.text)
         case .group: group = try given(value.text)
+        case .controlGroup: controlGroup = try given(value.text)
+        case .maximumClients: maximumClients = try given(value.integer)
         case .logLevel: logLevel = try given(value.text.flatMap(DaemonLog.Level.init(name:)))
         case .log: log = try given(value.toggle)
         case .logDatabase: logDatabase = try given(value.text)
@@ -213,7 +221,12 @@ package struct DaemonConfiguration: Equatable, Sendable {
     package var socket: String?
     /// `nil` for the default: `/var/lib/forcescale` as root, in `$XDG_STATE_HOME` otherwise.
     package var stateDirectory: String?
+    /// Who may connect, and so read (the socket's group when the daemon binds it).
     var group = "forcescale"
+    /// Who may change the scale or the hardware (``ControlPolicy``).
+    var controlGroup = "forcescale-control"
+    /// Clients connected at once.
+    var maximumClients = 64
     package var logLevel = DaemonLog.Level.info
     /// The force log: `true` or `false` as set, `nil` when not said (then on exactly when
     /// `logDatabase` is set).
@@ -249,6 +262,8 @@ package struct DaemonConfiguration: Equatable, Sendable {
         if let value = layer.socket { socket = value }
         if let value = layer.stateDirectory { stateDirectory = value }
         if let value = layer.group { group = value }
+        if let value = layer.controlGroup { controlGroup = value }
+        if let value = layer.maximumClients { maximumClients = value }
         if let value = layer.logLevel { logLevel = value }
         if let value = layer.log { log = value }
         if let value = layer.logDatabase { logDatabase = value }
@@ -289,6 +304,8 @@ package struct DaemonConfiguration: Equatable, Sendable {
         case .socket: socket ?? "the default"
         case .stateDirectory: stateDirectory ?? "the default"
         case .group: group
+        case .controlGroup: controlGroup
+        case .maximumClients: String(maximumClients)
         case .logLevel: logLevel.name
         case .log: logs ? "on" : "off"
         case .logDatabase: logDatabase ?? "log.sqlite in the state directory"
@@ -310,7 +327,7 @@ package struct DaemonConfiguration: Equatable, Sendable {
 
     /// The settings that shape the readings, for the log: `interval-ms 10, threshold 1.0, …`.
     var summary: String {
-        ConfigurationKey.allCases.filter { ![.socket, .stateDirectory, .group, .logLevel, .log, .logDatabase, .logKeepDays, .logKeepReadings].contains($0) }
+        ConfigurationKey.allCases.filter { ![.socket, .stateDirectory, .group, .controlGroup, .maximumClients, .logLevel, .log, .logDatabase, .logKeepDays, .logKeepReadings].contains($0) }
             .map { "\($0) \(text(for: $0))" }.joined(separator: ", ")
     }
 }

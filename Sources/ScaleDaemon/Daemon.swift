@@ -47,8 +47,8 @@ package final class Daemon {
             self.release = release
         }
 
-        /// Members of this group may tare, calibrate and rumble (and, through the socket's
-        /// mode, connect at all).
+        /// Members of this group may connect (the socket's group when the daemon binds it),
+        /// and so read.
         var groupName: String { configuration.group }
     }
 
@@ -126,9 +126,11 @@ package final class Daemon {
         } else {
             listener = try UnixListener(path: options.socketPath, groupName: options.groupName)
         }
-        let group = listener.group ?? UserDatabase.groupID(named: options.groupName)
+        let controlGroup = options.configuration.controlGroup
         rules = DaemonRules(
-            release: options.release, policy: ControlPolicy(daemonUser: geteuid(), group: group, groupName: options.groupName))
+            release: options.release,
+            policy: ControlPolicy(daemonUser: geteuid(), group: UserDatabase.groupID(named: controlGroup), groupName: controlGroup),
+            maximumClients: options.configuration.maximumClients)
         watchdog = try WatchdogTimer(loop: loop, notifier: notifier)
         grabTimer = try DeadlineTimer()
         server = try SocketServer(listener: listener, loop: loop)
@@ -227,13 +229,14 @@ package final class Daemon {
         var restartOnly: [String] = []
         if new.socketPath != options.socketPath { restartOnly.append("socket \(options.socketPath) → \(new.socketPath)") }
         if new.stateDirectory != options.stateDirectory { restartOnly.append("state-dir \(options.stateDirectory) → \(new.stateDirectory)") }
-        if applied.group != old.group { restartOnly.append("group \(old.group) → \(applied.group)") }
-        for key in [ConfigurationKey.log, .logDatabase] where applied.text(for: key) != old.text(for: key) {
+        for key in [ConfigurationKey.group, .controlGroup, .maximumClients, .log, .logDatabase] where applied.text(for: key) != old.text(for: key) {
             restartOnly.append("\(key) \(old.text(for: key)) → \(applied.text(for: key))")
         }
         applied.socket = old.socket
         applied.stateDirectory = old.stateDirectory
         applied.group = old.group
+        applied.controlGroup = old.controlGroup
+        applied.maximumClients = old.maximumClients
         applied.log = old.log
         applied.logDatabase = old.logDatabase
         let changed = applied.changes(from: old)
@@ -391,6 +394,7 @@ package final class Daemon {
 
     /// Sends the outcome's lines, then performs its effects in order.
     private func perform(_ outcome: DaemonRules.Outcome) {
+        if let audit = outcome.audit { log.log(audit.level, audit.message) }
         for line in outcome.lines {
             // Every recipient queues the same bytes (shared, not copied).
             for connection in connections(of: line.recipients) {

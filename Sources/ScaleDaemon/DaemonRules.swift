@@ -96,10 +96,14 @@ struct DaemonRules: Sendable {
         var lines: [Line] = []
         /// What to do, in order, after the lines are sent.
         var effects: [Effect] = []
+        /// A control request's entry in the log's audit trail: who asked for what, and
+        /// whether it was allowed. Written first; `nil` for every other request.
+        var audit: Audit?
 
-        init(lines: [Line] = [], effects: [Effect] = []) {
+        init(lines: [Line] = [], effects: [Effect] = [], audit: Audit? = nil) {
             self.lines = lines
             self.effects = effects
+            self.audit = audit
         }
 
         /// Adds a line for one client.
@@ -112,7 +116,14 @@ struct DaemonRules: Sendable {
             // (Emptying an empty array still takes the generic path: a reading has no effects.)
             if !lines.isEmpty { lines.removeAll(keepingCapacity: true) }
             if !effects.isEmpty { effects.removeAll(keepingCapacity: true) }
+            audit = nil
         }
+    }
+
+    /// One line of the audit trail of control (docs/security.md).
+    struct Audit: Hashable, Sendable {
+        var level: DaemonLog.Level
+        var message: String
     }
 
     /// A CALIBRATE waiting for the sensor to be steady: the known weight, whether the point
@@ -197,6 +208,8 @@ struct DaemonRules: Sendable {
     let release: String
     /// Who may change state.
     var policy: ControlPolicy
+    /// Clients connected at once (`max-clients`); one more is told so and let go.
+    var maximumClients: Int
     /// Each device served, by its name on the wire (`event5`, `pen.evemu`).
     private(set) var devices: [String: DeviceState] = [:]
     private var clients: [Int: ClientState] = [:] {
@@ -209,9 +222,11 @@ struct DaemonRules: Sendable {
     /// - Parameters:
     ///   - release: Sent in VERSION.
     ///   - policy: Who may change state.
-    init(release: String, policy: ControlPolicy) {
+    ///   - maximumClients: Clients connected at once.
+    init(release: String, policy: ControlPolicy, maximumClients: Int = .max) {
         self.release = release
         self.policy = policy
+        self.maximumClients = maximumClients
     }
 
     /// The calibration of a device being served.
@@ -258,9 +273,18 @@ struct DaemonRules: Sendable {
     /// A client connected: it is greeted with VERSION before it sends anything.
     /// - Parameter client: The new client.
     /// - Returns: The greeting.
+    /// - Returns: The greeting; past `maximumClients`, an ERROR that says so instead, and
+    ///   the connection's end.
     mutating func connect(_ client: ClientIdentity) -> Outcome {
-        clients[client.id] = ClientState()
         var outcome = Outcome()
+        guard clients.count < maximumClients else {
+            let message = "too many clients: \(maximumClients) are connected, the daemon's max-clients; close one, or raise max-clients in forcescale.conf"
+            outcome.send(RequestError(message: message).line, to: client.id)
+            outcome.effects.append(.close(client: client.id))
+            outcome.effects.append(.log(.warning, "\(client.label) refused: max-clients \(maximumClients) are connected"))
+            return outcome
+        }
+        clients[client.id] = ClientState()
         outcome.send(VersionMessage(release: release).line, to: client.id)
         return outcome
     }
@@ -315,10 +339,7 @@ struct DaemonRules: Sendable {
                 failure: "could not give \(held.device.nodeName) back")))
             return
         }
-        guard policy.mayControl(client) else {
-            outcome.send(RequestError(message: "permission denied: only \(policy.allowed) may GRAB", request: request).line, to: client.id)
-            return
-        }
+        guard authorize(request, device: requested, from: client, into: &outcome) else { return }
         let device: SourceDevice
         switch address(requested, among: served, for: request) {
         case .success(let addressed): device = addressed
@@ -426,13 +447,29 @@ struct DaemonRules: Sendable {
         case .grab(let enable, let seconds, let requested):
             handleGrab(request, enable: enable, seconds: seconds, requested: requested, from: client, serving: served, into: &outcome)
         case .tare, .calibrate, .measure, .calibration(reset: true, _), .replaceCurve, .rumble:
-            guard policy.mayControl(client) else {
-                outcome.send(RequestError(message: "permission denied: only \(policy.allowed) may \(request.className)", request: request).line, to: client.id)
-                break
-            }
+            guard authorize(request, device: request.device, from: client, into: &outcome) else { break }
             change(request, for: client, serving: served, into: &outcome)
         }
         return outcome
+    }
+
+    /// Whether `client` may make a request that changes the scale or the hardware; either
+    /// way the log says who asked what (the audit trail of control), and a refused client
+    /// gets the ERROR naming who may.
+    /// - Parameters:
+    ///   - request: The request.
+    ///   - device: The device it names, if any.
+    ///   - client: Who asked: its label carries its pid and uid.
+    /// - Returns: `true` when allowed.
+    private func authorize(_ request: ClientRequest, device: String?, from client: ClientIdentity, into outcome: inout Outcome) -> Bool {
+        let what = request.className + (device.map { " of \($0)" } ?? "")
+        guard policy.mayControl(client) else {
+            outcome.audit = Audit(level: .notice, message: "\(client.label) asked for \(what): refused, not one of \(policy.allowed)")
+            outcome.send(RequestError(message: "permission denied: only \(policy.allowed) may \(request.className)", request: request).line, to: client.id)
+            return false
+        }
+        outcome.audit = Audit(level: .info, message: "\(client.label) asked for \(what): allowed")
+        return true
     }
 
     /// POLL's reply: the newest reading of the device named, or of any device (one gone

@@ -20,6 +20,8 @@ package enum SettingOption {
     package static let socket: OptionKey<String?> = Setting.socket.option(.text)
     package static let stateDirectory: OptionKey<String?> = Setting.stateDirectory.option(.text)
     package static let group: OptionKey<String?> = Setting.group.option(.text)
+    package static let controlGroup: OptionKey<String?> = Setting.controlGroup.option(.text)
+    package static let maximumClients: OptionKey<Int?> = Setting.maximumClients.option(.integer)
     package static let logDatabase: OptionKey<String?> = Setting.logDatabase.option(.text)
     package static let logKeepDays: OptionKey<Int?> = Setting.logKeepDays.option(.integer)
     package static let logKeepReadings: OptionKey<Int?> = Setting.logKeepReadings.option(.integer)
@@ -35,7 +37,7 @@ package enum SettingOption {
     /// setting's `--name <value>`, then its flags): what `Setting.all` gives forcescaled.
     package static let forcescaled: [any CommandOption] = [
         devices, intervalMilliseconds, threshold, hysteresis, contacts, unit, stableMilliseconds, stableGrams,
-        Setting.Flag.noRumble.option, rumbleDevice, rumbleIntensity, socket, stateDirectory, group,
+        Setting.Flag.noRumble.option, rumbleDevice, rumbleIntensity, socket, stateDirectory, group, controlGroup, maximumClients,
         Setting.Flag.verbose.option, Setting.Flag.quiet.option, Setting.Flag.log.option, Setting.Flag.noLog.option,
         logDatabase, logKeepDays, logKeepReadings,
     ]

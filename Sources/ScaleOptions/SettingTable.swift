@@ -84,7 +84,16 @@ extension Setting {
 
     package static let group = Setting(
         "group", valueName: "group", kind: .groupName, defaultValue: "forcescale",
-        help: "The group allowed to connect, tare, calibrate and rumble.", programs: [.forcescaled], reload: .restart)
+        help: "The group allowed to connect and read: watch, status, the force log.", programs: [.forcescaled], reload: .restart)
+
+    package static let controlGroup = Setting(
+        "control-group", valueName: "group", kind: .groupName, defaultValue: "forcescale-control",
+        help: "The group allowed to tare, calibrate, take the pad and rumble.", programs: [.forcescaled], reload: .restart)
+
+    package static let maximumClients = Setting(
+        "max-clients", valueName: "count", kind: .wholeNumber(of: "clients", minimum: 1, maximum: 100_000),
+        defaultValue: "64", help: "Clients connected at once; one more is told so and let go.",
+        programs: [.forcescaled], reload: .restart)
 
     package static let logLevel = Setting(
         "log-level", valueName: nil, kind: .choice(["error", "warning", "notice", "info", "debug"]), defaultValue: "info",
@@ -115,8 +124,8 @@ extension Setting {
     /// Every setting, in the configuration file's order.
     package static let all: [Setting] = [
         device, intervalMilliseconds, threshold, hysteresis, contacts, unit, stableMilliseconds, stableGrams,
-        rumble, rumbleDevice, rumbleIntensity, socket, stateDirectory, group, logLevel, log, logDatabase,
-        logKeepDays, logKeepReadings,
+        rumble, rumbleDevice, rumbleIntensity, socket, stateDirectory, group, controlGroup, maximumClients, logLevel, log,
+        logDatabase, logKeepDays, logKeepReadings,
     ]
 
     /// The settings of the measuring pipeline, which `forcescale replay`, `demo` and `read`

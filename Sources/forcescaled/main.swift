@@ -43,7 +43,7 @@ enum Forcescaled: ParsableCommand {
             or --config), whose keys are named like the options; an option given here \
             overrides the file, and the defaults shown are those without a file. SIGHUP \
             reads the file again and applies it (the socket, the state directory, the \
-            group, log and log-db need a restart); SIGINT and SIGTERM stop the daemon.
+            groups, max-clients, log and log-db need a restart); SIGINT and SIGTERM stop the daemon.
             """,
         // The settings' options come from their declarations (SettingOption.forcescaled), in
         // the configuration file's order; before them, what only the command line says.
@@ -112,6 +112,11 @@ func commandLineLayer(_ command: ParsedCommand) throws -> ConfigurationLayer {
     if let socket = given(SettingOption.socket) { layer.socket = socket }
     if let stateDirectory = given(SettingOption.stateDirectory) { layer.stateDirectory = stateDirectory }
     if let group = given(SettingOption.group) { layer.group = group }
+    if let group = given(SettingOption.controlGroup) { layer.controlGroup = group }
+    if let count = given(SettingOption.maximumClients) {
+        guard Setting.maximumClients.accepts(Double(count)) else { throw command.usageError("--max-clients takes \(Setting.maximumClients.accepted)") }
+        layer.maximumClients = count
+    }
     if command[Setting.Flag.log.option] { layer.log = true }
     if command.wasGiven(SettingOption.logDatabase) {
         guard let path = command[SettingOption.logDatabase], !path.isEmpty else { throw command.usageError("--log-db takes a file path") }

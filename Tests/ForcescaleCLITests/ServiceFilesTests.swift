@@ -68,6 +68,15 @@ import Testing
         #expect(active.contains(#"TAG+="systemd""#))
         #expect(active.contains(#"ENV{FORCESCALE_DEVICE}="1""#))
         #expect(!active.contains("uaccess"), "the rule must not give the desktop user the raw events")
+        // The daemon's user gets the pressure devices and rumbling gamepads, and no more: no
+        // GROUP= or MODE= that would open them to others, and OWNER= only after the tests.
+        #expect(!active.contains("GROUP=") && !active.contains("MODE="), "the rule changes only the owner")
+        let owners = active.split(separator: "\n").filter { $0.contains(#"OWNER="forcescale""#) }
+        #expect(owners.count == 2, "\(owners)")
+        #expect(owners.contains { $0.contains(#"ENV{ID_INPUT_JOYSTICK}=="1""#) && $0.contains("ATTRS{capabilities/ff}") })
+        let pressure = try #require(active.range(of: #"ENV{FORCESCALE_PRESSURE}!="1", GOTO="forcescale_end""#))
+        let owned = try #require(active.range(of: "\nOWNER=\"forcescale\"\n"))
+        #expect(owned.lowerBound > pressure.upperBound, "pressure devices are given to the daemon only once known to have pressure")
         // make install rewrites this path to $(UDEVDIR)/forcescale-udev-pressure.
         #expect(active.contains(#"IMPORT{program}="/usr/local/lib/udev/forcescale-udev-pressure %s{capabilities/abs}""#))
     }
@@ -83,7 +92,9 @@ import Testing
         #expect(unit.values("Service", "DeviceAllow") == ["char-input rw"])
         #expect(unit.values("Service", "DevicePolicy") == ["closed"])
         #expect(unit.values("Service", "PrivateDevices").isEmpty, "PrivateDevices hides /dev/input")
-        #expect(unit.values("Service", "SupplementaryGroups") == ["input"])
+        // Not group input, which reads every keyboard: the udev rule gives it its devices.
+        #expect(unit.values("Service", "SupplementaryGroups").isEmpty)
+        #expect(unit.values("Service", "MemoryMax") == ["128M"])
         #expect(unit.values("Service", "Type") == ["notify"])
     }
 
@@ -107,7 +118,9 @@ import Testing
         #expect(figure <= 1.5, "\(line)")
         let unit = try UnitFile(path: Self.mqttUnit)
         #expect(unit.values("Service", "User") == ["forcescale-mqtt"])
+        // Read only: the daemon's socket is group forcescale's, control is forcescale-control's.
         #expect(unit.values("Service", "SupplementaryGroups") == ["forcescale"], "the daemon's socket is group forcescale's")
+        #expect(unit.values("Service", "MemoryMax") == ["64M"])
         #expect(unit.values("Service", "RestrictAddressFamilies") == ["AF_UNIX AF_INET AF_INET6"])
         #expect(unit.values("Service", "PrivateNetwork").isEmpty, "it must reach the broker")
         #expect(unit.values("Install", "WantedBy") == ["multi-user.target"])
@@ -162,6 +175,11 @@ import Testing
         #expect(Int(user[2]).map { $0 > 0 && $0 < 1000 } == true, "a system user: \(user)")
         #expect(user[5] == "/var/lib/forcescale" && user[6].hasSuffix("nologin"), "\(user)")
         #expect(group.contains { $0.hasPrefix("forcescale:") }, "\(group)")
+        // The control group, empty: nobody controls until the admin adds them.
+        let control = try #require(group.first { $0.hasPrefix("forcescale-control:") }, "\(group)").split(separator: ":", omittingEmptySubsequences: false)
+        #expect(control.count == 4 && Int(control[2]).map { $0 > 0 && $0 < 1000 } == true && control[3].isEmpty, "\(control)")
+        // The daemon's user is in neither group input nor the control group.
+        #expect(!group.contains { $0.hasPrefix("input:") && $0.split(separator: ":", omittingEmptySubsequences: false).last?.split(separator: ",").contains("forcescale") == true })
         let service = try UnitFile(path: Self.serviceUnit)
         let socket = try UnitFile(path: Self.socketUnit)
         #expect(service.values("Service", "User") == ["forcescale"] && service.values("Service", "Group") == ["forcescale"])
@@ -184,6 +202,9 @@ import Testing
         #expect(user[6].hasSuffix("nologin"), "\(user)")
         let forcescale = try #require(group.first { $0.hasPrefix("forcescale:") }, "\(group)")
         #expect(forcescale.split(separator: ":", omittingEmptySubsequences: false).last?.split(separator: ",").contains("forcescale-mqtt") == true, "\(forcescale)")
+        // It reads; it may not control.
+        let control = try #require(group.first { $0.hasPrefix("forcescale-control:") }, "\(group)")
+        #expect(control.split(separator: ":", omittingEmptySubsequences: false).last?.isEmpty == true, "\(control)")
     }
 
     // MARK: - make install and uninstall

@@ -38,6 +38,8 @@ import Testing
             socket = /run/scale/scale.sock
             state-dir = /var/lib/scale
             group = scale
+            control-group = scale-control
+            max-clients = 16
             log-level = debug
             log = on
             log-db = /var/lib/scale/force.sqlite
@@ -59,13 +61,15 @@ import Testing
         expected.socket = "/run/scale/scale.sock"
         expected.stateDirectory = "/var/lib/scale"
         expected.group = "scale"
+        expected.controlGroup = "scale-control"
+        expected.maximumClients = 16
         expected.logLevel = .debug
         expected.log = true
         expected.logDatabase = "/var/lib/scale/force.sqlite"
         expected.logKeepDays = 30
         expected.logKeepReadings = 1_000_000
         #expect(file.layer == expected)
-        #expect(file.lines[.device] == 1 && file.lines[.logLevel] == 15)
+        #expect(file.lines[.device] == 1 && file.lines[.logLevel] == 17)
         #expect(ConfigurationKey.allCases.allSatisfy { file.layer.sets($0) })
 
         let configuration = DaemonConfiguration(layers: [file.layer])
@@ -212,7 +216,7 @@ import Testing
 
     @Test func everyProblemIsReportedInLineOrder() {
         #expect(problems("bogus = 1\ninterval-ms = 10\nthreshold = 3\nrumble = maybe\n") == [
-            "test.conf:1: unknown key 'bogus'; the keys are device, interval-ms, threshold, hysteresis, contacts, unit, stable-ms, stable-grams, rumble, rumble-device, rumble-intensity, socket, state-dir, group, log-level, log, log-db, log-keep-days or log-keep-readings",
+            "test.conf:1: unknown key 'bogus'; the keys are device, interval-ms, threshold, hysteresis, contacts, unit, stable-ms, stable-grams, rumble, rumble-device, rumble-intensity, socket, state-dir, group, control-group, max-clients, log-level, log, log-db, log-keep-days or log-keep-readings",
             "test.conf:3: bad value '3' for 'threshold': it takes a force fraction greater than 0 and at most 1",
             "test.conf:4: bad value 'maybe' for 'rumble': it takes on or off",
         ])

@@ -8,8 +8,8 @@ import Testing
 @Suite struct DaemonRulesTests {
     // MARK: - Fixtures
 
-    /// The daemon runs as uid 500; group 600 is `forcescale`.
-    static let policy = ControlPolicy(daemonUser: 500, group: 600, groupName: "forcescale")
+    /// The daemon runs as uid 500; group 600 is `forcescale-control`.
+    static let policy = ControlPolicy(daemonUser: 500, group: 600, groupName: "forcescale-control")
     /// A member of the group through a supplementary group.
     static let member = ClientIdentity(id: 1, uid: 1000, gid: 1000, groups: [24, 600])
     /// A user outside the group.
@@ -87,8 +87,9 @@ import Testing
         var rules = Self.rules()
         let refused = rules.handle(request, from: Self.stranger, serving: [Self.pad])
         #expect(Self.onlyReply(refused, to: Self.stranger)
-            == #"{"class":"ERROR","message":"permission denied: only root, the daemon's user or members of group 'forcescale' may \#(request.className)","request":"\#(request.className)"}"# + "\n")
+            == #"{"class":"ERROR","message":"permission denied: only root, the daemon's user or members of group 'forcescale-control' may \#(request.className)","request":"\#(request.className)"}"# + "\n")
         #expect(refused.effects.isEmpty)
+        #expect(refused.audit == .init(level: .notice, message: "client 2 asked for \(request.className): refused, not one of root, the daemon's user or members of group 'forcescale-control'"))
         #expect(rules.calibration(of: "event5") == .none)
 
         let root = ClientIdentity(id: 3, uid: 0, gid: 0)
@@ -101,11 +102,44 @@ import Testing
     }
 
     @Test func withoutTheGroupOnlyRootAndTheDaemonsUserMay() {
-        let policy = ControlPolicy(daemonUser: 500, group: nil, groupName: "forcescale")
+        let policy = ControlPolicy(daemonUser: 500, group: nil, groupName: "forcescale-control")
         var rules = Self.rules(policy: policy)
         #expect(Self.onlyReply(rules.handle(.tare(), from: Self.member, serving: [Self.pad]), to: Self.member)
-            == #"{"class":"ERROR","message":"permission denied: only root or the daemon's user may TARE","request":"TARE"}"# + "\n")
+            == #"{"class":"ERROR","message":"permission denied: only root or the daemon's user (group 'forcescale-control' does not exist) may TARE","request":"TARE"}"# + "\n")
         #expect(policy.mayControl(ClientIdentity(id: 3, uid: 0, gid: 0)))
+    }
+
+    @Test func everyControlRequestIsLoggedWithWhoAskedAllowedOrRefused() {
+        var rules = Self.rules()
+        let asker = ClientIdentity(id: 7, label: "client 7 (pid 4242, uid 1001, gid 1001)", uid: 1001, gid: 1001, groups: [24])
+        let member = ClientIdentity(id: 8, label: "client 8 (pid 4343, uid 1000, gid 1000)", uid: 1000, gid: 1000, groups: [600])
+        _ = rules.connect(asker)
+        _ = rules.connect(member)
+        let refusedGrab = rules.handle(.grab(enable: true, seconds: 10, device: "event5"), from: asker, serving: [Self.pad])
+        #expect(refusedGrab.audit == .init(level: .notice, message: "client 7 (pid 4242, uid 1001, gid 1001) asked for GRAB of event5: refused, not one of root, the daemon's user or members of group 'forcescale-control'"))
+        let allowedTare = rules.handle(.tare(device: "event5"), from: member, serving: [Self.pad])
+        #expect(allowedTare.audit == .init(level: .info, message: "client 8 (pid 4343, uid 1000, gid 1000) asked for TARE of event5: allowed"))
+        let allowedRumble = rules.handle(.rumble(pattern: HapticPattern.success), from: member, serving: [Self.pad])
+        #expect(allowedRumble.audit == .init(level: .info, message: "client 8 (pid 4343, uid 1000, gid 1000) asked for RUMBLE: allowed"))
+        // Reading is not control: nothing to audit.
+        #expect(rules.handle(.poll(), from: asker, serving: [Self.pad]).audit == nil)
+    }
+
+    @Test func aClientPastMaxClientsIsToldWhyAndLetGo() {
+        var rules = DaemonRules(release: "0.1.0", policy: Self.policy, maximumClients: 2)
+        _ = rules.connect(Self.member)
+        _ = rules.connect(Self.stranger)
+        let third = ClientIdentity(id: 3, label: "client 3 (pid 99, uid 1002, gid 1002)", uid: 1002, gid: 1002)
+        let refused = rules.connect(third)
+        #expect(Self.onlyReply(refused, to: third)
+            == #"{"class":"ERROR","message":"too many clients: 2 are connected, the daemon's max-clients; close one, or raise max-clients in forcescale.conf"}"# + "\n")
+        #expect(refused.effects == [.close(client: 3), .log(.warning, "client 3 (pid 99, uid 1002, gid 1002) refused: max-clients 2 are connected")])
+        #expect(rules.clientCount == 2)
+        // It is not served, even if a line of it arrives before the close.
+        #expect(rules.handle(.poll(), from: third, serving: [Self.pad]) == DaemonRules.Outcome())
+        // Once one leaves, the next is greeted.
+        rules.disconnect(Self.stranger.id)
+        #expect(Self.onlyReply(rules.connect(third), to: third)?.contains(#""class":"VERSION""#) == true)
     }
 
     @Test func anyoneMayRead() {

@@ -43,7 +43,7 @@ import Testing
         var rules = Self.rules()
         let refused = rules.handle(.grab(enable: true), from: Self.stranger, serving: [Self.pad])
         #expect(Fixtures.onlyReply(refused, to: Self.stranger)
-            == #"{"class":"ERROR","message":"permission denied: only root, the daemon's user or members of group 'forcescale' may GRAB","request":"GRAB"}"# + "\n")
+            == #"{"class":"ERROR","message":"permission denied: only root, the daemon's user or members of group 'forcescale-control' may GRAB","request":"GRAB"}"# + "\n")
         #expect(refused.effects.isEmpty)
         #expect(rules.grab == nil)
     }

@@ -37,8 +37,8 @@ import Testing
         #expect(ConfigurationKey.allCases.map(\.rawValue) == Setting.all.filter(\.isInConfigurationFile).map(\.name))
         #expect(ConfigurationKey.allCases.map(\.rawValue) == [
             "device", "interval-ms", "threshold", "hysteresis", "contacts", "unit", "stable-ms", "stable-grams", "rumble",
-            "rumble-device", "rumble-intensity", "socket", "state-dir", "group", "log-level", "log", "log-db", "log-keep-days",
-            "log-keep-readings",
+            "rumble-device", "rumble-intensity", "socket", "state-dir", "group", "control-group", "max-clients", "log-level",
+            "log", "log-db", "log-keep-days", "log-keep-readings",
         ])
         for key in ConfigurationKey.allCases {
             #expect(ConfigurationKey(rawValue: key.rawValue) == key)
@@ -64,7 +64,8 @@ import Testing
         let examples = [
             "device": "pad", "interval-ms": "20", "threshold": "0.5", "hysteresis": "0.1", "contacts": "sum", "unit": "oz",
             "stable-ms": "750", "stable-grams": "1.5", "rumble": "off", "rumble-device": "pad", "rumble-intensity": "0.5",
-            "socket": "/run/x.sock", "state-dir": "/var/lib/x", "group": "x", "log-level": "debug", "log": "on",
+            "socket": "/run/x.sock", "state-dir": "/var/lib/x", "group": "x", "control-group": "y", "max-clients": "8",
+            "log-level": "debug", "log": "on",
             "log-db": "/var/lib/x/log.sqlite", "log-keep-days": "7", "log-keep-readings": "100",
         ]
         var layer = ConfigurationLayer()
@@ -117,6 +118,8 @@ import Testing
             "an absolute path",
             "an absolute path",
             "a group name",
+            "a group name",
+            "a whole number of clients from 1 to 100000",
             "error, warning, notice, info or debug",
             "on or off",
             "an absolute path",
@@ -130,7 +133,7 @@ import Testing
         #expect(byReach[.source] == ["device", "interval-ms", "threshold", "hysteresis", "contacts", "stable-ms", "stable-grams", "rumble", "rumble-device", "rumble-intensity"])
         #expect(byReach[.immediate] == ["log-level", "log-keep-days", "log-keep-readings"])
         #expect(byReach[.stored] == ["unit"])
-        #expect(byReach[.restart] == ["socket", "state-dir", "group", "log", "log-db"])
+        #expect(byReach[.restart] == ["socket", "state-dir", "group", "control-group", "max-clients", "log", "log-db"])
         #expect(ConfigurationKey.allCases.filter(\.isPipelineSetting).map(\.rawValue)
             == ["interval-ms", "threshold", "hysteresis", "contacts", "stable-ms", "stable-grams"])
     }
