@@ -732,41 +732,82 @@ import Testing
 
     // MARK: Permissions
 
-    /// A peer that is neither root, nor the daemon's user, nor in its group may read but not
-    /// change anything. The test runs as root, so the client runs as `nobody` through
-    /// setpriv, with no supplementary groups. The daemon's group is `root`, which nobody is
-    /// not in. forcescaled makes its socket 0660, so at first nobody cannot even connect
-    /// (the client must say so); the test then opens the socket file to everyone (0666),
-    /// as an administrator might, to reach the daemon's own check, which goes by the peer's
-    /// credentials and not by the file's mode.
+    /// Reading and control are two groups: a peer outside the socket's group cannot even
+    /// connect; a member of it (the read group, `--group`) may read but not change anything;
+    /// a member of the control group (`--control-group`) may tare as well. The test runs as
+    /// root, so each client runs as `nobody` through setpriv with the groups the case needs:
+    /// the read group is `root` (gid 0) and the control group `daemon` (gid 1), neither of
+    /// which nobody is in. Every control request, allowed or refused, is in the daemon's log
+    /// with the client's pid and uid.
     @Test(.enabled(if: geteuid() == 0 && FileManager.default.isExecutableFile(atPath: "/usr/bin/setpriv")))
-    func aPeerOutsideTheGroupMayNotTare() throws {
+    func readingAndControlAreTwoGroupsAndControlIsAudited() throws {
         // nobody runs a copy of the client and reaches the socket in a folder it may enter.
         let shared = try SharedWithOtherUsers()
-        let daemon = try DaemonUnderTest(recording: DaemonRecordings.intuos, directory: try shared.makeDirectory("daemon"), arguments: ["--group", "root"])
+        let daemon = try DaemonUnderTest(
+            recording: DaemonRecordings.intuos, directory: try shared.makeDirectory("daemon"),
+            arguments: ["--group", "root", "--control-group", "daemon"])
         defer { daemon.cleanUp() }
         // nobody must be able to reach the socket's directory.
         chmod(daemon.directory.path, 0o755)
         let binary = try shared.program("forcescale")
-        func asNobody(_ arguments: [String]) throws -> ProcessResult {
-            try run("/usr/bin/setpriv", ["--reuid=65534", "--regid=65534", "--clear-groups", binary] + arguments + ["--socket", daemon.socketPath])
+        func asNobody(groups: String?, _ arguments: [String]) throws -> ProcessResult {
+            let groupOption = groups.map { "--groups=\($0)" } ?? "--clear-groups"
+            return try run("/usr/bin/setpriv", ["--reuid=65534", "--regid=65534", groupOption, binary] + arguments + ["--socket", daemon.socketPath])
         }
-        let shut = try asNobody(["status"])
+        let shut = try asNobody(groups: nil, ["status"])
         #expect(shut.status == 77, "\(shut.stderr)")
         #expect(shut.stderr.hasPrefix("error: permission denied on \(daemon.socketPath): join group '"), "\(shut.stderr)")
 
-        #expect(chmod(daemon.socketPath, 0o666) == 0)
-        let status = try asNobody(["status"])
-        #expect(status.status == 0, "anyone who can connect may read: \(status.stderr)")
-        let tare = try asNobody(["tare"])
+        // The read group: reads, may not change anything.
+        let status = try asNobody(groups: "0", ["status"])
+        #expect(status.status == 0, "the read group may read: \(status.stderr)")
+        let tare = try asNobody(groups: "0", ["tare"])
         #expect(tare.status == 77)
-        #expect(tare.stderr == "error: permission denied: only root, the daemon's user or members of group 'root' may TARE\n")
-        let calibrate = try asNobody(["calibrate", "--reset"])
+        #expect(tare.stderr == "error: permission denied: only root, the daemon's user or members of group 'daemon' may TARE\n")
+        let calibrate = try asNobody(groups: "0", ["calibrate", "--reset"])
         #expect(calibrate.status == 77)
-        #expect(calibrate.stderr.contains("permission denied: only root, the daemon's user or members of group 'root' may CALIBRATION"))
-        // Root may.
+        #expect(calibrate.stderr.contains("permission denied: only root, the daemon's user or members of group 'daemon' may CALIBRATION"))
+        let refusal = "asked for TARE: refused, not one of root, the daemon's user or members of group 'daemon'"
+        try waitFor("the refused TARE in the daemon's log", saw: { daemon.stderr }) { daemon.stderr.contains(refusal) }
+        let refusedLine = daemon.stderr.split(separator: "\n").first { $0.contains(refusal) }.map(String.init) ?? ""
+        #expect(refusedLine.hasPrefix("<5>client ") && refusedLine.contains("uid 65534") && refusedLine.contains("(pid "), "\(refusedLine)")
+
+        // The control group as well: tares, and the log says who.
+        let allowed = try asNobody(groups: "0,1", ["tare"])
+        #expect(allowed.status == 0, "\(allowed.stderr)")
+        try waitFor("the allowed TARE in the daemon's log", saw: { daemon.stderr }) { daemon.stderr.contains("asked for TARE: allowed") }
+        let allowedLine = daemon.stderr.split(separator: "\n").first { $0.contains("asked for TARE: allowed") }.map(String.init) ?? ""
+        #expect(allowedLine.hasPrefix("<6>client ") && allowedLine.contains("uid 65534"), "\(allowedLine)")
+        // Root may, whatever the groups.
         let rootTare = try forcescale(["tare", "--socket", daemon.socketPath])
         #expect(rootTare.status == 0, "\(rootTare.stderr)")
+    }
+
+    /// `max-clients`: the daemon serves that many clients at once; one more is told why in an
+    /// ERROR, its connection ends, and the log names it; once one leaves, the next is served.
+    @Test func oneClientPastMaxClientsIsToldWhyAndLetGo() throws {
+        let daemon = try DaemonUnderTest(recording: DaemonRecordings.intuos, arguments: ["--max-clients", "2"])
+        defer { daemon.cleanUp() }
+        // A client greeted with VERSION, once the daemon has seen earlier ones go (the probe
+        // that waited for the socket, say, may still hold a place for a moment).
+        func greeted() throws -> RawClient {
+            try waitForValue("a client greeted with VERSION", saw: { daemon.stderr }) {
+                guard let client = try? RawClient(path: daemon.socketPath) else { return nil }
+                return client.readLine()?.hasPrefix(#"{"class":"VERSION""#) == true ? client : nil
+            }
+        }
+        let first = try greeted()
+        let second = try greeted()
+        let third = try RawClient(path: daemon.socketPath)
+        #expect(third.readLine() == #"{"class":"ERROR","message":"too many clients: 2 are connected, the daemon's max-clients; close one, or raise max-clients in forcescale.conf"}"#)
+        #expect(third.readLine() == nil, "the connection ends after the ERROR")
+        try waitFor("the refusal in the daemon's log", saw: { daemon.stderr }) { daemon.stderr.contains("refused: max-clients 2 are connected") }
+        // Those connected are still served.
+        #expect(second.send(#"{"class":"POLL"}"#))
+        #expect(second.readLine()?.hasPrefix(#"{"class":"POLL""#) == true)
+        first.disconnect()
+        // The place is free again once the daemon has seen the first go.
+        _ = try greeted()
     }
 }
 
