@@ -14,7 +14,9 @@ import Glibc
 /// The packages come from FORCESCALE_DEBS (default: dist/ of the repository): `make test`
 /// runs `make deb` first. They are installed from a copy in a folder under /tmp with a space
 /// in its name, so that every run shows where they are does not matter. That udev starts the service when a pad appears is not covered
-/// here: the namespace's manager gets no device events (scenario i checks the rule).
+/// here: the namespace's manager gets no device events (scenario i checks the rule); the VM's
+/// udevd applies the repository's rule to the pad (UdevRule.install), which the packaged
+/// daemon, in no group input, needs to open it.
 enum DebianPackages {
     typealias Manager = SandboxedService.Manager
     static let packages = ["forcescale", "forcescale-web", "forcescale-mqtt"]
@@ -56,8 +58,13 @@ enum DebianPackages {
             return
         }
 
+        // The packaged daemon reads the pad because the udev rule gives it to its user; the
+        // namespace's manager gets no device events, so the VM's udevd applies the rule.
+        guard let rule = UdevRule.install(scenario: "o") else { return }
+        defer { rule.remove() }
         guard let pad = makeDevice(Tables.pressurePad, scenario: "o") else { return }
         defer { pad.destroy() }
+        guard UdevRule.settle(rule.udevadm, scenario: "o") else { return }
         let nodeName = (pad.node as NSString).lastPathComponent
 
         // 1. A systemd manager with nothing of forcescale in it.

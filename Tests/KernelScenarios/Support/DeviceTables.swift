@@ -175,6 +175,23 @@ public enum Tables {
         relativeAxes: [REL_X, REL_Y, REL_WHEEL],
         expectedKind: "other")
 
+    /// A USB keyboard: the 31 keys from KEY_ESC on (what udev's input_id wants to call a
+    /// device ID_INPUT_KEYBOARD) and the rest of a letter block. Nothing of forcescale's may
+    /// read it: the daemon's user must not be able to open it.
+    public static let keyboard = DeviceTable(
+        name: "forcescale test keyboard", bus: UInt16(BUS_USB), vendor: 0x046d, product: 0xc31c,
+        keys: Array(Int32(KEY_ESC)...Int32(KEY_SPACE)),
+        expectedKind: "other")
+
+    /// A gamepad that rumbles (FF_RUMBLE): udev calls it ID_INPUT_JOYSTICK; `rumble-device`
+    /// may name it, so the daemon's user may open it.
+    public static let rumblingGamepad = DeviceTable(
+        name: "forcescale test gamepad", bus: UInt16(BUS_USB), vendor: 0x045e, product: 0x028e,
+        keys: [BTN_SOUTH, BTN_EAST, BTN_NORTH, BTN_WEST, BTN_START, BTN_SELECT, BTN_MODE],
+        axes: [Axis(code: ABS_X, minimum: -32768, maximum: 32767), Axis(code: ABS_Y, minimum: -32768, maximum: 32767)],
+        forceFeedback: [FF_RUMBLE], effectsMax: 16,
+        expectedKind: "other")
+
     /// A clickpad without any pressure axis (many I2C HID touchpads report none): udev
     /// calls it ID_INPUT_TOUCHPAD, but it cannot weigh.
     public static let pressurelessPad = DeviceTable(
