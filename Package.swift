@@ -80,8 +80,9 @@ let package = Package(
         .executableTarget(name: "forcescale-embed-page"),
         .plugin(name: "EmbedPage", capability: .buildTool(), dependencies: ["forcescale-embed-page"]),
         // swift-argument-parser's conventions, written by hand (no outside packages here);
-        // ScalePOSIX for writing standard error through the funnel.
-        .target(name: "ArgumentParsing", dependencies: ["ScalePOSIX"]),
+        // ScalePOSIX for writing standard error through the funnel; ScaleCore for the one
+        // "did you mean" rule every parser shares.
+        .target(name: "ArgumentParsing", dependencies: ["ScaleCore", "ScalePOSIX"]),
         // The pipeline's options, declared once for forcescale and forcescaled.
         .target(name: "ScaleOptions", dependencies: ["ArgumentParsing", "ScaleCore"]),
         // How readings look to a person: the gauge line (drawn from the protocol's READING
@@ -115,11 +116,11 @@ let package = Package(
             name: "forcescaled",
             dependencies: ["ArgumentParsing", "ScaleCore", "ScalePOSIX", "ScaleRecording", "ScaleEvdev", "ScaleDaemon", "ScaleOptions"]),
         // The web server: options in, ScaleWeb runs the rest.
-        .executableTarget(name: "forcescale-web", dependencies: ["ArgumentParsing", "ScaleClient", "ScalePOSIX", "ScaleWeb"]),
+        .executableTarget(name: "forcescale-web", dependencies: ["ArgumentParsing", "ScaleClient", "ScaleCore", "ScalePOSIX", "ScaleWeb"]),
         // forcescale-mqtt: options and configuration in, ScaleMQTT runs the rest.
         .executableTarget(
             name: "forcescale-mqtt",
-            dependencies: ["ArgumentParsing", "ScaleOptions", "ScalePOSIX", "ScaleMQTT"]),
+            dependencies: ["ArgumentParsing", "ScaleCore", "ScaleOptions", "ScalePOSIX", "ScaleMQTT"]),
         // bench/replay: parsing and the pipeline over a recording (ScaleRecording's
         // RecordingFiles: no libevdev), and libyaml's parser alone as the floor of the YAML
         // path. Results: BENCHMARKS.md.

@@ -1,3 +1,4 @@
+import ScaleCore
 /// One factory per kind of mistake, each worded as swift-argument-parser words it.
 extension UsageError {
     /// An option that the command does not declare.
@@ -24,11 +25,9 @@ extension UsageError {
     /// - Returns: The error suggesting the closest name, or `nil` when no name is close
     ///   enough for the word to be a typo of it.
     static func unknownSubcommand(_ word: String, in stack: CommandStack) -> UsageError? {
-        // Stricter than for options, whose shared `--` makes any two look alike: at most
-        // two edits, and at most half the name (`bogus` is no typo of `log`, three edits
-        // away; `wiegh` is one of `weigh`, two).
+        // `bogus` is no typo of `log`, three edits away; `wiegh` is one of `weigh`, two.
         let names = stack.leaf.subcommands.map(\.name)
-        guard let suggestion = closest(to: word, among: names, maximumEdits: { min(2, $0.count / 2) }) else { return nil }
+        guard let suggestion = Suggestion.closest(to: word, among: names) else { return nil }
         return UsageError("Unknown subcommand '\(word)'. Did you mean '\(suggestion)'?", in: stack)
     }
 
@@ -190,24 +189,8 @@ private func allowedValuesSentence(_ values: [String]) -> String {
 ///   - options: The command's declared options.
 /// - Returns: The closest long spelling, such as `--json`, or `nil`.
 private func closestLongName(to spelling: String, among options: [Option]) -> String? {
-    closest(to: spelling, among: options.map(\.longSpelling))
+    // With the `--`, as swift-argument-parser compares them: `--jabc` is a typo of `--json`
+    // (three edits of six characters), `--jabcd` is not.
+    Suggestion.closest(to: spelling, among: options.map(\.longSpelling))
 }
 
-/// The candidate closest to a mistyped word, if it is close enough to be a typo.
-///
-/// - Parameters:
-///   - word: The word as typed.
-///   - candidates: The declared spellings.
-///   - maximumEdits: The most edits a typo of a candidate can be; by default
-///     swift-argument-parser's threshold, fewer than four edits.
-/// - Returns: The closest candidate, the first of equally close ones, or `nil`.
-private func closest(to word: String, among candidates: [String], maximumEdits: (String) -> Int = { _ in 3 }) -> String? {
-    var best: (candidate: String, distance: Int)?
-    for candidate in candidates {
-        let distance = editDistance(candidate, word)
-        if distance <= maximumEdits(candidate), distance < (best?.distance ?? .max) {
-            best = (candidate, distance)
-        }
-    }
-    return best?.candidate
-}

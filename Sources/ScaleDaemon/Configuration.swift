@@ -73,9 +73,7 @@ package struct ConfigurationKey: RawRepresentable, Hashable, CaseIterable, Senda
 
     /// The known key closest to `name` in spelling, when one is close enough to be a typo.
     static func suggestion(for name: String) -> ConfigurationKey? {
-        let scored = allCases.map { ($0, editDistance(name, $0.rawValue)) }.min { $0.1 < $1.1 }
-        guard let (key, distance) = scored, distance <= max(1, min(3, key.rawValue.count / 3)) else { return nil }
-        return key
+        Suggestion.closest(to: name, among: allCases.map(\.rawValue)).flatMap(ConfigurationKey.init(rawValue:))
     }
 }
 
@@ -340,19 +338,3 @@ extension [String] {
     }
 }
 
-/// Levenshtein distance, for suggesting the key a typo meant.
-func editDistance(_ a: String, _ b: String) -> Int {
-    let a = Array(a.unicodeScalars), b = Array(b.unicodeScalars)
-    guard !a.isEmpty else { return b.count }
-    guard !b.isEmpty else { return a.count }
-    var previous = Array(0...b.count)
-    var current = [Int](repeating: 0, count: b.count + 1)
-    for i in 1...a.count {
-        current[0] = i
-        for j in 1...b.count {
-            current[j] = Swift.min(previous[j] + 1, current[j - 1] + 1, previous[j - 1] + (a[i - 1] == b[j - 1] ? 0 : 1))
-        }
-        swap(&previous, &current)
-    }
-    return previous[b.count]
-}

@@ -1,4 +1,5 @@
 import ArgumentParsing
+import ScaleCore
 import ScaleOptions
 
 /// forcescale-mqtt's settings, declared once as `Setting`s, the declarations forcescaled's
@@ -65,8 +66,6 @@ package enum MQTTSetting {
 
     /// The known key closest to `name` in spelling, when one is close enough to be a typo.
     static func suggestion(for name: String) -> String? {
-        let scored = all.map { ($0.name, editDistance(name, $0.name)) }.min { $0.1 < $1.1 }
-        guard let (key, distance) = scored, distance <= max(1, min(3, key.count / 3)) else { return nil }
-        return key
+        Suggestion.closest(to: name, among: all.map(\.name))
     }
 }

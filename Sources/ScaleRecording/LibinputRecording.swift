@@ -263,8 +263,7 @@ package struct LibinputRecordReader {
         /// the known keys and the likeliest one meant; the value is skipped.
         mutating func unknown(_ key: YAMLEventStream.Event, in place: String, known: [String], _ stream: inout YAMLEventStream) throws {
             if warns, warned.insert(place + "\u{0}" + key.value).inserted {
-                let meant = known.min { editDistance(key.value, $0) < editDistance(key.value, $1) }
-                    .flatMap { editDistance(key.value, $0) <= 2 ? $0 : nil }
+                let meant = Suggestion.closest(to: key.value, among: known)
                 onNotice("\(path):\(key.line): warning: '\(key.value):' is not a key of \(place) in a libinput record (it has \(known.joined(separator: ", "))), so it is skipped"
                     + (meant.map { "; did you mean '\($0):'?" } ?? ""))
             }
@@ -535,19 +534,6 @@ package struct LibinputRecordReader {
 }
 
 
-/// The number of single-character edits between two words (Levenshtein), for "did you mean".
-func editDistance(_ a: String, _ b: String) -> Int {
-    let a = Array(a), b = Array(b)
-    var previous = Array(0...b.count)
-    for (i, x) in a.enumerated() {
-        var current = [i + 1]
-        for (j, y) in b.enumerated() {
-            current.append(Swift.min(previous[j + 1] + 1, current[j] + 1, previous[j] + (x == y ? 0 : 1)))
-        }
-        previous = current
-    }
-    return previous[b.count]
-}
 
 /// libyaml's parser as a stream of events, each with its kind, its scalar's text and its
 /// line (1-based). Errors are `LibinputRecordError`s naming the line libyaml stopped at.

@@ -1,5 +1,6 @@
 import ArgumentParsing
 import Glibc
+import ScaleCore
 import ScaleMQTT
 import ScaleOptions
 import ScalePOSIX
@@ -7,7 +8,7 @@ import ScalePOSIX
 /// forcescale-mqtt's command line: the configuration file, its settings (each an option
 /// of the same name), and what only the command line does.
 enum ForcescaleMQTT: ParsableCommand {
-    static let release = "0.1.0"
+    static let release = Release.version
 
     static let config = OptionKey<String?>(
         "config", valueName: "file",

@@ -1,12 +1,13 @@
 import ArgumentParsing
 import Glibc
 import ScaleClient
+import ScaleCore
 import ScalePOSIX
 import ScaleWeb
 
 /// forcescale-web's command line.
 enum ForcescaleWeb: ParsableCommand {
-    static let release = "0.1.0"
+    static let release = Release.version
 
     static let socket = OptionKey<String?>(
         "socket", valueName: "path",

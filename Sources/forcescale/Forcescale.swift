@@ -1,8 +1,9 @@
 import ArgumentParsing
+import ScaleCore
 
 /// `forcescale`: its subcommands, each a type that runs itself; `demo` when none is named.
 enum Forcescale: CommandGroup {
-    static let version = "0.1.0"
+    static let version = Release.version
 
     static let configuration = GroupConfiguration(
         name: "forcescale",

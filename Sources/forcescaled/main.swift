@@ -10,7 +10,7 @@ import ScaleRecording
 /// The daemon's command line: what only the command line says (the configuration file,
 /// recordings to serve), then the settings, which the configuration file takes too.
 enum Forcescaled: ParsableCommand {
-    static let release = "0.1.0"
+    static let release = Release.version
 
     static let config = OptionKey<String?>(
         "config", valueName: "file",
