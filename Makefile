@@ -97,7 +97,8 @@ deb: setup-deb
 	scripts/check-installed-size dist/*.deb
 
 # Every test, after a build that fails on any compiler warning (scripts/build-checked): unit,
-# golden replays of ../shared/recordings, the CLI end to end, the Debian
+# golden replays of ../shared/recordings, the CLI end to end, the Python module (mypy
+# --strict, then its pytest suite against the built forcescaled: docs/python.md), the Debian
 # packages made and checked (make deb, which scenario o installs), then the real-kernel
 # scenarios on each of TEST_KERNELS (in a VM booted from that Debian kernel, about 13
 # minutes each; natively when /dev/uinput is usable here and KERNEL is empty: the machine's
@@ -107,6 +108,8 @@ deb: setup-deb
 test: setup-test
 	scripts/build-checked
 	FORCESCALE_BIN_DIR="$$($(SWIFT) build --show-bin-path)" $(SWIFT) test --skip-build
+	cd python && /usr/bin/python3 -m mypy --strict forcescale tests
+	bin="$$($(SWIFT) build --show-bin-path)" && cd python && FORCESCALE_BIN_DIR="$$bin" /usr/bin/python3 -m pytest -q -p no:cacheprovider tests
 	$(MAKE) --no-print-directory deb
 	@status=0; for kernel in $(TEST_KERNELS); do \
 		[ "$$kernel" = default ] && series= || series=$$kernel; \

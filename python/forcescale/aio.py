@@ -6,7 +6,7 @@ from __future__ import annotations
 import asyncio
 import collections
 import os
-from collections.abc import AsyncIterator, Callable
+from collections.abc import AsyncGenerator, Callable
 from typing import Any, TypeVar
 
 from ._core import (
@@ -218,7 +218,7 @@ class AsyncClient:
             raise
 
     async def watch(self, device: str | None = None, *, reconnect: bool | ReconnectPolicy = False,
-                    timeout: float | None = None, check_dropped: float | None = 1.0) -> AsyncIterator[Message | Notice]:
+                    timeout: float | None = None, check_dropped: float | None = 1.0) -> AsyncGenerator[Message | Notice, None]:
         """The stream, as :meth:`forcescale.Client.watch` yields it."""
         loop = asyncio.get_running_loop()
         policy = reconnect if isinstance(reconnect, ReconnectPolicy) else (ReconnectPolicy() if reconnect else None)

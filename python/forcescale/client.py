@@ -7,7 +7,7 @@ import os
 import select
 import socket as _socket
 import time
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Generator
 from typing import Any, TypeVar
 
 from ._core import (
@@ -260,7 +260,7 @@ class Client:
     # MARK: The stream
 
     def watch(self, device: str | None = None, *, reconnect: bool | ReconnectPolicy = False,
-              timeout: float | None = None, check_dropped: float | None = 1.0) -> Iterator[Message | Notice]:
+              timeout: float | None = None, check_dropped: float | None = 1.0) -> Generator[Message | Notice, None, None]:
         """Watches the daemon's stream: yields each READING, PEAK and GRAB-ended line as
         its message (lines of classes this client does not know as :class:`Unknown`).
 

@@ -21,7 +21,7 @@ def example(name: str) -> str:
     found = re.findall(r"<!-- python example ([a-z-]+):[^\n]*-->\n```python\n(.*?)```", text, re.S)
     names = [found_name for found_name, _ in found]
     assert sorted(names) == sorted(set(names)) and set(names) == {"weigh", "csv", "experiment", "plot"}, names
-    return dict(found)[name]
+    return str(dict(found)[name])
 
 
 def run_example(name: str, scratch: Path, args: list[str] | None = None) -> tuple[str, str]:

@@ -73,7 +73,9 @@ def test_the_log_reads_as_forcescale_log_reads_it(daemons: Callable[..., Daemon]
         assert {round(w.grams) for w in weights} >= {20, 180}
         assert db.session(sessions[0].id) == sessions[0] and db.session(10**9) is None
         assert db.sessions(device="DEMO PAD") == sessions and db.sessions(device="no such pad") == []
-        assert db.sessions(since=sessions[-1].ended) == [s for s in sessions if s.ended is None or s.ended >= sessions[-1].ended]
+        last_end = sessions[-1].ended
+        assert last_end is not None
+        assert db.sessions(since=last_end) == [s for s in sessions if s.ended is None or s.ended >= last_end]
         frame = db.to_dataframe(sessions[0])
         assert len(frame) == sessions[0].readings and list(frame.columns)[:4] == ["session", "n", "time", "raw"]
         assert list(db.to_dataframe()["id"]) == [s.id for s in sessions]
