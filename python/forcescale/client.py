@@ -248,7 +248,16 @@ class Client:
                         on_stream(line)
                     elif self._watching:
                         self._pending.append(line)
-        except (ConnectionClosedError, OSError):
+                elif isinstance(line, Status) and self._watching:
+                    # The answer to a watch's dropped-line check, which the watch awaits.
+                    self._pending.append(line)
+        except ConnectionClosedError:
+            self.close()
+            raise
+        except ForcescaleError:
+            # The connection is fine: an ERROR, a late reply, a line this module cannot read.
+            raise
+        except OSError:
             self.close()
             raise
 
@@ -304,7 +313,13 @@ class Client:
                         yield Reconnected(version=self._connection.version, path=self.socket)
                     failures = 0
                 while self._pending:
-                    yield self._pending.popleft()
+                    kept = self._pending.popleft()
+                    if isinstance(kept, Status):
+                        notice = dropped.answered(kept)
+                        if notice is not None:
+                            yield notice
+                    else:
+                        yield kept
                 connection = self._connection
                 assert connection is not None
                 try:
