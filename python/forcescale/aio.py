@@ -234,6 +234,7 @@ class AsyncClient:
         dropped = DroppedCheck(check_dropped, loop.time)
         failures = 0
         lost = False
+        heard = loop.time()
         try:
             while True:
                 if self._connection is None or not self._watching:
@@ -259,6 +260,7 @@ class AsyncClient:
                         assert self._connection is not None
                         yield Reconnected(version=self._connection.version, path=self.socket)
                     failures = 0
+                    heard = loop.time()
                 while self._pending:
                     kept = self._pending.popleft()
                     if isinstance(kept, Status):
@@ -275,9 +277,9 @@ class AsyncClient:
                         dropped.asked()
                     wait = dropped.due_in()
                     if timeout is not None:
-                        wait = timeout if wait is None else min(wait, timeout)
-                    started = loop.time()
-                    line = await connection.next_line(None if wait is None else started + wait)
+                        left = max(0.0, heard + timeout - loop.time())
+                        wait = left if wait is None else min(wait, left)
+                    line = await connection.next_line(None if wait is None else loop.time() + wait)
                 except _CAUGHT as error:
                     if policy is None or not retryable(error):
                         self.close()
@@ -289,7 +291,7 @@ class AsyncClient:
                     await asyncio.sleep(policy.delay(1))
                     continue
                 if line is None:
-                    if timeout is not None and loop.time() - started >= timeout:
+                    if timeout is not None and loop.time() - heard >= timeout:
                         raise ReplyTimeoutError(self.socket, "READING", timeout)
                     continue
                 if isinstance(line, ProtocolError):
@@ -300,6 +302,7 @@ class AsyncClient:
                         yield notice
                     continue
                 if is_stream(line):
+                    heard = loop.time()
                     yield line
                     continue
                 raise_if_error(line)

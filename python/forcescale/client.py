@@ -287,6 +287,7 @@ class Client:
         dropped = DroppedCheck(check_dropped, time.monotonic)
         failures = 0
         lost = False
+        heard = time.monotonic()
         try:
             while True:
                 if self._connection is None or not self._watching:
@@ -312,6 +313,7 @@ class Client:
                         assert self._connection is not None
                         yield Reconnected(version=self._connection.version, path=self.socket)
                     failures = 0
+                    heard = time.monotonic()
                 while self._pending:
                     kept = self._pending.popleft()
                     if isinstance(kept, Status):
@@ -328,9 +330,9 @@ class Client:
                         dropped.asked()
                     wait = dropped.due_in()
                     if timeout is not None:
-                        wait = timeout if wait is None else min(wait, timeout)
-                    started = time.monotonic()
-                    line = connection.next_line(None if wait is None else started + wait)
+                        left = max(0.0, heard + timeout - time.monotonic())
+                        wait = left if wait is None else min(wait, left)
+                    line = connection.next_line(None if wait is None else time.monotonic() + wait)
                 except _CAUGHT as error:
                     if policy is None or not retryable(error):
                         self.close()
@@ -342,7 +344,7 @@ class Client:
                     time.sleep(policy.delay(1))
                     continue
                 if line is None:
-                    if timeout is not None and time.monotonic() - started >= timeout:
+                    if timeout is not None and time.monotonic() - heard >= timeout:
                         raise ReplyTimeoutError(self.socket, "READING", timeout)
                     continue
                 if isinstance(line, ProtocolError):
@@ -353,6 +355,7 @@ class Client:
                         yield notice
                     continue
                 if is_stream(line):
+                    heard = time.monotonic()
                     yield line
                     continue
                 raise_if_error(line)

@@ -85,15 +85,16 @@ def python(script: str, env: dict[str, str] | None = None, cwd: str | Path | Non
 
 
 class Daemon:
-    """forcescaled replaying recordings in a loop on a socket of its own."""
+    """forcescaled replaying recordings (in a loop unless told) on a socket of its own."""
 
     def __init__(self, recordings: list[str], directory: Path, arguments: list[str] | None = None,
-                 socket_name: str = "sock") -> None:
+                 socket_name: str = "sock", loop: bool = True) -> None:
         self.recordings = recordings
         self.directory = directory
         self.socket = str(directory / socket_name)
         self.state = str(directory / "state")
         self.arguments = arguments or []
+        self.loop = loop
         self.process: subprocess.Popen[bytes] | None = None
         self.start()
 
@@ -101,7 +102,7 @@ class Daemon:
         command = [program("forcescaled")]
         for recording in self.recordings:
             command += ["--replay", recording]
-        command += ["--loop", "--socket", self.socket, "--state-dir", self.state] + self.arguments
+        command += (["--loop"] if self.loop else []) + ["--socket", self.socket, "--state-dir", self.state] + self.arguments
         self.errors = open(self.directory / "forcescaled.stderr", "ab")
         self.process = subprocess.Popen(command, stdout=subprocess.DEVNULL, stderr=self.errors, env=clean_environment())
         wait_for(self._listening, f"forcescaled to listen on {self.socket}")
@@ -211,8 +212,9 @@ def demo_recording(scratch: Path) -> str:
 def daemons(scratch: Path) -> Iterator[Callable[..., Daemon]]:
     started: list[Daemon] = []
 
-    def start(recordings: list[str], arguments: list[str] | None = None, socket_name: str = "sock") -> Daemon:
-        daemon = Daemon(recordings, scratch, arguments, socket_name)
+    def start(recordings: list[str], arguments: list[str] | None = None, socket_name: str = "sock",
+              loop: bool = True) -> Daemon:
+        daemon = Daemon(recordings, scratch, arguments, socket_name, loop)
         started.append(daemon)
         return daemon
 

@@ -276,6 +276,19 @@ def test_unknown_device_ends_a_watch_with_the_daemons_error(daemons: Callable[..
     assert error.value.request == "WATCH"
 
 
+def test_a_watch_that_hears_nothing_for_its_timeout_ends(daemons: Callable[..., Daemon]) -> None:
+    # The letter played once (over before long, however busy the machine): then silence.
+    # The daemon stays up and answers the dropped-line checks every 0.2 s, which are no
+    # readings and do not keep the watch waiting.
+    daemon = daemons([LETTER], loop=False)
+    stream = forcescale.Client(daemon.socket).watch(timeout=1.5, check_dropped=0.2)
+    with pytest.raises(forcescale.ReplyTimeoutError) as error:
+        for item in stream:
+            assert isinstance(item, forcescale.Reading), item
+    assert isinstance(error.value, TimeoutError)
+    assert str(error.value) == f"{daemon.socket}: no READING reply from forcescaled within 1.5 s"
+
+
 def test_the_reconnect_policy_is_the_clis() -> None:
     policy = forcescale.ReconnectPolicy()
     assert [policy.delay(n) for n in range(1, 9)] == [0.1, 0.2, 0.4, 0.8, 1.6, 3.2, 5.0, 5.0]
