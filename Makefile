@@ -31,6 +31,12 @@ FISHCOMPLETIONDIR ?= $(PREFIX)/share/fish/vendor_completions.d
 # The desktop launcher of forcescale-web's page (desktop/): its entry, icon, AppStream
 # metainfo, the script it runs and the page that script shows when the socket is off.
 DATADIR ?= $(PREFIX)/share
+# The Python module forcescale (python/forcescale, docs/python.md), where Debian's python3
+# looks: /usr/lib/python3/dist-packages for PREFIX=/usr (Debian's own packages' place),
+# else PREFIX/lib/python3.N/dist-packages (on sys.path for /usr/local). Empty leaves the
+# module out (debian/rules: pybuild installs it into python3-forcescale).
+PYTHON_VERSION ?= $(shell /usr/bin/python3 -c 'import sys; print("%d.%d" % sys.version_info[:2])' 2>/dev/null || echo 3.11)
+PYTHONDIR ?= $(if $(filter /usr,$(PREFIX)),/usr/lib/python3/dist-packages,$(PREFIX)/lib/python$(PYTHON_VERSION)/dist-packages)
 APPID = example.a_seed_40262d30.Forcescale
 # The programs to install: by default those of `make build` (below). Point INSTALL_BIN_DIR at
 # other binaries to install those instead (the tests install the debug build).
@@ -91,7 +97,8 @@ deb: setup-deb
 	scripts/check-installed-size dist/*.deb
 
 # Every test, after a build that fails on any compiler warning (scripts/build-checked): unit,
-# golden replays of ../shared/recordings, the CLI end to end, the Debian
+# golden replays of ../shared/recordings, the CLI end to end, the Python module (mypy
+# --strict, then its pytest suite against the built forcescaled: docs/python.md), the Debian
 # packages made and checked (make deb, which scenario o installs), then the real-kernel
 # scenarios on each of TEST_KERNELS (in a VM booted from that Debian kernel, about 13
 # minutes each; natively when /dev/uinput is usable here and KERNEL is empty: the machine's
@@ -101,6 +108,8 @@ deb: setup-deb
 test: setup-test
 	scripts/build-checked
 	FORCESCALE_BIN_DIR="$$($(SWIFT) build --show-bin-path)" $(SWIFT) test --skip-build
+	cd python && /usr/bin/python3 -m mypy --strict forcescale tests
+	bin="$$($(SWIFT) build --show-bin-path)" && cd python && FORCESCALE_BIN_DIR="$$bin" /usr/bin/python3 -m pytest -q -p no:cacheprovider tests
 	$(MAKE) --no-print-directory deb
 	@status=0; for kernel in $(TEST_KERNELS); do \
 		[ "$$kernel" = default ] && series= || series=$$kernel; \
@@ -144,7 +153,8 @@ clean:
 install-build: build
 
 # Programs, units, the udev rule and its helper, the sysusers files, man pages, completions
-# (written by the programs themselves), and the configuration file unless one is there. The
+# (written by the programs themselves), the Python module (PYTHONDIR), and the
+# configuration file unless one is there. The
 # units and the rule name the programs by their installed paths. Nothing is chowned and no
 # user is made here; without DESTDIR (a real install) the user is made, udev and systemd
 # are told to reload, and each of those commands is printed first. See docs/install.md.
@@ -186,6 +196,10 @@ install: $(if $(INSTALL_BIN_DIR),,build)
 		"$$bin/$$program" --generate-completion-script fish > "$$d$(FISHCOMPLETIONDIR)/$$program.fish"; \
 		chmod 0644 "$$d$(BASHCOMPLETIONDIR)/$$program" "$$d$(ZSHCOMPLETIONDIR)/_$$program" "$$d$(FISHCOMPLETIONDIR)/$$program.fish"; \
 	done; \
+	if [ -n "$(PYTHONDIR)" ]; then \
+		install -d "$$d$(PYTHONDIR)/forcescale"; \
+		install -m 0644 python/forcescale/*.py python/forcescale/py.typed "$$d$(PYTHONDIR)/forcescale/"; \
+	fi; \
 	for name in forcescale.conf mqtt.conf; do \
 		config="$$d$(SYSCONFDIR)/forcescale/$$name"; \
 		if [ -e "$$config" ]; then \
@@ -231,6 +245,11 @@ uninstall:
 		"$$d$(ZSHCOMPLETIONDIR)/_forcescale" "$$d$(ZSHCOMPLETIONDIR)/_forcescaled" "$$d$(ZSHCOMPLETIONDIR)/_forcescale-web" \
 		"$$d$(FISHCOMPLETIONDIR)/forcescale.fish" "$$d$(FISHCOMPLETIONDIR)/forcescaled.fish" "$$d$(FISHCOMPLETIONDIR)/forcescale-web.fish"; \
 	rmdir "$$d$(DATADIR)/forcescale-web" 2>/dev/null || true; \
+	if [ -n "$(PYTHONDIR)" ]; then \
+		for file in python/forcescale/*.py python/forcescale/py.typed; do rm -f "$$d$(PYTHONDIR)/forcescale/$${file##*/}"; done; \
+		rm -rf "$$d$(PYTHONDIR)/forcescale/__pycache__"; \
+		rmdir "$$d$(PYTHONDIR)/forcescale" 2>/dev/null || true; \
+	fi; \
 	config="$$d$(SYSCONFDIR)/forcescale/mqtt.conf"; \
 	if [ -e "$$config" ] && cmp -s etc/mqtt.conf "$$config"; then \
 		rm -f "$$config"; \

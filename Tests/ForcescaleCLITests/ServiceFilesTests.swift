@@ -250,7 +250,15 @@ import Testing
         ("/usr/local/share/fish/vendor_completions.d/forcescale-web.fish", 0o644),
         ("/etc/forcescale/forcescale.conf", 0o644),
         ("/etc/forcescale/mqtt.conf", 0o644),
-    ]
+    ] + pythonModuleFiles.map { (pythonDirectory + "/forcescale/" + $0, 0o644) }
+
+    /// Where make install puts the Python module under /usr/local: on Debian's python3's path.
+    static let pythonDirectory = "/usr/local/lib/python3.11/dist-packages"
+    /// The module's files, as the checkout has them (python/forcescale: its sources and py.typed).
+    static var pythonModuleFiles: [String] {
+        let names = (try? FileManager.default.contentsOfDirectory(atPath: root.appendingPathComponent("python/forcescale").path)) ?? []
+        return names.filter { $0.hasSuffix(".py") || $0 == "py.typed" }.sorted()
+    }
 
     /// Staged as an unprivileged user (nobody) into a folder of its own: no chown, no
     /// useradd, no reload is needed or tried, and uninstall takes it all back but an edited
@@ -306,8 +314,10 @@ import Testing
         #expect(left == [], "left behind: \(left)")
     }
 
-    /// debian/rules' install step, from a checkout whose path has a blank (`make deb` once
-    /// failed there: DESTDIR was split at it). The programs are this build's: the stand-in for
+    /// debian/rules' install step (its `make install` part, install-programs; pybuild installs
+    /// the Python module), from a checkout whose path has a blank (`make deb` once
+    /// failed there: DESTDIR was split at it). With Debian's paths, nothing of the Python
+    /// module is staged by make install: python3-forcescale is pybuild's. The programs are this build's: the stand-in for
     /// scripts/release-build only says where they are, so no release build is made here.
     @Test func theDebianInstallStepWorksFromACheckoutWithABlank() throws {
         let directory = try CLI.temporaryDirectory()
@@ -321,12 +331,13 @@ import Testing
         try "#!/bin/sh\necho '\(CLI.binDirectory.path)'\n".write(toFile: releaseBuild, atomically: true, encoding: .utf8)
         #expect(chmod(releaseBuild, 0o755) == 0)
         let install = try run("/usr/bin/make", ["--no-print-directory", "-C", checkout.path, "-f", "debian/rules",
-                                                "override_dh_auto_install", "RELEASE_BUILD=\(releaseBuild)"], timeout: 120)
-        #expect(install.exited && install.status == 0, "debian/rules override_dh_auto_install: \(install.stdout) \(install.stderr)")
+                                                "install-programs", "RELEASE_BUILD=\(releaseBuild)"], timeout: 120)
+        #expect(install.exited && install.status == 0, "debian/rules install-programs: \(install.stdout) \(install.stderr)")
         let staged = checkout.appendingPathComponent("debian/tmp").path
         #expect(FileManager.default.isExecutableFile(atPath: staged + "/usr/bin/forcescaled"), "staged in \(staged)")
         let service = try UnitFile(path: staged + "/lib/systemd/system/forcescaled.service")
         #expect(service.values("Service", "ExecStart") == ["/usr/bin/forcescaled"])
+        #expect(!FileManager.default.fileExists(atPath: staged + "/usr/lib/python3"), "make install left the Python module to pybuild")
     }
 
     /// The release build's layout, one multi-call program and links to it, is installed as
@@ -393,7 +404,11 @@ import Testing
         let stage = try Staging()
         let install = try stage.make(["install", "PREFIX=/usr"])
         #expect(install.exited && install.status == 0, "\(install.stderr)")
-        let expected = Self.installedFiles.map { $0.path.replacingOccurrences(of: "/usr/local/", with: "/usr/") }
+        // The Python module goes where Debian's own python3 packages are, not to a versioned directory.
+        let expected = Self.installedFiles.map {
+            $0.path.replacingOccurrences(of: Self.pythonDirectory + "/", with: "/usr/lib/python3/dist-packages/")
+                .replacingOccurrences(of: "/usr/local/", with: "/usr/")
+        }
         #expect(Set(try stage.files()) == Set(expected))
         let service = try UnitFile(path: stage.path("/usr/lib/systemd/system/forcescaled.service"))
         #expect(service.values("Service", "ExecStart") == ["/usr/bin/forcescaled"])

@@ -85,7 +85,7 @@ final class SharedWithOtherUsers {
     /// The files of the repository that `make install` and `make uninstall` read, copied
     /// into `repository/`. - Returns: That folder, to give to `make -C`.
     func repositoryForMakeInstall() throws -> URL {
-        for name in ["Makefile", "desktop", "etc", "man", "systemd", "sysusers.d", "udev"] {
+        for name in ["Makefile", "desktop", "etc", "man", "python", "systemd", "sysusers.d", "udev"] {
             try copy(CLI.packageRoot.appendingPathComponent(name), to: "repository/" + name)
         }
         return directory.appendingPathComponent("repository")
