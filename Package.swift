@@ -196,8 +196,9 @@ let package = Package(
         .testTarget(name: "ScaleRecordingTests", dependencies: ["ScaleRecording", "ScaleCore", "ScalePOSIX", "ScaleTestSupport"]),
         .testTarget(name: "ScaleProtocolTests", dependencies: ["ScaleProtocol", "ScaleCore"]),
         .testTarget(name: "ArgumentParsingTests", dependencies: ["ArgumentParsing"]),
-        // forcescale's command tree as its types declare it: each subcommand runs its own type.
-        .testTarget(name: "ForcescaleCommandTests", dependencies: ["forcescale", "ArgumentParsing"]),
+        // forcescale's command tree as its types declare it: each subcommand runs its own type;
+        // and what `devices` prints of a device as the scan finds it (ScaleEvdev's types).
+        .testTarget(name: "ForcescaleCommandTests", dependencies: ["forcescale", "ArgumentParsing", "ScaleCore", "ScaleEvdev"]),
         .testTarget(name: "ScaleDisplayTests", dependencies: ["ScaleDisplay", "ScaleCore", "ScaleProtocol"]),
         // The pure parts of forcescale-web; the server end to end is in ForcescaleCLITests.
         .testTarget(name: "ScaleWebTests", dependencies: ["ScaleWeb", "ScaleCore", "ScaleProtocol"]),

@@ -89,7 +89,7 @@ enum RumbleCommand: ParsableCommand {
             let effect = try RumbleEffect(device: device)
             try effect.play(pattern.scaled(intensity: intensity))
             effect.erase()
-            try output.write("played \(pattern.name) on \(device.path) (\(device.description.name), \(pattern.totalMilliseconds) ms)\n")
+            try output.write("played \(pattern.name) on \(device.path) (\(untrusted: device.description.name), \(pattern.totalMilliseconds) ms)\n")
             try output.flush()
         }
     }
@@ -101,7 +101,7 @@ enum RumbleCommand: ParsableCommand {
 
     static func probe(_ device: EvdevDevice, output: OutputChannel) throws {
         let capabilities = ForceFeedbackCapabilities(of: device)
-        try output.write("\(device.path): \(device.description.name)\n")
+        try output.write("\(device.path): \(untrusted: device.description.name)\n")
         try output.write("  effects at once  \(capabilities.effectsCapacity)\n")
         try output.write("  effect types     \(capabilities.effectTypes.isEmpty ? "none" : capabilities.effectTypes.map(\.name).joined(separator: ", "))\n")
         try output.write("  gain             \(capabilities.supportsGain ? "yes" : "no")\n")
