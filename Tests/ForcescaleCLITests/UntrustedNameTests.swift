@@ -175,4 +175,14 @@ import Testing
         #expect(records.contains { $0.hasPrefix("<5>serving the recording ") && $0.contains(shownNode) }, "\(stopped.stderr)")
         #expect(records.contains { $0.hasPrefix("<4>the calibration of '\(Self.shown)' was unreadable") }, "\(stopped.stderr)")
     }
+
+    /// The page shows the daemon's names (a card's title is the device's own name) as text:
+    /// its script sets `textContent`, and nothing in it parses a string as HTML.
+    @Test func thePageWritesNamesAsTextNeverAsMarkup() throws {
+        let script = try String(contentsOf: CLI.packageRoot.appendingPathComponent("Sources/ScaleWeb/Page/page.js"), encoding: .utf8)
+        for sink in ["innerHTML", "outerHTML", "insertAdjacentHTML", "document.write", "createContextualFragment", "DOMParser", "srcdoc"] {
+            #expect(!script.contains(sink), "page.js uses \(sink), which would take a name for markup")
+        }
+        #expect(script.contains(".textContent = "))
+    }
 }

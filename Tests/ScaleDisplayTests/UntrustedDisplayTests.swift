@@ -50,6 +50,15 @@ import Testing
         #expect(report.json.contains(#""device":"# + Self.inJSON))
     }
 
+    @Test func thePlotsTitleHoldsTheNameAsTextInWellFormedXML() throws {
+        let text = PlotSamples.render(PlotSamples.session(device: Self.hostile, seconds: 1), [PlotSamples.reading(0, 1), PlotSamples.reading(1, 2)])
+        #expect(!text.unicodeScalars.contains { $0.value < 0x20 && $0 != "\n" || $0.value == 0x7F })
+        let svg = try ParsedSVG(text)
+        // XML cannot carry ESC or BEL even as references: they are U+FFFD; the newline is a
+        // character reference, text of the title, never markup.
+        #expect(svg.first("title")?.text == "Session 7 on Pad\u{FFFD}]0;PWNED\u{FFFD}\u{FFFD}[31m RED\n<0>forcescaled: FORGED")
+    }
+
     @Test func aCSVCellAFormulaWouldBeGetsAQuoteAndNumbersStayNumbers() throws {
         let names: [Int64: String] = [1: "=HYPERLINK(\"http://x\",\"pad\")", 2: "+1", 3: "-pad", 4: "@SUM(A1)", 5: "Plain pad"]
         let readings = (1...5).map { session in
