@@ -80,8 +80,9 @@ let package = Package(
         .executableTarget(name: "forcescale-embed-page"),
         .plugin(name: "EmbedPage", capability: .buildTool(), dependencies: ["forcescale-embed-page"]),
         // swift-argument-parser's conventions, written by hand (no outside packages here);
-        // ScalePOSIX for writing standard error through the funnel.
-        .target(name: "ArgumentParsing", dependencies: ["ScalePOSIX"]),
+        // ScalePOSIX for writing standard error through the funnel, ScaleCore for
+        // UntrustedText, which a usage error's quoted arguments are written through.
+        .target(name: "ArgumentParsing", dependencies: ["ScaleCore", "ScalePOSIX"]),
         // The pipeline's options, declared once for forcescale and forcescaled.
         .target(name: "ScaleOptions", dependencies: ["ArgumentParsing", "ScaleCore"]),
         // How readings look to a person: the gauge line (drawn from the protocol's READING

@@ -48,7 +48,7 @@ enum RumbleCommand: ParsableCommand {
         guard intensity >= 0, intensity <= 1 else { throw command.usageError("The intensity must be between 0 and 1") }
         let name = command[Self.pattern] ?? "impact-medium"
         guard let pattern = HapticPattern.named(name) else {
-            throw command.usageError("Unknown pattern '\(name)'; 'forcescale rumble --list' shows them")
+            throw command.usageError("Unknown pattern \(UsageError.typed(name)); 'forcescale rumble --list' shows them")
         }
         let rounds = command[Self.count]
         guard rounds >= 1 else { throw command.usageError("--count must be 1 or more") }
