@@ -161,6 +161,7 @@ import Testing
         let refused = try forcescale(["status", "--socket", daemon.socketPath, "--device", "nope\u{1B}[2J"])
         #expect(refused.exited && refused.status != 0)
         #expect(!Self.hasRawControl(refused.stderr), "\(refused.stderr.debugDescription)")
+        #expect(refused.stderr.contains(#"'nope\e[2J'"#) && refused.stderr.contains(shownNode), "\(refused.stderr)")
 
         // The log: every line a record of its own with its priority first, no control
         // character, the name and the file name escaped where they are said.
