@@ -81,7 +81,8 @@ let package = Package(
         .plugin(name: "EmbedPage", capability: .buildTool(), dependencies: ["forcescale-embed-page"]),
         // swift-argument-parser's conventions, written by hand (no outside packages here);
         // ScalePOSIX for writing standard error through the funnel; ScaleCore for the one
-        // "did you mean" rule every parser shares.
+        // "did you mean" rule every parser shares and for UntrustedText, which a usage
+        // error's quoted arguments are written through.
         .target(name: "ArgumentParsing", dependencies: ["ScaleCore", "ScalePOSIX"]),
         // The pipeline's options, declared once for forcescale and forcescaled.
         .target(name: "ScaleOptions", dependencies: ["ArgumentParsing", "ScaleCore"]),
@@ -197,8 +198,9 @@ let package = Package(
         .testTarget(name: "ScaleRecordingTests", dependencies: ["ScaleRecording", "ScaleCore", "ScalePOSIX", "ScaleTestSupport"]),
         .testTarget(name: "ScaleProtocolTests", dependencies: ["ScaleProtocol", "ScaleCore"]),
         .testTarget(name: "ArgumentParsingTests", dependencies: ["ArgumentParsing"]),
-        // forcescale's command tree as its types declare it: each subcommand runs its own type.
-        .testTarget(name: "ForcescaleCommandTests", dependencies: ["forcescale", "ArgumentParsing"]),
+        // forcescale's command tree as its types declare it: each subcommand runs its own type;
+        // and what `devices` prints of a device as the scan finds it (ScaleEvdev's types).
+        .testTarget(name: "ForcescaleCommandTests", dependencies: ["forcescale", "ArgumentParsing", "ScaleCore", "ScaleEvdev"]),
         .testTarget(name: "ScaleDisplayTests", dependencies: ["ScaleDisplay", "ScaleCore", "ScaleProtocol"]),
         // The pure parts of forcescale-web; the server end to end is in ForcescaleCLITests.
         .testTarget(name: "ScaleWebTests", dependencies: ["ScaleWeb", "ScaleCore", "ScaleProtocol"]),

@@ -25,7 +25,7 @@ struct CommandParser {
             var stack = rootStack
             for name in arguments.dropFirst() {
                 guard let next = stack.leaf.subcommand(named: name) else {
-                    throw UsageError.unknownSubcommand(name, in: stack) ?? UsageError("Unknown subcommand '\(name)'", in: stack)
+                    throw UsageError.unknownSubcommand(name, in: stack) ?? UsageError("Unknown subcommand \(UsageError.typed(name))", in: stack)
                 }
                 stack = stack.appending(next)
             }

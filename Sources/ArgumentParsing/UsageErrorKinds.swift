@@ -1,6 +1,16 @@
 import ScaleCore
-/// One factory per kind of mistake, each worded as swift-argument-parser words it.
+
+/// One factory per kind of mistake, each worded as swift-argument-parser words it. What was
+/// typed is quoted through ``typed(_:)``: a file name a shell's `*` gave may hold escape
+/// sequences and newlines, which the error shows as escapes on its one line.
 extension UsageError {
+    /// `'text'`, with the text as ``UntrustedText/escaped(_:)`` writes it.
+    /// - Parameter text: Something the user typed (or a shell expanded).
+    /// - Returns: The text in single quotes, safe to print.
+    package static func typed(_ text: some StringProtocol) -> String {
+        "'" + UntrustedText.escaped(String(text)) + "'"
+    }
+
     /// An option that the command does not declare.
     ///
     /// - Parameters:
@@ -8,7 +18,7 @@ extension UsageError {
     ///   - stack: The command being parsed.
     /// - Returns: The error, suggesting a close long name when there is one.
     static func unknownOption(_ spelling: String, in stack: CommandStack) -> UsageError {
-        let message = "Unknown option '\(spelling)'"
+        let message = "Unknown option \(typed(spelling))"
         // Like swift-argument-parser, only long names are suggested, and only
         // for a long-looking typo.
         guard spelling.hasPrefix("--"),
@@ -28,7 +38,7 @@ extension UsageError {
         // `bogus` is no typo of `log`, three edits away; `wiegh` is one of `weigh`, two.
         let names = stack.leaf.subcommands.map(\.name)
         guard let suggestion = Suggestion.closest(to: word, among: names) else { return nil }
-        return UsageError("Unknown subcommand '\(word)'. Did you mean '\(suggestion)'?", in: stack)
+        return UsageError("Unknown subcommand \(typed(word)). Did you mean '\(suggestion)'?", in: stack)
     }
 
     /// An option that needs a value but was given none.
@@ -53,7 +63,7 @@ extension UsageError {
     ///   - stack: The command being parsed.
     /// - Returns: The error.
     static func unexpectedValue(_ value: String, forFlag spelling: String, in stack: CommandStack) -> UsageError {
-        UsageError("The option '\(spelling)' does not take any value, but '\(value)' was specified.", in: stack)
+        UsageError("The option '\(spelling)' does not take any value, but \(typed(value)) was specified.", in: stack)
     }
 
     /// A value that is not one of the allowed values or does not convert to the expected type.
@@ -99,9 +109,9 @@ extension UsageError {
     /// - Returns: The error.
     static func unexpectedArguments(_ values: [String], in stack: CommandStack) -> UsageError {
         if values.count == 1 {
-            return UsageError("Unexpected argument '\(values[0])'", in: stack)
+            return UsageError("Unexpected argument \(typed(values[0]))", in: stack)
         }
-        let quoted = values.map { "'\($0)'" }.joined(separator: ", ")
+        let quoted = values.map(typed).joined(separator: ", ")
         return UsageError("\(values.count) unexpected arguments: \(quoted)", in: stack)
     }
 
@@ -158,7 +168,7 @@ private func invalidValueMessage(_ value: String, for synopsis: String, problem:
     case .message(let message):
         return message
     case .reason(let reason):
-        return "The value '\(value)' is invalid for '\(synopsis)'" + (reason.map { ": \($0)" } ?? "") + allowedValuesSentence(allowedValues)
+        return "The value \(UsageError.typed(value)) is invalid for '\(synopsis)'" + (reason.map { ": \($0)" } ?? "") + allowedValuesSentence(allowedValues)
     }
 }
 

@@ -112,7 +112,7 @@ extension ValueParser {
                     switch error {
                     case .message: throw error
                     case .reason(let reason):
-                        let shown = word.isEmpty ? "an empty item" : "'\(word)'"
+                        let shown = word.isEmpty ? "an empty item" : UsageError.typed(word)
                         throw .reason("\(shown) is \(reason ?? "not a valid item")")
                     }
                 }

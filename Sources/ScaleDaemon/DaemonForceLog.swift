@@ -92,7 +92,7 @@ extension DaemonLog {
     /// touch the buffer of `OutputChannel.standardError` that the loop's thread uses.
     func logFromAnyThread(_ level: Level, _ message: String) {
         guard level <= threshold else { return }
-        var line = "<\(level.rawValue)>\(message)\n"
+        var line = Self.record(level, message)
         // A failure is dropped: standard error is where it would be reported.
         line.withUTF8 { bytes in _ = try? FileDescriptor.standardError.writeAll(UnsafeRawBufferPointer(bytes)) }
     }

@@ -50,7 +50,7 @@ package struct Gauge: Sendable {
         let bar = paint(bar(reading.force), reading.saturated ? .red : reading.stable ? .green : .yellow)
         let state = words.isEmpty ? "" : "  " + words.joined(separator: ", ")
         // A model a later daemon added: its grams are the daemon's, not a known model's.
-        let model = reading.model.kind == nil ? "  \(reading.model.rawValue) model" : ""
+        let model = reading.model.kind == nil ? "  \(untrusted: reading.model.rawValue) model" : ""
         // A stable reading shows its settled weight, the stability window's mean.
         return "\(time(reading.time))  \(percent)  \(weight(reading.shownGrams, atLeast: reading.saturated))  \(bar)\(state)\(model)"
     }

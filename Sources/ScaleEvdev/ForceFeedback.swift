@@ -27,7 +27,11 @@ package struct ForceFeedbackCapabilities: Hashable, Sendable {
     package var canHaptic: Bool { effectsCapacity > 0 && effectTypes.contains(.haptic) }
     /// It can give a PEAK's feedback one way or the other.
     package var canGiveFeedback: Bool { canRumble || canHaptic }
+}
 
+// In an extension, so that the type keeps its memberwise initializer (tests describe a
+// device as the scan finds it without opening one).
+extension ForceFeedbackCapabilities {
     /// Reads the capabilities of an open device.
     package init(of device: EvdevDevice) {
         let codes = device.description.supportedCodes[.forceFeedback] ?? BitSet()

@@ -107,7 +107,7 @@ extension ForcescaleMQTT {
         let verbose = command[Self.verbose]
         func log(_ priority: Int, _ message: String) {
             guard priority <= (verbose ? 7 : 6) else { return }
-            printError("<\(priority)>\(message)")
+            printError(MQTTLog.record(priority, message))
         }
 
         // The file first, then the command line over it.

@@ -74,7 +74,7 @@ enum CalibrateCommand: ParsableCommand {
             let output = OutputChannel.standardOutput
             if reset {
                 let reply = try client.request(.calibration(reset: true, device: device), expecting: CalibrationMessage.self)
-                let device = reply.message.device.map { " of \($0)" } ?? ""
+                let device = reply.message.device.map { " of \(untrusted: $0)" } ?? ""
                 try output.write("Calibration\(device) reset: no points, no tare.\n")
                 try output.flush()
             }
@@ -109,17 +109,19 @@ enum CalibrateCommand: ParsableCommand {
         }
         if shown { try output.write("\r\u{1B}[K") }
         let stored = reply.message
-        let device = stored.device.map { " of \($0)" } ?? ""
+        let device = stored.device.map { " of \(untrusted: $0)" } ?? ""
         try output.write("Stored \(DaemonFormat.plain(stored.grams)) g at raw pressure \(DaemonFormat.plain(stored.raw)): the curve\(device) has \(DaemonFormat.count(stored.points, "point")).\n")
         try output.flush()
     }
 
     /// A calibration in words: the points with their residuals, the fitted curve and its
     /// parameters, the uncertainty, and the points the others contradict.
+    /// The daemon's words in it (the device, the curve's and its parameters' names) are
+    /// written as ``UntrustedText`` escapes them.
     /// - Parameter calibration: The CALIBRATION reply.
     /// - Returns: Lines without newlines.
     static func describe(_ calibration: CalibrationMessage) -> [String] {
-        let device = calibration.device.map { " of \($0)" } ?? ""
+        let device = calibration.device.map { " of \(untrusted: $0)" } ?? ""
         var lines = ["Calibration\(device): " + (calibration.points == 0 ? "no points" : DaemonFormat.count(calibration.points, "point"))
             + ", " + (calibration.tare == 0 ? "no tare" : "tare \(MassUnit.grams.format(grams: calibration.tare))") + "."]
         guard !calibration.curve.isEmpty else {
@@ -127,8 +129,8 @@ enum CalibrateCommand: ParsableCommand {
             return lines
         }
         if let model = calibration.model {
-            let parameters = calibration.parameters.map { "\($0.name) = \(DaemonFormat.plain($0.value))" }.joined(separator: ", ")
-            lines.append("  curve        \(model): \(formula(model))" + (parameters.isEmpty ? "" : "  (\(parameters))"))
+            let parameters = calibration.parameters.map { "\(untrusted: $0.name) = \(DaemonFormat.plain($0.value))" }.joined(separator: ", ")
+            lines.append("  curve        \(untrusted: model): \(formula(model))" + (parameters.isEmpty ? "" : "  (\(parameters))"))
             if !calibration.parameters.isEmpty { lines.append("               x = (raw − axis minimum) / axis span") }
         }
         if let uncertainty = calibration.uncertainty {

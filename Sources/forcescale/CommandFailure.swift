@@ -57,7 +57,18 @@ func reportingFailures(_ body: () throws -> Void) -> Int32 {
     } catch {
         let failure = CommandFailure(error)
         try? OutputChannel.standardOutput.flush()
-        printError("error: \(failure)")
+        printDiagnostic("error: \(failure)")
         return failure.status
     }
+}
+
+/// Prints one line to standard error, unbuffered: an error, a warning or a notice. Such a
+/// line often quotes a device's name, a file name, a line of a recording or the daemon's
+/// words, so the whole line is written as ``UntrustedText/escaped(_:)`` writes it: a control
+/// character in any of them shows as an escape and cannot end the line, colour the terminal
+/// or set its title. Every diagnostic of `forcescale` goes through here, never straight to
+/// `printError`.
+/// - Parameter line: The line, without its newline.
+func printDiagnostic(_ line: String) {
+    printError(UntrustedText.escaped(line))
 }

@@ -49,13 +49,15 @@ enum DevicesCommand: ParsableCommand {
             } else {
                 let devices = reply.message.devices
                 if devices.isEmpty { try output.write("forcescaled sees no input devices. \(DaemonConnection.demoRoute)\n") }
+                // Every word of the reply is the daemon's (names and paths from devices),
+                // so each is written as UntrustedText escapes it.
                 for device in devices {
-                    let name = device.name.map { "  \($0)" } ?? ""
+                    let name = device.name.map { "  \(untrusted: $0)" } ?? ""
                     // A kind this client does not know is shown by its name all the same.
-                    let kind = device.kind.map { "  (\($0.rawValue))" } ?? ""
+                    let kind = device.kind.map { "  (\(untrusted: $0.rawValue))" } ?? ""
                     let active = device.active ? "  ← read by forcescaled" : ""
-                    let problem = device.error.map { "\n  cannot open: \($0)" } ?? ""
-                    try output.write("\(device.path)\(name)\(kind)\(active)\(problem)\n")
+                    let problem = device.error.map { "\n  cannot open: \(untrusted: $0)" } ?? ""
+                    try output.write("\(untrusted: device.path)\(name)\(kind)\(active)\(problem)\n")
                 }
             }
             try output.flush()
@@ -66,18 +68,18 @@ enum DevicesCommand: ParsableCommand {
         var lines: [String] = []
         switch device.details {
         case .failure(let error):
-            lines.append("\(device.path)  (cannot open)")
+            lines.append("\(untrusted: device.path)  (cannot open)")
             lines.append("  access      \(error.errno): \(error.advice)")
         case .success(let details):
             let description = details.description
-            lines.append("\(device.path)  \(description.name)  (\(description.kind.rawValue))" + (isBest ? "  ← best" : ""))
+            lines.append("\(untrusted: device.path)  \(untrusted: description.name)  (\(description.kind.rawValue))" + (isBest ? "  ← best" : ""))
             lines.append("  id          \(description.identity)")
             let axes = description.pressureAxes.map { axis in
                 "\(axis.code.absoluteAxisName) \(axis.range.minimum)..\(axis.range.maximum) fuzz \(axis.range.fuzz) resolution \(axis.range.resolution)"
             }
             lines.append("  pressure    " + (axes.isEmpty ? "none" : axes.joined(separator: "; ")))
             if !axes.isEmpty, let problem = setupProblem(description) {
-                lines.append("              unusable: \(problem)")
+                lines.append("              unusable: \(untrusted: problem)")
             }
             if let weighing = Weighing(description) { lines.append("  weighs      " + weighing.text) }
             let properties = propertyNames(description)
@@ -85,7 +87,8 @@ enum DevicesCommand: ParsableCommand {
             lines.append("  rumble      " + forceFeedbackText(details.forceFeedback, haptic: hapticCheck(device.path, details)))
             lines.append("  access      " + (details.isWritable ? "read-write" : "read-only (weighing works; rumble needs write access: group 'input')"))
         }
-        for link in device.links { lines.append("  link        \(link)") }
+        // A link's name is udev's, often made of the device's own name and serial.
+        for link in device.links { lines.append("  link        \(untrusted: link)") }
         return lines.joined(separator: "\n") + "\n\n"
     }
 

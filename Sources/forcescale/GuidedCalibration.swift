@@ -44,7 +44,7 @@ struct GuidedCalibration {
     ///   time: `CommandFailure.noStableReading`), or an output error.
     mutating func run(weights: [Double]?) throws -> Int32 {
         let current = try client.request(.calibration(reset: false, device: device), expecting: CalibrationMessage.self).message
-        try say("Guided calibration of \(current.device ?? "the device"). Its calibration now: "
+        try say("Guided calibration of \(current.device.map(UntrustedText.escaped) ?? "the device"). Its calibration now: "
             + (current.points == 0 ? "no points" : DaemonFormat.count(current.points, "point"))
             + "; it stays as it is until you save at the end (Ctrl-C or q stops without saving).")
         try say("Use weights you know, from light to heavy if you can (a coin, a letter, an apple…), each alone on the same spot.")
@@ -120,12 +120,12 @@ struct GuidedCalibration {
             preview = try client.request(.replaceCurve(points: points, preview: true, device: device), expecting: CalibrationMessage.self).message
             try say(CalibrateCommand.describe(preview).dropFirst().joined(separator: "\n"))
         }
-        guard try confirm("Save this calibration for \(device ?? "the daemon's device") (it replaces the curve; the tare stays)? [y/N] ") else {
+        guard try confirm("Save this calibration for \(device.map(UntrustedText.escaped) ?? "the daemon's device") (it replaces the curve; the tare stays)? [y/N] ") else {
             return try stop()
         }
         let saved = try client.request(.replaceCurve(points: points, preview: false, device: device), expecting: CalibrationMessage.self).message
         let uncertainty = saved.uncertainty.map { ", ± \(MassUnit.grams.format(grams: $0))" } ?? ""
-        try say("Saved: \(DaemonFormat.count(saved.points, "point")), \(saved.model ?? "no") curve\(uncertainty).")
+        try say("Saved: \(DaemonFormat.count(saved.points, "point")), \(saved.model.map(UntrustedText.escaped) ?? "no") curve\(uncertainty).")
         return ExitStatus.success
     }
 

@@ -72,7 +72,7 @@ struct LivePenSession {
     /// Asks for each weight in turn.
     /// - Returns: Each weight and what it did; `nil` when the person stopped (q, end of input).
     mutating func run(weights: [Double]) throws -> [WeightMeasurement]? {
-        try say("Characterizing \(name) (pressure \(axis.lowerBound)–\(axis.upperBound)) with \(weights.count) weights.")
+        try say("Characterizing \(untrusted: name) (pressure \(axis.lowerBound)–\(axis.upperBound)) with \(weights.count) weights.")
         try say("Stand the pen upright on its tip in a holder; each weight goes on top of it, alone. Ctrl-C or q stops.")
         _ = try client.request(.watch(enable: true, device: device), expecting: WatchMessage.self)
         defer { _ = try? client.request(.watch(enable: false, device: nil), expecting: WatchMessage.self) }

@@ -72,7 +72,7 @@ enum LogCommand: CommandGroup {
                                      minute: local.minute, second: local.second, microsecond: local.microsecond)
               })
         else {
-            throw command.usageError("The value '\(text)' is invalid for '--since <time>': give \(TimeSpecification.examples)")
+            throw command.usageError("The value \(UsageError.typed(text)) is invalid for '--since <time>': give \(TimeSpecification.examples)")
         }
         return time
     }

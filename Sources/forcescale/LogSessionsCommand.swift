@@ -47,7 +47,7 @@ enum LogSessionsCommand: ParsableCommand {
     static func emptyText(_ command: ParsedCommand, since: WallTime?) -> String {
         var filters: [String] = []
         if let since { filters.append("since \(LocalTime.text(since, offset: true))") }
-        if let device = command[Self.device] { filters.append("of a device matching '\(device)'") }
+        if let device = command[Self.device] { filters.append("of a device matching '\(untrusted: device)'") }
         return "No sessions" + (filters.isEmpty ? " in the log yet." : " " + filters.joined(separator: " ") + ".")
     }
 }

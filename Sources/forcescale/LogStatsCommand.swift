@@ -31,7 +31,7 @@ enum LogStatsCommand: ParsableCommand {
     }
 
     static func text(_ statistics: LogStatistics) -> String {
-        var lines = ["force log \(statistics.path) (schema \(statistics.schemaVersion))"]
+        var lines = ["force log \(untrusted: statistics.path) (schema \(statistics.schemaVersion))"]
         func add(_ label: String, _ value: String) { lines.append("  " + label.padding(12) + value) }
         add("devices", String(statistics.devices))
         add("sessions", String(statistics.sessions))

@@ -68,7 +68,7 @@ final class GaugePresenter: Presenter {
         let axis = source.axis
         var modelText = model.rawValue
         if model == .physical { modelText += " (\(axis.resolution) units per gram)" }
-        try output.write("\(device.name): \(source.axisCode.absoluteAxisName) \(axis.minimum)..\(axis.maximum), \(modelText) model\n")
+        try output.write("\(untrusted: device.name): \(source.axisCode.absoluteAxisName) \(axis.minimum)..\(axis.maximum), \(modelText) model\n")
         try output.flush()
     }
 
@@ -110,7 +110,7 @@ final class GaugePresenter: Presenter {
     /// known: padded, when lines are labelled.
     private func label(_ device: String?) -> String {
         guard labelsDevices, let device else { return "" }
-        let text = deviceNames[device].map { "\($0) (\(device))" } ?? device
+        let text = deviceNames[device].map { "\(untrusted: $0) (\(untrusted: device))" } ?? UntrustedText.escaped(device)
         labelWidth = max(labelWidth, text.count)
         return text.padding(labelWidth) + "  "
     }

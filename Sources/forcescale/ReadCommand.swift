@@ -41,7 +41,7 @@ enum ReadCommand: ParsableCommand {
                     if case .opened(_, let device, let source, let model) = notice {
                         try? presenter.begin(device: device, source: source, model: model, origin: EventTime(microseconds: MonotonicClock.now()))
                     }
-                    printError("forcescale: \(describe(notice))")
+                    printDiagnostic("forcescale: \(describe(notice))")
                 },
                 onDelivered: { try OutputChannel.standardOutput.flush() })
             try scale.start()

@@ -40,7 +40,7 @@ enum RecordCommand: ParsableCommand {
             let output = try outputPath.map(openOutput) ?? OutputChannel.standardOutput
             defer { if outputPath != nil { try? output.descriptor.close() } }
             let destination = outputPath ?? "standard output"
-            printError("forcescale: recording \(device.path) (\(device.description.name)) to \(destination); Ctrl-C stops")
+            printDiagnostic("forcescale: recording \(device.path) (\(device.description.name)) to \(destination); Ctrl-C stops")
             let recorder = DeviceRecorder(device: device, output: output, loop: try EventLoop(), format: format)
             let comments = [
                 "recorded by forcescale \(Forcescale.version) from \(device.path) at \(LocalTime.text(LocalTime.now(), offset: true))",
@@ -58,7 +58,7 @@ enum RecordCommand: ParsableCommand {
                 line += "; the kernel dropped events \(summary.resynchronizations) time(s) (marked in the file)"
             }
             if summary.ending == .deviceRemoved { line += "; \(device.path) was removed, so recording stopped" }
-            printError(line)
+            printDiagnostic(line)
         }
     }
 

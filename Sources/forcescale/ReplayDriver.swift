@@ -27,7 +27,7 @@ struct ReplayDriver {
                 started = true
             }
             try session!.take(event)
-        }, onNotice: { printError($0) })
+        }, onNotice: { printDiagnostic($0) })
         if !started, let device { session = try start(device, firstEvent: nil) }
         try session?.finish()
     }

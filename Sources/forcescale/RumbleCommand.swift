@@ -48,7 +48,7 @@ enum RumbleCommand: ParsableCommand {
         guard intensity >= 0, intensity <= 1 else { throw command.usageError("The intensity must be between 0 and 1") }
         let name = command[Self.pattern] ?? "impact-medium"
         guard let pattern = HapticPattern.named(name) else {
-            throw command.usageError("Unknown pattern '\(name)'; 'forcescale rumble --list' shows them")
+            throw command.usageError("Unknown pattern \(UsageError.typed(name)); 'forcescale rumble --list' shows them")
         }
         let rounds = command[Self.count]
         guard rounds >= 1 else { throw command.usageError("--count must be 1 or more") }
@@ -89,7 +89,7 @@ enum RumbleCommand: ParsableCommand {
             let effect = try RumbleEffect(device: device)
             try effect.play(pattern.scaled(intensity: intensity))
             effect.erase()
-            try output.write("played \(pattern.name) on \(device.path) (\(device.description.name), \(pattern.totalMilliseconds) ms)\n")
+            try output.write("played \(pattern.name) on \(device.path) (\(untrusted: device.description.name), \(pattern.totalMilliseconds) ms)\n")
             try output.flush()
         }
     }
@@ -101,7 +101,7 @@ enum RumbleCommand: ParsableCommand {
 
     static func probe(_ device: EvdevDevice, output: OutputChannel) throws {
         let capabilities = ForceFeedbackCapabilities(of: device)
-        try output.write("\(device.path): \(device.description.name)\n")
+        try output.write("\(device.path): \(untrusted: device.description.name)\n")
         try output.write("  effects at once  \(capabilities.effectsCapacity)\n")
         try output.write("  effect types     \(capabilities.effectTypes.isEmpty ? "none" : capabilities.effectTypes.map(\.name).joined(separator: ", "))\n")
         try output.write("  gain             \(capabilities.supportsGain ? "yes" : "no")\n")

@@ -37,7 +37,7 @@ enum RumbleTestCommand {
     /// The report in words: the claims, each tried, the timings, then what works and what not.
     static func text(_ report: ForceFeedbackTest.Report) -> String {
         let capabilities = report.capabilities
-        var lines = ["\(report.path): \(report.name)"]
+        var lines = ["\(report.path): \(untrusted: report.name)"]
         func add(_ label: String, _ value: String) { lines.append("  " + label.padding(17) + value) }
         func verdict(_ trial: ForceFeedbackTest.Trial) -> String { trial.error.map { "FAILED: \($0)" } ?? "ok" }
         add("feedback", feedbackText(report))

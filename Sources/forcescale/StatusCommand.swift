@@ -31,28 +31,30 @@ enum StatusCommand: ParsableCommand {
         }
     }
 
-    /// STATUS in words, one aspect per line.
+    /// STATUS in words, one aspect per line. Its words from outside (device names, paths,
+    /// model and rumble names, the daemon's release and errors) are written as
+    /// ``UntrustedText`` escapes them.
     static func describe(_ status: StatusMessage, path: String) -> String {
-        var lines = ["forcescaled \(status.release) on \(path)"]
+        var lines = ["forcescaled \(untrusted: status.release) on \(untrusted: path)"]
         func add(_ label: String, _ value: String) { lines.append("  " + label.padding(12) + value) }
         add("up", uptime(status.uptime))
         add("clients", String(status.clients))
         // A model this client does not know is shown by its name all the same.
-        func model(_ name: GramModelName?) -> String { name.map { ", \($0.rawValue) model" } ?? "" }
+        func model(_ name: GramModelName?) -> String { name.map { ", \(untrusted: $0.rawValue) model" } ?? "" }
         if let served = status.devices, served.count > 1 {
             for entry in served {
-                add("device", entry.device + " (\(entry.name))" + model(entry.model))
+                add("device", "\(untrusted: entry.device) (\(untrusted: entry.name))" + model(entry.model))
                 add("", "calibration: " + calibrationText(entry.calibration))
                 if let fullScale = entry.fullScale { add("", "full scale: " + fullScaleText(fullScale)) }
-                add("", "rumble: " + (entry.rumble ?? "none"))
+                add("", "rumble: " + (entry.rumble.map(UntrustedText.escaped) ?? "none"))
                 if entry.droppedEvents > 0 {
                     add("", "events dropped by the kernel (SYN_DROPPED) " + DaemonFormat.count(entry.droppedEvents, "time"))
                 }
             }
         } else {
             if let device = status.device {
-                let name = status.devices?.first { $0.device == device }.map { " (\($0.name))" } ?? ""
-                add("device", device + name + model(status.model))
+                let name = status.devices?.first { $0.device == device }.map { " (\(untrusted: $0.name))" } ?? ""
+                add("device", UntrustedText.escaped(device) + name + model(status.model))
             } else {
                 add("device", "none open: " + DaemonConnection.noDeviceAdvice)
                 add("", DaemonConnection.demoRoute)
@@ -61,17 +63,17 @@ enum StatusCommand: ParsableCommand {
             if let fullScale = status.devices?.first(where: { $0.device == status.device })?.fullScale {
                 add("full scale", fullScaleText(fullScale))
             }
-            add("rumble", status.rumble ?? "none")
+            add("rumble", status.rumble.map(UntrustedText.escaped) ?? "none")
         }
         add("rumbles", status.rumbles.map(RumbleText.summary) ?? "none played or failed yet")
         add("dropped", DaemonFormat.count(status.dropped, "reading") + " not read in time by slow clients")
         if let log = status.log {
-            var text = log.path
+            var text = UntrustedText.escaped(log.path)
             text += ", \(log.written) readings and PEAKs written"
             if log.pending > 0 { text += ", \(log.pending) waiting" }
             if log.dropped > 0 { text += ", \(log.dropped) lost (the disk could not keep up)" }
             add("log", text)
-            if let error = log.error { add("", "failing: \(error)") }
+            if let error = log.error { add("", "failing: \(untrusted: error)") }
         } else {
             add("log", "off (forcescaled --log switches it on)")
         }
@@ -86,7 +88,7 @@ enum StatusCommand: ParsableCommand {
     /// `3 points, power curve, ± 1.7 g, tare 31.5 g`.
     static func calibrationText(_ calibration: StatusMessage.CalibrationSummary) -> String {
         var text = (calibration.points == 0 ? "no points" : DaemonFormat.count(calibration.points, "point"))
-        if let model = calibration.model { text += ", \(model) curve" }
+        if let model = calibration.model { text += ", \(untrusted: model) curve" }
         if let uncertainty = calibration.uncertainty { text += ", ± \(MassUnit.grams.format(grams: uncertainty))" }
         return text + ", " + (calibration.tare == 0 ? "no tare" : "tare \(MassUnit.grams.format(grams: calibration.tare))")
     }

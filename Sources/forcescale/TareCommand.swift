@@ -28,7 +28,7 @@ enum TareCommand: ParsableCommand {
                 try output.write(reply.text + "\n")
             } else {
                 let grams = reply.message.grams
-                let device = reply.message.device.map { " of \($0)" } ?? ""
+                let device = reply.message.device.map { " of \(untrusted: $0)" } ?? ""
                 try output.write(grams == 0
                     ? "Tare\(device) cleared: nothing was on the pad.\n"
                     : "Tare\(device) set to \(MassUnit.grams.format(grams: grams)): readings now leave it out.\n")

@@ -51,12 +51,12 @@ enum WatchCommand: ParsableCommand {
                 // Nothing shows until the daemon opens a device: said now, so that an empty
                 // screen is not taken for a broken one.
                 if status.device == nil, status.devices?.isEmpty ?? true {
-                    printError("forcescale: forcescaled on \(path) has no pressure device open: its readings show here once it opens one. "
+                    printDiagnostic("forcescale: forcescaled on \(path) has no pressure device open: its readings show here once it opens one. "
                         + DaemonConnection.demoRoute)
                 }
             }
             if !json, output.isTerminal {
-                try output.write("Watching forcescaled on \(path). Ctrl-C stops.\n")
+                try output.write("Watching forcescaled on \(untrusted: path). Ctrl-C stops.\n")
                 try output.flush()
             }
             let loop = try EventLoop()
@@ -98,10 +98,10 @@ enum WatchCommand: ParsableCommand {
             switch event {
             case .retrying(_, let delay, let error) where !waiting:
                 waiting = true
-                printError("forcescale: waiting for forcescaled (\(error)); trying again in \(DaemonClient.seconds(delay)) s, then less and less often")
+                printDiagnostic("forcescale: waiting for forcescaled (\(error)); trying again in \(DaemonClient.seconds(delay)) s, then less and less often")
             case .connected(let release) where waiting:
                 waiting = false
-                printError("forcescale: watching forcescaled \(release) on \(path) again")
+                printDiagnostic("forcescale: watching forcescaled \(release) on \(path) again")
             default:
                 break
             }

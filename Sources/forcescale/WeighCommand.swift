@@ -147,7 +147,7 @@ enum WeighCommand: ParsableCommand {
         func watchContacts(_ reading: ReadingMessage) {
             guard weighsFirstContactOnly, !secondContactSeen, reading.contacts > 1, case .waitingForObject = measurement.step else { return }
             secondContactSeen = true
-            printError("warning: " + Self.secondContactAdvice(device: device))
+            printDiagnostic("warning: " + Self.secondContactAdvice(device: device))
         }
         _ = try client.request(.watch(enable: true, device: device), expecting: WatchMessage.self) { line in
             if case .reading(let reading) = line.message {
@@ -222,7 +222,7 @@ enum WeighCommand: ParsableCommand {
     private static func noteGrabEnded(_ line: ReceivedLine) {
         guard case .grab(let message) = line.message, !message.grabbed, let ended = message.ended else { return }
         let why = ended == GrabMessage.Ending.expired.rawValue ? "the daemon's bound for a grab passed" : "the device went away (\(ended))"
-        printError("warning: \(message.device ?? "the pad") was given back before the weighing ended (\(why)): the desktop sees it again")
+        printDiagnostic("warning: \(message.device ?? "the pad") was given back before the weighing ended (\(why)): the desktop sees it again")
     }
 
 
@@ -257,7 +257,7 @@ final class PadGrab {
         let prompts = OutputChannel.standardError
         guard prompts.isTerminal else { return }
         let bound = reply.seconds.map { " for at most \(DaemonClient.seconds($0)) s" } ?? ""
-        try prompts.write("\(device) is taken\(bound): the desktop sees nothing of the pad until the weighing ends.\n")
+        try prompts.write("\(untrusted: device) is taken\(bound): the desktop sees nothing of the pad until the weighing ends.\n")
         try prompts.flush()
     }
 

@@ -1,4 +1,5 @@
 import ArgumentParsing
+import ScaleCore
 
 extension ValueParser where Value == [Double] {
     /// Known weights in grams, greater than 0, separated by commas (`--weights` of
@@ -11,7 +12,7 @@ extension ValueParser where Value == [Double] {
             for item in text.split(separator: ",", omittingEmptySubsequences: false) {
                 let word = String(item.trimmingSpaces)
                 guard let grams = Double(word), grams.isFinite, grams > 0 else {
-                    let shown = word.isEmpty ? "An empty item" : word
+                    let shown = word.isEmpty ? "An empty item" : UntrustedText.escaped(word)
                     throw .message("\(shown) is not a weight: --weights lists weights in grams greater than 0, separated by commas: \(example)")
                 }
                 weights.append(grams)

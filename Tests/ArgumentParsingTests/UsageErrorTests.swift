@@ -55,6 +55,15 @@ import Testing
             """)
     }
 
+    /// A file name a shell's `*` gave may hold escape sequences and newlines: the error
+    /// quotes it escaped, on the error's one line.
+    @Test func aQuotedArgumentIsShownWithItsControlCharactersEscaped() {
+        #expect(usageErrorText(["replay", "a.desc", "a.events", "pad\u{1B}]0;PWNED\u{07}\nforged"]) == #"""
+            Error: Unexpected argument 'pad\e]0;PWNED\a\nforged'
+            """# + "\n" + Self.replayUsage)
+        #expect(usageErrorText(["replay", "rec", "--unit", "x\u{1B}[2J"])?.hasPrefix(#"Error: The value 'x\e[2J' is invalid for '--unit <unit>'"#) == true)
+    }
+
     @Test func severalUnexpectedArguments() {
         #expect(usageErrorText(["replay", "a", "b", "c", "d"]) == """
             Error: 2 unexpected arguments: 'c', 'd'

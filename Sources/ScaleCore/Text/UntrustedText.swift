@@ -68,3 +68,12 @@ package enum UntrustedText {
         return String(repeating: "0", count: max(0, digits - text.count)) + text
     }
 }
+
+extension DefaultStringInterpolation {
+    /// Interpolates text from outside as ``UntrustedText/escaped(_:)`` writes it, for a line
+    /// a person reads: `"\(untrusted: device.name)"`.
+    /// - Parameter text: Text from outside (a device's name, a file name, a daemon's reply).
+    package mutating func appendInterpolation(untrusted text: some StringProtocol) {
+        appendLiteral(UntrustedText.escaped(String(text)))
+    }
+}

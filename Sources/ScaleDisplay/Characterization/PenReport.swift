@@ -21,7 +21,9 @@ package struct PenReport: Sendable {
 
     // MARK: - Text
 
+    /// The device's name is written as ``UntrustedText`` escapes it (the JSON keeps it as it is).
     package var text: String {
+        let device = UntrustedText.escaped(device)
         var lines: [String] = []
         lines.append("Pen: \(device) (pressure \(pen.axis.lowerBound)–\(pen.axis.upperBound))")
         let activation = pen.activation

@@ -32,7 +32,7 @@ package struct PeakExporter: Sendable {
         switch format {
         case .csv:
             let fields = [
-                String(peak.session), CSV.field(deviceNames[peak.session] ?? ""), ReadingExporter.time(peak.time), String(peak.raw),
+                String(peak.session), CSV.textField(deviceNames[peak.session] ?? ""), ReadingExporter.time(peak.time), String(peak.raw),
                 ReadingExporter.number(peak.grams) ?? "", peak.rumble?.name ?? "", latency ?? "", errno ?? "",
             ]
             text += fields.joined(separator: ",") + "\r\n"

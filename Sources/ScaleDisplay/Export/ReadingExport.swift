@@ -130,7 +130,7 @@ package struct ReadingExporter: Sendable {
         let encoded: String
         if let name = deviceNames[session] {
             switch format {
-            case .csv: encoded = CSV.field(name)
+            case .csv: encoded = CSV.textField(name)
             case .jsonl:
                 // The writer quotes and escapes; its object is `{"d":"…"}`, and the value is
                 // what lies between the first colon and the closing brace.
@@ -148,6 +148,14 @@ package struct ReadingExporter: Sendable {
 
 /// RFC 4180 fields.
 enum CSV {
+    /// A cell of text from outside (a device's name): neutralised as a spreadsheet formula
+    /// (``UntrustedText/spreadsheetSafe(_:)``: `=cmd` becomes `'=cmd`), then quoted as
+    /// ``field(_:)`` quotes. Numbers are written as they are, never through here, so that
+    /// `-45.4` stays a number.
+    static func textField(_ value: String) -> String {
+        field(UntrustedText.spreadsheetSafe(value))
+    }
+
     /// A field as RFC 4180 writes it: as it is, unless it holds a comma, a double quote, a
     /// line break or leading/trailing spaces, in which case it is put in double quotes with
     /// each double quote doubled.

@@ -11,7 +11,8 @@ package enum SessionText {
     /// are right-aligned. A session without a stable weight shows `-`, one still open shows
     /// `open` for its duration. When any PEAK tried a rumble, a last column, RUMBLES, says
     /// what became of each session's (``RumbleText/sessionSummary(_:)``). A saturated peak or
-    /// stable weight is a lower bound, shown `>=384.6` and explained under the table.
+    /// stable weight is a lower bound, shown `>=384.6` and explained under the table. A
+    /// device's name is written as ``UntrustedText`` escapes it.
     /// - Parameters:
     ///   - sessions: The sessions, in the order to show them.
     ///   - peaks: The PEAKs of each session by its id.
@@ -24,7 +25,7 @@ package enum SessionText {
             let rumbles = showsRumbles ? [RumbleText.sessionSummary((peaks[session.id] ?? []).compactMap(\.rumble))] : []
             return [
                 String(session.id),
-                session.device.name,
+                UntrustedText.escaped(session.device.name),
                 localTime(session.started),
                 session.ended.map { duration(Double($0.microseconds - session.started.microseconds) / 1e6) } ?? "open",
                 (session.peakSaturated ? ">=" : "") + fixed(session.peakGrams, decimals: 1),
