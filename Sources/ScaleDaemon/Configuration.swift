@@ -224,7 +224,7 @@ package struct DaemonConfiguration: Equatable, Sendable {
     /// Who may change the scale or the hardware (``ControlPolicy``).
     var controlGroup = "forcescale-control"
     /// Clients connected at once.
-    var maximumClients = 64
+    var maximumClients = 256
     package var logLevel = DaemonLog.Level.info
     /// The force log: `true` or `false` as set, `nil` when not said (then on exactly when
     /// `logDatabase` is set).

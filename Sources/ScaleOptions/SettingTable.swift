@@ -92,7 +92,7 @@ extension Setting {
 
     package static let maximumClients = Setting(
         "max-clients", valueName: "count", kind: .wholeNumber(of: "clients", minimum: 1, maximum: 100_000),
-        defaultValue: "64", help: "Clients connected at once; one more is told so and let go.",
+        defaultValue: "256", help: "Clients connected at once; one more is told so and let go.",
         programs: [.forcescaled], reload: .restart)
 
     package static let logLevel = Setting(

@@ -4,10 +4,14 @@ import ScaleCore
 /// the evemu-devices collection use, so what forcescale writes other tools can replay.
 package enum EvemuWriter {
     /// The description lines (`# EVEMU 1.3`, comments, `N:`, `I:`, `P:`, `B:`, `A:`).
+    ///
+    /// The name is the device's own choice, so it is written escaped (``UntrustedText``): a
+    /// newline in it would otherwise end the `N:` line and start one of the name's making
+    /// (an `E:` event, an `A:` axis) in the recording.
     package static func header(for device: DeviceDescription, comments: [String] = []) -> String {
         var out = "# EVEMU 1.3\n"
-        for comment in comments { out += "# \(comment)\n" }
-        out += "N: \(device.name)\n"
+        for comment in comments { out += "# \(UntrustedText.escaped(comment))\n" }
+        out += "N: \(UntrustedText.escaped(device.name))\n"
         let id = device.identity
         out += "I: \([id.bus, id.vendor, id.product, id.version].map(hex4).joined(separator: " "))\n"
         for row in byteRows(of: device.properties, minimumBytes: 8) { out += "P: \(row)\n" }

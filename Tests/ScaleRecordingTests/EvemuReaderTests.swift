@@ -97,6 +97,19 @@ import ScaleCore
         #expect(again.events == original.events)
     }
 
+    /// A device that names itself with a newline and an event line cannot put that event
+    /// into a recording of it: the name is written on its one `N:` line, escaped.
+    @Test func aNameCannotForgeLinesOfTheRecording() throws {
+        let original = try Recording(evemuText: Self.version12, fileName: "x")
+        var device = original.device
+        device.name = "Pad\nE: 0.000001 0001 014a 1\nA: 18 0 1 0 0 0"
+        let text = EvemuWriter.text(of: Recording(device: device, events: original.events, comments: original.comments))
+        #expect(text.split(separator: "\n").filter { $0.hasPrefix("N: ") } == [#"N: Pad\nE: 0.000001 0001 014a 1\nA: 18 0 1 0 0 0"#])
+        let again = try Recording(evemuText: text, fileName: "y")
+        #expect(again.events == original.events)
+        #expect(again.device.axes == original.device.axes)
+    }
+
     /// One case per kind of malformation, with the line it must name.
     @Test(arguments: [
         ("N: x\nE: 1.000000 0003 0018\n", 2, "expected 'E: <seconds>.<microseconds>"),
