@@ -44,7 +44,7 @@ import os
 import subprocess
 import sys
 
-from dashboard import CheckFailed, Child, Dashboard, StreamWatcher, daemon_answers, log, run_checks, wait_until
+from dashboard import CheckFailed, Child, Dashboard, authorization, StreamWatcher, daemon_answers, log, run_checks, wait_until
 from selenium.webdriver.common.keys import Keys
 
 HISTORY = """
@@ -131,7 +131,7 @@ class History(Dashboard):
 
     def get(self, path):
         connection = http.client.HTTPConnection("127.0.0.1", self.port, timeout=30)
-        connection.request("GET", path)
+        connection.request("GET", path, headers=authorization(self.port))
         response = connection.getresponse()
         return response.status, response.read()
 
