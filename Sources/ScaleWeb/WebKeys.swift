@@ -42,11 +42,11 @@ package final class WebKeys {
         readKey = try SecretFile.randomHex(bytes: 32)
         controlKey = allowControl ? try SecretFile.randomHex(bytes: 32) : nil
         readGroup = Self.readGroup(socketPath: socketPath)
-        try write(readKey, Self.readKeyName, group: readGroup, who: readGroup == nil ? "this user only (\(socketPath) is not shared with a group, or not there yet)" : "the group of \(socketPath)")
+        try write(readKey, Self.readKeyName, group: readGroup, who: readGroup == nil ? "\(socketPath) is not shared with a group, or not there yet" : "the group of \(socketPath)")
         if let controlKey {
             let group = UserDatabase.groupID(named: controlGroup).flatMap { SecretFile.processBelongs(to: $0) ? $0 : nil }
             try write(controlKey, Self.controlKeyName, group: group,
-                      who: group == nil ? "this user only (forcescale-web is not in a group \(UntrustedText.escaped(controlGroup)))" : "the group \(UntrustedText.escaped(controlGroup))")
+                      who: group == nil ? "forcescale-web is not in a group \(controlGroup)" : "the group \(controlGroup)")
         } else {
             SecretFile.remove(path(Self.controlKeyName))
         }
@@ -61,7 +61,7 @@ package final class WebKeys {
         let group = Self.readGroup(socketPath: socketPath)
         guard group != readGroup else { return }
         do {
-            try write(readKey, Self.readKeyName, group: group, who: group == nil ? "this user only" : "the group of \(socketPath)")
+            try write(readKey, Self.readKeyName, group: group, who: group == nil ? "\(socketPath) is not shared with a group" : "the group of \(socketPath)")
             readGroup = group
         } catch {
             log("\(error)")
@@ -82,8 +82,21 @@ package final class WebKeys {
         return access.group
     }
 
+    /// Writes a key file for `group`; when the group cannot be given (a system call filter
+    /// without fchown, say), for this user only, and says so.
     private func write(_ key: String, _ name: String, group: gid_t?, who: String) throws {
-        try SecretFile.write(key + "\n", to: path(name), group: group)
-        log("wrote \(UntrustedText.escaped(path(name))), readable by \(UntrustedText.escaped(who))")
+        var failure: SystemError?
+        if group != nil {
+            do throws(SystemError) {
+                try SecretFile.write(key + "\n", to: path(name), group: group)
+                log("wrote \(UntrustedText.escaped(path(name))), readable by \(UntrustedText.escaped(who))")
+                return
+            } catch {
+                failure = error
+            }
+        }
+        try SecretFile.write(key + "\n", to: path(name), group: nil)
+        let why = failure.map { ": it could not be given \(who) (\($0))" } ?? " (\(who))"
+        log("wrote \(UntrustedText.escaped(path(name))), readable by this user only\(UntrustedText.escaped(why))")
     }
 }

@@ -31,6 +31,12 @@ import Testing
         #expect(service.values("Unit", "Requires") == ["forcescale-web.socket"])
         let listen = socket.values("Socket", "ListenStream")
         #expect(listen.count == 1 && listen[0].hasPrefix("127.0.0.1:"), "loopback only by default: \(listen)")
+        // The listener systemd holds lets in loopback peers only: the service's own
+        // IPAddressDeny= does not cover it, so a wider ListenStream= alone opens nothing.
+        #expect(socket.values("Socket", "IPAddressAllow") == ["localhost"] && socket.values("Socket", "IPAddressDeny") == ["any"])
+        // The access keys' directory, and a bound on memory.
+        #expect(service.values("Service", "RuntimeDirectory") == ["forcescale-web"] && service.values("Service", "RuntimeDirectoryMode") == ["0755"])
+        #expect(service.values("Service", "MemoryMax") == ["64M"])
         // Off by default: only `systemctl enable` puts the socket in sockets.target, and the
         // service is never wanted by anything but its socket.
         #expect(socket.values("Install", "WantedBy") == ["sockets.target"])
