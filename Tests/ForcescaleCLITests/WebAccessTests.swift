@@ -162,4 +162,40 @@ struct WebAccessTests {
         #expect(!FileManager.default.fileExists(atPath: other.keyDirectory.appendingPathComponent("read-key").path))
         #expect(!FileManager.default.fileExists(atPath: other.keyDirectory.appendingPathComponent("control-key").path))
     }
+
+    /// Headless chromium run as nobody (HOME and its profile in a directory of nobody's) on
+    /// the bare address gets no Tare and cannot tare: Tests/Browser/stranger.py. Then the
+    /// allowed user's browser, let in by the address with the key, sees the dashboard refused
+    /// in a frame of another origin.
+    @Test func aStrangersBrowserGetsNoTareAndNoOnesPageCanFrameTheDashboard() throws {
+        let directory = try CLI.temporaryDirectory()
+        defer { try? FileManager.default.removeItem(at: directory) }
+        let daemon = try DaemonUnderTest(recording: try DaemonRecordings.busy(in: directory))
+        defer { daemon.cleanUp() }
+        let web = try WebUnderTest(socket: daemon.socketPath, arguments: ["--allow-control"])
+        let stream = try EventStreamClient(port: web.port, key: web.key)
+        try stream.waitUntil("a press on the pad") { events in
+            events.contains { $0.event == "reading" && ((try? JSONValue.parse($0.data)["grams"]?.numberValue) ?? 0) > 20 }
+        }
+        let shared = try SharedWithOtherUsers()
+        let script = try shared.copy(CLI.packageRoot.appendingPathComponent("Tests/Browser/stranger.py"), to: "stranger.py")
+        let home = try shared.makeDirectory("home")
+        #expect(chown(home.path, 65534, 65534) == 0)
+        let stranger = try run(
+            "/usr/bin/setpriv",
+            ["--reuid=nobody", "--regid=nogroup", "--clear-groups", "/usr/bin/env", "HOME=\(home.path)", "TMPDIR=\(home.path)",
+             "/usr/bin/python3", script, "--stranger", "http://127.0.0.1:\(web.port)/"], timeout: 600)
+        print(stranger.stdout)
+        #expect(stranger.exited && stranger.status == 0 && stranger.stdout.contains("all browser checks passed"), "\(stranger.stdout)\n\(stranger.stderr)")
+        // Nothing reached the daemon: no control request got as far as the check, and the
+        // tare is still 0 with the pad pressed.
+        #expect(!web.stderr.contains("control:"), "\(web.stderr)")
+        let status = try web.get("/api/status")
+        #expect(!Self.tares(status).isEmpty && Self.tares(status).allSatisfy { Double($0) == 0 }, "\(status)")
+
+        let framed = try run("/usr/bin/python3", [script, "--frame", web.keyedURL],
+                             environment: ["HOME": directory.path, "TMPDIR": directory.path], timeout: 600)
+        print(framed.stdout)
+        #expect(framed.exited && framed.status == 0 && framed.stdout.contains("all browser checks passed"), "\(framed.stdout)\n\(framed.stderr)")
+    }
 }
