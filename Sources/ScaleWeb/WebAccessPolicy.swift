@@ -91,8 +91,11 @@ package struct WebAccess: Sendable {
             guard right(ofKey: Substring(queryKey)) > .none else {
                 return .unauthorized("the key in the address is not this forcescale-web's (it makes new keys each time it starts): open the page again with forcescale-web-open, or the address make run printed")
             }
+            // Back to the same path on this server: never `//host` (another server, to a
+            // browser) nor anything but plain printable ASCII in a header.
+            let plain = path.hasPrefix("/") && !path.hasPrefix("//") && path.unicodeScalars.allSatisfy { $0.value > 0x20 && $0.value < 0x7F }
             // SameSite=Strict: another site's page never sends it, not even by a link.
-            return .exchange(location: path, setCookie: "\(cookieName)=\(queryKey); HttpOnly; SameSite=Strict; Path=/")
+            return .exchange(location: plain ? path : "/", setCookie: "\(cookieName)=\(queryKey); HttpOnly; SameSite=Strict; Path=/")
         }
         let right = right(authorization: authorization, cookie: cookie)
         if right > .none { return .serve(right) }

@@ -41,6 +41,16 @@ import Testing
         let access = Self.access
         #expect(access.decide(method: "GET", path: "/", queryKey: Self.control, authorization: nil, cookie: nil)
             == .exchange(location: "/", setCookie: "forcescale-web-19385=\(Self.control); HttpOnly; SameSite=Strict; Path=/"))
+        // The redirect stays on this server and in one header line.
+        for path in ["//evil.example/", "/a\r\nSet-Cookie: x=y", "evil"] {
+            guard case .exchange(let location, _) = access.decide(method: "GET", path: path, queryKey: Self.read, authorization: nil, cookie: nil) else {
+                Issue.record("\(path) was not exchanged")
+                continue
+            }
+            #expect(location == "/", "\(path)")
+        }
+        #expect(access.decide(method: "GET", path: "/api/sessions/3.csv", queryKey: Self.read, authorization: nil, cookie: nil)
+            == .exchange(location: "/api/sessions/3.csv", setCookie: "forcescale-web-19385=\(Self.read); HttpOnly; SameSite=Strict; Path=/"))
         guard case .unauthorized(let why) = access.decide(method: "GET", path: "/", queryKey: "guess", authorization: nil, cookie: nil) else {
             Issue.record("a wrong key in the address got in")
             return
