@@ -325,7 +325,7 @@ package final class WebServer {
     private func route(_ request: HTTPRequest, right: WebAccess.Right) -> HTTPResponse {
         switch RouteDecision.route(method: request.method, path: request.path) {
         case .notFound:
-            return .error(404, "Not Found: \(request.path) (the endpoints are /, /page.js, /page.css, /events, /api/status, /api/tare, /api/grab, /api/sessions, /api/sessions/ID and /metrics)",
+            return .error(404, "Not Found: \(UntrustedText.escaped(request.path)) (the endpoints are /, /page.js, /page.css, /events, /api/status, /api/tare, /api/grab, /api/sessions, /api/sessions/ID and /metrics)",
                           path: request.path)
         case .badRequest(let message):
             return SessionHistory.badRequest(message)
@@ -341,7 +341,7 @@ package final class WebServer {
         case .session(let id, let representation):
             return history.session(id: id, representation)
         case .methodNotAllowed(let allow):
-            return .error(405, "Method Not Allowed: \(request.path) takes \(allow)", path: request.path, headers: [("Allow", allow)])
+            return .error(405, "Method Not Allowed: \(UntrustedText.escaped(request.path)) takes \(allow)", path: request.path, headers: [("Allow", allow)])
         case .endpoint(.page):
             return .complete(status: 200, contentType: "text/html; charset=utf-8", body: Array(DashboardPage.html.utf8))
         case .endpoint(.script):
