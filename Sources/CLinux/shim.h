@@ -35,4 +35,11 @@ static inline int forcescale_accept4_from(int listener, void *address, unsigned 
     return accept4(listener, address, length, flags);
 }
 
+/// getrandom(2) (<sys/random.h>, which Swift's Glibc module does not bring in): random
+/// bytes from the kernel's generator.
+static inline long forcescale_getrandom(void *buffer, unsigned long length, unsigned int flags) {
+    extern long getrandom(void *, unsigned long, unsigned int);
+    return getrandom(buffer, length, flags);
+}
+
 #endif

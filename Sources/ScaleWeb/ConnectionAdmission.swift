@@ -146,6 +146,12 @@ final class ConnectionAdmission {
         forget(entry)
     }
 
+    /// The peer of a connection the library serves, as `127.0.0.1:54321`: the address
+    /// `accept` gave, for the log of control requests.
+    func peer(of connection: LibraryConnection) -> String? {
+        entry(for: connection)?.accepted.endpoint
+    }
+
     /// A request's head is in and the application answers it: the connection no longer
     /// waits for a request.
     func requestArrived(on connection: LibraryConnection) {
@@ -373,7 +379,7 @@ final class ConnectionAdmission {
     private func refuse(_ descriptor: FileDescriptor, _ status: Int, _ reason: String, _ message: String, extraHeaders: String = "") {
         let body = "\(reason): \(message)\n"
         let response = "HTTP/1.1 \(status) \(reason)\r\nContent-Type: text/plain; charset=utf-8\r\nContent-Length: \(body.utf8.count)\r\n"
-            + extraHeaders + "X-Content-Type-Options: nosniff\r\nConnection: close\r\n\r\n" + body
+            + extraHeaders + SecurityHeaders.lines + "Connection: close\r\n\r\n" + body
         _ = Array(response.utf8).withUnsafeBytes { try? descriptor.send($0) }
         try? descriptor.shutdown(.sending)
         for _ in 0..<16 {

@@ -1,12 +1,13 @@
 import ScaleCore
 import ScaleProtocol
 
-/// The page `/` serves: the scale in a browser. One self-contained document, its
-/// CSS and script inline (edited as files of their own, `Page/page.html`, `page.css` and
-/// `page.js`, which the EmbedPage plugin builds in as `EmbeddedPage`), so that it works
-/// offline and from a machine with no route to any
-/// CDN; it needs nothing but this server's `/events`, `/api/status` and `/api/sessions…`
-/// (and `/api/tare` when the server allows control).
+/// The page `/` serves: the scale in a browser. One document with its CSS and script at
+/// `/page.css` and `/page.js` of the same server (edited as files of their own,
+/// `Page/page.html`, `page.css` and `page.js`, which the EmbedPage plugin builds in as
+/// `EmbeddedPage`), so that it works offline and from a machine with no route to any CDN,
+/// under a Content-Security-Policy that allows no inline script (`SecurityHeaders`); it
+/// needs nothing but this server's `/events`, `/api/status` and `/api/sessions…` (and
+/// `/api/tare`, `/api/grab` when the server allows control).
 ///
 /// One card per device the daemon serves, made when the device's first READING comes or
 /// when STATUS's `devices` names it (protocol 1.5), in the order of their names. What each
@@ -39,12 +40,25 @@ import ScaleProtocol
 /// The page's element ids and each card's class names (a card is `.scale` with
 /// `data-device`) are part of the interface: the browser tests (Tests/Browser) find them.
 enum DashboardPage {
-    /// page.html with page.css, page.js and the units' JSON put in where it names them
-    /// (`/* page.css */`, `/* page.js */`, `/* units */`, each on a line of its own), once,
-    /// when first served.
-    static let html: String = inline(
-        inline(inline(EmbeddedPage.html, marker: "/* page.css */\n", EmbeddedPage.css), marker: "/* page.js */\n", EmbeddedPage.script),
-        marker: "/* units */\n", units + "\n")
+    /// page.html with the units' JSON put in where it names them (`/* units */`, on a line
+    /// of its own), once, when first served.
+    static let html: String = inline(EmbeddedPage.html, marker: "/* units */\n", units + "\n")
+
+    /// What `/` answers a browser without a key (401): how to get in, and no data.
+    static let unauthorized: String = """
+        <!DOCTYPE html>
+        <html lang="en">
+        <head><meta charset="utf-8"><title>forcescale: a key is needed</title></head>
+        <body>
+        <h1>forcescale: a key is needed</h1>
+        <p>This dashboard shows the scale only to those who may read forcescaled's socket.
+        Open it with <code>forcescale-web-open</code> (the Forcescale entry of the desktop's menu),
+        as a member of the group <code>forcescale</code>, or with the address <code>make run</code> printed.</p>
+        <p>Not in the group? <code>sudo adduser $USER forcescale</code>, then log in again.</p>
+        </body>
+        </html>
+
+        """
 
     /// `MassUnit` as the page reads it (`<script type="application/json" id="units">`): every
     /// unit in the order the CLI lists them, its symbol, its name, how many grams one of it

@@ -4,6 +4,8 @@ import ScaleProtocol
 struct HTTPRequest {
     var method: String
     var path: String
+    /// Where the request comes from, `127.0.0.1:54321` (`?` when unknown), for logs.
+    var peer: String
     /// A request header by name (case does not matter), `nil` when absent.
     let header: (String) -> String?
     /// An argument of the URL's query by name (`device` of `/api/tare?device=event5`),
@@ -11,6 +13,27 @@ struct HTTPRequest {
     let queryArgument: (String) -> String?
     /// The body, at most `HTTPServer.Limits.maximumBody` bytes.
     var body: [UInt8]
+}
+
+/// The headers of every response, whatever its kind (page, API, error, stream): nothing
+/// forcescale-web serves may be framed by another page (a click on Tare through an invisible
+/// frame), read as another type than it says, or named to other sites in a `Referer`; and
+/// the page may load nothing but its own files (no inline script: page.js and page.css are
+/// endpoints of their own; the units' JSON is a data block, which is not run). `data:`
+/// images are the page's empty icon (`<link rel="icon" href="data:,">`).
+enum SecurityHeaders {
+    static let contentSecurityPolicy =
+        "default-src 'self'; img-src 'self' data:; frame-ancestors 'none'; base-uri 'none'; form-action 'self'"
+
+    static let all: [(String, String)] = [
+        ("X-Frame-Options", "DENY"),
+        ("Content-Security-Policy", contentSecurityPolicy),
+        ("Referrer-Policy", "no-referrer"),
+        ("X-Content-Type-Options", "nosniff"),
+    ]
+
+    /// The same as lines of a response head, each ending in CRLF.
+    static var lines: String { all.map { "\($0.0): \($0.1)\r\n" }.joined() }
 }
 
 /// What the application answers.

@@ -316,7 +316,7 @@ package final class HTTPServer {
         if version == "HTTP/1.1", header(connection, "Host") == nil {
             return queue(.error(400, "Bad Request: an HTTP/1.1 request needs a Host header", path: url), on: connection)
         }
-        let request = HTTPRequest(method: method, path: url, header: { [unowned self] in header(connection, $0) },
+        let request = HTTPRequest(method: method, path: url, peer: admission.peer(of: LibraryConnection(connection)) ?? "?", header: { [unowned self] in header(connection, $0) },
             queryArgument: { CMicroHTTPD_query_argument(connection, $0).map { String(cString: $0) } }, body: pending.body)
         return queue(handler(request), on: connection)
     }
@@ -383,8 +383,7 @@ package final class HTTPServer {
             return false
         }
         defer { CMicroHTTPD_destroy(made) }
-        // Nothing here is for other origins' scripts to read or frame.
-        headers += [("X-Content-Type-Options", "nosniff")]
+        headers += SecurityHeaders.all
         for (name, value) in headers { _ = CMicroHTTPD_add_header(made, name, value) }
         return CMicroHTTPD_queue(connection, status, made) == 1
     }

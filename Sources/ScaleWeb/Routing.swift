@@ -3,6 +3,10 @@
 /// without a socket.
 package enum WebEndpoint: String, Sendable, Hashable, CaseIterable {
     case page = "/"
+    /// The page's script and style, files of their own so that the Content-Security-Policy
+    /// needs no inline code (`SecurityHeaders`).
+    case script = "/page.js"
+    case style = "/page.css"
     case events = "/events"
     case status = "/api/status"
     case tare = "/api/tare"

@@ -1,5 +1,6 @@
 /// Who may tare through the web (docs/web.md, "Control"): only when forcescale-web was
-/// started with `--allow-control`, and only a request from the page's own origin.
+/// started with `--allow-control`, only a request with the control key (`WebAccess`), and
+/// only from the page's own origin.
 ///
 /// A browser sends `Origin` with every POST; a page of another site that posts to this
 /// server has its own origin there, so comparing `Origin` with `Host` refuses it. That
@@ -11,10 +12,14 @@ enum WebControlPolicy {
     /// Why a control request is refused; `nil` when it is allowed.
     /// - Parameters:
     ///   - allowControl: Whether `--allow-control` was given.
+    ///   - right: What the request's credential allows.
     ///   - origin: The `Origin` header.
     ///   - host: The `Host` header.
-    static func refusal(allowControl: Bool, origin: String?, host: String?) -> String? {
+    static func refusal(allowControl: Bool, right: WebAccess.Right, origin: String?, host: String?) -> String? {
         guard allowControl else { return "control is off: start forcescale-web with --allow-control" }
+        guard right >= .control else {
+            return "\(right) allows reading only: control needs the control key (open the page with forcescale-web-open as a member of the control group)"
+        }
         guard let origin, origin != "null" else { return "no Origin header: only the dashboard page may tare" }
         guard let host, !host.isEmpty else { return "no Host header" }
         guard origin.lowercased() == "http://" + host.lowercased() else {

@@ -25,6 +25,10 @@ package final class WebServer {
         /// Seconds to wait for the daemon's replies (STATUS, DEVICES, TARE).
         var daemonTimeout = 2.0
         package var limits = HTTPServer.Limits()
+        /// `/metrics` without a key (`--public-metrics`).
+        package var publicMetrics = false
+        /// Host names besides the address's own and `localhost` (`--allow-host`).
+        package var allowedHosts: [String] = []
 
         package init(socketPath: String, allowControl: Bool, release: String) {
             self.socketPath = socketPath
@@ -60,14 +64,23 @@ package final class WebServer {
     private var reportedWaiting = false
     private let log: (String) -> Void
     private let history: SessionHistory
+    private let keys: WebKeys
+    private let access: WebAccess
+    private let hosts: WebHostPolicy
 
     /// Sets up and starts serving on `listener`; the daemon is connected to at once and
     /// again whenever it goes away (with back-off).
+    /// - Parameter keys: The keys a request must carry (`WebAccess`), their files written.
     /// - Throws: `HTTPServerError`, or `Errno` for the loop's timers.
-    package init(options: Options, listener: InetListener, loop: EventLoop, log: @escaping (String) -> Void) throws {
+    package init(options: Options, keys: WebKeys, listener: InetListener, loop: EventLoop, log: @escaping (String) -> Void) throws {
         self.options = options
         self.loop = loop
         self.log = log
+        self.keys = keys
+        let address = try? ListenAddress(parsing: listener.address)
+        access = WebAccess(readKey: keys.readKey, controlKey: options.allowControl ? keys.controlKey : nil,
+                           port: address?.port ?? 0, publicMetrics: options.publicMetrics)
+        hosts = WebHostPolicy(listenHost: address?.host ?? "127.0.0.1", names: options.allowedHosts)
         history = SessionHistory(path: options.logPath)
         ring = EventRing(capacity: options.ringCapacity)
         metrics = MetricsState(release: options.release)
@@ -120,6 +133,7 @@ package final class WebServer {
         case .connected(let release):
             reportedWaiting = false
             log("connected to forcescaled \(release) on \(options.socketPath)")
+            keys.socketMayHaveChanged()
             unansweredSince = nil
             probeSentAt = nil
             updateDaemonState()
@@ -287,10 +301,31 @@ package final class WebServer {
 
     // MARK: HTTP
 
+    /// The Host check, then the credential (`WebAccess`), then the endpoint.
     private func respond(to request: HTTPRequest) -> HTTPResponse {
+        guard hosts.allows(request.header("Host")) else {
+            return .error(421, "Misdirected Request: this forcescale-web answers to its address and localhost, not to the name \(UntrustedText.escaped(request.header("Host") ?? "(none)")) (its admin adds names with --allow-host)",
+                          path: request.path)
+        }
+        switch access.decide(method: request.method, path: request.path, queryKey: request.queryArgument("key"),
+                             authorization: request.header("Authorization"), cookie: request.header("Cookie")) {
+        case .exchange(let location, let cookie):
+            return .complete(status: 303, contentType: "text/plain; charset=utf-8", body: Array("See Other: \(location)\n".utf8),
+                             headers: [("Location", location), ("Set-Cookie", cookie), ("Cache-Control", "no-store")])
+        case .unauthorized(let why):
+            if request.path == WebEndpoint.page.rawValue {
+                return .complete(status: 401, contentType: "text/html; charset=utf-8", body: Array(DashboardPage.unauthorized.utf8))
+            }
+            return .error(401, "Unauthorized: \(why)", path: request.path)
+        case .serve(let right):
+            return route(request, right: right)
+        }
+    }
+
+    private func route(_ request: HTTPRequest, right: WebAccess.Right) -> HTTPResponse {
         switch RouteDecision.route(method: request.method, path: request.path) {
         case .notFound:
-            return .error(404, "Not Found: \(request.path) (the endpoints are /, /events, /api/status, /api/tare, /api/grab, /api/sessions, /api/sessions/ID and /metrics)",
+            return .error(404, "Not Found: \(UntrustedText.escaped(request.path)) (the endpoints are /, /page.js, /page.css, /events, /api/status, /api/tare, /api/grab, /api/sessions, /api/sessions/ID and /metrics)",
                           path: request.path)
         case .badRequest(let message):
             return SessionHistory.badRequest(message)
@@ -306,17 +341,21 @@ package final class WebServer {
         case .session(let id, let representation):
             return history.session(id: id, representation)
         case .methodNotAllowed(let allow):
-            return .error(405, "Method Not Allowed: \(request.path) takes \(allow)", path: request.path, headers: [("Allow", allow)])
+            return .error(405, "Method Not Allowed: \(UntrustedText.escaped(request.path)) takes \(allow)", path: request.path, headers: [("Allow", allow)])
         case .endpoint(.page):
             return .complete(status: 200, contentType: "text/html; charset=utf-8", body: Array(DashboardPage.html.utf8))
+        case .endpoint(.script):
+            return .complete(status: 200, contentType: "text/javascript; charset=utf-8", body: Array(EmbeddedPage.script.utf8))
+        case .endpoint(.style):
+            return .complete(status: 200, contentType: "text/css; charset=utf-8", body: Array(EmbeddedPage.css.utf8))
         case .endpoint(.events):
             return .stream(subscribe(lastEventID: ServerSentEvents.lastEventID(request.header("Last-Event-ID"))))
         case .endpoint(.status):
-            return status()
+            return status(control: options.allowControl && right >= .control)
         case .endpoint(.tare):
-            return tare(request)
+            return tare(request, right: right)
         case .endpoint(.grab):
-            return grab(request)
+            return grab(request, right: right)
         case .endpoint(.metrics):
             refreshDeviceInfo()
             let format = MetricsFormat.negotiate(accept: request.header("Accept"))
@@ -342,9 +381,10 @@ package final class WebServer {
     }
 
     /// `{"up":…,"control":…,"status":…}`: `control` says whether this server takes a tare
-    /// (`--allow-control`), so that the page offers the button only where it works.
-    private func status() -> HTTPResponse {
-        let control = options.allowControl ? "true" : "false"
+    /// from this request's credential (`--allow-control` and the control key), so that the
+    /// page offers the button only where it works.
+    private func status(control allowed: Bool) -> HTTPResponse {
+        let control = allowed ? "true" : "false"
         let down = HTTPResponse.json(200, #"{"up":false,"control":"# + control + #","status":null}"#)
         guard case .success(let status)? = askDaemon({ () throws(DaemonClientError) in
             try client.request(.status(), expecting: StatusMessage.self, timeout: options.daemonTimeout)
@@ -362,39 +402,58 @@ package final class WebServer {
 
     /// `POST /api/grab[?device=…][&enable=false]`: the daemon's GRAB for the page's "Weigh
     /// what I add", through this server's connection; its reply as the daemon sent it.
-    private func grab(_ request: HTTPRequest) -> HTTPResponse {
+    private func grab(_ request: HTTPRequest, right: WebAccess.Right) -> HTTPResponse {
         let enable = request.queryArgument("enable") != "false"
-        return control(request) { () throws(DaemonClientError) in
+        return control(request, right: right) { () throws(DaemonClientError) in
             try client.request(
                 .grab(enable: enable, seconds: enable ? Self.grabSeconds : nil, device: request.queryArgument("device")),
                 expecting: GrabMessage.self, timeout: options.daemonTimeout)
         }
     }
 
-    private func tare(_ request: HTTPRequest) -> HTTPResponse {
+    private func tare(_ request: HTTPRequest, right: WebAccess.Right) -> HTTPResponse {
         // The device of the card whose button was pressed; with several devices served, a
         // TARE that names none is refused by the daemon (its ERROR lists them).
-        control(request) { () throws(DaemonClientError) in
+        control(request, right: right) { () throws(DaemonClientError) in
             try client.request(.tare(device: request.queryArgument("device")), expecting: TareMessage.self, timeout: options.daemonTimeout)
         }
     }
 
-    /// A request that changes the scale, once `--allow-control` and the origin allow it: the
-    /// daemon's reply line, or why not.
-    private func control<Reply: DaemonLineMessage>(_ request: HTTPRequest, _ ask: () throws(DaemonClientError) -> DaemonReply<Reply>) -> HTTPResponse {
+    /// A request that changes the scale, once `--allow-control`, the control key and the
+    /// origin allow it: the daemon's reply line, or why not. Each one is logged, allowed or
+    /// refused (`audit`).
+    private func control<Reply: DaemonLineMessage>(
+        _ request: HTTPRequest, right: WebAccess.Right, _ ask: () throws(DaemonClientError) -> DaemonReply<Reply>
+    ) -> HTTPResponse {
         if let refusal = WebControlPolicy.refusal(
-            allowControl: options.allowControl, origin: request.header("Origin"), host: request.header("Host")) {
+            allowControl: options.allowControl, right: right, origin: request.header("Origin"), host: request.header("Host")) {
+            audit(request, "refused (403): \(refusal)")
             return .apiError(403, "Forbidden: \(refusal)")
         }
-        guard client.isConnected else { return .apiError(503, "forcescaled is not running (start it, or the forcescale service)") }
+        guard client.isConnected else {
+            audit(request, "failed (503): forcescaled is not running")
+            return .apiError(503, "forcescaled is not running (start it, or the forcescale service)")
+        }
         switch askDaemon(ask) {
         case nil:
+            audit(request, "failed (503): forcescaled does not answer")
             return .apiError(503, "forcescaled does not answer (it may be stopped or overloaded; try again)")
         case .success(let reply)?:
+            audit(request, "done: \(reply.text)")
             return .json(200, reply.text)
         case .failure(let error)?:
+            audit(request, "failed (\(error.isPermissionDenied ? 403 : 502)): \(error.description)")
             return .apiError(error.isPermissionDenied ? 403 : 502, error.description)
         }
+    }
+
+    /// One line in the log for a control request: who asked (the peer's address and port),
+    /// what (the endpoint, the device, the query), and what came of it; text from the
+    /// request escaped.
+    private func audit(_ request: HTTPRequest, _ outcome: String) {
+        let device = request.queryArgument("device").map { UntrustedText.escaped($0) } ?? "(the only one)"
+        let enable = request.path == WebEndpoint.grab.rawValue ? " enable=\(UntrustedText.escaped(request.queryArgument("enable") ?? "true"))" : ""
+        log("control: \(request.method) \(UntrustedText.escaped(request.path)) device=\(device)\(enable) from \(request.peer): \(UntrustedText.escaped(outcome))")
     }
 
     /// Asks the daemon which devices it serves, for `forcescale_device_info`.

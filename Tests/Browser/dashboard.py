@@ -73,12 +73,52 @@ def shown(reading):
     return reading.get("settled_grams", reading["grams"])
 
 
+# forcescale-web's key by port: it writes its keys into --key-dir when it starts (read-key,
+# and control-key with --allow-control), and every request needs one. The requests here
+# carry the best of them (Authorization: Bearer), as the allowed user's tools do; the
+# browser enters through the address with ?key=, as forcescale-web-open and make run open it.
+KEYS = {}
+
+
+def written_key(key_dir):
+    """The key forcescale-web wrote into key_dir: control-key when there is one, else
+    read-key; None before it wrote them."""
+    for name in ("control-key", "read-key"):
+        try:
+            with open(os.path.join(key_dir, name), encoding="ascii") as file:
+                return file.read().strip()
+        except FileNotFoundError:
+            continue
+    return None
+
+
+def authorization(port):
+    """The header that carries the key of the forcescale-web on `port`."""
+    return {"Authorization": f"Bearer {KEYS[port]}"} if port in KEYS else {}
+
+
+def keyed_url(port):
+    """The address that lets a browser in: forcescale-web answers it with its cookie and a
+    redirect to the bare address."""
+    return f"http://127.0.0.1:{port}/?key={KEYS[port]}"
+
+
+def web_serves(port, key_dir):
+    """True once the forcescale-web on `port` has written its keys into key_dir and serves
+    its page with them (a key of an earlier run, not yet replaced, gets 401: read again)."""
+    key = written_key(key_dir)
+    if key is None:
+        return False
+    KEYS[port] = key
+    return page_answers(port)
+
+
 def served_units(port):
     """The units forcescale-web put into its page (ScaleCore's MassUnit, the JSON of
     <script id="units">), in order: what the page converts and rounds with. Read from the
     page as served, so that no factor or decimal is restated here."""
     connection = http.client.HTTPConnection("127.0.0.1", port, timeout=30)
-    connection.request("GET", "/")
+    connection.request("GET", "/", headers=authorization(port))
     page = connection.getresponse().read().decode("utf-8")
     connection.close()
     match = re.search(r'<script type="application/json" id="units">\n(.*?)\n</script>', page, re.S)
@@ -195,7 +235,7 @@ def daemon_answers(path):
 def page_answers(port):
     try:
         connection = http.client.HTTPConnection("127.0.0.1", port, timeout=5)
-        connection.request("GET", "/")
+        connection.request("GET", "/", headers=authorization(port))
         response = connection.getresponse()
         response.read()
         connection.close()
@@ -227,7 +267,7 @@ class StreamWatcher(threading.Thread):
         while not self.stopping:
             try:
                 connection = http.client.HTTPConnection("127.0.0.1", self.port, timeout=30)
-                connection.request("GET", "/events", headers={"Accept": "text/event-stream"})
+                connection.request("GET", "/events", headers={"Accept": "text/event-stream", **authorization(self.port)})
                 response = connection.getresponse()
                 if response.status != 200:
                     raise OSError(f"status {response.status}")
@@ -353,6 +393,8 @@ class Dashboard:
         self.socket = os.path.join(self.work, "sock")
         self.port = free_port()
         self.url = f"http://127.0.0.1:{self.port}/"
+        self.key_dir = os.path.join(self.work, "keys")
+        os.makedirs(self.key_dir, exist_ok=True)
         self.daemon = None
         self.web = None
         self.browser = None
@@ -379,7 +421,7 @@ class Dashboard:
 
     def start_web(self):
         arguments = [os.path.join(self.arguments.bin_dir, "forcescale-web"), "--socket", self.socket,
-                     "--listen", f"127.0.0.1:{self.port}"] + self.web_arguments
+                     "--listen", f"127.0.0.1:{self.port}", "--key-dir", self.key_dir] + self.web_arguments
         if self.web is None:
             self.web = Child("forcescale-web", arguments, self.work)
         else:
@@ -388,7 +430,7 @@ class Dashboard:
         def answers():
             if not self.web.running():
                 raise CheckFailed(f"forcescale-web exited with {self.web.process.returncode}: {self.web.text()}")
-            return page_answers(self.port)
+            return web_serves(self.port, self.key_dir)
 
         wait_until(f"forcescale-web to serve {self.url}", answers, seen=self.web.text)
 
@@ -502,7 +544,9 @@ class Dashboard:
         self.watcher = StreamWatcher(self.port)
         self.watcher.start()
         self.start_browser()
-        self.browser.get(self.url)
+        self.browser.get(keyed_url(self.port))
+        if self.browser.current_url != self.url:
+            raise CheckFailed(f"the key was not taken out of the address bar: {self.browser.current_url}")
 
     def run(self):
         self.open_page()
@@ -704,6 +748,7 @@ class Dashboard:
         log(f"daemon restarted: live again (the stream carries {reading['grams']} g)")
 
     def check_server_restart(self):
+        old_key = KEYS[self.port]
         self.web.stop()
         page = self.page_until("that it is reconnecting, with forcescale-web stopped",
                                lambda page: page["connectionState"] == "reconnecting" and page["reconnectingShown"]
@@ -711,6 +756,17 @@ class Dashboard:
         log(f"forcescale-web stopped: {page['reconnecting']}")
         self.fresh_reading_shown()
         self.start_web()
+        # A restarted forcescale-web has new keys: the old one (the page's cookie) gets 401
+        # and no data, and the page is opened again with the new key, as forcescale-web-open
+        # does.
+        connection = http.client.HTTPConnection("127.0.0.1", self.port, timeout=30)
+        connection.request("GET", "/api/status", headers={"Authorization": f"Bearer {old_key}"})
+        refused = connection.getresponse()
+        body = refused.read()
+        connection.close()
+        if refused.status != 401 or b'"up"' in body:
+            raise CheckFailed(f"the key of forcescale-web's previous run got {refused.status}: {body!r}")
+        self.browser.get(keyed_url(self.port))
         self.page_until("readings again after forcescale-web's restart",
                         lambda page: page["connectionState"] == "live" and not page["reconnectingShown"] and page["grams"] is not None)
         log("forcescale-web restarted: live again")

@@ -29,7 +29,7 @@ import subprocess
 import sys
 import time
 
-from dashboard import CheckFailed, Child, Dashboard, check_axes, daemon_answers, grams_text, log, recorded_name, run_checks, shown, wait_until
+from dashboard import CheckFailed, Child, Dashboard, authorization, check_axes, daemon_answers, grams_text, log, recorded_name, run_checks, shown, wait_until
 
 
 class Devices(Dashboard):
@@ -84,7 +84,7 @@ class Devices(Dashboard):
 
     def check_metrics(self, names):
         connection = http.client.HTTPConnection("127.0.0.1", self.port, timeout=30)
-        connection.request("GET", "/metrics")
+        connection.request("GET", "/metrics", headers=authorization(self.port))
         text = connection.getresponse().read().decode()
         connection.close()
         for device in names:

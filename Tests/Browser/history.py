@@ -44,7 +44,7 @@ import os
 import subprocess
 import sys
 
-from dashboard import CheckFailed, Child, Dashboard, StreamWatcher, daemon_answers, log, run_checks, wait_until
+from dashboard import CheckFailed, Child, Dashboard, StreamWatcher, authorization, daemon_answers, keyed_url, log, run_checks, wait_until
 from selenium.webdriver.common.keys import Keys
 
 HISTORY = """
@@ -131,7 +131,7 @@ class History(Dashboard):
 
     def get(self, path):
         connection = http.client.HTTPConnection("127.0.0.1", self.port, timeout=30)
-        connection.request("GET", path)
+        connection.request("GET", path, headers=authorization(self.port))
         response = connection.getresponse()
         return response.status, response.read()
 
@@ -147,7 +147,9 @@ class History(Dashboard):
         self.watcher = StreamWatcher(self.port)
         self.watcher.start()
         self.start_browser()
-        self.browser.get(self.url)
+        # In through the address with the key, as the launcher opens it; the later visits
+        # of the bare address carry the cookie it set.
+        self.browser.get(keyed_url(self.port))
         page = self.history_until("that there is no log, and how to switch logging on",
                                   lambda page: page["log"] == "missing")
         if "forcescaled with --log" not in page["status"] or self.log_path not in page["status"] or page["tableShown"]:

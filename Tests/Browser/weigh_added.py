@@ -27,7 +27,7 @@ from selenium.common.exceptions import WebDriverException
 from selenium.webdriver.chrome.service import Service
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from dashboard import CHROMEDRIVER, DEADLINE, CheckFailed, Child, StreamWatcher, daemon_answers, free_port, log, page_answers, wait_until  # noqa: E402
+from dashboard import CHROMEDRIVER, DEADLINE, CheckFailed, Child, StreamWatcher, daemon_answers, free_port, keyed_url, log, wait_until, web_serves  # noqa: E402
 
 STEP = 'return document.getElementById("weigh-added-step").textContent'
 GRAB_STATE = 'return document.getElementById("weigh-added-grab-state").textContent'
@@ -74,15 +74,16 @@ def main():
     parser.add_argument("--grab", action="store_true", help="tick 'Take the pad while weighing' and check that the page says the pad is taken, then given back")
     arguments = parser.parse_args()
     work = tempfile.mkdtemp(prefix="forcescale-web-added-")
-    sock, port = os.path.join(work, "sock"), free_port()
+    sock, port, key_dir = os.path.join(work, "sock"), free_port(), os.path.join(work, "keys")
+    os.makedirs(key_dir)
     daemon = web = browser = watcher = None
     try:
         daemon = Child("forcescaled", [os.path.join(arguments.bin_dir, "forcescaled"), "--replay", arguments.recording, "--loop",
                                        "--socket", sock, "--state-dir", os.path.join(work, "state")], work)
         wait_until("forcescaled to answer", lambda: daemon_answers(sock), seen=daemon.text)
         web = Child("forcescale-web", [os.path.join(arguments.bin_dir, "forcescale-web"), "--socket", sock,
-                                       "--listen", f"127.0.0.1:{port}", "--allow-control"], work)
-        wait_until("forcescale-web to serve the page", lambda: page_answers(port), seen=web.text)
+                                       "--listen", f"127.0.0.1:{port}", "--allow-control", "--key-dir", key_dir], work)
+        wait_until("forcescale-web to serve the page", lambda: web_serves(port, key_dir), seen=web.text)
         watcher = StreamWatcher(port)
         watcher.start()
         options = webdriver.ChromeOptions()
@@ -92,7 +93,7 @@ def main():
             options.add_argument(argument)
         browser = webdriver.Chrome(service=Service(CHROMEDRIVER, log_path=os.path.join(work, "chromedriver.log")), options=options)
         browser.set_page_load_timeout(DEADLINE)
-        browser.get(f"http://127.0.0.1:{port}/")
+        browser.get(keyed_url(port))
         button = browser.find_element("id", "weigh-added")
         wait_until("the button, offered with --allow-control", lambda: button.is_displayed())
         choice = browser.find_element("id", "weigh-added-grab")

@@ -24,7 +24,10 @@ import Testing
     }()
 
     @Test func forcescaleWebWithoutLibmicrohttpdNamesItAndItsPackage() throws {
-        let web = try Self.hiding("libmicrohttpd.so.12", running: "forcescale-web", ["--socket", "/nonexistent/forcescaled.sock", "--listen", "127.0.0.1:0"])
+        let keys = try CLI.temporaryDirectory()
+        defer { try? FileManager.default.removeItem(at: keys) }
+        let web = try Self.hiding(
+            "libmicrohttpd.so.12", running: "forcescale-web", ["--socket", "/nonexistent/forcescaled.sock", "--listen", "127.0.0.1:0", "--key-dir", keys.path])
         #expect(web.exited && web.status == 127, "status \(web.status): \(web.stderr)")
         #expect(web.stderr.contains("Error: forcescale-web: cannot load libmicrohttpd.so.12 ("), "\(web.stderr)")
         #expect(web.stderr.contains("; install Debian's libmicrohttpd12\n"), "\(web.stderr)")

@@ -407,7 +407,8 @@ import Testing
     /// docs/web.md's history over HTTP: the demo's recording played once (no loop) by
     /// forcescaled with `--log-db`, which makes a log of its three sessions (ids 1 to 3);
     /// then forcescale-web on that log, on a port of its own (the examples' 19385 is put
-    /// right in each command), and the `curl` commands. Compared exactly but for the times,
+    /// right in each command, and its key directory for /run/forcescale-web), and the `curl`
+    /// commands, each with the read key. Compared exactly but for the times,
     /// which are when the log was made and when the request came: seconds since 1970 (with
     /// their six decimals) and the Date header, and for the log's path an error names (the
     /// test's own); `…` shown stands for the rest of a line.
@@ -444,7 +445,10 @@ import Testing
         for block in blocks {
             for example in block.examples {
                 #expect(example.command.hasPrefix("curl ") && example.command.contains("127.0.0.1:19385"), "\(block.place): \(example.command)")
+                // The key as the service's reader finds it, from this forcescale-web's key directory.
+                #expect(example.command.contains("Authorization: Bearer $(cat /run/forcescale-web/read-key)"), "\(block.place): \(example.command)")
                 let command = example.command.replacingOccurrences(of: "127.0.0.1:19385", with: "127.0.0.1:\(web.port)")
+                    .replacingOccurrences(of: "/run/forcescale-web/", with: web.keyDirectory.path + "/")
                 try session.run(Example(command: command, lines: example.lines))
             }
         }

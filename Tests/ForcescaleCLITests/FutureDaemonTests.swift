@@ -81,7 +81,7 @@ import Testing
         defer { daemon.stop() }
         let web = try WebUnderTest(socket: daemon.socketPath)
         defer { _ = web.stop() }
-        let stream = try EventStreamClient(port: web.port)
+        let stream = try EventStreamClient(port: web.port, key: web.key)
         try stream.waitUntil("three readings on /events") { $0.filter { $0.event == "reading" }.count >= 3 }
         let readings = stream.events.filter { $0.event == "reading" }.map(\.data)
         // Each is one of the stand-in's lines, unknown field and all, in the order sent.

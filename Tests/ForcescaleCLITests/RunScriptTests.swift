@@ -4,8 +4,8 @@ import TestWaiting
 import Testing
 
 /// `make run` (scripts/run) with this build: the daemon on the built-in demo, forcescale-web
-/// on loopback with its URL printed, `forcescale watch` in the foreground, and all three gone
-/// when the script is stopped.
+/// on loopback with its URL printed, and the URL with its key that lets a browser in,
+/// `forcescale watch` in the foreground, and all three gone when the script is stopped.
 @Suite struct RunScriptTests {
     @Test func runServesThePageAndStopsEverything() throws {
         let directory = try CLI.temporaryDirectory()
@@ -35,11 +35,19 @@ import Testing
         }
         let port = try #require(Int(url.dropFirst("http://127.0.0.1:".count).prefix { $0.isNumber }), "no port in \(url)")
         #expect(url == "http://127.0.0.1:\(port)/")
-        let page = try httpGet(port: port, path: "/")
+        let keyLine = try #require(script.stdout.split(separator: "\n").first { $0.hasPrefix("  open it with its key: \(url)?key=") }, "\(script.stdout)")
+        let key = String(keyLine.split(separator: "=").last ?? "")
+        #expect(key.count == 64 && key.allSatisfy(\.isHexDigit), "\(keyLine)")
+        // The address with the key lets a browser in (a cookie, and the key out of the
+        // address); without it, nothing.
+        let entry = try httpGet(port: port, path: "/?key=\(key)")
+        #expect(entry.status == 303 && entry.headers["location"] == "/" && entry.headers["set-cookie"]?.contains(key) == true, "\(entry.status) \(entry.headers)")
+        #expect(try httpGet(port: port, path: "/").status == 401)
+        let page = try httpGet(port: port, path: "/", key: key)
         #expect(page.status == 200 && page.text.contains(#"class="dial""#), "GET \(url): \(page.status)")
         var metrics: HTTPTestResponse?
         try waitFor("the demo's readings on \(url)metrics", saw: { metrics?.text.suffix(1500).description ?? "nothing" }) {
-            metrics = try? httpGet(port: port, path: "/metrics")
+            metrics = try? httpGet(port: port, path: "/metrics", key: key)
             return metrics.map { $0.text.contains("\nforcescale_daemon_up 1") && $0.text.contains("forcescale_readings_total") } ?? false
         }
         // And watch shows them in the foreground.

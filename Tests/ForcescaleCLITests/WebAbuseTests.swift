@@ -68,10 +68,10 @@ import Testing
         // One address holds at most 192 connections, of which 176 streams: the rest of its
         // share is kept for its other requests.
         var streams: [EventStreamClient] = []
-        for _ in 0..<176 { streams.append(try EventStreamClient(port: web.port)) }
+        for _ in 0..<176 { streams.append(try EventStreamClient(port: web.port, key: web.key)) }
         #expect(streams.allSatisfy { $0.response.status == 200 })
         var start = monotonicNow()
-        let refused = try EventStreamClient(port: web.port)
+        let refused = try EventStreamClient(port: web.port, key: web.key)
         #expect(refused.response.status == 503)
         #expect(refused.response.headers["retry-after"] == "5")
         // "At once": not after the 10 s a held connection may wait for its head, whatever
@@ -81,10 +81,10 @@ import Testing
         #expect(metrics.status == 200)
         #expect(metrics.seconds < Self.atOnce)
         // All addresses together hold at most 256, of which 240 streams.
-        for _ in 0..<64 { streams.append(try EventStreamClient(port: web.port, from: "127.0.0.2")) }
+        for _ in 0..<64 { streams.append(try EventStreamClient(port: web.port, key: web.key, from: "127.0.0.2")) }
         #expect(streams.allSatisfy { $0.response.status == 200 })
         start = monotonicNow()
-        let refusedToo = try EventStreamClient(port: web.port, from: "127.0.0.3")
+        let refusedToo = try EventStreamClient(port: web.port, key: web.key, from: "127.0.0.3")
         #expect(refusedToo.response.status == 503)
         #expect(monotonicNow() - start < Self.atOnce)
         metrics = try Self.timedGet(web, "/metrics")
@@ -107,7 +107,8 @@ import Testing
     }
 
     @Test func everyHeadThatDoesNotFitGets431WhateverItsSize() throws {
-        let web = try WebUnderTest(socket: "/nonexistent/sock")
+        // /metrics public: the heads below are counted to the line, with no key among them.
+        let web = try WebUnderTest(socket: "/nonexistent/sock", arguments: ["--public-metrics"])
         func get(header: Int, lines: Int = 0) throws -> Int {
             var head = "GET /metrics HTTP/1.1\r\nHost: 127.0.0.1\r\n"
             for index in 0..<lines { head += "X-\(index): x\r\n" }
@@ -143,7 +144,7 @@ import Testing
             daemon.cleanUp()
         }
         let web = try WebUnderTest(socket: daemon.socketPath)
-        let stream = try EventStreamClient(port: web.port)
+        let stream = try EventStreamClient(port: web.port, key: web.key)
         try stream.waitUntil("readings") { $0.contains { $0.event == "reading" } }
         try body(daemon, web, stream)
     }

@@ -4,9 +4,9 @@ import ScaleProtocol
 import Testing
 
 /// The page is edited as files (Sources/ScaleWeb/Page) and built into forcescale-web
-/// (the EmbedPage plugin): what `/` serves is page.html with page.css and page.js put in
-/// where it names them, byte for byte, read from the binary, not from disk; and the units
-/// it offers are ScaleCore's MassUnit, put in at `/* units */`.
+/// (the EmbedPage plugin): `/` serves page.html, `/page.css` and `/page.js` the other two,
+/// byte for byte, read from the binary, not from disk; and the units it offers are
+/// ScaleCore's MassUnit, put in at `/* units */`.
 @Suite struct WebPageFilesTests {
     static let unitsOpening = #"<script type="application/json" id="units">"# + "\n"
 
@@ -22,25 +22,33 @@ import Testing
         let page = CLI.packageRoot.appendingPathComponent("Sources/ScaleWeb/Page")
         func file(_ name: String) throws -> String { try String(contentsOf: page.appendingPathComponent(name), encoding: .utf8) }
         let html = try file("page.html"), css = try file("page.css"), script = try file("page.js")
-        // Each marker once, on a line of its own: the files are whole documents otherwise.
-        #expect(html.components(separatedBy: "/* page.css */\n").count == 2)
-        #expect(html.components(separatedBy: "/* page.js */\n").count == 2)
+        // The units' marker once, on a line of its own; the style and the script by address.
         #expect(html.components(separatedBy: Self.unitsOpening + "/* units */\n").count == 2)
+        #expect(html.contains(#"<link rel="stylesheet" href="page.css">"#) && html.contains(#"<script src="page.js"></script>"#))
+        #expect(!html.contains("<style") && !html.contains("<script>"), "inline code the Content-Security-Policy would refuse")
         // A copy of the binary in a directory of its own: the page cannot come from the tree.
         let directory = try CLI.temporaryDirectory()
         defer { try? FileManager.default.removeItem(at: directory) }
         let binary = directory.appendingPathComponent("forcescale-web")
         try FileManager.default.copyItem(at: CLI.binDirectory.appendingPathComponent("forcescale-web"), to: binary)
-        let child = try ChildProcess(binary.path, ["--socket", directory.appendingPathComponent("no-daemon").path, "--listen", "127.0.0.1:0"])
-        let web = WebUnderTest(child: child, port: try WebUnderTest.waitForPort(child))
+        let keys = directory.appendingPathComponent("keys")
+        try FileManager.default.createDirectory(at: keys, withIntermediateDirectories: false)
+        let child = try ChildProcess(
+            binary.path, ["--socket", directory.appendingPathComponent("no-daemon").path, "--listen", "127.0.0.1:0", "--key-dir", keys.path])
+        let web = WebUnderTest(child: child, port: try WebUnderTest.waitForPort(child), keyDirectory: keys)
         let response = try web.request("GET", "/")
         #expect(response.status == 200)
         #expect(response.headers["content-type"] == "text/html; charset=utf-8")
         // The units' JSON is made from ScaleCore when served (the test below checks it).
         let units = try Self.servedUnits(response.text)
-        let expected = html.replacingOccurrences(of: "/* page.css */\n", with: css).replacingOccurrences(of: "/* page.js */\n", with: script)
-            .replacingOccurrences(of: Self.unitsOpening + "/* units */\n", with: Self.unitsOpening + units + "\n")
+        let expected = html.replacingOccurrences(of: Self.unitsOpening + "/* units */\n", with: Self.unitsOpening + units + "\n")
         #expect(response.text == expected)
+        // The style and the script, files of their own (no inline code for the
+        // Content-Security-Policy to allow), byte for byte.
+        let style = try web.request("GET", "/page.css")
+        #expect(style.status == 200 && style.headers["content-type"] == "text/css; charset=utf-8" && style.text == css)
+        let code = try web.request("GET", "/page.js")
+        #expect(code.status == 200 && code.headers["content-type"] == "text/javascript; charset=utf-8" && code.text == script)
         #expect(css.contains(".scale") && script.contains("EventSource") && html.hasPrefix("<!DOCTYPE html>"))
     }
 

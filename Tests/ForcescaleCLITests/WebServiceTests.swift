@@ -31,6 +31,12 @@ import Testing
         #expect(service.values("Unit", "Requires") == ["forcescale-web.socket"])
         let listen = socket.values("Socket", "ListenStream")
         #expect(listen.count == 1 && listen[0].hasPrefix("127.0.0.1:"), "loopback only by default: \(listen)")
+        // The listener systemd holds lets in loopback peers only: the service's own
+        // IPAddressDeny= does not cover it, so a wider ListenStream= alone opens nothing.
+        #expect(socket.values("Socket", "IPAddressAllow") == ["localhost"] && socket.values("Socket", "IPAddressDeny") == ["any"])
+        // The access keys' directory, and a bound on memory.
+        #expect(service.values("Service", "RuntimeDirectory") == ["forcescale-web"] && service.values("Service", "RuntimeDirectoryMode") == ["0755"])
+        #expect(service.values("Service", "MemoryMax") == ["64M"])
         // Off by default: only `systemctl enable` puts the socket in sockets.target, and the
         // service is never wanted by anything but its socket.
         #expect(socket.values("Install", "WantedBy") == ["sockets.target"])
@@ -72,27 +78,36 @@ import Testing
         let service = try UnitFile(path: Self.serviceUnit)
         let execStart = try #require(service.values("Service", "ExecStart").first).split(separator: " ").map(String.init)
 
-        func activate(groups: [String]) throws -> (ChildProcess, Int) {
+        // The key directory, nobody's own as RuntimeDirectory= makes it the service user's.
+        func activate(groups: [String], keys: String) throws -> (ChildProcess, Int) {
+            let directory = try shared.makeDirectory(keys)
+            #expect(chown(directory.path, 65534, 65534) == 0)
             let port = try freeLoopbackPort()
             let activator = try ChildProcess(
                 "/usr/bin/systemd-socket-activate",
                 ["-l", "127.0.0.1:\(port)", "/usr/bin/setpriv", "--reuid=nobody", "--regid=nogroup"] + groups + [program]
-                    + execStart.dropFirst() + ["--socket", daemon.socketPath])
+                    + execStart.dropFirst() + ["--socket", daemon.socketPath, "--key-dir", directory.path])
             return (activator, port)
         }
+        func key(_ keys: String) -> String? {
+            (try? String(contentsOfFile: shared.path(keys + "/read-key"), encoding: .utf8))?.trimmingCharacters(in: .newlines)
+        }
 
-        let (activator, port) = try activate(groups: ["--groups=\(status.st_gid)"])
+        let (activator, port) = try activate(groups: ["--groups=\(status.st_gid)"], keys: "keys")
         defer { activator.kill() }
         var page: HTTPTestResponse?
         try waitFor("the page on 127.0.0.1:\(port) through systemd-socket-activate", saw: { "its stderr: \(activator.stderr.suffix(2000))" }) {
-            page = try? httpGet(port: port, path: "/")
-            return page != nil
+            page = try? httpGet(port: port, path: "/", key: key("keys"))
+            return page.map { $0.status == 200 } ?? false
         }
+        // The read key is for the socket's group, as the socket is.
+        var keyStatus = stat()
+        #expect(stat(shared.path("keys/read-key"), &keyStatus) == 0 && keyStatus.st_gid == status.st_gid && keyStatus.st_mode & 0o777 == 0o640)
         #expect(page?.status == 200, "GET /: \(page.map { "\($0.status) \($0.headers)" } ?? "nothing")")
         #expect(page?.text.contains(#"class="dial""#) == true && page?.text.contains("role=\"meter\"") == true, "GET / is not the dashboard")
         var metrics: HTTPTestResponse?
         try waitFor("forcescale_daemon_up 1 and a weight on /metrics", saw: { "\(metrics?.text.suffix(1500) ?? "nothing"); \(activator.stderr.suffix(1000))" }) {
-            metrics = try? httpGet(port: port, path: "/metrics")
+            metrics = try? httpGet(port: port, path: "/metrics", key: key("keys"))
             return metrics.map { $0.status == 200 && $0.text.contains("\nforcescale_daemon_up 1") && $0.text.contains("forcescale_weight_grams{") } ?? false
         }
         // It served the socket it was handed, and says so; SIGTERM stops it cleanly.
@@ -102,11 +117,11 @@ import Testing
         #expect(stopped.exited && stopped.status == 0, "forcescale-web after SIGTERM: \(stopped.status) \(stopped.stderr)")
 
         // Without the group the same user serves the page but cannot reach the daemon.
-        let (refused, refusedPort) = try activate(groups: ["--clear-groups"])
+        let (refused, refusedPort) = try activate(groups: ["--clear-groups"], keys: "refused-keys")
         defer { refused.kill() }
         var down: HTTPTestResponse?
         try waitFor("forcescale_daemon_up 0 without the socket's group", saw: { "\(down?.text.suffix(1500) ?? "nothing"); \(refused.stderr.suffix(1000))" }) {
-            down = try? httpGet(port: refusedPort, path: "/metrics")
+            down = try? httpGet(port: refusedPort, path: "/metrics", key: key("refused-keys"))
             return down.map { $0.status == 200 && $0.text.contains("\nforcescale_daemon_up 0") } ?? false
         }
         #expect(refused.stderr.contains("permission denied"), "\(refused.stderr)")
@@ -134,9 +149,10 @@ func freeLoopbackPort() throws -> Int {
 }
 
 /// GET on a connection of its own to 127.0.0.1:`port` (WebTestSupport's connection, whose
-/// every read has a deadline).
-func httpGet(port: Int, path: String, timeout: Double = patience) throws -> HTTPTestResponse {
+/// every read has a deadline), with `key` as `Authorization: Bearer` when given.
+func httpGet(port: Int, path: String, key: String? = nil, timeout: Double = patience) throws -> HTTPTestResponse {
     let connection = try HTTPTestConnection(port: UInt16(port))
-    try connection.send("GET \(path) HTTP/1.1\r\nHost: 127.0.0.1:\(port)\r\nConnection: close\r\n\r\n")
+    let authorization = key.map { "Authorization: Bearer \($0)\r\n" } ?? ""
+    try connection.send("GET \(path) HTTP/1.1\r\nHost: 127.0.0.1:\(port)\r\n\(authorization)Connection: close\r\n\r\n")
     return try connection.readResponse(timeout: timeout)
 }

@@ -5,25 +5,54 @@ import TestWaiting
 import Testing
 
 /// A forcescale-web started on a free loopback port, as a child process, for the end-to-end
-/// tests of Tests/ForcescaleCLITests/WebServerTests.swift.
+/// tests of Tests/ForcescaleCLITests/WebServerTests.swift. It writes its access keys into a
+/// directory of its own (`--key-dir`), and `request` sends the best of them (the control key
+/// with `--allow-control`, else the read key) unless told to send none: the tests of what
+/// the endpoints do enter as the allowed user does, and those of who may enter say so.
 final class WebUnderTest {
     let child: ChildProcess
     /// The port it reported in its `listening on http://127.0.0.1:PORT/` line.
     let port: UInt16
+    /// Its `--key-dir`, removed with it.
+    let keyDirectory: URL
+    /// The read key, and the control key when it made one; empty before it wrote them (a
+    /// program that systemd-socket-activate starts on the first connection).
+    var readKey: String { (try? Self.keys(in: keyDirectory))?.read ?? "" }
+    var controlKey: String? { (try? Self.keys(in: keyDirectory))?.control }
+    /// The key requests carry by default: the control key when there is one.
+    var key: String { controlKey ?? readKey }
+    /// The address that lets a browser in (`?key=`), as forcescale-web-open and make run open it.
+    var keyedURL: String { "http://127.0.0.1:\(port)/?key=\(key)" }
 
-    /// Starts `forcescale-web --socket SOCKET --listen 127.0.0.1:0 ARGUMENTS` and waits for the
-    /// line that names its address.
+    /// Starts `forcescale-web --socket SOCKET --listen 127.0.0.1:0 --key-dir DIR ARGUMENTS`
+    /// and waits for the line that names its address.
     init(socket: String, arguments: [String] = []) throws {
+        keyDirectory = try CLI.temporaryDirectory()
         child = try ChildProcess(
             CLI.binDirectory.appendingPathComponent("forcescale-web").path,
-            ["--socket", socket, "--listen", "127.0.0.1:0"] + arguments)
+            ["--socket", socket, "--listen", "127.0.0.1:0", "--key-dir", keyDirectory.path] + arguments)
         port = try Self.waitForPort(child)
+        _ = try Self.keys(in: keyDirectory)
     }
 
-    /// Adopts a process started otherwise (systemd-socket-activate) on a known port.
-    init(child: ChildProcess, port: UInt16) {
+    /// Adopts a process started otherwise (systemd-socket-activate) on a known port, with
+    /// its keys in `keyDirectory` (which it removes).
+    init(child: ChildProcess, port: UInt16, keyDirectory: URL) {
         self.child = child
         self.port = port
+        self.keyDirectory = keyDirectory
+    }
+
+    /// The keys forcescale-web wrote into `directory` (they are there before it says where
+    /// it listens).
+    static func keys(in directory: URL) throws -> (read: String, control: String?) {
+        func key(_ name: String) -> String? {
+            (try? String(contentsOf: directory.appendingPathComponent(name), encoding: .utf8))?.trimmingCharacters(in: .whitespacesAndNewlines)
+        }
+        guard let read = key("read-key") else {
+            throw DaemonTestError(description: "no read-key in \(directory.path)")
+        }
+        return (read, key("control-key"))
     }
 
     static func waitForPort(_ child: ChildProcess) throws -> UInt16 {
@@ -36,7 +65,10 @@ final class WebUnderTest {
         }
     }
 
-    deinit { child.kill() }
+    deinit {
+        child.kill()
+        try? FileManager.default.removeItem(at: keyDirectory)
+    }
 
     var stderr: String { child.stderr }
 
@@ -45,10 +77,14 @@ final class WebUnderTest {
         return child.wait(timeout: timeout, sourceLocation: sourceLocation)
     }
 
-    /// One request on a connection of its own.
-    func request(_ method: String = "GET", _ path: String, headers: [String: String] = [:], body: [UInt8] = []) throws -> HTTPTestResponse {
+    /// One request on a connection of its own, with `Host: 127.0.0.1:PORT` unless `headers`
+    /// has another, and `Authorization: Bearer` with `key` when `authorized`.
+    func request(_ method: String = "GET", _ path: String, headers: [String: String] = [:], body: [UInt8] = [], authorized: Bool = true) throws -> HTTPTestResponse {
         let connection = try HTTPTestConnection(port: port)
-        var head = "\(method) \(path) HTTP/1.1\r\nHost: 127.0.0.1:\(port)\r\nConnection: close\r\n"
+        var head = "\(method) \(path) HTTP/1.1\r\n"
+        if headers["Host"] == nil { head += "Host: 127.0.0.1:\(port)\r\n" }
+        if authorized, headers["Authorization"] == nil { head += "Authorization: Bearer \(key)\r\n" }
+        head += "Connection: close\r\n"
         for (name, value) in headers { head += "\(name): \(value)\r\n" }
         if !body.isEmpty || method == "POST" { head += "Content-Length: \(body.count)\r\n" }
         try connection.send(Array((head + "\r\n").utf8) + body)
@@ -227,9 +263,11 @@ final class EventStreamClient {
     /// The response's status and headers.
     let response: HTTPTestResponse
 
-    init(port: UInt16, lastEventID: UInt64? = nil, from source: String? = nil) throws {
+    /// - Parameter key: The key to send (`Authorization: Bearer`), none when `nil`.
+    init(port: UInt16, key: String?, lastEventID: UInt64? = nil, from source: String? = nil) throws {
         connection = try HTTPTestConnection(port: port, from: source)
         var head = "GET /events HTTP/1.1\r\nHost: 127.0.0.1:\(port)\r\nAccept: text/event-stream\r\n"
+        if let key { head += "Authorization: Bearer \(key)\r\n" }
         if let lastEventID { head += "Last-Event-ID: \(lastEventID)\r\n" }
         try connection.send(head + "\r\n")
         // The head only: the body never ends.

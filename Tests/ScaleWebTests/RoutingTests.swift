@@ -37,18 +37,18 @@ import Testing
 
     @Test func tareNeedsTheFlagAndThePagesOwnOrigin() {
         let host = "127.0.0.1:19385"
-        #expect(WebControlPolicy.refusal(allowControl: true, origin: "http://127.0.0.1:19385", host: host) == nil)
-        #expect(WebControlPolicy.refusal(allowControl: true, origin: "http://localhost:19385", host: "localhost:19385") == nil)
-        #expect(WebControlPolicy.refusal(allowControl: true, origin: "http://[::1]:19385", host: "[::1]:19385") == nil)
-        #expect(WebControlPolicy.refusal(allowControl: false, origin: "http://127.0.0.1:19385", host: host)?.contains("--allow-control") == true)
-        #expect(WebControlPolicy.refusal(allowControl: true, origin: nil, host: host)?.contains("Origin") == true)
-        #expect(WebControlPolicy.refusal(allowControl: true, origin: "null", host: host) != nil)
-        #expect(WebControlPolicy.refusal(allowControl: true, origin: "http://evil.example", host: host)?.contains("not this server") == true)
-        #expect(WebControlPolicy.refusal(allowControl: true, origin: "https://127.0.0.1:19385", host: host) != nil)
-        #expect(WebControlPolicy.refusal(allowControl: true, origin: "http://127.0.0.1:19386", host: host) != nil)
+        #expect(WebControlPolicy.refusal(allowControl: true, right: .control, origin: "http://127.0.0.1:19385", host: host) == nil)
+        #expect(WebControlPolicy.refusal(allowControl: true, right: .control, origin: "http://localhost:19385", host: "localhost:19385") == nil)
+        #expect(WebControlPolicy.refusal(allowControl: true, right: .control, origin: "http://[::1]:19385", host: "[::1]:19385") == nil)
+        #expect(WebControlPolicy.refusal(allowControl: false, right: .control, origin: "http://127.0.0.1:19385", host: host)?.contains("--allow-control") == true)
+        #expect(WebControlPolicy.refusal(allowControl: true, right: .control, origin: nil, host: host)?.contains("Origin") == true)
+        #expect(WebControlPolicy.refusal(allowControl: true, right: .control, origin: "null", host: host) != nil)
+        #expect(WebControlPolicy.refusal(allowControl: true, right: .control, origin: "http://evil.example", host: host)?.contains("not this server") == true)
+        #expect(WebControlPolicy.refusal(allowControl: true, right: .control, origin: "https://127.0.0.1:19385", host: host) != nil)
+        #expect(WebControlPolicy.refusal(allowControl: true, right: .control, origin: "http://127.0.0.1:19386", host: host) != nil)
         // DNS rebinding: a name of the attacker's that resolves here agrees with itself.
-        #expect(WebControlPolicy.refusal(allowControl: true, origin: "http://evil.example:19385", host: "evil.example:19385")?.contains("address") == true)
-        #expect(WebControlPolicy.refusal(allowControl: true, origin: "http://1.2.3.4.evil:19385", host: "1.2.3.4.evil:19385") != nil)
+        #expect(WebControlPolicy.refusal(allowControl: true, right: .control, origin: "http://evil.example:19385", host: "evil.example:19385")?.contains("address") == true)
+        #expect(WebControlPolicy.refusal(allowControl: true, right: .control, origin: "http://1.2.3.4.evil:19385", host: "1.2.3.4.evil:19385") != nil)
     }
 
     @Test func listenAddressesAreNumericWithAPort() throws {

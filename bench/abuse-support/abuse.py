@@ -92,11 +92,20 @@ class LineReader:
                 return line
 
 
+KEY = None
+
+
+def auth():
+    """The header line that carries forcescale-web's read key (docs/web.md, "Access")."""
+    return f"Authorization: Bearer {KEY}\r\n" if KEY else ""
+
+
 class Web:
     def __init__(self, daemon):
         self.err = open(f"{WORK}/web.err", "w+")
+        # Its keys go into WORK; every request here sends the read key (KEY).
         self.process = subprocess.Popen(
-            [f"{BIN}/forcescale-web", "--socket", daemon.socket, "--listen", "127.0.0.1:0"],
+            [f"{BIN}/forcescale-web", "--socket", daemon.socket, "--listen", "127.0.0.1:0", "--key-dir", WORK],
             stdout=subprocess.DEVNULL, stderr=self.err)
         deadline = now() + 30
         self.port = None
@@ -108,6 +117,9 @@ class Web:
                         self.port = int(line.split("127.0.0.1:")[1].split("/")[0])
         if self.port is None:
             raise SystemExit("forcescale-web did not say where it listens within 30 s")
+        global KEY
+        with open(f"{WORK}/read-key") as f:
+            KEY = f.read().strip()
 
     def stop(self):
         self.process.terminate()
@@ -146,7 +158,7 @@ def get(port, path, source="127.0.0.1"):
     data = b""
     try:
         s = connect(port, source)
-        s.sendall(f"GET {path} HTTP/1.1\r\nHost: 127.0.0.1\r\nConnection: close\r\n\r\n".encode())
+        s.sendall(f"GET {path} HTTP/1.1\r\nHost: 127.0.0.1\r\n{auth()}Connection: close\r\n\r\n".encode())
         while True:
             chunk = s.recv(65536)
             if not chunk:
@@ -162,7 +174,7 @@ def get(port, path, source="127.0.0.1"):
 
 def event_stream(port, source="127.0.0.1"):
     s = connect(port, source)
-    s.sendall(b"GET /events HTTP/1.1\r\nHost: 127.0.0.1\r\n\r\n")
+    s.sendall(f"GET /events HTTP/1.1\r\nHost: 127.0.0.1\r\n{auth()}\r\n".encode())
     return s
 
 
@@ -407,13 +419,13 @@ def web_heads():
         codes = {}
         for size in range(6000, 20001, 8):
             s = connect(web.port)
-            s.sendall(b"GET /metrics HTTP/1.1\r\nHost: 127.0.0.1\r\nX-Big: " + b"a" * size + b"\r\n\r\n")
+            s.sendall(b"GET /metrics HTTP/1.1\r\nHost: 127.0.0.1\r\n" + auth().encode() + b"X-Big: " + b"a" * size + b"\r\n\r\n")
             code, _ = response_head(s)
             codes.setdefault(code, []).append(size)
             s.close()
         for lines in range(1, 301):
             s = connect(web.port)
-            s.sendall(b"GET /metrics HTTP/1.1\r\nHost: 127.0.0.1\r\n" + b"".join(b"X-%d: x\r\n" % i for i in range(lines)) + b"\r\n")
+            s.sendall(b"GET /metrics HTTP/1.1\r\nHost: 127.0.0.1\r\n" + auth().encode() + b"".join(b"X-%d: x\r\n" % i for i in range(lines)) + b"\r\n")
             code, _ = response_head(s)
             codes.setdefault(code, []).append(-lines)
             s.close()
@@ -424,8 +436,10 @@ def web_heads():
         bad = [(b"GARBAGE\r\n\r\n", "closed"), (b"GET /metrics HTTP/1.1\r\n\r\n", 400),
                (b"POST /api/tare HTTP/1.1\r\nHost: x\r\nContent-Length: 5000\r\n\r\n" + b"a" * 5000, 413),
                (b"POST /api/tare HTTP/1.1\r\nHost: x\r\nContent-Length: 100000000\r\n\r\n", 413),
-               (b"POST /api/tare HTTP/1.1\r\nHost: x\r\nOrigin: http://evil.example\r\nContent-Length: 0\r\n\r\n", 403),
-               (b"GET /nope HTTP/1.1\r\nHost: x\r\n\r\n", 404), (b"DELETE /metrics HTTP/1.1\r\nHost: x\r\n\r\n", 405)]
+               (b"POST /api/tare HTTP/1.1\r\nHost: 127.0.0.1\r\n" + auth().encode() + b"Origin: http://evil.example\r\nContent-Length: 0\r\n\r\n", 403),
+               (b"GET /nope HTTP/1.1\r\nHost: 127.0.0.1\r\n" + auth().encode() + b"\r\n", 404),
+               (b"DELETE /metrics HTTP/1.1\r\nHost: 127.0.0.1\r\n" + auth().encode() + b"\r\n", 405),
+               (b"GET /metrics HTTP/1.1\r\nHost: 127.0.0.1\r\n\r\n", 401), (b"GET /metrics HTTP/1.1\r\nHost: x\r\n\r\n", 421)]
         seen = []
         for request, expected in bad:
             s = connect(web.port)
@@ -441,7 +455,7 @@ def web_heads():
         s = connect(web.port)
         cpu = cpu_seconds(web.process.pid)
         start = now()
-        sender = threading.Thread(target=lambda: s.sendall(b"GET /nope HTTP/1.1\r\nHost: 127.0.0.1\r\n\r\n" * count))
+        sender = threading.Thread(target=lambda: s.sendall(f"GET /nope HTTP/1.1\r\nHost: 127.0.0.1\r\n{auth()}\r\n".encode() * count))
         sender.start()
         answers, data = 0, b""
         s.settimeout(10)
@@ -486,7 +500,7 @@ def web_load():
         stuck = []
         for _ in range(20):
             s = connect(web.port, "127.0.0.7", rcvbuf=4096)
-            s.sendall(b"GET /events HTTP/1.1\r\nHost: 127.0.0.1\r\n\r\n")
+            s.sendall(f"GET /events HTTP/1.1\r\nHost: 127.0.0.1\r\n{auth()}\r\n".encode())
             stuck.append(s)
         streams = web_past_the_limit(daemon, web, len(stuck))
         rss = status_kib(web.process.pid, "VmHWM")

@@ -93,7 +93,13 @@ class Services:
             wait_for("a READING on the watch", lambda: self.watched[0])
             return
 
-        self.web = subprocess.Popen([f"{directory}/forcescale-web", "--socket", self.socket, "--listen", "127.0.0.1:0"],
+        # A build that makes access keys writes them into WORK, and the stream sends the read
+        # key; an older layout's forcescale-web has none (docs/web.md, "Access").
+        keyed = "--key-dir" in subprocess.run([f"{directory}/forcescale-web", "--help"], capture_output=True, text=True).stdout
+        key_dir = os.path.join(WORK, "web-keys")
+        os.makedirs(key_dir, exist_ok=True)
+        self.web = subprocess.Popen([f"{directory}/forcescale-web", "--socket", self.socket, "--listen", "127.0.0.1:0"]
+                                    + (["--key-dir", key_dir] if keyed else []),
                                     stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
         self.processes.append(self.web)
         port = [None]
@@ -105,7 +111,11 @@ class Services:
         threading.Thread(target=read_web_log, daemon=True).start()
         wait_for("forcescale-web to say where it listens", lambda: port[0])
         self.stream = socket.create_connection(("127.0.0.1", port[0]))
-        self.stream.sendall(b"GET /events HTTP/1.1\r\nHost: 127.0.0.1\r\nAccept: text/event-stream\r\n\r\n")
+        authorization = ""
+        if keyed:
+            with open(os.path.join(key_dir, "read-key")) as key_file:
+                authorization = f"Authorization: Bearer {key_file.read().strip()}\r\n"
+        self.stream.sendall(f"GET /events HTTP/1.1\r\nHost: 127.0.0.1\r\n{authorization}Accept: text/event-stream\r\n\r\n".encode())
         self.streamed = self.drain(self.stream, b"event: reading")
 
         broker_port = free_port()

@@ -8,7 +8,10 @@ prints key=value lines: for each case its median and every round's time in ms, i
 and size; the server's VmHWM before the first request, after the first page of sessions,
 after each session served and at the end, the highest of these, and its RssAnon and
 RssFile at the end."""
-import http.client, statistics, sys, time
+import http.client, os, statistics, sys, time
+
+# forcescale-web's read key, which bench/history puts in FORCESCALE_WEB_KEY (docs/web.md, "Access").
+AUTHORIZATION = {"Authorization": f"Bearer {os.environ['FORCESCALE_WEB_KEY']}"} if os.environ.get("FORCESCALE_WEB_KEY") else {}
 
 port, pid, ended, open_id, rounds = int(sys.argv[1]), int(sys.argv[2]), sys.argv[3], sys.argv[4], int(sys.argv[5])
 
@@ -37,7 +40,7 @@ def get(path):
     """(status, bytes, seconds) of one GET, the body read as it comes and not kept."""
     connection = http.client.HTTPConnection("127.0.0.1", port, timeout=120)
     start = time.monotonic()
-    connection.request("GET", path)
+    connection.request("GET", path, headers=AUTHORIZATION)
     response = connection.getresponse()
     size = 0
     while True:

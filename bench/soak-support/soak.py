@@ -85,7 +85,7 @@ daemon = start("forcescaled", [f"{BIN}/forcescaled", *replays, "--loop", "--sock
                                "--log-db", log_path, "--log-keep-readings", str(KEEP_READINGS), "--no-rumble"])
 wait_for("forcescaled to listen", lambda: os.path.exists(socket_path))
 
-web = subprocess.Popen([f"{BIN}/forcescale-web", "--socket", socket_path, "--listen", "127.0.0.1:0"],
+web = subprocess.Popen([f"{BIN}/forcescale-web", "--socket", socket_path, "--listen", "127.0.0.1:0", "--key-dir", WORK],
                        stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
 processes.append(web)
 web_port = None
@@ -98,6 +98,9 @@ if web_port is None:
     stop_all()
     raise SystemExit("soak: forcescale-web did not say where it listens within 60 s")
 threading.Thread(target=lambda: [None for _ in web.stderr], daemon=True).start()   # keep its pipe drained
+# Every request sends forcescale-web's read key (docs/web.md, "Access").
+with open(f"{WORK}/read-key") as key_file:
+    WEB_KEY = key_file.read().strip()
 
 broker_port = free_port()
 with open(f"{WORK}/mosquitto.conf", "w") as conf:
@@ -145,7 +148,7 @@ for index in range(WATCHERS):
     selector.register(client, selectors.EVENT_READ, ("watch", index, bytearray()))
 for index in range(STREAMS):
     client = socket.create_connection(("127.0.0.1", web_port))
-    client.sendall(b"GET /events HTTP/1.1\r\nHost: 127.0.0.1\r\nAccept: text/event-stream\r\n\r\n")
+    client.sendall(f"GET /events HTTP/1.1\r\nHost: 127.0.0.1\r\nAuthorization: Bearer {WEB_KEY}\r\nAccept: text/event-stream\r\n\r\n".encode())
     client.setblocking(False)
     selector.register(client, selectors.EVENT_READ, ("sse", index, bytearray()))
 running = True
@@ -204,7 +207,7 @@ def fetch_metrics():
         began = time.monotonic()
         try:
             connection = http.client.HTTPConnection("127.0.0.1", web_port, timeout=10)
-            connection.request("GET", "/metrics")
+            connection.request("GET", "/metrics", headers={"Authorization": f"Bearer {WEB_KEY}"})
             response = connection.getresponse()
             body = response.read()
             connection.close()

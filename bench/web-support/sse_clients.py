@@ -9,6 +9,10 @@ usage: sse_clients.py PORT CLIENTS SECONDS SERVER_PID
 prints key=value lines."""
 import json, os, selectors, socket, sys, time
 
+# forcescale-web's read key, which bench/web puts in FORCESCALE_WEB_KEY for a build that makes
+# one (docs/web.md, "Access").
+AUTHORIZATION = f"Authorization: Bearer {os.environ['FORCESCALE_WEB_KEY']}\r\n" if os.environ.get("FORCESCALE_WEB_KEY") else ""
+
 port, count, seconds, pid = int(sys.argv[1]), int(sys.argv[2]), float(sys.argv[3]), int(sys.argv[4])
 ticks = os.sysconf("SC_CLK_TCK")
 
@@ -29,7 +33,7 @@ selector = selectors.DefaultSelector()
 clients = []
 for index in range(count):
     s = socket.create_connection(("127.0.0.1", port))
-    s.sendall(b"GET /events HTTP/1.1\r\nHost: 127.0.0.1\r\nAccept: text/event-stream\r\n\r\n")
+    s.sendall(f"GET /events HTTP/1.1\r\nHost: 127.0.0.1\r\n{AUTHORIZATION}Accept: text/event-stream\r\n\r\n".encode())
     s.setblocking(False)
     state = {"index": index, "buffer": b"", "readings": 0, "latencies": []}
     clients.append(state)

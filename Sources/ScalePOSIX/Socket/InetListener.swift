@@ -100,6 +100,17 @@ public final class InetListener {
         public let peerLength: socklen_t
         /// The peer's IP address as text, without the port (`127.0.0.1`, `::1`).
         public let host: String
+
+        /// The peer's address and port as text (`127.0.0.1:54321`, `[::1]:54321`), for logs.
+        public var endpoint: String {
+            let port: UInt16
+            switch Int32(peer.ss_family) {
+            case AF_INET: port = UInt16(bigEndian: withUnsafeBytes(of: peer) { $0.load(as: sockaddr_in.self) }.sin_port)
+            case AF_INET6: port = UInt16(bigEndian: withUnsafeBytes(of: peer) { $0.load(as: sockaddr_in6.self) }.sin6_port)
+            default: return host
+            }
+            return host.contains(":") ? "[\(host)]:\(port)" : "\(host):\(port)"
+        }
     }
 
     /// Takes the next connection without waiting.

@@ -275,13 +275,14 @@ enum DebianPackages {
         check(afterPurge.isEmpty, "o: after the purge no forcescale unit is active or activating", "\(afterPurge)")
     }
 
-    /// An HTTP/1.0 GET of `path` from `address` (host:port), through bash's /dev/tcp: the
-    /// whole response, or "" when nothing answered.
+    /// An HTTP/1.0 GET of `path` from `address` (host:port), through bash's /dev/tcp, with
+    /// forcescale-web's read key from its runtime directory (none before the first request
+    /// has started it: that one gets 401): the whole response, or "" when nothing answered.
     static func get(_ path: String, from address: String) -> String {
         guard let colon = address.lastIndex(of: ":") else { return "" }
         let host = address[..<colon]
         let port = address[address.index(after: colon)...]
-        let script = "exec 3<>/dev/tcp/\(host)/\(port) && printf 'GET \(path) HTTP/1.0\\r\\nHost: \(host)\\r\\n\\r\\n' >&3 && cat <&3"
+        let script = "exec 3<>/dev/tcp/\(host)/\(port) && printf 'GET \(path) HTTP/1.0\\r\\nHost: \(host)\\r\\nAuthorization: Bearer %s\\r\\n\\r\\n' \"$(cat /run/forcescale-web/read-key 2>/dev/null)\" >&3 && cat <&3"
         let (ended, child) = runToEnd("GET \(path)", ["/bin/bash", "-c", script], timeout: Limits.command)
         guard ended == .exited(0) else { return "" }
         return (child?.output ?? []).map { $0.hasSuffix("\r") ? String($0.dropLast()) : $0 }.joined(separator: "\n") + "\n"
