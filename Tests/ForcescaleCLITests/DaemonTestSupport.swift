@@ -327,7 +327,9 @@ final class RawClient {
         address.sun_family = sa_family_t(AF_UNIX)
         let bytes = Array(path.utf8)
         guard bytes.count < MemoryLayout.size(ofValue: address.sun_path) else {
-            close(descriptor)
+            // disconnect() marks it closed: deinit runs when a whole instance's init throws,
+            // and a second close could take another test's descriptor of the same number.
+            disconnect()
             throw DaemonTestError(description: "socket path too long: \(path)")
         }
         withUnsafeMutableBytes(of: &address.sun_path) { $0.copyBytes(from: bytes + [0]) }
@@ -338,7 +340,7 @@ final class RawClient {
         }
         guard status == 0 else {
             let error = errno
-            close(descriptor)
+            disconnect()
             throw DaemonTestError(description: "connect to \(path): \(String(cString: strerror(error)))")
         }
     }

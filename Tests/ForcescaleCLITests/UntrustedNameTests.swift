@@ -85,7 +85,11 @@ import Testing
         defer { try? FileManager.default.removeItem(at: directory) }
         let recording = try Self.demo(named: Self.hostileOneLine, in: directory)
         let path = directory.appendingPathComponent(Self.hostileFile).path
-        try EvemuWriter.text(of: recording).write(toFile: path, atomically: true, encoding: .utf8)
+        // A file as someone else wrote it: the raw name on its N: line (forcescale's own writer
+        // escapes it).
+        let text = EvemuWriter.text(of: recording).split(separator: "\n", omittingEmptySubsequences: false)
+            .map { $0.hasPrefix("N: ") ? "N: " + Self.hostileOneLine : String($0) }.joined(separator: "\n")
+        try text.write(toFile: path, atomically: true, encoding: .utf8)
         let result = try CLI.run(["replay", path])
         #expect(result.status == 0, "\(result.stderr)")
         #expect(!Self.hasRawControl(result.stdout))

@@ -112,7 +112,9 @@ struct HTTPTestResponse {
 
 /// A TCP connection to 127.0.0.1 whose every read waits with a deadline (`poll`).
 final class HTTPTestConnection {
-    let descriptor: Int32
+    /// -1 once closed: deinit runs also when a whole instance's init throws, and closing a
+    /// number twice could close another test's descriptor given that number in between.
+    private(set) var descriptor: Int32
     private(set) var buffer: [UInt8] = []
     private(set) var reachedEnd = false
 
@@ -135,7 +137,7 @@ final class HTTPTestConnection {
             }
             guard bound == 0 else {
                 let error = errno
-                close(descriptor)
+                closeOnce()
                 throw DaemonTestError(description: "bind to \(source): \(String(cString: strerror(error)))")
             }
         }
@@ -148,12 +150,18 @@ final class HTTPTestConnection {
         }
         guard status == 0 else {
             let error = errno
-            close(descriptor)
+            closeOnce()
             throw DaemonTestError(description: "connect to 127.0.0.1:\(port): \(String(cString: strerror(error)))")
         }
     }
 
-    deinit { close(descriptor) }
+    deinit { closeOnce() }
+
+    private func closeOnce() {
+        guard descriptor >= 0 else { return }
+        close(descriptor)
+        descriptor = -1
+    }
 
     func send(_ bytes: [UInt8]) throws {
         var sent = 0

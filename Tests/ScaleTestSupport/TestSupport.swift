@@ -120,7 +120,9 @@ public final class TestClient {
         let address = try UnixSocketAddress(path: path)
         guard address.withSocketAddress({ connect(descriptor, $0, $1) }) == 0 else {
             let error = SocketError.current("connect to", path: path)
-            Glibc.close(descriptor)
+            // Closed here, and marked so: a class whose initializer throws once it is whole
+            // is deinitialized, and a second close could take another test's descriptor.
+            close()
             throw error
         }
     }
