@@ -146,7 +146,7 @@ enum DebianPackages {
         var metrics = ""
         expect("o: forcescale-web, started by its socket (\(listen)), answers GET /metrics with 200",
                within: Limits.reaction, waitingFor: "an HTTP 200 from \(listen)", {
-            metrics = Self.get("/metrics", from: listen)
+            metrics = Self.get("/metrics", from: listen, keyFile: manager.root("/run/forcescale-web/read-key"))
             return metrics.hasPrefix("HTTP/1.1 200")
         }, saw: "\(metrics.prefix(300))\n\(manager.journal("forcescale-web.service"))")
 
@@ -200,7 +200,7 @@ enum DebianPackages {
         // 5. forcescale-web got the readings through the daemon's socket.
         let served = expect("o: forcescale-web's /metrics carry the pad's reading",
                             within: Limits.reaction, waitingFor: "forcescale_raw{device=\"\(nodeName)\"} 100 or 101 in /metrics", {
-            metrics = Self.get("/metrics", from: listen)
+            metrics = Self.get("/metrics", from: listen, keyFile: manager.root("/run/forcescale-web/read-key"))
             return metrics.hasPrefix("HTTP/1.1 200") && (metrics.contains("forcescale_raw{device=\"\(nodeName)\"} 100\n") || metrics.contains("forcescale_raw{device=\"\(nodeName)\"} 101\n"))
         }, saw: "\(metrics.prefix(600))\n\(manager.journal("forcescale-web.service"))")
         if served {
@@ -237,7 +237,7 @@ enum DebianPackages {
         var sessions = ""
         expect("o: forcescale-web's /api/sessions lists the pad's touch from the daemon's log, /var/lib/forcescale/log.sqlite",
                within: Limits.reaction, waitingFor: "an HTTP 200 listing a session that ended", {
-            sessions = Self.get("/api/sessions", from: listen)
+            sessions = Self.get("/api/sessions", from: listen, keyFile: manager.root("/run/forcescale-web/read-key"))
             return sessions.hasPrefix("HTTP/1.1 200") && sessions.contains(#""session":1,"#) && sessions.contains(#""ended":1"#)
         }, saw: "\(sessions.prefix(600))\n\(manager.journal("forcescale-web.service"))\n\(manager.journal("forcescaled.service"))")
 
@@ -276,9 +276,10 @@ enum DebianPackages {
     }
 
     /// An HTTP/1.0 GET of `path` from `address` (host:port), through bash's /dev/tcp, with
-    /// forcescale-web's read key from its runtime directory (none before the first request
-    /// has started it: that one gets 401): the whole response, or "" when nothing answered.
-    static func get(_ path: String, from address: String) -> String {
+    /// forcescale-web's read key from `keyFile`, its runtime directory as the manager's
+    /// namespace sees it (none before the first request has started it: that one gets 401):
+    /// the whole response, or "" when nothing answered.
+    static func get(_ path: String, from address: String, keyFile: String) -> String {
         guard let colon = address.lastIndex(of: ":") else { return "" }
         let host = address[..<colon]
         let port = address[address.index(after: colon)...]
