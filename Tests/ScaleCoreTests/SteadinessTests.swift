@@ -202,6 +202,23 @@ import Testing
         #expect(result.uncertainty > 0.1 && result.uncertainty < 0.3, "\(result.uncertainty)")
     }
 
+    /// A resting contact that creeps says so (readings with a drift): that is not an object
+    /// landing, and a window where the creep took it is not a weight added; the object
+    /// that lands after it (readings neither stable nor drifting) is weighed.
+    @Test func aDriftIsNotAnObjectLanding() {
+        var measurement = AddedWeight()
+        Self.feed(&measurement, from: 0, count: 110, grams: 20, stable: { $0 >= 50 })
+        for index in 110..<130 {
+            measurement.add(time: Int64(index) * 10_000, grams: 20.5 + Double(index - 110) * 0.1, contacts: 1, stable: false, drifting: true)
+        }
+        Self.feed(&measurement, from: 130, count: 100, grams: 22.5, stable: { _ in true })
+        if case .waitingForObject = measurement.step {} else { Issue.record("a drift was taken for an object: \(measurement.step)") }
+        Self.feed(&measurement, from: 230, count: 20, grams: 60, stable: { _ in false })
+        Self.feed(&measurement, from: 250, count: 150, grams: 70, stable: { $0 >= 300 })
+        guard case .weighed(let result) = measurement.step else { Issue.record("\(measurement.step)"); return }
+        #expect(abs(result.added - 50) < 0.1, "\(result)")
+    }
+
     @Test func aContactThatOnlyFlickersDoesNotEndIt() {
         var measurement = AddedWeight()
         Self.feed(&measurement, from: 0, count: 110, grams: 20, stable: { $0 >= 50 })
