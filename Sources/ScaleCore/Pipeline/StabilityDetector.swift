@@ -241,7 +241,9 @@ public struct StabilityDetector: Sendable {
                 drift = trend.line.flatMap(judge)
                 if drift == nil { restSince = windowStart }
             } else {
-                drift = trend.line.flatMap(judge) ?? recentTrend.line.flatMap(judge)
+                // Either line may show the motion; the last second's says how fast it is
+                // now (the long one is diluted by the rest before a fall).
+                drift = recentTrend.line.flatMap(judge) ?? trend.line.flatMap(judge)
             }
         } else {
             // Beyond the noise: a fall that the noise carried past the spread once in a
