@@ -9,12 +9,12 @@ import Testing
 /// means; the page shows it in chromium. The recordings are synthetic contacts on a 0–255
 /// pad at 100 Hz with a raw unit of noise (`forcescale-bench contact`), served in a loop.
 @Suite struct DriftingWeightTests {
-    /// Writes a contact's recording: 2 s of nothing, then a press resting at `rest` for
+    /// Writes a contact's recording: `lead` seconds of nothing, then a press resting at `rest` for
     /// `duration` seconds with the moves (`RATE@AT:SECONDS`) added.
-    static func contact(_ name: String, rest: Double, duration: Double, moves: [String], in directory: URL) throws -> String {
+    static func contact(_ name: String, rest: Double, duration: Double, moves: [String], in directory: URL, lead: Double = 2) throws -> String {
         let path = directory.appendingPathComponent("\(name).events").path
         let made = try run(CLI.binDirectory.appendingPathComponent("forcescale-bench").path,
-                           ["contact", path, "7", "2", String(duration), String(rest)] + moves)
+                           ["contact", path, "7", String(lead), String(duration), String(rest)] + moves)
         #expect(made.status == 0, "forcescale-bench contact: \(made.stderr)")
         return path
     }
@@ -137,6 +137,25 @@ import Testing
         #expect(refused.stderr.contains("error: the weight did not stop within 4 s: drifting -"), "\(refused.stderr)")
         let calibration = try JSONValue.parse(try forcescale(["calibrate", "--show", "--json"] + socket).stdout.trimmingCharacters(in: .newlines))
         #expect(calibration.number("points") == 0, "\(calibration)")
+    }
+
+    /// The guided calibration on a terminal: the weight put on falls, and the live line
+    /// says it drifts and is not taken; at the timeout it says the weight did not stop,
+    /// with the drift, and nothing is saved.
+    @Test func theGuidedCalibrationSaysAFallingWeightIsNotTaken() throws {
+        let directory = try CLI.temporaryDirectory()
+        defer { try? FileManager.default.removeItem(at: directory) }
+        // 6 s with nothing on the pad (for the client to connect and ask), then the fall.
+        let recording = try Self.contact("guided-falling", rest: 130, duration: 40, moves: ["-3@0:40"], in: directory, lead: 6)
+        let daemon = try DaemonUnderTest(recording: recording, directory: directory)
+        defer { daemon.cleanUp() }
+        let (status, transcript) = try GuidedCalibrationTests.onTerminal(
+            ["calibrate", "--guided", "--weights", "100", "--timeout", "8", "--socket", daemon.socketPath],
+            answering: [("[1/1] Put the 100 g", "")])
+        #expect(status == 1, "\(transcript)")
+        #expect(transcript.contains("waiting: drifting -") && transcript.contains(" g/s, not taken while it moves"), "\(transcript)")
+        #expect(transcript.contains("error: the weight did not stop within 8 s: drifting -"), "\(transcript)")
+        #expect(!transcript.contains("took 100 g") && !transcript.contains("Saved"), "\(transcript)")
     }
 
     /// The page in chromium (Tests/Browser/drift.py): the card says "drifting −4.5 g/s"
