@@ -10,9 +10,9 @@
 /// default), none from before the current rest: the first window steady in spread whose own
 /// line is flat by these same tests (so a landing, its sinking tail or a step never counts,
 /// and the first stable reading comes as soon as the weight holds still for a window). A
-/// fall that starts after a rest is diluted by the rest's
-/// frames in so long a horizon, so the line through the last ``shortHorizonWindows`` windows
-/// (1 s) is judged too, by the same tests. The weight is moving when either line's slope is
+/// fall that starts after a rest is diluted by the rest's frames in so long a horizon, so
+/// the line through the last ``shortHorizonWindows`` windows (1 s) is judged too, by the
+/// same tests. The weight is moving when either line's slope is
 /// - more than ``significance`` standard errors from zero, the standard error being the
 ///   noise (the larger of what the successive differences and the line's own residuals
 ///   show, at least ``leastNoise``) over the square root of the spread of the frames' times;
