@@ -192,7 +192,7 @@ let package = Package(
         // tests build values from.
         // ScaleProtocol for the check that a reading past the calibration says so in its line.
         // ScaleRecording: pipeline tests read and write recordings of the runs they check.
-        .testTarget(name: "ScaleCoreTests", dependencies: ["ScaleCore", "ScaleProtocol", "ScaleRecording"]),
+        .testTarget(name: "ScaleCoreTests", dependencies: ["ScaleCore", "ScaleProtocol", "ScaleRecording", "BenchSupport"]),
         // The recording formats read and written, several devices in a record, the layouts
         // of recording files; no libevdev.
         .testTarget(name: "ScaleRecordingTests", dependencies: ["ScaleRecording", "ScaleCore", "ScalePOSIX", "ScaleTestSupport"]),

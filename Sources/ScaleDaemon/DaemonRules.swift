@@ -181,6 +181,9 @@ struct DaemonRules: Sendable {
         /// like `watchers`, so that a stable reading (every reading while something lies on
         /// the pad) costs nothing when nobody is calibrating.
         var awaitingCalibration: [Int]?
+        /// Whether the log has said that the weight a CALIBRATE waits for is drifting, since
+        /// it last stopped or was lifted: said once, not with every reading.
+        var driftLogged = false
 
         init(calibration: Calibration = .none) {
             self.calibration = calibration
@@ -692,6 +695,11 @@ struct DaemonRules: Sendable {
         guard case .reading(let reading) = output else { return }
         devices.values[index].lastReading = reading
         let lifted = devices.values[index].touches.count(reading)
+        if let drift = reading.drift {
+            logDrift(drift.gramsPerSecond, on: name, at: index, into: &outcome)
+        } else if reading.stable || lifted {
+            devices.values[index].driftLogged = false
+        }
         guard reading.steadyThroughout || lifted else { return }
         let waiting = devices.values[index].awaitingCalibration ?? clients.filter { $0.value.pendingCalibration?.device == name }.keys.sorted()
         devices.values[index].awaitingCalibration = waiting
@@ -701,6 +709,17 @@ struct DaemonRules: Sendable {
         } else if reading.contacts > 0 {
             completeCalibrations(of: waiting, with: reading, from: device, into: &outcome)
         }
+    }
+
+    /// Says in the log, once until the weight stops or is lifted, that the weight a CALIBRATE
+    /// waits for is drifting: no point is taken while it moves.
+    private mutating func logDrift(_ gramsPerSecond: Double, on device: String, at index: [String: DeviceState].Index, into outcome: inout Outcome) {
+        guard !devices.values[index].driftLogged else { return }
+        let waiting = devices.values[index].awaitingCalibration ?? clients.filter { $0.value.pendingCalibration?.device == device }.keys.sorted()
+        devices.values[index].awaitingCalibration = waiting
+        guard !waiting.isEmpty else { return }
+        devices.values[index].driftLogged = true
+        outcome.effects.append(.log(.info, "\(device): the weight is drifting \(MassUnit.sentence(grams: gramsPerSecond))/s: no calibration point is taken while it moves"))
     }
 
     /// Ends the CALIBRATE requests whose touch was just lifted before it was steady: nothing

@@ -44,6 +44,7 @@ package struct Gauge: Sendable {
         if reading.contacts == 0 { words.append("lifted") }
         if reading.contacts > 1 { words.append("\(reading.contacts) contacts") }
         if reading.stable { words.append("stable") }
+        if let drift = reading.driftText(unit: unit) { words.append(drift) }
         // A saturated weight is a lower bound: "at least", never a bare weight.
         if reading.saturated { words.append(ReadingMessage.lowerBoundText(unit.format(grams: reading.shownGrams))) }
         if let beyond = reading.beyondCalibrationText { words.append(beyond) }
@@ -55,8 +56,12 @@ package struct Gauge: Sendable {
         return "\(time(reading.time))  \(percent)  \(weight(reading.shownGrams, atLeast: reading.saturated))  \(bar)\(state)\(model)"
     }
 
-    package func line(for peak: PeakMessage) -> String {
-        "\(time(peak.time))  " + paint("PEAK", .boldRed) + "   \(weight(peak.grams))  raw \(peak.raw) reached the peak threshold"
+    /// - Parameters:
+    ///   - peak: The PEAK.
+    ///   - saturated: Whether its frame was at the top of the range: its weight is then a
+    ///     lower bound, shown `≥385.0 g` as every other saturated weight.
+    package func line(for peak: PeakMessage, saturated: Bool = false) -> String {
+        "\(time(peak.time))  " + paint("PEAK", .boldRed) + "   \(weight(peak.grams, atLeast: saturated))  raw \(peak.raw) reached the peak threshold"
     }
 
     /// The line left behind when a weight is lifted: what it weighed, if it settled.
@@ -113,6 +118,20 @@ extension MassUnit {
     /// `179.7 g`, `0.1797 kg`: a weight in a sentence, as the gauge and the commands write it.
     package func format(grams: Double) -> String {
         fixed(fromGrams(grams), decimals: displayDecimals) + " " + rawValue
+    }
+
+    /// `-6.0 g/s`, `-0.0060 kg/s`: a weight's trend, negative when falling.
+    package func format(gramsPerSecond: Double) -> String {
+        format(grams: gramsPerSecond) + "/s"
+    }
+}
+
+extension ReadingMessage {
+    /// "drifting -6.0 g/s" in the unit the person chose: how every client says that a
+    /// weight has not stopped moving, where a settled one says "stable". `nil` without a
+    /// drift.
+    package func driftText(unit: MassUnit) -> String? {
+        drift.map { "drifting " + unit.format(gramsPerSecond: $0) }
     }
 }
 

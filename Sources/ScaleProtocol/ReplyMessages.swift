@@ -11,7 +11,7 @@ public struct VersionMessage: DaemonLineMessage {
     public static let currentMajor = 1
     /// The minor version this build speaks: raised when classes or fields are added; clients
     /// ignore what they do not know.
-    public static let currentMinor = 7
+    public static let currentMinor = 8
 
     /// The daemon's release, as `forcescaled --version` prints it.
     public var release: String

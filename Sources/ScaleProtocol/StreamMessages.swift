@@ -31,6 +31,10 @@ public struct ReadingMessage: DaemonLineMessage {
     /// what a scale shows for a resting weight, without the noise of a single frame; `nil`
     /// while not stable. Since protocol 1.3.
     public var settledGrams: Double?
+    /// The reading's trend in grams per second, to 0.1 g/s (negative when falling), while
+    /// the weight moves steadily; `nil` otherwise (a reading with one is never stable).
+    /// Since protocol 1.8.
+    public var drift: Double?
 
     /// A reading as its line holds it.
     /// - Parameters:
@@ -47,9 +51,12 @@ public struct ReadingMessage: DaemonLineMessage {
     ///     rounded here to 0.1 g; `nil` leaves the field out.
     ///   - settledGrams: The weight of the stable window's mean pressure, rounded here to
     ///     0.1 g; `nil` leaves the field out.
+    ///   - drift: The trend in grams per second, rounded here to 0.1 g/s; `nil` leaves the
+    ///     field out.
     public init(
         device: String? = nil, time: EventTime, raw: Int32, force: Double, grams: Double, saturated: Bool,
-        contacts: Int, stable: Bool, model: GramModelName, beyondCalibration: Double? = nil, settledGrams: Double? = nil
+        contacts: Int, stable: Bool, model: GramModelName, beyondCalibration: Double? = nil, settledGrams: Double? = nil,
+        drift: Double? = nil
     ) {
         self.device = device
         self.time = time
@@ -62,6 +69,7 @@ public struct ReadingMessage: DaemonLineMessage {
         self.model = model
         self.beyondCalibration = beyondCalibration.map { JSONLineWriter.round($0, decimals: ProtocolDecimals.grams) }
         self.settledGrams = settledGrams.map { JSONLineWriter.round($0, decimals: ProtocolDecimals.grams) }
+        self.drift = drift.map { JSONLineWriter.round($0, decimals: ProtocolDecimals.grams) }
     }
 
     /// The line of a pipeline reading.
@@ -72,7 +80,8 @@ public struct ReadingMessage: DaemonLineMessage {
         self.init(
             device: device, time: reading.time, raw: reading.raw, force: reading.force, grams: reading.grams,
             saturated: reading.saturated, contacts: reading.contacts, stable: reading.stable, model: GramModelName(reading.model),
-            beyondCalibration: reading.beyondCalibration, settledGrams: reading.settledGrams)
+            beyondCalibration: reading.beyondCalibration, settledGrams: reading.settledGrams,
+            drift: reading.drift?.gramsPerSecond)
     }
 
     init(fields: MessageFields) throws(ProtocolDecodeError) {
@@ -82,7 +91,7 @@ public struct ReadingMessage: DaemonLineMessage {
             contacts: try fields.integer("contacts"), stable: try fields.bool("stable"),
             model: GramModelName(rawValue: try fields.string("model")),
             beyondCalibration: try fields.optionalNumber("beyond_calibration"),
-            settledGrams: try fields.optionalNumber("settled_grams"))
+            settledGrams: try fields.optionalNumber("settled_grams"), drift: try fields.optionalNumber("drift"))
     }
 
     /// Whether this is the weight of something resting on the pad: settled, and touching.
@@ -93,7 +102,7 @@ public struct ReadingMessage: DaemonLineMessage {
     public var shownGrams: Double { settledGrams ?? grams }
 
     /// `{"class":"READING","device":…,"time":…,"raw":…,"force":…,"grams":…,"saturated":…,
-    /// "contacts":…,"stable":…,"model":…,"beyond_calibration":…,"settled_grams":…}`, as an object to nest
+    /// "contacts":…,"stable":…,"model":…,"beyond_calibration":…,"settled_grams":…,"drift":…}`, as an object to nest
     /// (POLL's `reading`).
     public var json: JSONLineWriter {
         var json = JSONLineWriter()
@@ -109,6 +118,7 @@ public struct ReadingMessage: DaemonLineMessage {
         json.add("model", string: model.rawValue)
         json.add("beyond_calibration", number: beyondCalibration, decimals: ProtocolDecimals.grams)
         json.add("settled_grams", number: settledGrams, decimals: ProtocolDecimals.grams)
+        json.add("drift", number: drift, decimals: ProtocolDecimals.grams)
         return json
     }
 

@@ -86,23 +86,38 @@ enum CalibrateCommand: ParsableCommand {
     static func calibrate(grams: Double, device: String?, timeout: Double, client: DaemonClient, output: OutputChannel) throws {
         try output.write("Put \(DaemonFormat.plain(grams)) g on the pad and keep it still…\n")
         try output.flush()
-        // On a terminal, show what the pad reads meanwhile, so that one can see it settle.
+        // On a terminal, show what the pad reads meanwhile, so that one can see it settle;
+        // elsewhere a line when the weight is seen drifting, which the daemon does not take.
         let progress = output.isTerminal
         var shown = false
+        var latest: ReadingMessage?
+        var drifting: ReadingMessage?
+        var driftSaid = false
         let showProgress: (ReceivedLine) throws -> Void = { line in
-            guard progress, case .reading(let reading) = line.message else { return }
-            let state = reading.contacts == 0 ? "nothing on the pad" : reading.stable ? "stable" : "settling"
-            try output.write("\r\u{1B}[K  now \(MassUnit.grams.format(grams: reading.grams)) (\(state))")
-            try output.flush()
-            shown = true
+            guard case .reading(let reading) = line.message else { return }
+            latest = reading
+            if reading.drift != nil { drifting = reading }
+            let drift = reading.driftText(unit: .grams)
+            if progress {
+                let state = reading.contacts == 0 ? "nothing on the pad" : reading.stable ? "stable" : drift.map { "\($0): not taken while it moves" } ?? "settling"
+                try output.write("\r\u{1B}[K  now \(MassUnit.grams.format(grams: reading.grams)) (\(state))")
+                try output.flush()
+                shown = true
+            } else if let drift, !driftSaid {
+                driftSaid = true
+                try output.write("  not taken yet: the weight is \(drift) at \(MassUnit.grams.format(grams: reading.grams)); a point is taken only once it stops\n")
+                try output.flush()
+            } else if reading.stable || reading.contacts == 0 {
+                driftSaid = false
+            }
         }
-        if progress { _ = try client.request(.watch(enable: true, device: device), expecting: WatchMessage.self) }
+        _ = try client.request(.watch(enable: true, device: device), expecting: WatchMessage.self)
         let reply: DaemonReply<CalibrateMessage>
         do {
             reply = try client.request(.calibrate(grams: grams, device: device), expecting: CalibrateMessage.self, timeout: timeout, onStream: showProgress)
         } catch DaemonClientError.timedOut {
             if shown { try output.write("\n") }
-            throw CommandFailure.noStableReading(within: timeout)
+            throw CommandFailure.noStableReading(within: timeout, moving: CommandFailure.stillMoving(drifting, latest: latest))
         } catch {
             if shown { try output.write("\n") }
             throw error

@@ -90,11 +90,42 @@ extension CommandFailure {
             + "weigh a lighter object, or on a device with more range (docs/weighing.md, \"Full scale and saturation\")",
         status: saturatedStatus)
 
-    /// What `weigh` and `calibrate` say when nothing settled in time.
-    static func noStableReading(within seconds: Double) -> CommandFailure {
-        CommandFailure(
-            message: "no stable reading within \(DaemonClient.seconds(seconds)) s: put the object on the pad and keep it still",
+    /// What `weigh` and `calibrate` say when nothing settled in time: with the drift of the
+    /// newest reading when the weight was still moving, how fast and what that most likely
+    /// means.
+    /// - Parameters:
+    ///   - seconds: The timeout.
+    ///   - moving: The newest reading, when it carried a drift.
+    ///   - unit: The unit the person chose.
+    ///   - what: What did not stop ("the weight", "the contact").
+    static func noStableReading(within seconds: Double, moving: ReadingMessage? = nil, unit: MassUnit = .grams, what: String = "the weight") -> CommandFailure {
+        guard let moving, let drift = moving.drift, let said = moving.driftText(unit: unit) else {
+            return CommandFailure(
+                message: "no stable reading within \(DaemonClient.seconds(seconds)) s: put the object on the pad and keep it still",
+                status: ExitStatus.failure)
+        }
+        let meaning = drift < 0
+            ? "a pad's firmware lets go of a contact it does not take for a finger this way: rest a finger on the object, "
+                + "or weigh it on a conductive platform (docs/weighing.md, \"A weight that does not stop\")"
+            : "it is still being pressed or settling into the pad: let go of it and keep it still, or give --timeout more time "
+                + "(docs/weighing.md, \"A weight that does not stop\")"
+        return CommandFailure(
+            message: "\(what) did not stop within \(DaemonClient.seconds(seconds)) s: \(said) at \(unit.format(grams: moving.grams)), "
+                + "so it is not a weight yet; " + meaning,
             status: ExitStatus.failure)
+    }
+
+    /// The newest reading if it says the weight is moving: a drift within the last second
+    /// of event time before `latest`, so that one frame within the noise does not hide it.
+    /// - Parameters:
+    ///   - drifting: The newest reading that carried a drift.
+    ///   - latest: The newest reading.
+    /// - Returns: `drifting` when it is that recent and the contact is still down.
+    static func stillMoving(_ drifting: ReadingMessage?, latest: ReadingMessage?) -> ReadingMessage? {
+        guard let drifting, let latest, latest.contacts > 0, !latest.stable,
+              latest.time.microseconds - drifting.time.microseconds <= 1_000_000
+        else { return nil }
+        return drifting
     }
 }
 

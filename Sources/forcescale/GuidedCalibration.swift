@@ -134,9 +134,13 @@ struct GuidedCalibration {
     private func measure(grams: Double) throws -> CalibrationPoint {
         var monitor = SettlingMonitor()
         var lastShown: String?
+        var latest: ReadingMessage?
+        var drifting: ReadingMessage?
         let show: (ReceivedLine) throws -> Void = { line in
             guard case .reading(let reading) = line.message else { return }
-            let state = monitor.add(time: reading.time.microseconds, raw: reading.raw, grams: reading.grams, contacts: reading.contacts)
+            latest = reading
+            if reading.drift != nil { drifting = reading }
+            let state = monitor.add(time: reading.time.microseconds, raw: reading.raw, grams: reading.grams, contacts: reading.contacts, drift: reading.drift)
             let status = Self.describe(state)
             if live {
                 try output.write("\r\u{1B}[K  now \(MassUnit.grams.format(grams: reading.grams))  \(status)")
@@ -152,7 +156,7 @@ struct GuidedCalibration {
             reply = try client.request(.measure(grams: grams, device: device), expecting: CalibrateMessage.self, timeout: timeout, onStream: show).message
         } catch DaemonClientError.timedOut {
             if live { try output.write("\n") }
-            throw CommandFailure.noStableReading(within: timeout)
+            throw CommandFailure.noStableReading(within: timeout, moving: CommandFailure.stillMoving(drifting, latest: latest))
         }
         if live { try output.write("\r\u{1B}[K") }
         let spread = reply.spread.map { ", sd \(fixed($0, decimals: 2))" } ?? ""
@@ -176,13 +180,16 @@ struct GuidedCalibration {
         }
     }
 
-    /// "still moving by 3.1 g", "settling [#####·····] 50 %"…
+    /// "still moving by 3.1 g", "drifting -4.5 g/s, not taken while it moves", "settling
+    /// [#####·····] 50 %"…
     static func describe(_ state: SettlingMonitor.State) -> String {
         switch state {
         case .empty:
             return "waiting: nothing on the pad yet"
         case .moving(let spread):
             return "waiting: still moving by \(fixed(spread, decimals: 1)) g"
+        case .drifting(let gramsPerSecond):
+            return "waiting: drifting \(MassUnit.grams.format(gramsPerSecond: gramsPerSecond)), not taken while it moves"
         case .settling(let progress):
             let filled = Int((progress * 10).rounded(.down))
             return "settling [" + String(repeating: "#", count: filled) + String(repeating: "·", count: 10 - filled) + "] \(Int((progress * 100).rounded())) %"

@@ -54,6 +54,10 @@ final class GaugePresenter: Presenter {
     /// The longest device name labelled so far, which the labels are padded to.
     private var labelWidth = 0
     private var liveLine = ""
+    /// The least raw pressure that saturates each device (by name; `""` for one without):
+    /// the axis maximum when this process reads the device, else the lowest raw of a
+    /// saturated READING seen, so that a PEAK there is shown as the lower bound it is.
+    private var saturatingRaw: [String: Int32] = [:]
 
     init(output: OutputChannel, style: GaugeStyle, unit: MassUnit, inPlace: Bool, flushEachLine: Bool) {
         self.output = output
@@ -66,6 +70,7 @@ final class GaugePresenter: Presenter {
     func begin(device: DeviceDescription, source: PressureSource, model: GramModelKind, origin: EventTime) throws {
         gauge = Gauge(style: style, unit: unit, origin: origin)
         let axis = source.axis
+        saturatingRaw[""] = axis.maximum
         var modelText = model.rawValue
         if model == .physical { modelText += " (\(axis.resolution) units per gram)" }
         try output.write("\(untrusted: device.name): \(source.axisCode.absoluteAxisName) \(axis.minimum)..\(axis.maximum), \(modelText) model\n")
@@ -83,6 +88,9 @@ final class GaugePresenter: Presenter {
     func show(reading: ReadingMessage) throws {
         let gauge = gauge(startingAt: reading.time)
         let label = label(reading.device)
+        if reading.saturated, reading.contacts > 0 {
+            saturatingRaw[reading.device ?? ""] = min(reading.raw, saturatingRaw[reading.device ?? ""] ?? .max)
+        }
         guard inPlace else {
             try output.write(label + gauge.line(for: reading) + "\n")
             if flushEachLine { try output.flush() }
@@ -103,7 +111,8 @@ final class GaugePresenter: Presenter {
 
     /// Shows a PEAK, from this process's pipeline or the daemon's stream.
     func show(peak: PeakMessage) throws {
-        try leaveLine(label(peak.device) + gauge(startingAt: peak.time).line(for: peak))
+        let saturated = saturatingRaw[peak.device ?? ""].map { peak.raw >= $0 } ?? false
+        try leaveLine(label(peak.device) + gauge(startingAt: peak.time).line(for: peak, saturated: saturated))
     }
 
     /// `Wacom Intuos4 6x9 Pen (event5)  `, or `event5  ` for a device whose own name is not

@@ -24,14 +24,17 @@ enum WeighCommand: ParsableCommand {
             far past, and the weight says so: '412.0 g ± 4.7 g (beyond the heaviest \
             calibration weight, 180 g)'. Stable means steady for the sensor: the window's raw \
             pressure spreads no more than two units, twice the axis fuzz or its own noise \
-            allow, or its grams no more than the daemon's stable-grams. Exits with status 1 when nothing \
-            settles within the timeout. A saturated weight (the pad at the top of its range) \
+            allow, or its grams no more than the daemon's stable-grams, and its trend over the \
+            last 3 s is within the noise (docs/weighing.md, "When a weight is stable"). Exits \
+            with status 1 when nothing settles within the timeout; a weight still moving then is \
+            said with its drift ('drifting -6.0 g/s') and what that most likely means. A saturated weight (the pad at the top of its range) \
             is a lower bound: 'at least 385.0 g (saturated)', and status 3. With --tare-first it weighs what you add to a \
             resting contact, within one touch: the steady contact (a finger, a coin, a metal \
             lid: a capacitive pad senses only what touches it through something conductive) \
             is taken as zero, without changing the daemon's tare; then the object is added \
             beside it, and when it is steady again the weight added is printed with a ± from \
-            the spread of both windows: '12.4 g ± 0.6 g added'. Lifting the contact before \
+            the spread of both windows: '12.4 g ± 0.6 g added' ('45.4 g ± 0.4 g removed' when \
+            something was taken away). Lifting the contact before \
             the end stops it with status 1, nothing weighed. An object that comes as a second \
             contact on a pad that weighs its first contact only is named, with the ways to \
             count it. With --grab the daemon takes the pad for the weighing (EVIOCGRAB), so that \
@@ -80,9 +83,15 @@ enum WeighCommand: ParsableCommand {
             let deadline = MonotonicClock.now() + Int64(timeout * 1_000_000)
             // Any model counts, known to this client or not: the grams are the daemon's.
             var found: (reading: ReadingMessage, text: String)?
+            // The newest reading, and the newest that said the weight was moving: a weight
+            // that never stops is said as the drift it is.
+            var latest: ReadingMessage?
+            var drifting: ReadingMessage?
             let take: (ReceivedLine) -> Void = { line in
-                guard found == nil, case .reading(let reading) = line.message, reading.isSettledWeight else { return }
-                found = (reading, line.text)
+                guard found == nil, case .reading(let reading) = line.message else { return }
+                latest = reading
+                if reading.drift != nil { drifting = reading }
+                if reading.isSettledWeight { found = (reading, line.text) }
             }
             _ = try client.request(.watch(enable: true, device: device), expecting: WatchMessage.self, onStream: take)
             // A weight that has been resting still may send no new frames at all: the
@@ -95,7 +104,7 @@ enum WeighCommand: ParsableCommand {
             }
             while found == nil {
                 guard let line = try client.nextLine(deadline: deadline) else {
-                    throw CommandFailure.noStableReading(within: timeout)
+                    throw CommandFailure.noStableReading(within: timeout, moving: CommandFailure.stillMoving(drifting, latest: latest), unit: unit)
                 }
                 noteGrabEnded(line)
                 take(line)
@@ -144,7 +153,11 @@ enum WeighCommand: ParsableCommand {
         // second contact (a pressure pad on a kernel before 6.18, which does not mark it).
         let weighsFirstContactOnly = status.devices?.first { $0.device == device }?.contacts == ContactMode.primary.rawValue
         var secondContactSeen = false
+        var latest: ReadingMessage?
+        var drifting: ReadingMessage?
         func watchContacts(_ reading: ReadingMessage) {
+            latest = reading
+            if reading.drift != nil { drifting = reading }
             guard weighsFirstContactOnly, !secondContactSeen, reading.contacts > 1, case .waitingForObject = measurement.step else { return }
             secondContactSeen = true
             printDiagnostic("warning: " + Self.secondContactAdvice(device: device))
@@ -172,6 +185,7 @@ enum WeighCommand: ParsableCommand {
                 if !announced {
                     announced = true
                     try say("Zero taken at \(unit.format(grams: zero.mean)). Now add the object beside the contact, without lifting it…")
+                    drifting = nil
                     deadline = MonotonicClock.now() + Int64(timeout * 1_000_000)
                 }
             case .lifted:
@@ -193,6 +207,9 @@ enum WeighCommand: ParsableCommand {
                     try output.write(line.line)
                 } else if result.saturated {
                     try output.write(ReadingMessage.lowerBoundText(unit.format(grams: result.added)) + " added\n")
+                } else if result.added < 0 {
+                    // Something was taken away from the contact: said as what it is.
+                    try output.write("\(unit.format(grams: -result.added)) ± \(unit.format(grams: result.uncertainty)) removed\n")
                 } else {
                     try output.write("\(unit.format(grams: result.added)) ± \(unit.format(grams: result.uncertainty)) added\n")
                 }
@@ -205,6 +222,10 @@ enum WeighCommand: ParsableCommand {
                     throw CommandFailure(
                         message: "nothing was added to the first contact within \(DaemonClient.seconds(timeout)) s: " + Self.secondContactAdvice(device: device),
                         status: ExitStatus.failure)
+                }
+                if let moving = CommandFailure.stillMoving(drifting, latest: latest) {
+                    throw CommandFailure.noStableReading(
+                        within: timeout, moving: moving, unit: unit, what: announced ? "the weight with the object added" : "the contact's weight")
                 }
                 let what = announced ? "the object added did not settle" : "no contact rested steadily on the pad"
                 throw CommandFailure(message: "\(what) within \(DaemonClient.seconds(timeout)) s: keep it still, or give --timeout more time", status: ExitStatus.failure)
@@ -236,7 +257,9 @@ enum WeighCommand: ParsableCommand {
     }
 
     private static func feed(_ reading: ReadingMessage, to measurement: inout AddedWeight) {
-        measurement.add(time: reading.time.microseconds, grams: reading.grams, contacts: reading.contacts, stable: reading.stable, saturated: reading.saturated)
+        measurement.add(
+            time: reading.time.microseconds, grams: reading.grams, contacts: reading.contacts, stable: reading.stable, saturated: reading.saturated,
+            drifting: reading.drift != nil)
     }
 }
 

@@ -15,7 +15,7 @@ import Testing
         let daemon = try DaemonUnderTest(recording: DaemonRecordings.intuos)
         defer { daemon.cleanUp() }
         let client = try RawClient(path: daemon.socketPath)
-        #expect(client.readLine() == #"{"class":"VERSION","release":"0.1.0","proto_major":1,"proto_minor":7}"#)
+        #expect(client.readLine() == #"{"class":"VERSION","release":"0.1.0","proto_major":1,"proto_minor":8}"#)
 
         let errors: [(request: String, reply: String)] = [
             ("hello", #"{"class":"ERROR","message":"malformed JSON at byte 0: expected a value"}"#),

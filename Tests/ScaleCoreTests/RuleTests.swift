@@ -71,7 +71,7 @@ func reading(at milliseconds: Double, raw: Int32 = 100, contacts: Int = 1) -> Re
         // 100 Hz: a weight wobbling by a unit either way at 100, then placed on at 120 at
         // 600 ms. Not before 500 ms into the touch; steady while each window holds one level;
         // not while it holds both (500 ms after the step); steady again from 1100 ms.
-        var detector = StabilityDetector(window: 500_000)
+        var detector = StabilityDetector(window: 500_000, axisSpan: 2047)
         for step in 0...120 {
             let time = step * 10
             let wobble = Int32(step % 3) - 1
@@ -86,7 +86,7 @@ func reading(at milliseconds: Double, raw: Int32 = 100, contacts: Int = 1) -> Re
     /// steady, and again a window after each unsteady stretch: the frames of a window that
     /// is steady throughout all came after steadiness was reached.
     @Test func steadyThroughoutWaitsAWindowAfterTheFirstSteadyOne() {
-        var detector = StabilityDetector(window: 500_000)
+        var detector = StabilityDetector(window: 500_000, axisSpan: 2047)
         for step in 0...180 {
             let time = step * 10
             let wobble = Int32(step % 3) - 1
@@ -103,7 +103,7 @@ func reading(at milliseconds: Double, raw: Int32 = 100, contacts: Int = 1) -> Re
     /// not steady, measured from the pressure held until then, and two or three steps of a
     /// press are not taken for noise.
     @Test func aPressAfterAQuietTouchIsNotSteady() {
-        var detector = StabilityDetector(window: 500_000)
+        var detector = StabilityDetector(window: 500_000, axisSpan: 2047)
         _ = detector.update(time: ms(0), raw: 5)
         for frame in 0..<8 {
             let raw = Int32(10 + 7 * frame)
@@ -115,7 +115,7 @@ func reading(at milliseconds: Double, raw: Int32 = 100, contacts: Int = 1) -> Re
 
     /// The window's mean and spread are those of its frames: the last 500 ms of the touch.
     @Test func theWindowsPressureIsTheMeanAndSpreadOfItsFrames() throws {
-        var detector = StabilityDetector(window: 500_000)
+        var detector = StabilityDetector(window: 500_000, axisSpan: 2047)
         var last: StabilityDetector.Window?
         for (time, raw) in [(0, 10), (300, 100), (600, 102), (700, 104), (800, 102)] as [(Double, Int32)] {
             last = detector.update(time: ms(time), raw: raw)
@@ -124,14 +124,14 @@ func reading(at milliseconds: Double, raw: Int32 = 100, contacts: Int = 1) -> Re
         #expect(pressure.count == 4 && pressure.mean == 102)
         #expect(abs(pressure.standardDeviation - (8.0 / 3).squareRoot()) < 1e-12)
         // A long touch of large values: the running sums stay exact.
-        var long = StabilityDetector(window: 500_000)
+        var long = StabilityDetector(window: 500_000, axisSpan: 2047)
         for step in 0..<100_000 { last = long.update(time: ms(Double(step)), raw: 1_000_000 + Int32(step % 3)) }
         let held = try #require(last?.pressure)
         #expect(held.count == 501 && abs(held.mean - 1_000_001) < 0.01 && abs(held.standardDeviation - 0.8173) < 1e-3, "\(held)")
     }
 
     @Test func resetStartsANewTouch() {
-        var detector = StabilityDetector(window: 500_000)
+        var detector = StabilityDetector(window: 500_000, axisSpan: 2047)
         var steady = [detector.update(time: ms(0), raw: 50)?.steady, detector.update(time: ms(600), raw: 50)?.steady]
         detector.reset()
         steady += [detector.update(time: ms(700), raw: 50)?.steady, detector.update(time: ms(1200), raw: 50)?.steady]
@@ -142,7 +142,7 @@ func reading(at milliseconds: Double, raw: Int32 = 100, contacts: Int = 1) -> Re
         // Seven units of spread in steps of seven: no noise the window could show, but within
         // twice a fuzz of 4.
         for (fuzz, expected) in [(Int32(0), false), (4, true)] {
-            var detector = StabilityDetector(window: 500_000, fuzz: fuzz)
+            var detector = StabilityDetector(window: 500_000, fuzz: fuzz, axisSpan: 2047)
             var last: StabilityDetector.Window?
             for (index, raw) in [100, 100, 100, 100, 100, 107].enumerated() { last = detector.update(time: ms(Double(index) * 100), raw: Int32(raw)) }
             #expect(last?.steady == expected, "fuzz \(fuzz)")
@@ -152,8 +152,8 @@ func reading(at milliseconds: Double, raw: Int32 = 100, contacts: Int = 1) -> Re
     /// Noise the window shows is allowed, whatever its size; a drift well beyond it is not.
     @Test func noiseIsSteadyAndADriftIsNot() {
         var random = GaussianNoise(seed: 5)
-        var noisy = StabilityDetector(window: 500_000)
-        var drifting = StabilityDetector(window: 500_000)
+        var noisy = StabilityDetector(window: 500_000, axisSpan: 2047)
+        var drifting = StabilityDetector(window: 500_000, axisSpan: 2047)
         var steadyNoise = 0, steadyDrift = 0, windows = 0
         for frame in 0..<400 {
             let time = ms(Double(frame) * 5)

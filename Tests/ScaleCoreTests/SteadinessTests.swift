@@ -83,10 +83,9 @@ import Testing
         #expect(!ReadingMessage(readings[0]).line.contains("settled"))
     }
 
-    /// A weight creeping slowly on a fine pen is not steady for the sensor, but its grams
-    /// move by less than `stable-grams`: stable, not steady. A calibration point waits for
-    /// steady; a weighing takes stable.
-    @Test func slowCreepIsStableButNotSteady() throws {
+    /// A weight creeping on a fine pen by less than `stable-grams` a window (1.2 g) is still
+    /// a creep of 2.3 g a second: not steady, not stable, and said as its drift.
+    @Test func aCreepWithinStableGramsIsADrift() throws {
         var settings = ScaleSettings()
         settings.throttleInterval = 0
         var pipeline = try ScalePipeline(device: TestDevice.singleTouch(max: 8191), settings: settings)
@@ -95,7 +94,11 @@ import Testing
         // One unit every 20 ms: 25 units a window, 1.2 g in the nominal model.
         for step in 1..<100 { script.pressure(at: Double(step) * 20, 3000 + Int32(step)) }
         let resting = pipeline.run(script.events).readings.filter { $0.time.microseconds >= 500_000 && $0.contacts > 0 }
-        #expect(!resting.isEmpty && resting.allSatisfy { $0.stable && !$0.steady })
+        #expect(!resting.isEmpty && resting.allSatisfy { !$0.stable && !$0.steady })
+        let drifts = resting.compactMap { $0.drift?.gramsPerSecond }
+        #expect(drifts.count >= resting.count * 9 / 10, "a drift on \(drifts.count) of \(resting.count)")
+        // 50 units a second of 385/8191 g: 2.35 g/s.
+        #expect(drifts.allSatisfy { abs($0 - 2.35) < 0.25 }, "\(drifts.min() ?? 0)…\(drifts.max() ?? 0) g/s")
     }
 
     @Test func readingsPastTheHeaviestWeightSaySo() throws {
@@ -197,6 +200,23 @@ import Testing
         #expect(abs(result.added - 50) < 0.1, "\(result)")
         // Two windows of 51 readings with a sample deviation of about 0.41 g.
         #expect(result.uncertainty > 0.1 && result.uncertainty < 0.3, "\(result.uncertainty)")
+    }
+
+    /// A resting contact that creeps says so (readings with a drift): that is not an object
+    /// landing, and a window where the creep took it is not a weight added; the object
+    /// that lands after it (readings neither stable nor drifting) is weighed.
+    @Test func aDriftIsNotAnObjectLanding() {
+        var measurement = AddedWeight()
+        Self.feed(&measurement, from: 0, count: 110, grams: 20, stable: { $0 >= 50 })
+        for index in 110..<130 {
+            measurement.add(time: Int64(index) * 10_000, grams: 20.5 + Double(index - 110) * 0.1, contacts: 1, stable: false, drifting: true)
+        }
+        Self.feed(&measurement, from: 130, count: 100, grams: 22.5, stable: { _ in true })
+        if case .waitingForObject = measurement.step {} else { Issue.record("a drift was taken for an object: \(measurement.step)") }
+        Self.feed(&measurement, from: 230, count: 20, grams: 60, stable: { _ in false })
+        Self.feed(&measurement, from: 250, count: 150, grams: 70, stable: { $0 >= 300 })
+        guard case .weighed(let result) = measurement.step else { Issue.record("\(measurement.step)"); return }
+        #expect(abs(result.added - 50) < 0.1, "\(result)")
     }
 
     @Test func aContactThatOnlyFlickersDoesNotEndIt() {

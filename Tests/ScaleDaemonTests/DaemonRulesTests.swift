@@ -53,7 +53,7 @@ import Testing
     @Test func aClientIsGreetedWithVersion() {
         var rules = DaemonRules(release: "0.1.0", policy: Self.policy)
         let outcome = rules.connect(Self.member)
-        #expect(Self.onlyReply(outcome, to: Self.member) == #"{"class":"VERSION","release":"0.1.0","proto_major":1,"proto_minor":7}"# + "\n")
+        #expect(Self.onlyReply(outcome, to: Self.member) == #"{"class":"VERSION","release":"0.1.0","proto_major":1,"proto_minor":8}"# + "\n")
         #expect(outcome.effects.isEmpty)
         #expect(rules.clientCount == 1)
     }

@@ -215,7 +215,7 @@ private func error(_ message: String, _ requestClass: String? = nil) -> Result<C
     let reading = Reading(time: EventTime(seconds: 1382570965, microseconds: 747302), raw: 51, force: 0.2, grams: 77.0, saturated: false, contacts: 1, stable: false, model: .nominal)
 
     @Test func version() {
-        #expect(VersionMessage(release: "0.1.0").line == #"{"class":"VERSION","release":"0.1.0","proto_major":1,"proto_minor":7}"# + "\n")
+        #expect(VersionMessage(release: "0.1.0").line == #"{"class":"VERSION","release":"0.1.0","proto_major":1,"proto_minor":8}"# + "\n")
     }
 
     @Test func error() {

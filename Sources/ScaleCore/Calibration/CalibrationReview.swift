@@ -102,6 +102,9 @@ public struct SettlingMonitor: Sendable {
         /// The readings within the window spread more than the sensor's noise, by this many
         /// grams in all.
         case moving(spread: Double)
+        /// The daemon sees the weight moving steadily, this many grams a second (READING's
+        /// `drift`): no point is taken until it stops.
+        case drifting(gramsPerSecond: Double)
         /// Within the noise; `progress` is the part of the window held so far, 0…1.
         case settling(progress: Double)
         /// Steady for a whole window: the daemon takes the point.
@@ -125,8 +128,10 @@ public struct SettlingMonitor: Sendable {
     ///   - raw: Its raw pressure.
     ///   - grams: Its grams, for the spread shown.
     ///   - contacts: Its contacts; 0 is a release.
+    ///   - drift: Its drift in grams a second, when the daemon sent one: the trend half of
+    ///     the rule, which a client cannot judge from the readings it is sent.
     /// - Returns: The state after it.
-    public mutating func add(time: Int64, raw: Int32, grams: Double, contacts: Int) -> State {
+    public mutating func add(time: Int64, raw: Int32, grams: Double, contacts: Int, drift: Double? = nil) -> State {
         guard contacts > 0 else {
             samples.removeAll()
             calmSince = nil
@@ -134,6 +139,10 @@ public struct SettlingMonitor: Sendable {
         }
         samples.append((time, raw, grams))
         samples.removeAll { $0.time < time - window }
+        if let drift {
+            calmSince = nil
+            return .drifting(gramsPerSecond: drift)
+        }
         let raws = samples.map(\.raw)
         let span = Double(Int64(raws.max()!) - Int64(raws.min()!))
         guard span <= SensorSteadiness.allowedSpan(readings: raws, fuzz: 0) else {

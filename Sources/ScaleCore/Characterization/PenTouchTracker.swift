@@ -105,7 +105,7 @@ public struct PenTouchTracker: Sendable {
     ///   - window: The stability window in microseconds (half a second, as everywhere else).
     public init(axis: ClosedRange<Int32>, fuzz: Int32 = 0, window: Int64 = 500_000) {
         self.axis = axis
-        detector = StabilityDetector(window: window, fuzz: fuzz)
+        detector = StabilityDetector(window: window, fuzz: fuzz, axisSpan: Int32(clamping: Int64(axis.upperBound) - Int64(axis.lowerBound)))
     }
 
     /// Whether a touch is in progress.

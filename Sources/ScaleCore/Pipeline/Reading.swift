@@ -12,8 +12,9 @@ public struct Reading: Hashable, Sendable {
     /// least that, maybe far more.
     public var saturated: Bool
     public var contacts: Int
-    /// The weight has settled: the window's raw pressure is steady for the sensor, or its
-    /// grams spread no more than `stable-grams` (``ScaleSettings/stabilitySpan``).
+    /// The weight has settled: no trend over the horizon, and the window's raw pressure is
+    /// steady for the sensor or its grams spread no more than `stable-grams`
+    /// (``ScaleSettings/stabilitySpan``).
     public var stable: Bool
     public var model: GramModelKind
     /// The window's raw pressure is steady for the sensor alone (``SensorSteadiness``),
@@ -34,6 +35,9 @@ public struct Reading: Hashable, Sendable {
     /// The weight of the settled pressure's mean, after tare: what a scale shows for a
     /// resting weight. `nil` while not stable.
     public var settledGrams: Double?
+    /// The trend while the weight moves steadily (``SensorTrend``); `nil` otherwise. A
+    /// reading with a drift is never stable.
+    public var drift: Drift?
 
     public init(
         time: EventTime, raw: Int32, force: Double, grams: Double, saturated: Bool,
@@ -63,8 +67,31 @@ public struct Reading: Hashable, Sendable {
         guard contacts > 0 else { return }
         grams = model.grams(raw: raw, force: force)
         settledGrams = settled.map { model.grams(meanRaw: $0.mean) }
+        drift = drift.map { Drift(rawPerSecond: $0.rawPerSecond, aroundRaw: $0.aroundRaw, model: model) }
         self.model = model.kind
         beyondCalibration = model.beyondCalibration(raw: Double(raw))
+    }
+}
+
+/// How fast a weight that has not stopped moves: its trend in raw units and in grams.
+public struct Drift: Hashable, Sendable {
+    /// Raw units per second, negative when falling.
+    public var rawPerSecond: Double
+    /// The raw pressure it moves through: the mean of the stability window.
+    public var aroundRaw: Double
+    /// Grams per second by the gram model, negative when falling.
+    public var gramsPerSecond: Double
+
+    /// A drift weighed by a gram model: the grams of a second's movement centred on the
+    /// window's mean pressure.
+    /// - Parameters:
+    ///   - rawPerSecond: The trend in raw units per second.
+    ///   - aroundRaw: The window's mean raw pressure.
+    ///   - model: The gram model in force.
+    public init(rawPerSecond: Double, aroundRaw: Double, model: GramModel) {
+        self.rawPerSecond = rawPerSecond
+        self.aroundRaw = aroundRaw
+        gramsPerSecond = model.grams(meanRaw: aroundRaw + rawPerSecond / 2) - model.grams(meanRaw: aroundRaw - rawPerSecond / 2)
     }
 }
 

@@ -33,7 +33,8 @@ public struct ScalePipeline: Sendable {
         tracker = ContactTracker(source: source, mode: contactMode)
         throttle = ReadingThrottle(interval: settings.throttleInterval)
         peaks = PeakDetector(threshold: settings.peakThreshold, hysteresis: settings.peakHysteresis)
-        stability = StabilityDetector(window: settings.stabilityWindow, fuzz: source.axis.fuzz)
+        stability = StabilityDetector(
+            window: settings.stabilityWindow, fuzz: source.axis.fuzz, axisSpan: Int32(clamping: Int64(source.axis.maximum) - Int64(source.axis.minimum)))
     }
 
     /// When a held reading falls due; wake the pipeline then with `advance(to:)`.
@@ -83,7 +84,9 @@ public struct ScalePipeline: Sendable {
             saturated: scale.isSaturated(raw: frame.raw), contacts: frame.contacts,
             stable: false, model: gramModel.kind, steady: window?.steady ?? false, steadyThroughout: window?.steadyThroughout ?? false,
             beyondCalibration: gramModel.beyondCalibration(raw: Double(frame.raw)))
-        if let window, isStable(window) {
+        if let window, let drift = window.drift {
+            reading.drift = Drift(rawPerSecond: drift, aroundRaw: window.pressure.mean, model: gramModel)
+        } else if let window, isStable(window) {
             reading.stable = true
             reading.settled = window.pressure
             reading.settledGrams = gramModel.grams(meanRaw: window.pressure.mean)
@@ -99,9 +102,10 @@ public struct ScalePipeline: Sendable {
         }
     }
 
-    /// Whether a window that has lasted long enough is stable: steady for the sensor, or
-    /// spread over no more than `stable-grams` by the gram model in force (the model rises
-    /// with raw pressure, so the window's grams span from its lowest raw to its highest).
+    /// Whether a window without a drift that has lasted long enough is stable: steady for
+    /// the sensor, or spread over no more than `stable-grams` by the gram model in force (the
+    /// model rises with raw pressure, so the window's grams span from its lowest raw to its
+    /// highest).
     private func isStable(_ window: StabilityDetector.Window) -> Bool {
         if window.steady { return true }
         let low = gramModel.grams(raw: window.lowest, force: scale.force(raw: window.lowest))

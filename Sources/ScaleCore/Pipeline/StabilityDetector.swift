@@ -36,11 +36,22 @@ public enum SensorSteadiness {
     /// - Returns: The allowed spread (maximum minus minimum), in raw units.
     public static func allowedSpan(steps: Int, stepSum: Double, largestStep: Double, fuzz: Int32) -> Double {
         let floor = Swift.max(quantisationSpan, 2 * Double(fuzz))
-        guard steps >= stepsForNoise else { return floor }
+        guard let noise = noise(steps: steps, stepSum: stepSum, largestStep: largestStep) else { return floor }
+        return Swift.max(floor, noise * rangeFactor(samples: steps + 1) + Swift.min(1, noise))
+    }
+
+    /// The standard deviation of a window's noise, in raw units, from its successive
+    /// differences (the largest left out, so that one jump is not taken for noise).
+    /// - Parameters:
+    ///   - steps: How many successive differences the window holds.
+    ///   - stepSum: The sum of their absolute values.
+    ///   - largestStep: The largest of them.
+    /// - Returns: The estimate; `nil` with fewer than ``stepsForNoise`` differences.
+    public static func noise(steps: Int, stepSum: Double, largestStep: Double) -> Double? {
+        guard steps >= stepsForNoise else { return nil }
         let meanStep = (stepSum - largestStep) / Double(steps - 1)
         // E|a − b| = 2σ/√π for two independent normal readings.
-        let noise = meanStep * Double.pi.squareRoot() / 2
-        return Swift.max(floor, noise * rangeFactor(samples: steps + 1) + Swift.min(1, noise))
+        return meanStep * Double.pi.squareRoot() / 2
     }
 
     /// The same for a window given as its raw readings, oldest first.
@@ -64,19 +75,22 @@ public enum SensorSteadiness {
 }
 
 /// Follows the touch's raw pressure over the stability window, frame by frame: its lowest,
-/// highest and mean value and whether it is steady for the sensor (``SensorSteadiness``).
+/// highest and mean value and whether it is steady for the sensor: its spread within the
+/// noise (``SensorSteadiness``) and no trend over the horizon (``SensorTrend``).
 /// The pressure held at the window's start counts in its spread: the kernel sends nothing
 /// while a value stays, so the first frames after a quiet touch moved from that value.
 ///
-/// Keeps the running minimum and maximum in two monotonic queues, and the readings and the
-/// successive differences with their running sums, so each frame costs O(1) amortised
-/// however fast the device reports.
+/// Keeps the running minimum and maximum in two monotonic queues, and the readings, the
+/// successive differences and the horizon's frames with their running sums, so each frame
+/// costs O(1) amortised however fast the device reports.
 public struct StabilityDetector: Sendable {
     /// The window in microseconds of event time: a touch must last this long, and this much
     /// of it is looked back over.
     public let window: Int64
     /// The axis fuzz, the noise the driver declares.
     public let fuzz: Int32
+    /// The axis's maximum less its minimum, for the slowest trend that counts.
+    public let axisSpan: Int32
     private var touchStart: Int64?
     private var previousRaw: Int32 = 0
     private var minimums = SampleQueue()
@@ -94,6 +108,16 @@ public struct StabilityDetector: Sendable {
     /// When the current run of steady windows began: the end of its first window. `nil`
     /// while the window is not steady.
     private var steadySince: Int64?
+    /// The start of the current rest: of its first window that was steady in spread with a
+    /// flat line of its own. The trend's horizon never reaches before it, so that a landing,
+    /// its sinking tail or a step is not taken for a slope. `nil` until then, and again
+    /// whenever the spread goes beyond the noise other than along a line.
+    private var restSince: Int64?
+    /// The frames of the trend's horizon, and of its last ``SensorTrend/shortHorizonWindows``
+    /// windows: the long one tells a slow creep from the noise, the short one sees a fall
+    /// that starts after a rest before the rest's frames dilute it.
+    private var trend = TrendFrames()
+    private var recentTrend = TrendFrames()
     /// The last reading older than the window: the pressure held at the window's start when
     /// the window's first frame came later. The kernel sends nothing while a value does not
     /// change, so a touch quiet for longer than the window still pressed that much.
@@ -108,21 +132,32 @@ public struct StabilityDetector: Sendable {
         /// The mean and spread of the window's frames: a resting weight's pressure with
         /// the noise of single frames averaged out.
         public var pressure: SettledPressure
-        /// Whether the spread is within what the sensor cannot avoid.
+        /// Whether the window is steady for the sensor: its spread within what the sensor
+        /// cannot avoid, and no trend over the horizon.
         public var steady: Bool
+        /// The trend in raw units per second when the pressure is moving steadily
+        /// (``SensorTrend``); `nil` when it is not. A window with a drift is never steady.
+        public var drift: Double?
         /// Whether every frame of the window came after the touch was first steady: a
         /// window that holds none of a landing's sinking tail, which the first steady
         /// window may (its spread allows the noise, and a tail can sink within that).
         public var steadyThroughout: Bool
     }
 
+    /// The trend's horizon in microseconds: ``SensorTrend/horizonWindows`` windows.
+    public var horizon: Int64 { window * SensorTrend.horizonWindows }
+    /// The short horizon in microseconds: ``SensorTrend/shortHorizonWindows`` windows.
+    public var shortHorizon: Int64 { window * SensorTrend.shortHorizonWindows }
+
     /// A detector.
     /// - Parameters:
     ///   - window: The stability window in microseconds.
     ///   - fuzz: The pressure axis's fuzz.
-    public init(window: Int64, fuzz: Int32 = 0) {
+    ///   - axisSpan: The pressure axis's maximum less its minimum.
+    public init(window: Int64, fuzz: Int32 = 0, axisSpan: Int32) {
         self.window = window
         self.fuzz = fuzz
+        self.axisSpan = axisSpan
     }
 
     /// Forgets the touch; the next `update` starts a new one.
@@ -137,6 +172,9 @@ public struct StabilityDetector: Sendable {
         deviationSum = 0
         deviationSquares = 0
         steadySince = nil
+        restSince = nil
+        trend.removeAll()
+        recentTrend.removeAll()
         heldBeforeWindow = nil
     }
 
@@ -171,6 +209,10 @@ public struct StabilityDetector: Sendable {
             deviationSum -= deviation
             deviationSquares -= deviation * deviation
         }
+        trend.append(time: now, raw: raw)
+        trend.dropOlder(than: Swift.max(now - horizon, restSince ?? windowStart))
+        recentTrend.append(time: now, raw: raw)
+        recentTrend.dropOlder(than: Swift.max(now - shortHorizon, restSince ?? windowStart))
         guard let start = touchStart, now - start >= window,
               var lowest = minimums.first, var highest = maximums.first
         else { return nil }
@@ -179,18 +221,51 @@ public struct StabilityDetector: Sendable {
             highest = Swift.max(highest, held)
         }
         let span = Double(Int64(highest) - Int64(lowest))
-        var steady = span <= SensorSteadiness.quantisationSpan
-        if !steady, let largest = largestSteps.first {
-            steady = span <= SensorSteadiness.allowedSpan(
+        var spreadSteady = span <= SensorSteadiness.quantisationSpan
+        if !spreadSteady, let largest = largestSteps.first {
+            spreadSteady = span <= SensorSteadiness.allowedSpan(
                 steps: steps.count, stepSum: Double(stepSum), largestStep: Double(largest), fuzz: fuzz)
         }
+        let noise = largestSteps.first.flatMap {
+            SensorSteadiness.noise(steps: steps.count, stepSum: Double(stepSum), largestStep: Double($0))
+        }
+        let judge = { [fuzz, axisSpan] (line: FittedLine) in
+            SensorTrend.drift(of: line, noise: noise, fuzz: fuzz, axisSpan: axisSpan, spreadSteady: spreadSteady)
+        }
+        var drift: Double?
+        if spreadSteady {
+            if restSince == nil {
+                // Not yet at rest: the horizon is the window. A rest begins with a window
+                // whose own line is flat, so that a landing's sinking tail, which the spread
+                // may allow, is motion and never part of the rest's horizon.
+                drift = trend.line.flatMap(judge)
+                if drift == nil { restSince = windowStart }
+            } else {
+                // Either line may show the motion; the last second's says how fast it is
+                // now (the long one is diluted by the rest before a fall).
+                drift = recentTrend.line.flatMap(judge) ?? trend.line.flatMap(judge)
+            }
+        } else {
+            // Beyond the noise: a fall that the noise carried past the spread once in a
+            // while, if the horizon's frames still lie along a line, keeps its horizon (a
+            // noisy sensor's fall would otherwise start over from a window, too short to
+            // see it); a jump does not, and the window alone is judged.
+            drift = restSince == nil ? nil : trend.line.flatMap(judge)
+            if drift == nil {
+                restSince = nil
+                trend.dropOlder(than: windowStart)
+                recentTrend.dropOlder(than: windowStart)
+                drift = trend.line.flatMap(judge)
+            }
+        }
+        let steady = spreadSteady && drift == nil
         if !steady {
             steadySince = nil
         } else if steadySince == nil {
             steadySince = now
         }
         let steadyThroughout = steadySince.map { windowStart >= $0 } ?? false
-        return Window(lowest: lowest, highest: highest, pressure: pressure, steady: steady, steadyThroughout: steadyThroughout)
+        return Window(lowest: lowest, highest: highest, pressure: pressure, steady: steady, drift: drift, steadyThroughout: steadyThroughout)
     }
 
     /// The mean and sample standard deviation of the window's readings.
@@ -231,6 +306,11 @@ struct SampleQueue: Sendable {
         samples.append(Sample(time: time, value: value))
     }
 
+    /// Calls `body` with the time and value of each sample, oldest first.
+    func forEach(_ body: (Int64, Int32) -> Void) {
+        for index in head..<samples.count { body(samples[index].time, samples[index].value) }
+    }
+
     /// Drops from the back every sample that `dominated` says the new one makes irrelevant,
     /// then appends the new one.
     mutating func pushKeepingMonotonic(time: Int64, value: Int32, dominated: (Int32) -> Bool) {
@@ -242,8 +322,13 @@ struct SampleQueue: Sendable {
 
     /// Drops the samples older than `start`, telling `dropped` each value it drops.
     mutating func dropOlder(than start: Int64, dropped: (Int32) -> Void = { _ in }) {
+        dropOlder(than: start) { _, value in dropped(value) }
+    }
+
+    /// Drops the samples older than `start`, telling `dropped` the time and value of each.
+    mutating func dropOlder(than start: Int64, dropped: (Int64, Int32) -> Void) {
         while head < samples.count, samples[head].time < start {
-            dropped(samples[head].value)
+            dropped(samples[head].time, samples[head].value)
             head += 1
         }
         // Reclaim the consumed prefix once it dominates the storage.

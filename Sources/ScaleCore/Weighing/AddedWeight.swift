@@ -57,7 +57,8 @@ public struct AddedWeight: Sendable {
     public let calibrationUncertainty: Double?
     public private(set) var step: Step = .waitingForContact
     private var samples: [(time: Int64, grams: Double, saturated: Bool)] = []
-    /// Whether a reading that was not stable came after the zero: the object landing.
+    /// Whether a reading that was not stable came after the zero, other than a steady
+    /// drift: the object landing (a jump), not a resting contact creeping.
     private var movedSinceZero = false
     private var zeroTime: Int64 = 0
     /// The time of the first reading of the current run of stable readings. A window is
@@ -80,9 +81,11 @@ public struct AddedWeight: Sendable {
     ///   - contacts: Its contacts; 0 is a release.
     ///   - stable: Whether the daemon called it stable.
     ///   - saturated: Whether it was saturated (its grams a lower bound).
+    ///   - drifting: Whether it carried a drift: the contact moving steadily, which is not
+    ///     an object landing.
     /// - Returns: The step after it.
     @discardableResult
-    public mutating func add(time: Int64, grams: Double, contacts: Int, stable: Bool, saturated: Bool = false) -> Step {
+    public mutating func add(time: Int64, grams: Double, contacts: Int, stable: Bool, saturated: Bool = false, drifting: Bool = false) -> Step {
         switch step {
         case .weighed, .lifted:
             return step
@@ -103,7 +106,7 @@ public struct AddedWeight: Sendable {
                 return step
             }
             remember(time: time, grams: grams, stable: stable, saturated: saturated)
-            if !stable { movedSinceZero = true }
+            if !stable, !drifting { movedSinceZero = true }
             // The window lies wholly after the zero, so that no reading counts twice.
             guard settledForAWindow(at: time), time - window >= zeroTime, let total = statistics() else { return step }
             let standardError = (zero.standardError * zero.standardError + total.standardError * total.standardError).squareRoot()

@@ -55,7 +55,13 @@
       beyond = ", beyond the heaviest calibration weight, " + (tenths % 10 === 0 ? String(tenths / 10) : (tenths / 10).toFixed(1)) + " g";
     }
     if (reading.stable) return { key: "stable", words: "stable" + beyond };
+    // A weight still moving steadily says how fast (protocol 1.8's `drift`), never "stable".
+    if (typeof reading.drift === "number") return { key: "drifting", words: driftText(reading.drift) + beyond };
     return { key: "settling", words: "settling" + beyond };
+  }
+  // ReadingMessage.driftText: "drifting −6.0 g/s" in the unit chosen, a minus when falling.
+  function driftText(gramsPerSecond) {
+    return "drifting " + weightText(gramsPerSecond).replace(/^-/, "\u2212") + " " + unitName() + "/s";
   }
   // Ticks at 1, 2 or 5 times a power of ten, about four of them up to `top` grams.
   function tickStep(top) {
@@ -164,13 +170,19 @@
       scale.announced = "";
       return;
     }
-    // Only stable weights are announced, once each; a lift lets the same weight be
-    // announced again when it is put back. With several devices, the words name the device.
+    // Stable weights are announced, once each, and so is a weight that starts drifting
+    // (once, with its rate then: not at every change of it); a lift lets the same weight
+    // be announced again when it is put back. With several devices, the words name the
+    // device.
+    var several = Object.keys(scales).length > 1;
     if (reading.contacts === 0) scale.announced = "";
     else if (reading.stable) {
-      var several = Object.keys(scales).length > 1;
       var words = (several ? displayName(scale) + ": stable: " : "Stable: ") + (reading.saturated ? boundText(grams) : weight + " " + unitName());
       if (words !== scale.announced) { scale.announced = words; $("announce").textContent = words; }
+    } else if (typeof reading.drift === "number" && scale.announced !== "drifting") {
+      scale.announced = "drifting";
+      var drifting = driftText(reading.drift);
+      $("announce").textContent = (several ? displayName(scale) + ": " + drifting : drifting.charAt(0).toUpperCase() + drifting.slice(1)) + ", not a weight yet";
     }
   }
   function queueRender() {
@@ -380,7 +392,8 @@
       addedShow("Zero taken at " + weightText(added.zero.mean) + " " + unitName() + where + ". Now add the object beside the contact, without lifting it…");
       return;
     }
-    if (!reading.stable) added.moved = true;
+    // A steady drift is the contact creeping, not the object landing (AddedWeight's rule).
+    if (!reading.stable && typeof reading.drift !== "number") added.moved = true;
     if (!settled || t - WINDOW_S < added.zeroTime) return;
     var total = addedWindow(), zero = added.zero;
     var error = Math.sqrt(zero.error * zero.error + total.error * total.error);

@@ -13,6 +13,19 @@
 //   forcescale-bench to-libinput FILE OUT
 //       Writes FILE's device and events to OUT in libinput's recording format (what `forcescale
 //       record --format libinput` writes), so that the same events can be timed in both formats.
+//   forcescale-bench drift-limits [SEEDS]
+//       The slowest drift the stability rule sees at each noise level: synthetic contacts
+//       (BenchSupport's SyntheticContact) on a 0–255 pad at 100 Hz creep down for 20 s at
+//       rates from 0.05 raw units a second up; the limit is the slowest rate at which no more
+//       than 5 % of the readings after the first 2 s of the creep are stable, over SEEDS
+//       noise draws (default 10); the last row adds a wobble of a raw unit at 1.3 Hz (a
+//       hand) to a unit of noise. bench/stability prints it under its table.
+//   forcescale-bench contact FILE SEED LEAD DURATION REST [RATE@AT:SECONDS]...
+//       Writes an evemu recording of a synthetic contact on a 0–255 pad at 100 Hz with a raw
+//       unit of noise: LEAD seconds of nothing, then a press resting at raw REST for DURATION
+//       seconds, moving RATE raw units a second from AT seconds after the press for SECONDS
+//       (moves add up; a fast short one is a step). The end-to-end tests serve it with
+//       forcescaled --replay: a weight that falls, an object added or taken away.
 //
 // Speed targets are checked here, in a benchmark, rather than in timed tests; the machine is
 // noisy, so every figure is the median of several repetitions and is quoted next to its
@@ -142,11 +155,63 @@ func convertToLibinput(_ path: String, output: String) throws {
     print("frames \(frames)")
 }
 
+// MARK: - The stability rule's limits
+
+/// Prints, for each noise level, the slowest creep the rule keeps from being stable.
+func driftLimits(seeds: UInt64) throws {
+    print("noise (raw units)  slowest drift seen (raw units/s)  (g/s, 0–255 nominal)  stable at half that rate")
+    for (noise, wobble) in [(0.0, 0.0), (0.5, 0), (1, 0), (2, 0), (3, 0), (5, 0), (1, 1)] {
+        func share(_ rate: Double) throws -> Double {
+            var stable = 0
+            var all = 0
+            for seed in 1...seeds {
+                let contact = SyntheticContact(
+                    rest: 128, moveAt: 1, rate: -rate, moveFor: 20, noise: noise, wobble: wobble, wobbleHertz: 1.3, duration: 21)
+                for (seconds, reading) in try contact.readings(seed: seed) where seconds >= 3 && seconds < 21 {
+                    all += 1
+                    if reading.stable { stable += 1 }
+                }
+            }
+            return Double(stable) / Double(all)
+        }
+        var rate = 0.05
+        while try share(rate) > 0.05, rate < 20 { rate += 0.05 }
+        let half = try share(rate / 2)
+        let label = format(noise, 1) + (wobble > 0 ? " + wobble \(format(wobble, 0)) at 1.3 Hz" : "")
+        print("\(label)  \(format(rate, 2))  \(format(rate * GramModel.nominalFullScale / 255, 2))  \(format(half * 100, 0)) %")
+        print("result noise=\(format(noise, 1)) wobble=\(format(wobble, 1)) slowest_drift_raw_per_s=\(format(rate, 2))")
+    }
+}
+
 // MARK: - Main
 
 let arguments = CommandLine.arguments.dropFirst()
+if arguments.first == "contact" {
+    let values = Array(arguments.dropFirst())
+    guard values.count >= 5, let seed = UInt64(values[1]), let lead = Double(values[2]), let duration = Double(values[3]),
+          let rest = Double(values[4]), lead >= 0, duration > 0
+    else { fail("usage: forcescale-bench contact FILE SEED LEAD DURATION REST [RATE@AT:SECONDS]...") }
+    let moves = values.dropFirst(5).map { text -> SyntheticContact.Move in
+        let parts = text.split(whereSeparator: { $0 == "@" || $0 == ":" }).map { Double($0) }
+        guard parts.count == 3, let rate = parts[0], let at = parts[1], let seconds = parts[2], seconds > 0 else {
+            fail("a move is RATE@AT:SECONDS (raw units a second, from AT seconds for SECONDS), not '\(text)'")
+        }
+        return SyntheticContact.Move(at: at, rate: rate, seconds: seconds)
+    }
+    let contact = SyntheticContact(rest: rest, moves: moves, duration: duration)
+    guard let file = fopen(values[0], "w") else { fail("cannot create \(values[0]): \(String(cString: strerror(errno)))") }
+    fputs(EvemuWriter.text(of: contact.recording(seed: seed, lead: lead)), file)
+    guard fclose(file) == 0 else { fail("\(values[0]): \(String(cString: strerror(errno)))") }
+    exit(0)
+}
+if arguments.first == "drift-limits" {
+    let seeds = arguments.count > 1 ? UInt64(arguments[arguments.startIndex + 1]) ?? 0 : 10
+    guard seeds > 0 else { fail("SEEDS must be a positive whole number") }
+    do { try driftLimits(seeds: seeds) } catch { fail("\(error)") }
+    exit(0)
+}
 guard arguments.count == 2 || arguments.count == 3, let mode = arguments.first else {
-    fail("usage: forcescale-bench pipeline|parse|libyaml FILE [REPETITIONS] | to-libinput FILE OUT")
+    fail("usage: forcescale-bench pipeline|parse|libyaml FILE [REPETITIONS] | to-libinput FILE OUT | drift-limits [SEEDS] | contact FILE SEED LEAD DURATION REST [RATE@AT:SECONDS]...")
 }
 let path = arguments[arguments.startIndex + 1]
 if mode == "to-libinput" {
