@@ -14,6 +14,7 @@ from .errors import (
     ConnectError,
     ForcescaleError,
     NoDeviceError,
+    NoStableReadingError,
     NotListeningError,
     ProtocolError,
     SocketPermissionError,
@@ -300,6 +301,35 @@ def sentence_grams(grams: float) -> str:
     """``20 g``, ``5.7 g``: a weight in a sentence (no decimal when whole)."""
     tenths = round(grams * 10)
     return (str(tenths // 10) if tenths % 10 == 0 else repr(tenths / 10)) + " g"
+
+
+class Weighing:
+    """What ``weigh`` watches for: the first settled weight, and meanwhile the newest drift,
+    so that a timeout can say the weight was still moving, as ``forcescale weigh`` does (a
+    drift within the last second of event time, the contact still down, the newest reading
+    not stable)."""
+
+    def __init__(self) -> None:
+        self.found: Reading | None = None
+        self.latest: Reading | None = None
+        self.drifting: Reading | None = None
+
+    def take(self, message: Message | None) -> None:
+        if self.found is not None or not isinstance(message, Reading):
+            return
+        if message.is_settled_weight:
+            self.found = message
+            return
+        self.latest = message
+        if message.drift is not None:
+            self.drifting = message
+
+    def timed_out(self, seconds: float) -> NoStableReadingError:
+        moving, latest = self.drifting, self.latest
+        if (moving is not None and latest is not None and latest.contacts > 0 and not latest.stable
+                and latest.time - moving.time <= 1.0):
+            return NoStableReadingError(seconds, moving.drift, moving.grams)
+        return NoStableReadingError(seconds)
 
 
 def weighing_device(status: Status, path: str) -> str:

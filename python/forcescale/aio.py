@@ -18,6 +18,7 @@ from ._core import (
     ReconnectPolicy,
     Reconnected,
     Weight,
+    Weighing,
     check_greeting,
     connect_error,
     default_socket,
@@ -319,24 +320,20 @@ class AsyncClient:
         """A steady weight, as :meth:`forcescale.Client.weigh` gives it."""
         status = await self.status(device)
         served = weighing_device(status, self.socket)
-        found: list[Reading] = []
-
-        def take(message: Message) -> None:
-            if not found and isinstance(message, Reading) and message.is_settled_weight:
-                found.append(message)
+        weighing = Weighing()
+        take = weighing.take
 
         deadline = asyncio.get_running_loop().time() + timeout
         await self.request({"class": "WATCH", "enable": True, "device": served}, Watch, on_stream=take)
         try:
             poll = await self.request({"class": "POLL", "device": served}, Poll, on_stream=take)
-            if not found and poll.reading is not None and poll.reading.is_settled_weight:
-                found.append(poll.reading)
+            take(poll.reading)
             connection = self._connection
             assert connection is not None
-            while not found:
+            while weighing.found is None:
                 line = await connection.next_line(deadline)
                 if line is None:
-                    raise NoStableReadingError(timeout)
+                    raise weighing.timed_out(timeout)
                 if isinstance(line, ProtocolError):
                     raise line
                 take(line)
@@ -346,4 +343,4 @@ class AsyncClient:
                     await self.request({"class": "WATCH", "enable": False}, Watch, on_stream=lambda _: None)
                 except ForcescaleError:
                     self.close()
-        return weight_of(found[0], status)
+        return weight_of(weighing.found, status)

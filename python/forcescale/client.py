@@ -19,6 +19,7 @@ from ._core import (
     ReconnectPolicy,
     Reconnected,
     Weight,
+    Weighing,
     check_greeting,
     connect_error,
     default_socket,
@@ -383,25 +384,21 @@ class Client:
         """
         status = self.status(device)
         served = weighing_device(status, self.socket)
-        found: list[Reading] = []
-
-        def take(message: Message) -> None:
-            if not found and isinstance(message, Reading) and message.is_settled_weight:
-                found.append(message)
+        weighing = Weighing()
+        take = weighing.take
 
         deadline = time.monotonic() + timeout
         self.request({"class": "WATCH", "enable": True, "device": served}, Watch, on_stream=take)
         try:
             poll = self.request({"class": "POLL", "device": served}, Poll, on_stream=take)
             # A weight resting still may send no frames at all: the newest reading says it.
-            if not found and poll.reading is not None and poll.reading.is_settled_weight:
-                found.append(poll.reading)
+            take(poll.reading)
             connection = self._connection
             assert connection is not None
-            while not found:
+            while weighing.found is None:
                 line = connection.next_line(deadline)
                 if line is None:
-                    raise NoStableReadingError(timeout)
+                    raise weighing.timed_out(timeout)
                 if isinstance(line, ProtocolError):
                     raise line
                 take(line)
@@ -411,7 +408,7 @@ class Client:
                     self.request({"class": "WATCH", "enable": False}, Watch, on_stream=lambda _: None)
                 except ForcescaleError:
                     self.close()
-        return weight_of(found[0], status)
+        return weight_of(weighing.found, status)
 
 
 def _as_forcescale(error: BaseException, path: str) -> ForcescaleError:

@@ -133,13 +133,38 @@ class NoDeviceError(ForcescaleError):
 
 
 class NoStableReadingError(ForcescaleError, TimeoutError):
-    """``weigh`` saw no stable reading with something on the pad within its timeout."""
+    """``weigh`` saw no stable reading with something on the pad within its timeout.
 
-    def __init__(self, seconds: float) -> None:
-        super().__init__(
-            f"no stable reading within {plain_seconds(seconds)} s: put the object on the pad and keep it still"
-        )
+    ``drift`` is the weight's trend in grams per second when it was still moving at the end
+    (protocol 1.8), and ``grams`` where it was then; the message says what that most likely
+    means, in ``forcescale weigh``'s words."""
+
+    def __init__(self, seconds: float, drift: float | None = None, grams: float | None = None) -> None:
+        if drift is None or grams is None:
+            message = f"no stable reading within {plain_seconds(seconds)} s: put the object on the pad and keep it still"
+        else:
+            meaning = (
+                "a pad's firmware lets go of a contact it does not take for a finger this way: rest a finger on the object, "
+                'or weigh it on a conductive platform (docs/weighing.md, "A weight that does not stop")'
+                if drift < 0
+                else "it is still being pressed or settling into the pad: let go of it and keep it still, or give --timeout more time "
+                '(docs/weighing.md, "A weight that does not stop")'
+            )
+            message = (
+                f"the weight did not stop within {plain_seconds(seconds)} s: drifting {_one_decimal(drift)} g/s "
+                f"at {_one_decimal(grams)} g, so it is not a weight yet; {meaning}"
+            )
+        super().__init__(message)
         self.seconds = seconds
+        self.drift = drift
+        self.grams = grams
+
+
+def _one_decimal(value: float) -> str:
+    """``-6.0``: one decimal, rounded half away from zero, as the CLI writes grams."""
+    scaled = int(abs(value) * 10 + 0.5)
+    sign = "-" if value < 0 and scaled != 0 else ""
+    return f"{sign}{scaled // 10}.{scaled % 10}"
 
 
 def plain_seconds(value: float) -> str:

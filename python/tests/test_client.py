@@ -106,6 +106,29 @@ def test_weigh_gives_up_as_forcescale_weigh_does(daemons: Callable[..., Daemon])
     assert str(error.value) == "no stable reading within 1.5 s: put the object on the pad and keep it still"
 
 
+def test_weigh_says_a_falling_weight_is_not_a_weight(daemons: Callable[..., Daemon], scratch: Path) -> None:
+    # A contact that falls 3 raw units a second for 40 s (a pad letting go of an object it
+    # does not take for a finger), from forcescale-bench's contact generator, as the Swift
+    # tests make it.
+    path = str(scratch / "falling.events")
+    made = run([program("forcescale-bench"), "contact", path, "7", "2", "40", "130", "-3@0:40"])
+    assert made.returncode == 0, made.stderr
+    daemon = daemons([path])
+    with forcescale.Client(daemon.socket) as scale:
+        def drifting() -> bool:
+            reading = scale.poll().reading
+            return reading is not None and reading.drift is not None
+        wait_for(drifting, "a READING with a drift")
+        with pytest.raises(forcescale.NoStableReadingError) as error:
+            scale.weigh(timeout=3)
+    assert error.value.drift is not None and error.value.drift < 0
+    assert str(error.value).startswith("the weight did not stop within 3 s: drifting -"), str(error.value)
+    assert "rest a finger on the object, or weigh it on a conductive platform" in str(error.value)
+    status, _, err = cli("weigh", "--timeout", "3", "--socket", daemon.socket)
+    assert status == 1
+    assert err.startswith("error: the weight did not stop within 3 s: drifting -"), err
+
+
 def test_weigh_asks_which_of_several_devices(daemons: Callable[..., Daemon], demo_recording: str) -> None:
     daemon = daemons([LETTER, demo_recording])
     scale = forcescale.Client(daemon.socket)
