@@ -26,7 +26,7 @@ from selenium.webdriver.chrome.service import Service
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 from accessibility import axe_findings  # noqa: E402
-from dashboard import CHROMEDRIVER, DEADLINE, CheckFailed, Child, StreamWatcher, daemon_answers, free_port, log, page_answers, wait_until  # noqa: E402
+from dashboard import CHROMEDRIVER, DEADLINE, CheckFailed, Child, StreamWatcher, daemon_answers, free_port, keyed_url, log, wait_until, web_serves  # noqa: E402
 
 CARD = """
 const card = document.querySelector("#scales .scale");
@@ -59,14 +59,17 @@ def main():
     arguments = parser.parse_args()
     work = tempfile.mkdtemp(prefix="forcescale-web-drift-")
     sock, port = os.path.join(work, "sock"), free_port()
+    key_dir = os.path.join(work, "keys")
+    os.makedirs(key_dir)
     daemon = web = browser = watcher = None
     try:
         daemon = Child("forcescaled", [os.path.join(arguments.bin_dir, "forcescaled"), "--replay", arguments.recording, "--loop",
                                        "--socket", sock, "--state-dir", os.path.join(work, "state")], work)
         wait_until("forcescaled to answer", lambda: daemon_answers(sock), seen=daemon.text)
         web = Child("forcescale-web", [os.path.join(arguments.bin_dir, "forcescale-web"), "--socket", sock,
-                                       "--listen", f"127.0.0.1:{port}"], work)
-        wait_until("forcescale-web to serve the page", lambda: page_answers(port), seen=web.text)
+                                       "--listen", f"127.0.0.1:{port}", "--key-dir", key_dir], work)
+        # In with the key it wrote, as the allowed user's launcher opens the page.
+        wait_until("forcescale-web to serve the page", lambda: web_serves(port, key_dir), seen=web.text)
         watcher = StreamWatcher(port)
         watcher.start()
         options = webdriver.ChromeOptions()
@@ -76,7 +79,7 @@ def main():
             options.add_argument(argument)
         browser = webdriver.Chrome(service=Service(CHROMEDRIVER, log_path=os.path.join(work, "chromedriver.log")), options=options)
         browser.set_page_load_timeout(DEADLINE)
-        browser.get(f"http://127.0.0.1:{port}/")
+        browser.get(keyed_url(port))
         wait_until("a card", lambda: browser.execute_script(CARD) is not None)
         browser.execute_script(WATCH_ANNOUNCE)
 
