@@ -115,10 +115,19 @@ def test_weigh_says_a_falling_weight_is_not_a_weight(daemons: Callable[..., Daem
     assert made.returncode == 0, made.stderr
     daemon = daemons([path])
     with forcescale.Client(daemon.socket) as scale:
+        # A drift 2 s or more into the touch: moving for longer than the rule needs to tell
+        # a slope from the noise, with most of the fall still to come.
+        began: list[float] = []
+
         def drifting() -> bool:
             reading = scale.poll().reading
-            return reading is not None and reading.drift is not None
-        wait_for(drifting, "a READING with a drift")
+            if reading is None or reading.contacts == 0:
+                began.clear()
+                return False
+            if not began:
+                began.append(reading.time)
+            return reading.drift is not None and reading.time - began[0] >= 2
+        wait_for(drifting, "a READING with a drift 2 s into the touch")
         with pytest.raises(forcescale.NoStableReadingError) as error:
             scale.weigh(timeout=3)
     assert error.value.drift is not None and error.value.drift < 0
