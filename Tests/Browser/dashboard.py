@@ -250,6 +250,35 @@ def free_port():
         return probe.getsockname()[1]
 
 
+def report_failure(failure, children):
+    """Says why a check script failed, with the output of the programs it ran."""
+    if not isinstance(failure, (CheckFailed, WebDriverException)):
+        traceback.print_exc()
+    print(f"FAILED: {failure}", flush=True)
+    for child in children:
+        if child:
+            print(f"--- {child.name}'s output:\n{child.text()}", flush=True)
+
+
+def tear_down(watcher, browser, children, work):
+    """Ends a check script's stream watcher, browser and programs, and removes its folder:
+    nothing of the run stays behind (what failed was printed before)."""
+    if watcher:
+        watcher.stopping = True
+    if browser:
+        try:
+            browser.quit()
+        except WebDriverException:
+            pass
+    for child in children:
+        if child:
+            try:
+                child.stop()
+            except CheckFailed:
+                pass
+    shutil.rmtree(work, ignore_errors=True)
+
+
 class StreamWatcher(threading.Thread):
     """A second /events client beside the browser: what the stream carried, in order.
 

@@ -17,17 +17,17 @@ generous deadline.
 import argparse
 import os
 import re
-import shutil
 import sys
 import tempfile
-import traceback
 
 from selenium import webdriver
-from selenium.common.exceptions import WebDriverException
 from selenium.webdriver.chrome.service import Service
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from dashboard import CHROMEDRIVER, DEADLINE, CheckFailed, Child, StreamWatcher, daemon_answers, free_port, keyed_url, log, wait_until, web_serves  # noqa: E402
+from dashboard import (  # noqa: E402
+    CHROMEDRIVER, DEADLINE, CheckFailed, Child, StreamWatcher, daemon_answers, free_port, keyed_url, log, report_failure, tear_down,
+    wait_until, web_serves,
+)
 
 STEP = 'return document.getElementById("weigh-added-step").textContent'
 GRAB_STATE = 'return document.getElementById("weigh-added-grab-state").textContent'
@@ -154,29 +154,10 @@ def main():
         log("all weigh-what-I-add checks passed")
         return 0
     except Exception as failure:  # noqa: BLE001 - reported with the programs' output
-        if not isinstance(failure, (CheckFailed, WebDriverException)):
-            traceback.print_exc()
-        print(f"FAILED: {failure}", flush=True)
-        for child in (daemon, web):
-            if child:
-                print(f"--- {child.name}'s output:\n{child.text()}", flush=True)
+        report_failure(failure, (daemon, web))
         return 1
     finally:
-        if watcher:
-            watcher.stopping = True
-        if browser:
-            try:
-                browser.quit()
-            except WebDriverException:
-                pass
-        for child in (web, daemon):
-            if child:
-                try:
-                    child.stop()
-                except CheckFailed:
-                    pass
-        # What failed was printed above; nothing of the run stays behind.
-        shutil.rmtree(work, ignore_errors=True)
+        tear_down(watcher, browser, (web, daemon), work)
 
 
 if __name__ == "__main__":
