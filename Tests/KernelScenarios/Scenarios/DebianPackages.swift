@@ -283,7 +283,7 @@ enum DebianPackages {
         guard let colon = address.lastIndex(of: ":") else { return "" }
         let host = address[..<colon]
         let port = address[address.index(after: colon)...]
-        let script = "exec 3<>/dev/tcp/\(host)/\(port) && printf 'GET \(path) HTTP/1.0\\r\\nHost: \(host)\\r\\nAuthorization: Bearer %s\\r\\n\\r\\n' \"$(cat /run/forcescale-web/read-key 2>/dev/null)\" >&3 && cat <&3"
+        let script = "exec 3<>/dev/tcp/\(host)/\(port) && printf 'GET \(path) HTTP/1.0\\r\\nHost: \(host)\\r\\nAuthorization: Bearer %s\\r\\n\\r\\n' \"$(cat '\(keyFile)' 2>/dev/null)\" >&3 && cat <&3"
         let (ended, child) = runToEnd("GET \(path)", ["/bin/bash", "-c", script], timeout: Limits.command)
         guard ended == .exited(0) else { return "" }
         return (child?.output ?? []).map { $0.hasSuffix("\r") ? String($0.dropLast()) : $0 }.joined(separator: "\n") + "\n"
