@@ -4,11 +4,13 @@ notices a watch yields beside the daemon's lines, and weighing's rules."""
 
 from __future__ import annotations
 
+import collections
 import errno
 import grp
 import os
 from collections.abc import Callable
 from dataclasses import dataclass, field
+from typing import TypeVar
 
 from .errors import (
     ConnectError,
@@ -159,6 +161,31 @@ def is_stream(message: Message) -> bool:
     from .messages import Grab, Unknown
 
     return isinstance(message, (Reading, Peak, Unknown)) or (isinstance(message, Grab) and message.ended is not None)
+
+
+_Reply = TypeVar("_Reply", bound=Message)
+
+
+def sort_line(line: Message | ProtocolError, reply: type[_Reply], on_stream: Callable[[Message], None] | None,
+              pending: collections.deque[Message] | None) -> _Reply | None:
+    """Where a line met while a request waits belongs, for the blocking and the asyncio
+    client alike: the reply itself (returned), an ERROR or an unreadable line (raised), a
+    stream line for `on_stream` or, while a watch runs (`pending`), kept for it, as is a
+    STATUS that answers the watch's dropped-line check; anything else is passed over."""
+    if isinstance(line, ProtocolError):
+        raise line
+    if isinstance(line, reply) and not is_stream(line):
+        return line
+    raise_if_error(line)
+    if is_stream(line):
+        if on_stream is not None:
+            on_stream(line)
+        elif pending is not None:
+            pending.append(line)
+    elif isinstance(line, Status) and pending is not None:
+        # The answer to a watch's dropped-line check, which the watch awaits.
+        pending.append(line)
+    return None
 
 
 # MARK: - Notices a watch yields beside the daemon's lines

@@ -25,6 +25,7 @@ from ._core import (
     default_socket,
     is_stream,
     raise_if_error,
+    sort_line,
     weighing_device,
     weight_of,
 )
@@ -239,19 +240,9 @@ class Client:
                 line = connection.next_line(deadline)
                 if line is None:
                     raise ReplyTimeoutError(self.socket, reply.CLASS, seconds)
-                if isinstance(line, ProtocolError):
-                    raise line
-                if isinstance(line, reply) and not is_stream(line):
-                    return line
-                raise_if_error(line)
-                if is_stream(line):
-                    if on_stream is not None:
-                        on_stream(line)
-                    elif self._watching:
-                        self._pending.append(line)
-                elif isinstance(line, Status) and self._watching:
-                    # The answer to a watch's dropped-line check, which the watch awaits.
-                    self._pending.append(line)
+                answer = sort_line(line, reply, on_stream, self._pending if self._watching else None)
+                if answer is not None:
+                    return answer
         except ConnectionClosedError:
             self.close()
             raise
